@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Every GDRHOOK_* environment variable, parsed once into one struct. The
+// rest of the code reads the struct, never the environment. A bad value is
+// reported in one line naming the variable, the value and what is accepted,
+// and the default is used instead: the host program always runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gdrhook {
+
+enum class LogLevel { trace, debug, info, warn, error, critical, off };
+enum class Backend { auto_select, kmod, dmabuf, none };
+enum class PinPolicy { off, alloc, demand };
+
+struct Config {
+    bool disabled = false;                 // GDRHOOK_DISABLE
+    LogLevel log_level = LogLevel::warn;   // GDRHOOK_LOG_LEVEL
+    std::string events_path;               // GDRHOOK_EVENTS, %p expanded
+    size_t queue_capacity = 4096;          // GDRHOOK_QUEUE_CAPACITY
+    Backend backend = Backend::auto_select;// GDRHOOK_BACKEND
+    PinPolicy pin = PinPolicy::off;        // GDRHOOK_PIN
+    uint64_t pin_min_size = 1 << 20;       // GDRHOOK_PIN_MIN_SIZE
+    bool verify = false;                   // GDRHOOK_VERIFY
+    uint64_t cache_max_bytes = 0;          // GDRHOOK_CACHE_MAX_BYTES, 0 = no limit
+    uint64_t cache_max_entries = 65536;    // GDRHOOK_CACHE_MAX_ENTRIES
+};
+
+// One line per rejected variable, ready to print.
+using Diagnostics = std::vector<std::string>;
+
+// Looks a variable up; returns nullptr when it is not set.
+using EnvLookup = std::function<const char *(const char *name)>;
+
+Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics);
+
+// Expands %p to the pid and %% to %; other text is kept as written.
+std::string expand_path_pattern(const std::string &pattern, int pid);
+
+const char *to_string(LogLevel level);
+const char *to_string(Backend backend);
+const char *to_string(PinPolicy pin);
+
+} // namespace gdrhook

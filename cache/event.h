@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// One allocation-side event, as the hook records it on the application's
+// thread and the worker later turns into a log line. Plain data on purpose:
+// it is copied into the lock-free queue by value and must never allocate.
+#pragma once
+
+#include <cstdint>
+
+namespace gdrhook {
+
+enum class EventKind : uint8_t {
+    alloc,
+    free,
+    pin,
+    unpin,
+    revoke,
+    ctx_destroy,
+    error,
+};
+
+// How the application obtained the function that produced the event.
+enum class Via : uint8_t {
+    symbol,            // called the exported symbol (linked with -lcuda / -lcudart)
+    dlsym,             // resolved through dlsym or dlvsym
+    proc_address,      // resolved through cuGetProcAddress(_v2)
+    runtime_entry,     // resolved through cudaGetDriverEntryPoint(ByVersion)
+};
+
+// What kind of memory an allocation event describes.
+enum class MemoryKind : uint8_t {
+    none,
+    device,
+    pitch,
+    pool,
+    managed,
+    host,
+    host_registered,
+    vmm_physical,      // cuMemCreate: a physical handle, addr is the handle
+    vmm_mapping,       // cuMemMap: a virtual range backed by a handle
+    ipc,
+};
+
+struct Event {
+    uint64_t ts_ns = 0;        // CLOCK_REALTIME, taken before the real call ran
+    uint64_t seq = 0;          // per-process order in which events were recorded
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t lat_ns = 0;       // unpin: delay from the free to the unpin
+    uint64_t handle = 0;       // pin handle (pin/unpin/revoke)
+    const char *api = "";      // static string: the CUDA entry point's name
+    const char *msg = nullptr; // static string, error events only
+    int32_t tid = 0;
+    int32_t dev = -1;
+    int32_t rc = 0;            // the CUDA (or runtime) result of the real call
+    EventKind kind = EventKind::error;
+    Via via = Via::symbol;
+    MemoryKind mem = MemoryKind::none;
+};
+
+const char *to_string(EventKind kind);
+const char *to_string(Via via);
+const char *to_string(MemoryKind kind);
+
+} // namespace gdrhook

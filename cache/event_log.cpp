@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/event_log.h"
+
+#include "cache/append_file_sink.h"
+
+#include <spdlog/logger.h>
+
+#include <cstring>
+#include <fmt/format.h>
+
+namespace gdrhook {
+
+size_t format_event_line(const Event &event, int pid, char *out)
+{
+    // Every string we write is a static identifier (API names, kinds) with
+    // no characters that need escaping in JSON.
+    auto result = fmt::format_to_n(
+        out, max_line_size - 1,
+        R"({{"ts_ns":{},"seq":{},"pid":{},"tid":{},"ev":"{}","api":"{}","addr":"{:#x}","size":{},"dev":{},"rc":{},"via":"{}")",
+        event.ts_ns, event.seq, pid, event.tid, to_string(event.kind), event.api,
+        event.addr, event.size, event.dev, event.rc, to_string(event.via));
+    char *end = result.out;
+    const char *limit = out + max_line_size - 2; // room for "}\n"
+    auto append = [&](auto &&...args) {
+        if (end < limit)
+            end = fmt::format_to_n(end, static_cast<size_t>(limit - end), args...).out;
+    };
+    if (event.mem != MemoryKind::none)
+        append(R"(,"kind":"{}")", to_string(event.mem));
+    if (event.kind == EventKind::pin || event.kind == EventKind::unpin ||
+        event.kind == EventKind::revoke)
+        append(R"(,"handle":{})", event.handle);
+    if (event.kind == EventKind::unpin)
+        append(R"(,"lat_ns":{})", event.lat_ns);
+    if (event.msg)
+        append(R"(,"msg":"{}")", event.msg);
+    if (end > limit)
+        end = const_cast<char *>(limit);
+    *end++ = '}';
+    *end++ = '\n';
+    return static_cast<size_t>(end - out);
+}
+
+std::string EventLog::open(const std::string &path)
+{
+    path_ = path;
+    logger_.reset();
+    if (path.empty())
+        return {};
+    auto sink = std::make_shared<AppendFileSink>(path);
+    if (sink->fd() < 0)
+        return "cannot open event log '" + path + "': " + strerror(sink->open_errno());
+    logger_ = std::make_shared<spdlog::logger>("gdrhook-events", std::move(sink));
+    logger_->set_level(spdlog::level::info);
+    logger_->flush_on(spdlog::level::off); // the worker flushes per batch
+    return {};
+}
+
+void EventLog::write(const Event &event, int pid)
+{
+    if (!logger_)
+        return;
+    char line[max_line_size];
+    size_t length = format_event_line(event, pid, line);
+    logger_->info(fmt::string_view(line, length));
+}
+
+void EventLog::flush()
+{
+    if (logger_)
+        logger_->flush();
+}
+
+} // namespace gdrhook

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Bounded lock-free queue, many producers and one consumer, after Dmitry
+// Vyukov's bounded MPMC ring.
+//
+// Invariants:
+//  - capacity is a power of two; cell i is reused every `capacity` positions.
+//  - cell.sequence == pos        : the cell is free for the producer that
+//                                  claims position `pos`;
+//    cell.sequence == pos + 1    : the cell holds the item of position `pos`,
+//                                  ready for the consumer;
+//    after the consumer reads it, cell.sequence = pos + capacity, which frees
+//    it for the producer of the next lap.
+//  - enqueue_pos_ only grows; a producer claims a position with one CAS and
+//    then owns the cell exclusively until it publishes the sequence.
+//  - dequeue_pos_ is written by the single consumer only.
+//
+// try_push never allocates and never blocks: when the ring is full it
+// returns false and the caller handles the item itself (no item is lost).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+
+namespace gdrhook {
+
+inline constexpr size_t cache_line_size = 64;
+
+template <typename T>
+class BoundedMpscQueue
+{
+    static_assert(std::is_trivially_copyable_v<T>,
+                  "items are copied into the ring by value");
+
+public:
+    // capacity must be a power of two, at least 2.
+    explicit BoundedMpscQueue(size_t capacity)
+        : mask_(capacity - 1), cells_(new Cell[capacity])
+    {
+        for (size_t i = 0; i < capacity; ++i)
+            cells_[i].sequence.store(i, std::memory_order_relaxed);
+    }
+
+    BoundedMpscQueue(const BoundedMpscQueue &) = delete;
+    BoundedMpscQueue &operator=(const BoundedMpscQueue &) = delete;
+
+    size_t capacity() const { return mask_ + 1; }
+
+    // Any thread. Returns false when the ring is full.
+    bool try_push(const T &item)
+    {
+        size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
+        for (;;) {
+            Cell &cell = cells_[pos & mask_];
+            // acquire: pairs with the consumer's release of this cell, so
+            // its read of the previous lap's item happened before we write.
+            size_t seq = cell.sequence.load(std::memory_order_acquire);
+            intptr_t diff = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
+            if (diff == 0) {
+                // relaxed is enough: the cell's sequence, not the position
+                // counter, publishes the item.
+                if (enqueue_pos_.compare_exchange_weak(pos, pos + 1,
+                                                       std::memory_order_relaxed)) {
+                    cell.item = item;
+                    // release: the item is visible to the consumer before
+                    // the sequence says it is there.
+                    cell.sequence.store(pos + 1, std::memory_order_release);
+                    return true;
+                }
+            } else if (diff < 0) {
+                return false; // a full lap behind the consumer: full
+            } else {
+                pos = enqueue_pos_.load(std::memory_order_relaxed);
+            }
+        }
+    }
+
+    // The single consumer only.
+    bool try_pop(T &out)
+    {
+        size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
+        Cell &cell = cells_[pos & mask_];
+        // acquire: pairs with the producer's release, the item is complete.
+        size_t seq = cell.sequence.load(std::memory_order_acquire);
+        if (static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos + 1) < 0)
+            return false; // empty, or the producer of `pos` has not published
+        out = cell.item;
+        dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
+        // release: our read of the item is done before a producer reuses it.
+        cell.sequence.store(pos + mask_ + 1, std::memory_order_release);
+        return true;
+    }
+
+    // Whether an item may be waiting. Used by the consumer's sleep protocol.
+    bool maybe_nonempty() const
+    {
+        size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
+        const Cell &cell = cells_[pos & mask_];
+        return cell.sequence.load(std::memory_order_seq_cst) == pos + 1;
+    }
+
+    // Forget every item (a forked child drops what its parent will log).
+    // Only safe when no other thread touches the queue.
+    void reset()
+    {
+        for (size_t i = 0; i <= mask_; ++i)
+            cells_[i].sequence.store(i, std::memory_order_relaxed);
+        enqueue_pos_.store(0, std::memory_order_relaxed);
+        dequeue_pos_.store(0, std::memory_order_relaxed);
+    }
+
+private:
+    struct alignas(cache_line_size) Cell {
+        std::atomic<size_t> sequence;
+        T item;
+    };
+
+    const size_t mask_;
+    std::unique_ptr<Cell[]> cells_;
+    // Producers and the consumer write different counters: keep them on
+    // separate cache lines so they do not bounce.
+    alignas(cache_line_size) std::atomic<size_t> enqueue_pos_{0};
+    alignas(cache_line_size) std::atomic<size_t> dequeue_pos_{0};
+};
+
+} // namespace gdrhook

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/pipeline.h"
+
+#include "cache/diagnostics.h"
+
+#include <climits>
+#include <linux/futex.h>
+#include <new>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace gdrhook {
+namespace {
+
+constexpr size_t batch_size = 256;
+
+void futex_wait(std::atomic<uint32_t> &word, uint32_t expected)
+{
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE,
+            expected, nullptr, nullptr, 0);
+}
+
+void futex_wake_all(std::atomic<uint32_t> &word)
+{
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE,
+            INT_MAX, nullptr, nullptr, 0);
+}
+
+} // namespace
+
+EventPipeline::EventPipeline(size_t capacity, EventLog &log, int pid)
+    : queue_(capacity), log_(log), pid_(pid)
+{
+}
+
+EventPipeline::~EventPipeline()
+{
+    shutdown();
+}
+
+void EventPipeline::submit(Event event)
+{
+    event.seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+
+    if (!stopped_.load(std::memory_order_acquire)) {
+        ensure_worker();
+        if (worker_running_.load(std::memory_order_acquire) && queue_.try_push(event)) {
+            pushed_.fetch_add(1, std::memory_order_relaxed);
+            // Dekker pairing with the worker: it publishes "sleeping" and
+            // then looks at the queue; we published the item and now look at
+            // "sleeping". The two fences make sure one of us sees the other.
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            if (worker_sleeping_.load(std::memory_order_relaxed))
+                wake_worker();
+            // Shutdown may have drained the queue just before our push.
+            if (stopped_.load(std::memory_order_acquire))
+                drain_now();
+            return;
+        }
+    }
+
+    // Full queue, no worker (thread creation failed), or after shutdown: do
+    // the consumer's work here. The event goes through the queue all the
+    // same, behind everything already in it, so each thread's events stay
+    // in the order it recorded them. A slot claimed by a producer that has
+    // not yet published it holds the drain up for a few instructions.
+    overflowed_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(consumer_lock_);
+    for (;;) {
+        size_t drained = drain_locked();
+        if (queue_.try_push(event))
+            break;
+        if (!drained)
+            std::this_thread::yield();
+    }
+    while (drain_locked() == batch_size) {
+    }
+    log_.flush();
+}
+
+void EventPipeline::wake_worker()
+{
+    wakeups_.fetch_add(1, std::memory_order_relaxed);
+    wake_word_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(wake_word_);
+}
+
+void EventPipeline::ensure_worker()
+{
+    if (worker_running_.load(std::memory_order_acquire))
+        return;
+    std::lock_guard<std::mutex> lock(worker_start_lock_);
+    if (worker_running_.load(std::memory_order_relaxed) ||
+        stopped_.load(std::memory_order_relaxed))
+        return;
+
+    // The worker must not take signals meant for the application.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
+    try {
+        worker_ = std::thread([this] { worker_main(); });
+        worker_running_.store(true, std::memory_order_release);
+    } catch (const std::exception &error) {
+        // Without a worker every event is handled on its own thread.
+        diagnostics().warn("cannot start the event worker ({}); events are "
+                           "written synchronously",
+                           error.what());
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void EventPipeline::worker_main()
+{
+    pthread_setname_np(pthread_self(), "gdrhook-worker");
+    for (;;) {
+        size_t drained;
+        {
+            std::lock_guard<std::mutex> lock(consumer_lock_);
+            drained = drain_locked();
+            if (drained)
+                log_.flush();
+        }
+        if (drained)
+            continue;
+        if (stopping_.load(std::memory_order_acquire))
+            return;
+
+        uint32_t word = wake_word_.load(std::memory_order_acquire);
+        worker_sleeping_.store(1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (!queue_.maybe_nonempty() && !stopping_.load(std::memory_order_acquire))
+            futex_wait(wake_word_, word);
+        worker_sleeping_.store(0, std::memory_order_relaxed);
+    }
+}
+
+size_t EventPipeline::drain_locked()
+{
+    size_t count = 0;
+    Event event;
+    while (queue_.try_pop(event)) {
+        handle_locked(event);
+        if (++count == batch_size)
+            break; // let the worker flush; producers that drain take it all
+    }
+    return count;
+}
+
+void EventPipeline::handle_locked(Event &event)
+{
+    if (handler_)
+        handler_(event);
+    log_.write(event, pid_);
+    written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void EventPipeline::drain_now()
+{
+    std::lock_guard<std::mutex> lock(consumer_lock_);
+    while (drain_locked() == batch_size) {
+    }
+    log_.flush();
+}
+
+void EventPipeline::shutdown()
+{
+    {
+        std::lock_guard<std::mutex> lock(worker_start_lock_);
+        if (stopped_.exchange(true))
+            return;
+        stopping_.store(true, std::memory_order_release);
+    }
+    if (worker_running_.load(std::memory_order_acquire)) {
+        wake_worker();
+        if (worker_.joinable())
+            worker_.join();
+        worker_running_.store(false, std::memory_order_release);
+    }
+    drain_now();
+}
+
+void EventPipeline::before_fork()
+{
+    worker_start_lock_.lock();
+    consumer_lock_.lock();
+}
+
+void EventPipeline::after_fork_in_parent()
+{
+    consumer_lock_.unlock();
+    worker_start_lock_.unlock();
+}
+
+void EventPipeline::after_fork_in_child(int child_pid)
+{
+    // The locks were taken by this thread in before_fork, but a fresh object
+    // is the only portable way to get an unlocked mutex here.
+    new (&consumer_lock_) std::mutex();
+    new (&worker_start_lock_) std::mutex();
+    // The worker thread does not exist in the child; forget its handle
+    // without joining or destroying it.
+    new (&worker_) std::thread();
+    worker_running_.store(false, std::memory_order_relaxed);
+    worker_sleeping_.store(0, std::memory_order_relaxed);
+    queue_.reset();
+    pid_ = child_pid;
+}
+
+PipelineStats EventPipeline::stats() const
+{
+    PipelineStats s;
+    s.pushed = pushed_.load(std::memory_order_relaxed);
+    s.overflowed = overflowed_.load(std::memory_order_relaxed);
+    s.written = written_.load(std::memory_order_relaxed);
+    s.wakeups = wakeups_.load(std::memory_order_relaxed);
+    return s;
+}
+
+} // namespace gdrhook

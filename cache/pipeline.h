@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// From the application's threads to the log: events go into a bounded
+// lock-free queue and a worker thread drains it in batches. The worker is
+// started on the first event, sleeps on a futex when the queue is empty and
+// is woken by the push that finds it asleep.
+//
+// The consumer role is exclusive: whoever drains (the worker, or a producer
+// that found the queue full, or the exit handler) holds consumer_lock_.
+// A producer that finds the queue full drains it itself and then handles
+// its own event, so nothing is lost and the log stays in order.
+#pragma once
+
+#include "cache/event.h"
+#include "cache/event_log.h"
+#include "cache/event_queue.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace gdrhook {
+
+struct PipelineStats {
+    uint64_t pushed = 0;        // went through the queue
+    uint64_t overflowed = 0;    // the producer did the work itself
+    uint64_t written = 0;       // lines handed to the log
+    uint64_t wakeups = 0;       // futex wakes issued by producers
+};
+
+class EventPipeline
+{
+public:
+    // Called by the consumer for every event, in order, before it is logged
+    // (the cache's eager unpin hooks in here). May be empty.
+    using EventHandler = std::function<void(Event &)>;
+
+    EventPipeline(size_t capacity, EventLog &log, int pid);
+    ~EventPipeline();
+
+    EventPipeline(const EventPipeline &) = delete;
+    EventPipeline &operator=(const EventPipeline &) = delete;
+
+    void set_handler(EventHandler handler) { handler_ = std::move(handler); }
+
+    // Any thread. Assigns the event's sequence number. Never blocks on the
+    // worker unless the queue is full.
+    void submit(Event event);
+
+    // Writes everything queued so far, on the calling thread.
+    void drain_now();
+
+    // Stops the worker after it has written everything; later submits are
+    // handled on the submitting thread. Idempotent.
+    void shutdown();
+
+    // fork() support: prepare holds the consumer lock so that no thread is
+    // inside the log at the fork; the child forgets the parent's queued
+    // events (the parent logs them) and its worker, and starts its own on
+    // its next event.
+    void before_fork();
+    void after_fork_in_parent();
+    void after_fork_in_child(int child_pid);
+
+    PipelineStats stats() const;
+    size_t capacity() const { return queue_.capacity(); }
+
+private:
+    void ensure_worker();
+    void worker_main();
+    size_t drain_locked();      // consumer_lock_ held
+    void handle_locked(Event &event);
+    void wake_worker();
+
+    BoundedMpscQueue<Event> queue_;
+    EventLog &log_;
+    int pid_;
+    EventHandler handler_;
+
+    std::mutex consumer_lock_;
+    std::mutex worker_start_lock_;
+    std::thread worker_;
+    std::atomic<bool> worker_running_{false};
+    std::atomic<bool> stopping_{false};
+    std::atomic<bool> stopped_{false};
+
+    // Futex word and sleep flag of the worker's sleep protocol.
+    alignas(cache_line_size) std::atomic<uint32_t> wake_word_{0};
+    std::atomic<uint32_t> worker_sleeping_{0};
+
+    std::atomic<uint64_t> next_seq_{0};
+    std::atomic<uint64_t> pushed_{0};
+    std::atomic<uint64_t> overflowed_{0};
+    std::atomic<uint64_t> written_{0};
+    std::atomic<uint64_t> wakeups_{0};
+};
+
+} // namespace gdrhook

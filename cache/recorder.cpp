@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/recorder.h"
+
+#include "cache/clock.h"
+#include "cache/runtime.h"
+
+#include <array>
+#include <atomic>
+
+// Defined by the shim (hook/driver_queries.cpp) over the real driver;
+// absent in unit tests, which call set_driver_queries instead.
+extern "C" const gdrhook::DriverQueries gdrhook_driver_queries __attribute__((weak));
+
+namespace gdrhook {
+namespace {
+
+const DriverQueries no_queries{};
+DriverQueries test_queries;
+const DriverQueries *test_override = nullptr;
+
+const DriverQueries &queries()
+{
+    if (test_override)
+        return *test_override;
+    return &gdrhook_driver_queries ? gdrhook_driver_queries : no_queries;
+}
+
+thread_local uint64_t thread_event_count = 0;
+
+constexpr int max_devices = 64;
+struct PrimaryContext {
+    std::atomic<uint64_t> context{0};
+    std::atomic<int64_t> references{0};
+};
+std::array<PrimaryContext, max_devices> primary_contexts;
+
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem,
+                 uint64_t addr, uint64_t size)
+{
+    Event event;
+    event.ts_ns = realtime_ns();
+    event.tid = current_tid();
+    event.kind = kind;
+    event.api = api;
+    event.via = via;
+    event.mem = mem;
+    event.addr = addr;
+    event.size = size;
+    return event;
+}
+
+void submit(const Event &event)
+{
+    ++thread_event_count;
+    runtime().pipeline->submit(event);
+}
+
+bool is_device_pointer_kind(MemoryKind kind)
+{
+    return kind == MemoryKind::device || kind == MemoryKind::pitch ||
+           kind == MemoryKind::pool || kind == MemoryKind::managed ||
+           kind == MemoryKind::ipc;
+}
+
+} // namespace
+
+void set_driver_queries(const DriverQueries &q)
+{
+    test_queries = q;
+    test_override = &test_queries;
+}
+
+FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
+                      uint64_t size_hint)
+{
+    FreeTicket ticket;
+    if (!hook_enabled())
+        return ticket;
+    ticket.active = true;
+    ticket.event = make_event(EventKind::free, api, via, kind, addr, size_hint);
+
+    Runtime &rt = runtime();
+    std::optional<Allocation> found;
+    if (kind == MemoryKind::vmm_mapping) {
+        // One unmap may end several mappings; report the range unmapped.
+        auto mappings = rt.tracker.remove_mappings_in(addr, size_hint);
+        if (!mappings.empty()) {
+            found = mappings.front();
+            found->size = size_hint;
+        }
+    } else {
+        found = rt.tracker.remove(kind, addr);
+        // The application may free through another family than it
+        // allocated with (cuMemFree on pool memory, say): look there too.
+        if (!found && is_device_pointer_kind(kind)) {
+            for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch,
+                                     MemoryKind::pool, MemoryKind::managed,
+                                     MemoryKind::ipc}) {
+                if (other != kind && (found = rt.tracker.remove(other, addr)))
+                    break;
+            }
+        }
+    }
+    if (found) {
+        ticket.tracked = true;
+        ticket.allocation = *found;
+        ticket.event.mem = found->kind;
+        ticket.event.dev = found->dev;
+        if (!size_hint)
+            ticket.event.size = found->size;
+    } else if (!size_hint && is_device_pointer_kind(kind) && queries().address_range) {
+        uint64_t base = 0, size = 0;
+        if (queries().address_range(addr, &base, &size))
+            ticket.event.size = size;
+    }
+    return ticket;
+}
+
+void end_free(FreeTicket &ticket, int rc)
+{
+    if (!ticket.active)
+        return;
+    ticket.event.rc = rc;
+    if (rc != 0 && ticket.tracked)
+        runtime().tracker.insert(ticket.allocation); // still allocated
+    submit(ticket.event);
+}
+
+void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
+                  uint64_t size, int rc)
+{
+    if (!hook_enabled())
+        return;
+    Event event = make_event(EventKind::alloc, api, via, kind, addr, size);
+    event.rc = rc;
+    if (rc == 0 && size == 0 && kind == MemoryKind::ipc && queries().address_range) {
+        uint64_t base = 0;
+        queries().address_range(addr, &base, &event.size); // an imported mapping
+        size = event.size;
+    }
+    if (rc == 0) {
+        Allocation allocation;
+        allocation.addr = addr;
+        allocation.size = size;
+        allocation.kind = kind;
+        allocation.context = queries().current_context ? queries().current_context() : 0;
+        allocation.dev = queries().current_device ? queries().current_device() : -1;
+        event.dev = allocation.dev;
+        runtime().tracker.insert(allocation);
+    }
+    submit(event);
+}
+
+FreeTicket begin_context_teardown(const char *api, Via via, uint64_t context,
+                                  int32_t dev)
+{
+    FreeTicket ticket;
+    if (!hook_enabled())
+        return ticket;
+    ticket.active = true;
+    ticket.event = make_event(EventKind::ctx_destroy, api, via, MemoryKind::none,
+                              context, 0);
+    ticket.event.dev = dev;
+    return ticket;
+}
+
+void end_context_teardown(FreeTicket &ticket, int rc)
+{
+    if (!ticket.active)
+        return;
+    ticket.event.rc = rc;
+    if (rc == 0 && ticket.event.addr) {
+        uint64_t bytes = 0;
+        for (const Allocation &a : runtime().tracker.remove_context(ticket.event.addr))
+            bytes += a.size;
+        ticket.event.size = bytes; // what the teardown released
+    }
+    submit(ticket.event);
+}
+
+void note_primary_context_retained(int32_t dev, uint64_t context)
+{
+    if (dev < 0 || dev >= max_devices)
+        return;
+    primary_contexts[dev].context.store(context, std::memory_order_relaxed);
+    primary_contexts[dev].references.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t primary_context_release_would_destroy(int32_t dev)
+{
+    if (dev < 0 || dev >= max_devices)
+        return 0;
+    PrimaryContext &pc = primary_contexts[dev];
+    if (pc.references.fetch_sub(1, std::memory_order_relaxed) == 1)
+        return pc.context.load(std::memory_order_relaxed);
+    return 0;
+}
+
+uint64_t primary_context_of(int32_t dev)
+{
+    if (dev < 0 || dev >= max_devices)
+        return 0;
+    return primary_contexts[dev].context.load(std::memory_order_relaxed);
+}
+
+uint64_t events_recorded_by_this_thread()
+{
+    return thread_event_count;
+}
+
+} // namespace gdrhook

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/runtime.h"
+
+#include "cache/clock.h"
+#include "cache/diagnostics.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <pthread.h>
+#include <unistd.h>
+
+namespace gdrhook {
+namespace {
+
+enum State : int { uninitialized, initializing, enabled, disabled };
+
+std::atomic<int> state{uninitialized};
+std::mutex init_lock;
+Runtime *the_runtime = nullptr;
+std::string events_pattern; // GDRHOOK_EVENTS as written, for the forked child
+
+void print_statistics()
+{
+    Runtime &rt = *the_runtime;
+    PipelineStats s = rt.pipeline->stats();
+    diagnostics().info("events: {} queued, {} handled by their producer (queue "
+                       "full or worker stopped), {} written; {} allocations "
+                       "still tracked",
+                       s.pushed, s.overflowed, s.written, rt.tracker.size());
+}
+
+void at_exit()
+{
+    if (state.load(std::memory_order_acquire) != enabled)
+        return;
+    the_runtime->pipeline->shutdown();
+    print_statistics();
+}
+
+void before_fork()
+{
+    if (state.load(std::memory_order_acquire) == enabled)
+        the_runtime->pipeline->before_fork();
+}
+
+void after_fork_in_parent()
+{
+    if (state.load(std::memory_order_acquire) == enabled)
+        the_runtime->pipeline->after_fork_in_parent();
+}
+
+void after_fork_in_child()
+{
+    forget_cached_thread_ids();
+    if (state.load(std::memory_order_acquire) != enabled)
+        return;
+    Runtime &rt = *the_runtime;
+    rt.pid = static_cast<int>(getpid());
+    rt.tracker.reinitialize_locks_after_fork();
+    rt.pipeline->after_fork_in_child(rt.pid);
+    // A pattern with %p names a file of the child's own.
+    std::string path = expand_path_pattern(events_pattern, rt.pid);
+    if (path != rt.log.path()) {
+        std::string error = rt.log.open(path);
+        if (!error.empty())
+            diagnostics().error("{}", error);
+    }
+}
+
+void initialize()
+{
+    auto *rt = new Runtime(); // never freed: see runtime.h
+    rt->pid = static_cast<int>(getpid());
+
+    Diagnostics problems;
+    rt->config = parse_config([](const char *name) { return getenv(name); },
+                              rt->pid, problems);
+    if (const char *pattern = getenv("GDRHOOK_EVENTS"))
+        events_pattern = pattern;
+    set_diagnostics_level(rt->config.log_level);
+    for (const std::string &line : problems)
+        diagnostics().error("{}", line);
+
+    if (rt->config.disabled) {
+        the_runtime = rt;
+        state.store(disabled, std::memory_order_release);
+        return;
+    }
+
+    std::string error = rt->log.open(rt->config.events_path);
+    if (!error.empty())
+        diagnostics().error("{}; events are not logged", error);
+    rt->pipeline = new EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
+    the_runtime = rt;
+
+    pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    atexit(at_exit);
+    diagnostics().debug("initialized: events '{}', queue capacity {}",
+                        rt->config.events_path, rt->config.queue_capacity);
+    state.store(enabled, std::memory_order_release);
+}
+
+} // namespace
+
+bool hook_enabled()
+{
+    int s = state.load(std::memory_order_acquire);
+    if (__builtin_expect(s == enabled, 1))
+        return true;
+    if (s == disabled)
+        return false;
+    std::lock_guard<std::mutex> lock(init_lock);
+    s = state.load(std::memory_order_acquire);
+    if (s == uninitialized) {
+        // A wrapper reached from inside initialization (it makes no CUDA
+        // call, but be safe) sees "initializing" and only forwards.
+        state.store(initializing, std::memory_order_relaxed);
+        initialize();
+        s = state.load(std::memory_order_acquire);
+    }
+    return s == enabled;
+}
+
+Runtime &runtime()
+{
+    return *the_runtime;
+}
+
+void shutdown_runtime()
+{
+    at_exit();
+}
+
+} // namespace gdrhook

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The few driver queries the recorder needs (sizes of untracked frees, the
+// context and device of an allocation), answered by the real libcuda.
+// These entry points are not intercepted, so they are looked up directly.
+#include "cache/recorder.h"
+#include "hook/cuda_api.h"
+#include "hook/real_functions.h"
+
+#include <atomic>
+
+namespace gdrhook {
+
+template <typename F>
+F lookup_driver(std::atomic<void *> &cache, const char *symbol)
+{
+    void *function = cache.load(std::memory_order_acquire);
+    if (!function) {
+        void *handle = libcuda_handle();
+        DlsymFunction lookup = real_dlsym();
+        if (handle && lookup)
+            function = lookup(handle, symbol);
+        cache.store(function, std::memory_order_release);
+    }
+    return reinterpret_cast<F>(function);
+}
+
+std::atomic<void *> address_range_fn{nullptr};
+std::atomic<void *> current_context_fn{nullptr};
+std::atomic<void *> current_device_fn{nullptr};
+
+bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
+{
+    auto fn = lookup_driver<decltype(&::cuMemGetAddressRange_v2)>(
+        address_range_fn, "cuMemGetAddressRange_v2");
+    CUdeviceptr b = 0;
+    size_t s = 0;
+    if (!fn || fn(&b, &s, static_cast<CUdeviceptr>(addr)) != CUDA_SUCCESS)
+        return false;
+    *base = b;
+    *size = s;
+    return true;
+}
+
+uint64_t current_context()
+{
+    auto fn = lookup_driver<decltype(&::cuCtxGetCurrent)>(current_context_fn,
+                                                          "cuCtxGetCurrent");
+    CUcontext context = nullptr;
+    if (!fn || fn(&context) != CUDA_SUCCESS)
+        return 0;
+    return reinterpret_cast<uint64_t>(context);
+}
+
+int32_t current_device()
+{
+    auto fn = lookup_driver<decltype(&::cuCtxGetDevice)>(current_device_fn,
+                                                         "cuCtxGetDevice");
+    CUdevice device = -1;
+    if (!fn || fn(&device) != CUDA_SUCCESS)
+        return -1;
+    return device;
+}
+
+} // namespace gdrhook
+
+// Constant-initialized: the recorder finds it without any code running at
+// load time (see cache/recorder.cpp).
+extern "C" const gdrhook::DriverQueries gdrhook_driver_queries = {
+    gdrhook::address_range,
+    gdrhook::current_context,
+    gdrhook::current_device,
+};

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The one table of intercepted entry points. Everything else (exported
+// wrappers, the dlsym and cuGetProcAddress lookups, the real-function slots)
+// is derived from it.
+//
+// DRIVER(symbol, base name, first driver version, per-thread-stream variant)
+//   symbol:   the name libcuda exports
+//   base:     the name cuGetProcAddress is asked for
+//   version:  the lowest CUDA version for which cuGetProcAddress(base)
+//             returns this symbol (from cudaTypedefs.h's PFN_*_vNNNN)
+//   ptsz:     1 for the variant returned with
+//             CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+// RUNTIME(symbol): a libcudart entry point, found after us with RTLD_NEXT.
+#pragma once
+
+#define GDRHOOK_DRIVER_ENTRY_POINTS(DRIVER)                                \
+    /* deallocation */                                                     \
+    DRIVER(cuMemFree_v2, cuMemFree, 3020, 0)                               \
+    DRIVER(cuMemFreeAsync, cuMemFreeAsync, 11020, 0)                       \
+    DRIVER(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1)                  \
+    DRIVER(cuMemFreeHost, cuMemFreeHost, 2000, 0)                          \
+    DRIVER(cuMemHostUnregister, cuMemHostUnregister, 4000, 0)              \
+    DRIVER(cuMemUnmap, cuMemUnmap, 10020, 0)                               \
+    DRIVER(cuMemRelease, cuMemRelease, 10020, 0)                           \
+    DRIVER(cuMemAddressFree, cuMemAddressFree, 10020, 0)                   \
+    DRIVER(cuMemPoolTrimTo, cuMemPoolTrimTo, 11020, 0)                     \
+    DRIVER(cuMemPoolDestroy, cuMemPoolDestroy, 11020, 0)                   \
+    DRIVER(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, 0)              \
+    DRIVER(cuCtxDestroy, cuCtxDestroy, 2000, 0)                            \
+    DRIVER(cuCtxDestroy_v2, cuCtxDestroy, 4000, 0)                         \
+    DRIVER(cuDevicePrimaryCtxReset, cuDevicePrimaryCtxReset, 7000, 0)      \
+    DRIVER(cuDevicePrimaryCtxReset_v2, cuDevicePrimaryCtxReset, 11000, 0)  \
+    DRIVER(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, 0)  \
+    DRIVER(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, 0) \
+    /* allocation */                                                       \
+    DRIVER(cuMemAlloc_v2, cuMemAlloc, 3020, 0)                             \
+    DRIVER(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0)                   \
+    DRIVER(cuMemAllocAsync, cuMemAllocAsync, 11020, 0)                     \
+    DRIVER(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1)                \
+    DRIVER(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, 0)     \
+    DRIVER(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, 1) \
+    DRIVER(cuMemCreate, cuMemCreate, 10020, 0)                             \
+    DRIVER(cuMemMap, cuMemMap, 10020, 0)                                   \
+    DRIVER(cuMemAllocManaged, cuMemAllocManaged, 6000, 0)                  \
+    DRIVER(cuMemAllocHost_v2, cuMemAllocHost, 3020, 0)                     \
+    DRIVER(cuMemHostAlloc, cuMemHostAlloc, 2020, 0)                        \
+    DRIVER(cuMemHostRegister, cuMemHostRegister, 4000, 0)                  \
+    DRIVER(cuMemHostRegister_v2, cuMemHostRegister, 6050, 0)               \
+    DRIVER(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 4010, 0)                \
+    DRIVER(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)            \
+    DRIVER(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0)    \
+    /* resolution */                                                       \
+    DRIVER(cuGetProcAddress, cuGetProcAddress, 11030, 0)                   \
+    DRIVER(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)
+
+#define GDRHOOK_RUNTIME_ENTRY_POINTS(RUNTIME)                              \
+    RUNTIME(cudaFree)                                                      \
+    RUNTIME(cudaFreeAsync)                                                 \
+    RUNTIME(cudaFreeAsync_ptsz)                                            \
+    RUNTIME(cudaFreeHost)                                                  \
+    RUNTIME(cudaDeviceReset)                                               \
+    RUNTIME(cudaGetDriverEntryPoint)                                       \
+    RUNTIME(cudaGetDriverEntryPoint_ptsz)                                  \
+    RUNTIME(cudaGetDriverEntryPointByVersion)                              \
+    RUNTIME(cudaGetDriverEntryPointByVersion_ptsz)
+
+namespace gdrhook {
+
+enum class EntryId : int {
+#define GDRHOOK_ID(symbol, ...) symbol,
+    GDRHOOK_DRIVER_ENTRY_POINTS(GDRHOOK_ID)
+    GDRHOOK_RUNTIME_ENTRY_POINTS(GDRHOOK_ID)
+#undef GDRHOOK_ID
+    count
+};
+
+inline constexpr int entry_count = static_cast<int>(EntryId::count);
+
+} // namespace gdrhook

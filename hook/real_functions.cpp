@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "hook/real_functions.h"
+
+#include "hook/entry_table.h"
+
+#include <atomic>
+#include <dlfcn.h>
+
+namespace gdrhook {
+namespace {
+
+std::atomic<void *> slots[entry_count];
+std::atomic<DlsymFunction> glibc_dlsym{nullptr};
+std::atomic<void *> libcuda{nullptr};
+
+} // namespace
+
+DlsymFunction real_dlsym()
+{
+    DlsymFunction found = glibc_dlsym.load(std::memory_order_acquire);
+    if (found)
+        return found;
+    // dlvsym is not interposed, so this call reaches glibc; RTLD_NEXT from
+    // here means "after this library", which is glibc's own dlsym.
+    void *symbol = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!symbol)
+        symbol = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    found = reinterpret_cast<DlsymFunction>(symbol);
+    glibc_dlsym.store(found, std::memory_order_release);
+    return found;
+}
+
+void *libcuda_handle()
+{
+    void *handle = libcuda.load(std::memory_order_acquire);
+    if (handle)
+        return handle;
+    // Normally already loaded by the application; otherwise load it the way
+    // the runtime would, so a wrapper called first still forwards.
+    handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle)
+        handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (handle)
+        libcuda.store(handle, std::memory_order_release);
+    return handle;
+}
+
+void *real_function(EntryId id)
+{
+    std::atomic<void *> &slot = slots[static_cast<int>(id)];
+    void *function = slot.load(std::memory_order_acquire);
+    if (__builtin_expect(function != nullptr, 1))
+        return function;
+
+    const EntryInfo &info = entry_info(id);
+    DlsymFunction lookup = real_dlsym();
+    if (!lookup)
+        return nullptr;
+    if (info.runtime) {
+        function = lookup(RTLD_NEXT, info.symbol);
+    } else if (void *handle = libcuda_handle()) {
+        function = lookup(handle, info.symbol);
+    }
+    // Never forward to ourselves (possible if libcuda is our test double
+    // linked without -Bsymbolic, or a second copy of the shim is loaded).
+    if (function && entry_for_wrapper(function))
+        function = nullptr;
+    if (function)
+        remember_real_function(id, function);
+    return slot.load(std::memory_order_acquire);
+}
+
+void remember_real_function(EntryId id, void *function)
+{
+    void *expected = nullptr;
+    slots[static_cast<int>(id)].compare_exchange_strong(expected, function,
+                                                        std::memory_order_acq_rel);
+}
+
+} // namespace gdrhook

@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Defines one interposed entry point: a hidden implementation
+// gdrhook_impl_<name> that the tables and thunks point at, and the exported
+// <name> as an alias of it. Calls inside the shim always reach the
+// implementation directly, whatever else in the process defines <name>.
+#pragma once
+
+#include "cache/recorder.h"
+#include "cache/runtime.h"
+#include "hook/cuda_api.h"
+#include "hook/real_functions.h"
+#include "hook/via_scope.h"
+
+#define GDRHOOK_WRAPPER(ret, name, params)                                     \
+    extern "C" __attribute__((visibility("hidden"))) ret gdrhook_impl_##name params; \
+    extern "C" __attribute__((visibility("default"), alias("gdrhook_impl_" #name))) \
+    ret name params;                                                           \
+    extern "C" ret gdrhook_impl_##name params
+
+// The result a wrapper returns when the real function cannot be found (the
+// application reached the wrapper without libcuda or libcudart loadable).
+#define GDRHOOK_REAL_OR_RETURN(fn, symbol, missing)                            \
+    auto fn = GDRHOOK_REAL(symbol);                                            \
+    if (__builtin_expect(fn == nullptr, 0))                                    \
+        return missing

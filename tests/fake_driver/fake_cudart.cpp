@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// A test double of the shared CUDA runtime (libcudart.so.13), just large
+// enough for the shim's runtime paths. Like the real runtime it loads
+// libcuda with dlopen, finds cuGetProcAddress_v2 with dlsym and resolves
+// every driver function through it.
+#define CUDA_ENABLE_DEPRECATED 1
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <dlfcn.h>
+#include <mutex>
+
+extern "C" {
+cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *, void **, unsigned long long,
+                                                   enum cudaDriverEntryPointQueryResult *);
+cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
+    const char *, void **, unsigned int, unsigned long long,
+    enum cudaDriverEntryPointQueryResult *);
+}
+
+namespace {
+
+constexpr int runtime_version = 13000;
+
+decltype(&cuGetProcAddress_v2) get_proc_address()
+{
+    static decltype(&cuGetProcAddress_v2) found = [] {
+        void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+        return driver ? reinterpret_cast<decltype(&cuGetProcAddress_v2)>(
+                            dlsym(driver, "cuGetProcAddress_v2"))
+                      : nullptr;
+    }();
+    return found;
+}
+
+template <typename F>
+F driver_function(const char *base, bool per_thread = false)
+{
+    void *fn = nullptr;
+    auto gpa = get_proc_address();
+    if (gpa)
+        gpa(base, &fn, runtime_version,
+            per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : 0, nullptr);
+    return reinterpret_cast<F>(fn);
+}
+
+cudaError_t to_runtime(CUresult rc)
+{
+    return rc == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+thread_local int current_device = 0;
+
+cudaError_t ensure_context()
+{
+    static std::once_flag once;
+    static CUresult init_rc = CUDA_ERROR_NOT_INITIALIZED;
+    std::call_once(once, [] {
+        auto init = driver_function<decltype(&cuInit)>("cuInit");
+        init_rc = init ? init(0) : CUDA_ERROR_NOT_INITIALIZED;
+    });
+    if (init_rc != CUDA_SUCCESS)
+        return cudaErrorInitializationError;
+    CUcontext current = nullptr;
+    driver_function<decltype(&cuCtxGetCurrent)>("cuCtxGetCurrent")(&current);
+    if (current)
+        return cudaSuccess;
+    CUcontext primary = nullptr;
+    CUresult rc = driver_function<decltype(&cuDevicePrimaryCtxRetain)>(
+        "cuDevicePrimaryCtxRetain")(&primary, current_device);
+    if (rc != CUDA_SUCCESS)
+        return to_runtime(rc);
+    return to_runtime(driver_function<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent")(primary));
+}
+
+} // namespace
+
+extern "C" {
+
+cudaError_t cudaSetDevice(int device)
+{
+    current_device = device;
+    return ensure_context();
+}
+
+cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    if (cudaError_t rc = ensure_context())
+        return rc;
+    CUdeviceptr p = 0;
+    CUresult rc = driver_function<decltype(&cuMemAlloc_v2)>("cuMemAlloc")(&p, size);
+    *devPtr = reinterpret_cast<void *>(p);
+    return to_runtime(rc);
+}
+
+cudaError_t cudaFree(void *devPtr)
+{
+    if (!devPtr)
+        return cudaSuccess; // as the real runtime: freeing null is a no-op
+    return to_runtime(driver_function<decltype(&cuMemFree_v2)>("cuMemFree")(
+        reinterpret_cast<CUdeviceptr>(devPtr)));
+}
+
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
+{
+    if (cudaError_t rc = ensure_context())
+        return rc;
+    CUdeviceptr p = 0;
+    CUresult rc = driver_function<decltype(&cuMemAllocAsync)>("cuMemAllocAsync")(
+        &p, size, reinterpret_cast<CUstream>(stream));
+    *devPtr = reinterpret_cast<void *>(p);
+    return to_runtime(rc);
+}
+
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
+{
+    if (!devPtr)
+        return cudaSuccess;
+    return to_runtime(driver_function<decltype(&cuMemFreeAsync)>("cuMemFreeAsync")(
+        reinterpret_cast<CUdeviceptr>(devPtr), reinterpret_cast<CUstream>(stream)));
+}
+
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream)
+{
+    if (!devPtr)
+        return cudaSuccess;
+    return to_runtime(driver_function<decltype(&cuMemFreeAsync_ptsz)>("cuMemFreeAsync", true)(
+        reinterpret_cast<CUdeviceptr>(devPtr), reinterpret_cast<CUstream>(stream)));
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    if (cudaError_t rc = ensure_context())
+        return rc;
+    return to_runtime(driver_function<decltype(&cuMemAllocHost_v2)>("cuMemAllocHost")(ptr, size));
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    if (!ptr)
+        return cudaSuccess;
+    return to_runtime(driver_function<decltype(&cuMemFreeHost)>("cuMemFreeHost")(ptr));
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+    return to_runtime(driver_function<decltype(&cuDevicePrimaryCtxReset_v2)>(
+        "cuDevicePrimaryCtxReset")(current_device));
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
+                                             unsigned int cudaVersion,
+                                             unsigned long long flags,
+                                             enum cudaDriverEntryPointQueryResult *status)
+{
+    auto gpa = get_proc_address();
+    if (!gpa)
+        return cudaErrorInitializationError;
+    CUdriverProcAddressQueryResult query = CU_GET_PROC_ADDRESS_SUCCESS;
+    CUresult rc = gpa(symbol, funcPtr, static_cast<int>(cudaVersion), flags, &query);
+    if (status)
+        *status = query == CU_GET_PROC_ADDRESS_SUCCESS ? cudaDriverEntryPointSuccess
+                                                      : cudaDriverEntryPointSymbolNotFound;
+    return to_runtime(rc);
+}
+
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
+                                    unsigned long long flags,
+                                    enum cudaDriverEntryPointQueryResult *status)
+{
+    return cudaGetDriverEntryPointByVersion(symbol, funcPtr, runtime_version, flags, status);
+}
+
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr,
+                                         unsigned long long flags,
+                                         enum cudaDriverEntryPointQueryResult *status)
+{
+    return cudaGetDriverEntryPointByVersion(symbol, funcPtr, runtime_version,
+                                            flags | cudaEnablePerThreadDefaultStream, status);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr,
+                                                  unsigned int cudaVersion,
+                                                  unsigned long long flags,
+                                                  enum cudaDriverEntryPointQueryResult *status)
+{
+    return cudaGetDriverEntryPointByVersion(symbol, funcPtr, cudaVersion,
+                                            flags | cudaEnablePerThreadDefaultStream, status);
+}
+
+} // extern "C"

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Plain, pitched, pool, managed and host allocations of the fake driver.
+#include "fake_state.h"
+
+#include <cstdlib>
+#include <pthread.h>
+#include <cstring>
+#include <unordered_map>
+
+namespace fake {
+
+namespace {
+std::mutex counts_mutex;
+std::unordered_map<std::string, long> &counts()
+{
+    static auto *map = new std::unordered_map<std::string, long>();
+    return *map;
+}
+} // namespace
+
+// The real driver survives fork() in the child; so must the fake, whose
+// mutexes another thread may hold at the moment of the fork.
+static void lock_for_fork()
+{
+    driver().mutex.lock();
+    counts_mutex.lock();
+}
+static void unlock_after_fork()
+{
+    counts_mutex.unlock();
+    driver().mutex.unlock();
+}
+
+Driver &driver()
+{
+    static Driver *instance = [] {
+        auto *made = new Driver();
+        pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+        return made;
+    }();
+    return *instance;
+}
+
+thread_local Context *current_context = nullptr;
+
+void count_call(const char *name)
+{
+    std::lock_guard<std::mutex> lock(counts_mutex);
+    ++counts()[name];
+}
+
+uintptr_t allocate_block(size_t size, bool host)
+{
+    Driver &d = driver();
+    uintptr_t addr = 0;
+    auto &freed = d.recycled[size];
+    if (!freed.empty()) {
+        addr = freed.back(); // the real driver hands the same VA back
+        freed.pop_back();
+    } else {
+        size_t rounded = (size + 4095) & ~size_t(4095);
+        addr = reinterpret_cast<uintptr_t>(aligned_alloc(4096, rounded ? rounded : 4096));
+        if (!addr)
+            return 0;
+    }
+    d.live[addr] = Allocation{size, current_context, host};
+    d.buffer_ids[addr] = d.next_buffer_id++;
+    return addr;
+}
+
+void release_block(uintptr_t addr)
+{
+    Driver &d = driver();
+    auto it = d.live.find(addr);
+    d.recycled[it->second.size].push_back(addr);
+    d.buffer_ids.erase(addr);
+    d.live.erase(it);
+}
+
+} // namespace fake
+
+using namespace fake;
+
+extern "C" {
+
+long fake_cuda_call_count(const char *name)
+{
+    std::lock_guard<std::mutex> lock(counts_mutex);
+    auto it = counts().find(name);
+    return it == counts().end() ? 0 : it->second;
+}
+
+long fake_cuda_live_allocations(void)
+{
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    return static_cast<long>(driver().live.size());
+}
+
+static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, bool host)
+{
+    count_call(name);
+    if (!dptr || size == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    if (!driver().initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!host && !current_context)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    uintptr_t addr = allocate_block(size, host);
+    if (!addr)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *dptr = addr;
+    return CUDA_SUCCESS;
+}
+
+static CUresult free_common(const char *name, uintptr_t addr)
+{
+    count_call(name);
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    if (!driver().live.count(addr))
+        return CUDA_ERROR_INVALID_VALUE;
+    release_block(addr);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
+{
+    return alloc_common("cuMemAlloc_v2", dptr, size, false);
+}
+
+CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+                            unsigned int)
+{
+    if (!pitch)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pitch = (width + 511) & ~size_t(511);
+    return alloc_common("cuMemAllocPitch_v2", dptr, *pitch * height, false);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    return free_common("cuMemFree_v2", dptr);
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream)
+{
+    return alloc_common("cuMemAllocAsync", dptr, size, false);
+}
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream)
+{
+    return alloc_common("cuMemAllocAsync_ptsz", dptr, size, false);
+}
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool, CUstream)
+{
+    return alloc_common("cuMemAllocFromPoolAsync", dptr, size, false);
+}
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool,
+                                      CUstream)
+{
+    return alloc_common("cuMemAllocFromPoolAsync_ptsz", dptr, size, false);
+}
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream)
+{
+    return free_common("cuMemFreeAsync", dptr);
+}
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream)
+{
+    return free_common("cuMemFreeAsync_ptsz", dptr);
+}
+
+CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *)
+{
+    count_call("cuMemPoolCreate");
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pool = reinterpret_cast<CUmemoryPool>(new int(0));
+    return CUDA_SUCCESS;
+}
+CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    count_call("cuMemPoolDestroy");
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    delete reinterpret_cast<int *>(pool);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
+{
+    count_call("cuMemPoolTrimTo");
+    return pool ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int)
+{
+    return alloc_common("cuMemAllocManaged", dptr, size, false);
+}
+
+CUresult cuMemAllocHost_v2(void **pp, size_t size)
+{
+    CUdeviceptr p = 0;
+    CUresult rc = alloc_common("cuMemAllocHost_v2", &p, size, true);
+    if (rc == CUDA_SUCCESS)
+        *pp = reinterpret_cast<void *>(p);
+    return rc;
+}
+CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int)
+{
+    CUdeviceptr p = 0;
+    CUresult rc = alloc_common("cuMemHostAlloc", &p, size, true);
+    if (rc == CUDA_SUCCESS)
+        *pp = reinterpret_cast<void *>(p);
+    return rc;
+}
+CUresult cuMemFreeHost(void *p)
+{
+    return free_common("cuMemFreeHost", reinterpret_cast<uintptr_t>(p));
+}
+
+static std::map<uintptr_t, size_t> &registered()
+{
+    static auto *map = new std::map<uintptr_t, size_t>();
+    return *map;
+}
+static CUresult register_common(const char *name, void *p, size_t size)
+{
+    count_call(name);
+    if (!p || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    if (!registered().emplace(reinterpret_cast<uintptr_t>(p), size).second)
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemHostRegister(void *p, size_t size, unsigned int)
+{
+    return register_common("cuMemHostRegister", p, size);
+}
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int)
+{
+    return register_common("cuMemHostRegister_v2", p, size);
+}
+CUresult cuMemHostUnregister(void *p)
+{
+    count_call("cuMemHostUnregister");
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    return registered().erase(reinterpret_cast<uintptr_t>(p))
+               ? CUDA_SUCCESS
+               : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+}
+
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr dptr)
+{
+    count_call("cuMemGetAddressRange_v2");
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    auto &live = driver().live;
+    auto it = live.upper_bound(dptr);
+    if (it == live.begin())
+        return CUDA_ERROR_NOT_FOUND;
+    --it;
+    if (dptr >= it->first + it->second.size)
+        return CUDA_ERROR_NOT_FOUND;
+    if (base)
+        *base = it->first;
+    if (size)
+        *size = it->second.size;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
+{
+    count_call("cuMemGetInfo_v2");
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    size_t used = 0;
+    for (auto &entry : driver().live)
+        if (!entry.second.host)
+            used += entry.second.size;
+    const size_t total = size_t(80) << 30;
+    if (free_bytes)
+        *free_bytes = total - used;
+    if (total_bytes)
+        *total_bytes = total;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    count_call("cuPointerGetAttribute");
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    auto &live = driver().live;
+    auto it = live.upper_bound(ptr);
+    if (it == live.begin() || ptr >= std::prev(it)->first + std::prev(it)->second.size)
+        return CUDA_ERROR_INVALID_VALUE;
+    --it;
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *static_cast<unsigned long long *>(data) = driver().buffer_ids[it->first];
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *static_cast<int *>(data) = it->second.context ? it->second.context->device : 0;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
+{
+    count_call("cuIpcGetMemHandle");
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(handle, 0, sizeof(*handle));
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    auto it = driver().live.find(dptr);
+    if (it == driver().live.end())
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t size = it->second.size;
+    memcpy(handle->reserved, &size, sizeof(size));
+    return CUDA_SUCCESS;
+}
+
+// An imported handle maps as a new range of the exported allocation's size
+// (the fake has no second process to share memory with).
+static CUresult ipc_open(const char *name, CUdeviceptr *pdptr, CUipcMemHandle handle)
+{
+    uint64_t size = 0;
+    memcpy(&size, handle.reserved, sizeof(size));
+    if (!size)
+        return CUDA_ERROR_INVALID_VALUE;
+    return alloc_common(name, pdptr, size, false);
+}
+CUresult cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int)
+{
+    return ipc_open("cuIpcOpenMemHandle", pdptr, handle);
+}
+CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int)
+{
+    return ipc_open("cuIpcOpenMemHandle_v2", pdptr, handle);
+}
+CUresult cuIpcCloseMemHandle(CUdeviceptr dptr)
+{
+    return free_common("cuIpcCloseMemHandle", dptr);
+}
+
+} // extern "C"

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// cuGetProcAddress of the fake driver: base name + version + flags to one
+// of the driver's own functions, as the real driver answers.
+#include "fake_state.h"
+
+#include <cstring>
+
+using namespace fake;
+
+namespace {
+
+struct ProcEntry {
+    const char *base;
+    int version;       // lowest CUDA version answered with this function
+    bool per_thread;
+    void *function;
+};
+
+#define ENTRY(base, version, ptsz, fn) {#base, version, ptsz, reinterpret_cast<void *>(&fn)}
+
+extern "C" CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
+extern "C" CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
+                                        CUdriverProcAddressQueryResult *);
+
+const ProcEntry table[] = {
+    ENTRY(cuInit, 2000, false, cuInit),
+    ENTRY(cuDriverGetVersion, 2020, false, cuDriverGetVersion),
+    ENTRY(cuDeviceGet, 2000, false, cuDeviceGet),
+    ENTRY(cuDeviceGetCount, 2000, false, cuDeviceGetCount),
+    ENTRY(cuDeviceGetAttribute, 2000, false, cuDeviceGetAttribute),
+    ENTRY(cuCtxCreate, 3020, false, cuCtxCreate_v2),
+    ENTRY(cuCtxDestroy, 2000, false, cuCtxDestroy),
+    ENTRY(cuCtxDestroy, 4000, false, cuCtxDestroy_v2),
+    ENTRY(cuCtxSetCurrent, 4000, false, cuCtxSetCurrent),
+    ENTRY(cuCtxGetCurrent, 4000, false, cuCtxGetCurrent),
+    ENTRY(cuCtxGetDevice, 2000, false, cuCtxGetDevice),
+    ENTRY(cuCtxSynchronize, 2000, false, cuCtxSynchronize),
+    ENTRY(cuDevicePrimaryCtxRetain, 7000, false, cuDevicePrimaryCtxRetain),
+    ENTRY(cuDevicePrimaryCtxRelease, 7000, false, cuDevicePrimaryCtxRelease),
+    ENTRY(cuDevicePrimaryCtxRelease, 11000, false, cuDevicePrimaryCtxRelease_v2),
+    ENTRY(cuDevicePrimaryCtxReset, 7000, false, cuDevicePrimaryCtxReset),
+    ENTRY(cuDevicePrimaryCtxReset, 11000, false, cuDevicePrimaryCtxReset_v2),
+    ENTRY(cuMemAlloc, 3020, false, cuMemAlloc_v2),
+    ENTRY(cuMemAllocPitch, 3020, false, cuMemAllocPitch_v2),
+    ENTRY(cuMemFree, 3020, false, cuMemFree_v2),
+    ENTRY(cuMemGetAddressRange, 3020, false, cuMemGetAddressRange_v2),
+    ENTRY(cuMemGetInfo, 3020, false, cuMemGetInfo_v2),
+    ENTRY(cuMemAllocAsync, 11020, false, cuMemAllocAsync),
+    ENTRY(cuMemAllocAsync, 11020, true, cuMemAllocAsync_ptsz),
+    ENTRY(cuMemAllocFromPoolAsync, 11020, false, cuMemAllocFromPoolAsync),
+    ENTRY(cuMemAllocFromPoolAsync, 11020, true, cuMemAllocFromPoolAsync_ptsz),
+    ENTRY(cuMemFreeAsync, 11020, false, cuMemFreeAsync),
+    ENTRY(cuMemFreeAsync, 11020, true, cuMemFreeAsync_ptsz),
+    ENTRY(cuMemPoolCreate, 11020, false, cuMemPoolCreate),
+    ENTRY(cuMemPoolDestroy, 11020, false, cuMemPoolDestroy),
+    ENTRY(cuMemPoolTrimTo, 11020, false, cuMemPoolTrimTo),
+    ENTRY(cuMemAllocManaged, 6000, false, cuMemAllocManaged),
+    ENTRY(cuMemAllocHost, 3020, false, cuMemAllocHost_v2),
+    ENTRY(cuMemHostAlloc, 2020, false, cuMemHostAlloc),
+    ENTRY(cuMemFreeHost, 2000, false, cuMemFreeHost),
+    ENTRY(cuMemHostRegister, 4000, false, cuMemHostRegister),
+    ENTRY(cuMemHostRegister, 6050, false, cuMemHostRegister_v2),
+    ENTRY(cuMemHostUnregister, 4000, false, cuMemHostUnregister),
+    ENTRY(cuMemAddressReserve, 10020, false, cuMemAddressReserve),
+    ENTRY(cuMemAddressFree, 10020, false, cuMemAddressFree),
+    ENTRY(cuMemCreate, 10020, false, cuMemCreate),
+    ENTRY(cuMemRelease, 10020, false, cuMemRelease),
+    ENTRY(cuMemMap, 10020, false, cuMemMap),
+    ENTRY(cuMemUnmap, 10020, false, cuMemUnmap),
+    ENTRY(cuMemSetAccess, 10020, false, cuMemSetAccess),
+    ENTRY(cuMemGetAllocationGranularity, 10020, false, cuMemGetAllocationGranularity),
+    ENTRY(cuPointerGetAttribute, 4000, false, cuPointerGetAttribute),
+    ENTRY(cuIpcGetMemHandle, 4010, false, cuIpcGetMemHandle),
+    ENTRY(cuIpcOpenMemHandle, 4010, false, cuIpcOpenMemHandle),
+    ENTRY(cuIpcOpenMemHandle, 11000, false, cuIpcOpenMemHandle_v2),
+    ENTRY(cuIpcCloseMemHandle, 4010, false, cuIpcCloseMemHandle),
+    ENTRY(cuGetErrorString, 6000, false, cuGetErrorString),
+    ENTRY(cuGetProcAddress, 11030, false, cuGetProcAddress),
+    ENTRY(cuGetProcAddress, 12000, false, cuGetProcAddress_v2),
+};
+
+void *lookup(const char *symbol, int version, bool per_thread)
+{
+    const ProcEntry *best = nullptr;
+    for (const ProcEntry &entry : table) {
+        if (strcmp(entry.base, symbol) != 0 || entry.version > version)
+            continue;
+        if (entry.per_thread && !per_thread)
+            continue;
+        if (!best || (entry.per_thread && !best->per_thread) ||
+            (entry.per_thread == best->per_thread && entry.version > best->version))
+            best = &entry;
+    }
+    return best ? best->function : nullptr;
+}
+
+} // namespace
+
+extern "C" {
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status)
+{
+    count_call("cuGetProcAddress_v2");
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = lookup(symbol, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+    if (status)
+        *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    count_call("cuGetProcAddress");
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = lookup(symbol, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+    return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+} // extern "C"

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The test double of libcuda.so.1: the driver entry points the shim
+// intercepts, implemented over host memory, so that CI (which has no GPU)
+// exercises every resolution path. It behaves like the real driver where
+// the shim depends on it: freed addresses come back from the next
+// allocation of the same size (VA reuse), destroying a context frees what
+// was allocated in it, and cuGetProcAddress hands out the driver's own
+// functions (the library is linked with -Bsymbolic).
+#pragma once
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace fake {
+
+struct Context {
+    int device = 0;
+    bool primary = false;
+};
+
+struct Allocation {
+    size_t size = 0;
+    Context *context = nullptr;
+    bool host = false;
+};
+
+struct Driver {
+    std::mutex mutex;
+    bool initialized = false;
+    std::map<uintptr_t, Allocation> live;             // device/host allocations
+    std::map<size_t, std::vector<uintptr_t>> recycled; // freed blocks by size, LIFO
+    std::map<int, Context *> primary;                 // device -> primary context
+    std::map<int, int> primary_refs;
+    std::map<uint64_t, size_t> physical;              // cuMemCreate handles
+    uint64_t next_handle = 0x1000;
+    uint64_t next_buffer_id = 1;
+    std::map<uintptr_t, uint64_t> buffer_ids;
+};
+
+Driver &driver();
+thread_local extern Context *current_context;
+
+// Counts of calls that reached the fake, by entry point name, so tests can
+// check that each wrapper called the real function exactly once.
+void count_call(const char *name);
+
+uintptr_t allocate_block(size_t size, bool host);   // mutex held
+void release_block(uintptr_t addr);                 // mutex held
+
+} // namespace fake
+
+extern "C" {
+// Test controls, looked up by the test programs with dlsym.
+__attribute__((visibility("default"))) long fake_cuda_call_count(const char *name);
+__attribute__((visibility("default"))) long fake_cuda_live_allocations(void);
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The virtual memory management calls of the fake driver: reserve an
+// address range, create physical handles, map and unmap them.
+#include "fake_state.h"
+
+#include <sys/mman.h>
+
+using namespace fake;
+
+extern "C" {
+
+CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocationProp *,
+                                       CUmemAllocationGranularity_flags)
+{
+    if (!granularity)
+        return CUDA_ERROR_INVALID_VALUE;
+    *granularity = 2 << 20;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t, CUdeviceptr, unsigned long long)
+{
+    count_call("cuMemAddressReserve");
+    if (!ptr || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *range = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+    if (range == MAP_FAILED)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *ptr = reinterpret_cast<CUdeviceptr>(range);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    count_call("cuMemAddressFree");
+    if (!ptr || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    return munmap(reinterpret_cast<void *>(ptr), size) == 0 ? CUDA_SUCCESS
+                                                            : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
+                     const CUmemAllocationProp *, unsigned long long)
+{
+    count_call("cuMemCreate");
+    if (!handle || !size)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    uint64_t made = driver().next_handle++;
+    driver().physical[made] = size;
+    *handle = made;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    count_call("cuMemRelease");
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    return driver().physical.erase(handle) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHandle handle,
+                  unsigned long long)
+{
+    count_call("cuMemMap");
+    {
+        std::lock_guard<std::mutex> lock(driver().mutex);
+        if (!driver().physical.count(handle))
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    void *mapped = mmap(reinterpret_cast<void *>(ptr), size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    return mapped == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    count_call("cuMemUnmap");
+    void *reserved = mmap(reinterpret_cast<void *>(ptr), size, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    return reserved == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+CUresult cuMemSetAccess(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t)
+{
+    return CUDA_SUCCESS;
+}
+
+} // extern "C"

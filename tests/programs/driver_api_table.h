@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The driver functions the test programs call, filled in through one of the
+// resolution paths an application can use, so that the same sequence of
+// calls is exercised through each of them.
+#pragma once
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+struct DriverApi {
+    decltype(&cuInit) init;
+    decltype(&cuDevicePrimaryCtxRetain) primary_retain;
+    decltype(&cuDevicePrimaryCtxRelease_v2) primary_release;
+    decltype(&cuCtxSetCurrent) ctx_set_current;
+    decltype(&cuCtxCreate_v2) ctx_create;
+    decltype(&cuCtxDestroy_v2) ctx_destroy;
+    decltype(&cuMemAlloc_v2) mem_alloc;
+    decltype(&cuMemFree_v2) mem_free;
+    decltype(&cuMemAllocPitch_v2) mem_alloc_pitch;
+    decltype(&cuMemAllocAsync) mem_alloc_async;
+    decltype(&cuMemAllocAsync_ptsz) mem_alloc_async_ptsz;
+    decltype(&cuMemFreeAsync) mem_free_async;
+    decltype(&cuMemFreeAsync_ptsz) mem_free_async_ptsz;
+    decltype(&cuMemPoolCreate) pool_create;
+    decltype(&cuMemAllocFromPoolAsync) mem_alloc_from_pool;
+    decltype(&cuMemPoolTrimTo) pool_trim;
+    decltype(&cuMemPoolDestroy) pool_destroy;
+    decltype(&cuMemAllocManaged) mem_alloc_managed;
+    decltype(&cuMemAllocHost_v2) mem_alloc_host;
+    decltype(&cuMemHostAlloc) mem_host_alloc;
+    decltype(&cuMemFreeHost) mem_free_host;
+    decltype(&cuMemHostRegister_v2) host_register;
+    decltype(&cuMemHostUnregister) host_unregister;
+    decltype(&cuMemAddressReserve) address_reserve;
+    decltype(&cuMemAddressFree) address_free;
+    decltype(&cuMemCreate) mem_create;
+    decltype(&cuMemRelease) mem_release;
+    decltype(&cuMemMap) mem_map;
+    decltype(&cuMemUnmap) mem_unmap;
+    decltype(&cuIpcGetMemHandle) ipc_get;
+    decltype(&cuIpcOpenMemHandle_v2) ipc_open;
+    decltype(&cuIpcCloseMemHandle) ipc_close;
+};
+
+// (field, cuGetProcAddress base name, exported symbol, per-thread variant)
+#define FIELDS(X)                                                             \
+    X(init, cuInit, cuInit, false)                                            \
+    X(primary_retain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, false) \
+    X(primary_release, cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, false) \
+    X(ctx_set_current, cuCtxSetCurrent, cuCtxSetCurrent, false)               \
+    X(ctx_create, cuCtxCreate, cuCtxCreate_v2, false)                         \
+    X(ctx_destroy, cuCtxDestroy, cuCtxDestroy_v2, false)                      \
+    X(mem_alloc, cuMemAlloc, cuMemAlloc_v2, false)                            \
+    X(mem_free, cuMemFree, cuMemFree_v2, false)                               \
+    X(mem_alloc_pitch, cuMemAllocPitch, cuMemAllocPitch_v2, false)            \
+    X(mem_alloc_async, cuMemAllocAsync, cuMemAllocAsync, false)               \
+    X(mem_alloc_async_ptsz, cuMemAllocAsync, cuMemAllocAsync_ptsz, true)      \
+    X(mem_free_async, cuMemFreeAsync, cuMemFreeAsync, false)                  \
+    X(mem_free_async_ptsz, cuMemFreeAsync, cuMemFreeAsync_ptsz, true)         \
+    X(pool_create, cuMemPoolCreate, cuMemPoolCreate, false)                   \
+    X(mem_alloc_from_pool, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, false) \
+    X(pool_trim, cuMemPoolTrimTo, cuMemPoolTrimTo, false)                     \
+    X(pool_destroy, cuMemPoolDestroy, cuMemPoolDestroy, false)                \
+    X(mem_alloc_managed, cuMemAllocManaged, cuMemAllocManaged, false)         \
+    X(mem_alloc_host, cuMemAllocHost, cuMemAllocHost_v2, false)               \
+    X(mem_host_alloc, cuMemHostAlloc, cuMemHostAlloc, false)                  \
+    X(mem_free_host, cuMemFreeHost, cuMemFreeHost, false)                     \
+    X(host_register, cuMemHostRegister, cuMemHostRegister_v2, false)          \
+    X(host_unregister, cuMemHostUnregister, cuMemHostUnregister, false)       \
+    X(address_reserve, cuMemAddressReserve, cuMemAddressReserve, false)       \
+    X(address_free, cuMemAddressFree, cuMemAddressFree, false)                \
+    X(mem_create, cuMemCreate, cuMemCreate, false)                            \
+    X(mem_release, cuMemRelease, cuMemRelease, false)                         \
+    X(mem_map, cuMemMap, cuMemMap, false)                                     \
+    X(mem_unmap, cuMemUnmap, cuMemUnmap, false)                               \
+    X(ipc_get, cuIpcGetMemHandle, cuIpcGetMemHandle, false)                   \
+    X(ipc_open, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2, false)             \
+    X(ipc_close, cuIpcCloseMemHandle, cuIpcCloseMemHandle, false)
+
+// A lookup by base name, as cuGetProcAddress takes it; per_thread asks for
+// the per-thread-default-stream variant.
+using BaseNameLookup = void *(*)(const char *base, bool per_thread);
+// A lookup by exported (versioned) symbol name, as dlsym takes it.
+using SymbolLookup = void *(*)(const char *symbol);
+
+bool fill_by_base_name(DriverApi &api, BaseNameLookup lookup);
+bool fill_by_symbol(DriverApi &api, SymbolLookup lookup);

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const std::string &EventLine::operator[](const std::string &key) const
+{
+    static const std::string missing;
+    auto it = fields.find(key);
+    return it == fields.end() ? missing : it->second;
+}
+
+long long EventLine::number(const std::string &key) const
+{
+    return std::stoll((*this)[key], nullptr, 0);
+}
+
+bool parse_event_line(const std::string &line, EventLine &out)
+{
+    size_t i = 0;
+    auto skip = [&] { while (i < line.size() && line[i] == ' ') ++i; };
+    auto string_at = [&](std::string &s) {
+        if (i >= line.size() || line[i] != '"')
+            return false;
+        size_t end = line.find('"', i + 1);
+        if (end == std::string::npos)
+            return false;
+        s = line.substr(i + 1, end - i - 1);
+        i = end + 1;
+        return true;
+    };
+    skip();
+    if (i >= line.size() || line[i++] != '{')
+        return false;
+    for (;;) {
+        skip();
+        std::string key, value;
+        if (!string_at(key))
+            return false;
+        skip();
+        if (i >= line.size() || line[i++] != ':')
+            return false;
+        skip();
+        if (i < line.size() && line[i] == '"') {
+            if (!string_at(value))
+                return false;
+        } else {
+            size_t start = i;
+            while (i < line.size() && (isdigit(line[i]) || line[i] == '-'))
+                ++i;
+            if (start == i)
+                return false;
+            value = line.substr(start, i - start);
+        }
+        out.fields[key] = value;
+        skip();
+        if (i < line.size() && line[i] == ',') {
+            ++i;
+            continue;
+        }
+        return i < line.size() && line[i] == '}' && i + 1 == line.size();
+    }
+}
+
+std::vector<EventLine> read_event_file(const std::string &path)
+{
+    std::vector<EventLine> lines;
+    std::ifstream in(path);
+    std::string text;
+    while (std::getline(in, text)) {
+        EventLine line;
+        INFO("line: " << text);
+        REQUIRE(parse_event_line(text, line));
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+RunResult run_program(const std::vector<std::string> &argv,
+                      const std::map<std::string, std::string> &env)
+{
+    int pipe_fds[2];
+    REQUIRE(pipe(pipe_fds) == 0);
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        dup2(pipe_fds[1], 1);
+        dup2(pipe_fds[1], 2);
+        close(pipe_fds[0]);
+        for (const auto &[key, value] : env)
+            setenv(key.c_str(), value.c_str(), 1);
+        std::vector<char *> args;
+        for (const auto &arg : argv)
+            args.push_back(const_cast<char *>(arg.c_str()));
+        args.push_back(nullptr);
+        execv(args[0], args.data());
+        _exit(127);
+    }
+    close(pipe_fds[1]);
+    RunResult result;
+    std::array<char, 4096> buffer;
+    ssize_t n;
+    while ((n = read(pipe_fds[0], buffer.data(), buffer.size())) > 0)
+        result.output.append(buffer.data(), static_cast<size_t>(n));
+    close(pipe_fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+}
+
+std::string make_temp_dir()
+{
+    std::string pattern = build_path("GDRHOOK_TEST_TMP") + "/run-XXXXXX";
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    REQUIRE(mkdtemp(buffer.data()) != nullptr);
+    return buffer.data();
+}
+
+std::string build_path(const char *variable)
+{
+    const char *value = getenv(variable);
+    INFO("environment variable " << variable);
+    REQUIRE(value != nullptr);
+    return value;
+}

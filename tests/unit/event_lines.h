@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Reading the event log back in tests: each line is a flat JSON object of
+// strings and integers, so a small strict reader is enough here (the CLI
+// uses a real JSON library).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+struct EventLine {
+    std::map<std::string, std::string> fields; // values as written, quotes removed
+    const std::string &operator[](const std::string &key) const;
+    long long number(const std::string &key) const;
+    bool has(const std::string &key) const { return fields.count(key) != 0; }
+};
+
+// Parses one line; returns false if it is not a flat JSON object.
+bool parse_event_line(const std::string &line, EventLine &out);
+
+// Every line of a file (a malformed line fails the calling test).
+std::vector<EventLine> read_event_file(const std::string &path);
+
+struct RunResult {
+    int exit_status = -1;
+    std::string output; // stdout and stderr together
+};
+
+// Runs argv with `env` added to the environment; returns its status and output.
+RunResult run_program(const std::vector<std::string> &argv,
+                      const std::map<std::string, std::string> &env);
+
+// A fresh, empty directory under the build tree's temp area.
+std::string make_temp_dir();
+
+// Build-tree paths, passed by meson as environment variables.
+std::string build_path(const char *variable);

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/config.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+using namespace gdrhook;
+
+namespace {
+Config parse(const std::map<std::string, std::string> &env, Diagnostics &diagnostics)
+{
+    return parse_config(
+        [&](const char *name) -> const char * {
+            auto it = env.find(name);
+            return it == env.end() ? nullptr : it->second.c_str();
+        },
+        4242, diagnostics);
+}
+} // namespace
+
+TEST_CASE("with no variables set every setting has its default")
+{
+    Diagnostics d;
+    Config c = parse({}, d);
+    CHECK(d.empty());
+    CHECK_FALSE(c.disabled);
+    CHECK(c.log_level == LogLevel::warn);
+    CHECK(c.events_path.empty());
+    CHECK(c.queue_capacity == 4096);
+    CHECK(c.backend == Backend::auto_select);
+    CHECK(c.pin == PinPolicy::off);
+}
+
+TEST_CASE("valid values are taken, case-insensitively where they are words")
+{
+    Diagnostics d;
+    Config c = parse({{"GDRHOOK_DISABLE", "yes"},
+                      {"GDRHOOK_LOG_LEVEL", "TRACE"},
+                      {"GDRHOOK_EVENTS", "/tmp/ev.%p.jsonl"},
+                      {"GDRHOOK_QUEUE_CAPACITY", "1000"},
+                      {"GDRHOOK_BACKEND", "dmabuf"},
+                      {"GDRHOOK_PIN", "alloc"},
+                      {"GDRHOOK_PIN_MIN_SIZE", "64K"},
+                      {"GDRHOOK_CACHE_MAX_BYTES", "2GiB"}},
+                     d);
+    CHECK(d.empty());
+    CHECK(c.disabled);
+    CHECK(c.log_level == LogLevel::trace);
+    CHECK(c.events_path == "/tmp/ev.4242.jsonl");
+    CHECK(c.queue_capacity == 1024); // rounded up to a power of two
+    CHECK(c.backend == Backend::dmabuf);
+    CHECK(c.pin == PinPolicy::alloc);
+    CHECK(c.pin_min_size == 65536);
+    CHECK(c.cache_max_bytes == (2ull << 30));
+}
+
+TEST_CASE("each bad value gives one line naming variable, value and what is accepted")
+{
+    Diagnostics d;
+    Config c = parse({{"GDRHOOK_QUEUE_CAPACITY", "-5"},
+                      {"GDRHOOK_DISABLE", "maybe"},
+                      {"GDRHOOK_BACKEND", "rdma"},
+                      {"GDRHOOK_PIN_MIN_SIZE", "12X"}},
+                     d);
+    REQUIRE(d.size() == 4);
+    CHECK(c.queue_capacity == 4096);
+    CHECK_FALSE(c.disabled);
+    CHECK(c.backend == Backend::auto_select);
+    CHECK(d[0] == "gdrhook: GDRHOOK_DISABLE='maybe' is not valid: expected 1, 0, true, "
+                  "false, yes, no, on or off; using 0");
+    CHECK(d[1] == "gdrhook: GDRHOOK_QUEUE_CAPACITY='-5' is not valid: expected an integer "
+                  "from 2 to 1048576 (K, M, G, T suffixes allowed); using 4096");
+    CHECK(d[2] == "gdrhook: GDRHOOK_BACKEND='rdma' is not valid: expected auto, kmod, dmabuf "
+                  "or none; using auto");
+    CHECK(d[3].find("GDRHOOK_PIN_MIN_SIZE='12X'") != std::string::npos);
+}
+
+TEST_CASE("out-of-range and overflowing sizes are rejected")
+{
+    Diagnostics d;
+    parse({{"GDRHOOK_QUEUE_CAPACITY", "1"}}, d);
+    parse({{"GDRHOOK_QUEUE_CAPACITY", "99999999999999999999999"}}, d);
+    parse({{"GDRHOOK_PIN_MIN_SIZE", "20000000000T"}}, d);
+    CHECK(d.size() == 3);
+}
+
+TEST_CASE("%p expands to the pid and %% to a percent sign")
+{
+    CHECK(expand_path_pattern("a.%p.b", 7) == "a.7.b");
+    CHECK(expand_path_pattern("100%%-%p", 9) == "100%-9");
+    CHECK(expand_path_pattern("trailing%", 1) == "trailing%");
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/event_log.h"
+#include "cache/pipeline.h"
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+using namespace gdrhook;
+
+TEST_CASE("an event becomes one JSON line with the schema's keys")
+{
+    Event e;
+    e.ts_ns = 1700000000123456789ull;
+    e.seq = 5;
+    e.tid = 77;
+    e.kind = EventKind::free;
+    e.api = "cuMemFree_v2";
+    e.addr = 0x7f0000200000ull;
+    e.size = 1 << 20;
+    e.dev = 0;
+    e.rc = 0;
+    e.via = Via::proc_address;
+    e.mem = MemoryKind::device;
+    char buffer[max_line_size];
+    size_t n = format_event_line(e, 1234, buffer);
+    std::string line(buffer, n);
+    REQUIRE(line.back() == '\n');
+    line.pop_back();
+    EventLine parsed;
+    REQUIRE(parse_event_line(line, parsed));
+    CHECK(parsed["ts_ns"] == "1700000000123456789");
+    CHECK(parsed["pid"] == "1234");
+    CHECK(parsed["tid"] == "77");
+    CHECK(parsed["ev"] == "free");
+    CHECK(parsed["api"] == "cuMemFree_v2");
+    CHECK(parsed["addr"] == "0x7f0000200000");
+    CHECK(parsed["size"] == "1048576");
+    CHECK(parsed["dev"] == "0");
+    CHECK(parsed["rc"] == "0");
+    CHECK(parsed["via"] == "cuGetProcAddress");
+    CHECK(parsed["kind"] == "device");
+    CHECK_FALSE(parsed.has("lat_ns"));
+}
+
+TEST_CASE("unpin lines carry the handle and the delay from the free")
+{
+    Event e;
+    e.kind = EventKind::unpin;
+    e.api = "cuMemFree_v2";
+    e.handle = 9;
+    e.lat_ns = 12345;
+    char buffer[max_line_size];
+    std::string line(buffer, format_event_line(e, 1, buffer) - 1);
+    EventLine parsed;
+    REQUIRE(parse_event_line(line, parsed));
+    CHECK(parsed["handle"] == "9");
+    CHECK(parsed["lat_ns"] == "12345");
+}
+
+TEST_CASE("the pipeline writes every submitted event, in order, through the worker")
+{
+    std::string path = make_temp_dir() + "/log.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    {
+        EventPipeline pipeline(16, log, 99);
+        std::vector<std::thread> producers;
+        for (int t = 0; t < 4; ++t)
+            producers.emplace_back([&, t] {
+                for (int i = 0; i < 5000; ++i) {
+                    Event e;
+                    e.kind = EventKind::alloc;
+                    e.api = "cuMemAlloc_v2";
+                    e.dev = t;
+                    e.size = static_cast<uint64_t>(i);
+                    pipeline.submit(e);
+                }
+            });
+        for (auto &p : producers)
+            p.join();
+        pipeline.shutdown();
+        PipelineStats stats = pipeline.stats();
+        CHECK(stats.written == 20000);
+        CHECK(stats.pushed + stats.overflowed == 20000);
+    }
+    std::vector<EventLine> lines = read_event_file(path);
+    REQUIRE(lines.size() == 20000);
+    // Each producer's events in its order; every sequence number once.
+    std::vector<long long> next(4, 0);
+    std::vector<bool> seen(20000, false);
+    size_t out_of_order = 0, duplicates = 0;
+    for (const EventLine &line : lines) {
+        long long producer = line.number("dev");
+        if (line.number("size") != next[producer]++)
+            ++out_of_order;
+        long long seq = line.number("seq");
+        if (seq < 0 || seq >= 20000 || seen[seq])
+            ++duplicates;
+        else
+            seen[seq] = true;
+    }
+    CHECK(out_of_order == 0);
+    CHECK(duplicates == 0);
+}
+
+TEST_CASE("after shutdown, events are written by the thread that submits them")
+{
+    std::string path = make_temp_dir() + "/late.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    EventPipeline pipeline(4, log, 1);
+    pipeline.shutdown();
+    Event e;
+    e.kind = EventKind::free;
+    e.api = "cuMemFree_v2";
+    pipeline.submit(e);
+    CHECK(read_event_file(path).size() == 1);
+}
+
+TEST_CASE("an event log that cannot be opened says why")
+{
+    EventLog log;
+    std::string error = log.open("/nonexistent-dir/x.jsonl");
+    CHECK(error.find("cannot open event log '/nonexistent-dir/x.jsonl'") == 0);
+    CHECK_FALSE(log.is_open());
+}

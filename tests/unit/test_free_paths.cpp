@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// End to end through the loader: tests/programs/free_paths runs under
+// LD_PRELOAD=libgdrhook.so against the fake driver, once per resolution
+// path, and the event log must list exactly the allocations and frees the
+// program made, in order, with sizes, results and the path they came by.
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <dirent.h>
+#include <unistd.h>
+#include <set>
+
+namespace {
+
+struct Expected {
+    const char *ev;
+    const char *api;
+    long long size;
+    int rc;
+};
+
+// What tests/programs/free_paths.cpp's exercise() does, event by event.
+const Expected exercise_events[] = {
+    {"alloc", "cuMemAlloc_v2", 1 << 20, 0},
+    {"free", "cuMemFree_v2", 1 << 20, 0},
+    {"alloc", "cuMemAlloc_v2", 1 << 20, 0},
+    {"free", "cuMemFree_v2", 1 << 20, 0},
+    {"alloc", "cuMemAllocPitch_v2", 10240, 0},
+    {"free", "cuMemFree_v2", 10240, 0},
+    {"alloc", "cuMemAllocAsync", 4096, 0},
+    {"free", "cuMemFreeAsync", 4096, 0},
+    {"alloc", "cuMemAllocAsync_ptsz", 4096, 0},
+    {"free", "cuMemFreeAsync_ptsz", 4096, 0},
+    {"alloc", "cuMemAllocFromPoolAsync", 8192, 0},
+    {"free", "cuMemFreeAsync", 8192, 0},
+    {"free", "cuMemPoolTrimTo", 0, 0},
+    {"free", "cuMemPoolDestroy", 0, 0},
+    {"alloc", "cuMemAllocManaged", 8192, 0},
+    {"free", "cuMemFree_v2", 8192, 0},
+    {"alloc", "cuMemAllocHost_v2", 4096, 0},
+    {"free", "cuMemFreeHost", 4096, 0},
+    {"alloc", "cuMemHostAlloc", 4096, 0},
+    {"free", "cuMemFreeHost", 4096, 0},
+    {"alloc", "cuMemHostRegister_v2", 8192, 0},
+    {"free", "cuMemHostUnregister", 8192, 0},
+    {"alloc", "cuMemCreate", 2 << 20, 0},
+    {"alloc", "cuMemMap", 2 << 20, 0},
+    {"free", "cuMemUnmap", 2 << 20, 0},
+    {"free", "cuMemRelease", 2 << 20, 0},
+    {"free", "cuMemAddressFree", 2 << 20, 0},
+    {"alloc", "cuMemAlloc_v2", 65536, 0},
+    {"alloc", "cuIpcOpenMemHandle_v2", 65536, 0},
+    {"free", "cuIpcCloseMemHandle", 65536, 0},
+    {"free", "cuMemFree_v2", 65536, 0},
+    {"free", "cuMemFree_v2", 0, 1}, // refused by the driver: CUDA_ERROR_INVALID_VALUE
+    {"alloc", "cuMemAlloc_v2", 65536, 0},
+    {"ctx_destroy", "cuCtxDestroy_v2", 65536, 0},
+    {"alloc", "cuMemAlloc_v2", 131072, 0},
+    {"ctx_destroy", "cuDevicePrimaryCtxRelease_v2", 131072, 0},
+};
+
+std::map<std::string, std::string> shim_environment(const std::string &events)
+{
+    return {
+        {"LD_PRELOAD", build_path("GDRHOOK_SHIM")},
+        {"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
+        {"GDRHOOK_EVENTS", events},
+    };
+}
+
+RunResult run_free_paths(const std::string &mode, std::map<std::string, std::string> env)
+{
+    return run_program({build_path("GDRHOOK_FREE_PATHS"), mode}, env);
+}
+
+// Events of one thread appear in the order that thread recorded them.
+void check_in_order(const std::vector<EventLine> &events)
+{
+    std::map<std::string, long long> last_seq;
+    for (const EventLine &e : events) {
+        auto it = last_seq.find(e["tid"]);
+        if (it != last_seq.end())
+            REQUIRE(e.number("seq") > it->second);
+        last_seq[e["tid"]] = e.number("seq");
+    }
+}
+
+void check_exercise(const std::string &mode, const std::string &via)
+{
+    std::string dir = make_temp_dir();
+    std::string log = dir + "/events.jsonl";
+    RunResult run = run_free_paths(mode, shim_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+
+    std::vector<EventLine> events = read_event_file(log);
+    REQUIRE(events.size() == std::size(exercise_events));
+    check_in_order(events);
+    for (size_t i = 0; i < events.size(); ++i) {
+        const EventLine &e = events[i];
+        const Expected &x = exercise_events[i];
+        INFO("event " << i << ": " << e["ev"] << " " << e["api"]);
+        CHECK(e["ev"] == x.ev);
+        CHECK(e["api"] == x.api);
+        CHECK(e.number("size") == x.size);
+        CHECK(e.number("rc") == x.rc);
+        CHECK(e["via"] == via);
+        CHECK(e.has("ts_ns"));
+        CHECK(e.has("pid"));
+        CHECK(e.has("tid"));
+        CHECK(e.has("dev"));
+        CHECK(e["addr"].rfind("0x", 0) == 0);
+    }
+    // The reallocation returned the freed address: the log shows it twice.
+    CHECK(events[0]["addr"] == events[2]["addr"]);
+    CHECK(events[31]["addr"] == "0xdead0000");
+}
+
+} // namespace
+
+TEST_CASE("frees through the exported symbols are logged exactly once, in order")
+{
+    check_exercise("symbol", "symbol");
+}
+
+TEST_CASE("frees through functions found with dlsym are logged exactly once, in order")
+{
+    check_exercise("dlsym", "dlsym");
+}
+
+TEST_CASE("frees through cuGetProcAddress_v2, itself obtained from cuGetProcAddress, are logged")
+{
+    check_exercise("proc", "cuGetProcAddress");
+}
+
+TEST_CASE("frees through the older cuGetProcAddress are logged")
+{
+    check_exercise("proc_v1", "cuGetProcAddress");
+}
+
+TEST_CASE("frees through cudaGetDriverEntryPointByVersion are logged")
+{
+    check_exercise("runtime_entry", "cudaGetDriverEntryPoint");
+}
+
+TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_free_paths("runtime", shim_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    std::vector<std::pair<std::string, std::string>> seen;
+    for (const EventLine &e : events)
+        seen.emplace_back(e["ev"], e["api"]);
+    std::vector<std::pair<std::string, std::string>> expected = {
+        {"alloc", "cuMemAlloc_v2"}, {"free", "cuMemFree_v2"},
+        {"alloc", "cuMemAlloc_v2"}, {"free", "cuMemFree_v2"},
+        {"alloc", "cuMemAlloc_v2"}, {"free", "cuMemFree_v2"},
+        {"alloc", "cuMemAllocAsync"}, {"free", "cuMemFreeAsync"},
+        {"alloc", "cuMemAllocHost_v2"}, {"free", "cuMemFreeHost"},
+        {"alloc", "cuMemAlloc_v2"}, {"ctx_destroy", "cuDevicePrimaryCtxReset_v2"},
+    };
+    CHECK(seen == expected);
+    check_in_order(events);
+}
+
+static void check_threads(const std::string &capacity)
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    auto env = shim_environment(log);
+    env["GDRHOOK_QUEUE_CAPACITY"] = capacity;
+    env["GDRHOOK_LOG_LEVEL"] = "info";
+    RunResult run = run_free_paths("threads", env);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    size_t allocs = 0, frees = 0;
+    std::set<long long> seqs;
+    std::map<std::string, long long> live; // addr -> size, per thread order
+    for (const EventLine &e : events) {
+        seqs.insert(e.number("seq"));
+        if (e["ev"] == "alloc")
+            ++allocs;
+        if (e["ev"] == "free") {
+            ++frees;
+            CHECK(e.number("rc") == 0);
+            CHECK(e.number("size") >= 4096);
+        }
+    }
+    CHECK(allocs == 8000);
+    CHECK(frees == 8000);
+    CHECK(seqs.size() == events.size()); // no event twice
+    check_in_order(events);
+}
+
+TEST_CASE("8 threads x 1000 alloc/free pairs: every event logged once")
+{
+    check_threads("4096");
+}
+
+TEST_CASE("a queue of capacity 2 overflows into the producers and loses nothing")
+{
+    check_threads("2");
+}
+
+TEST_CASE("after fork both processes log their own events, none twice")
+{
+    std::string dir = make_temp_dir();
+    RunResult run = run_free_paths("fork", shim_environment(dir + "/events.%p.jsonl"));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+
+    std::vector<std::string> files;
+    DIR *d = opendir(dir.c_str());
+    while (dirent *entry = readdir(d))
+        if (entry->d_name[0] != '.')
+            files.push_back(dir + "/" + entry->d_name);
+    closedir(d);
+    REQUIRE(files.size() == 2);
+
+    std::vector<size_t> sizes;
+    for (const std::string &file : files) {
+        std::vector<EventLine> events = read_event_file(file);
+        std::set<std::string> pids;
+        for (const EventLine &e : events)
+            pids.insert(e["pid"]);
+        CHECK(pids.size() == 1); // each file holds one process's events
+        sizes.push_back(events.size());
+    }
+    std::sort(sizes.begin(), sizes.end());
+    CHECK(sizes[0] == 6);   // the child: 3 alloc/free pairs
+    CHECK(sizes[1] == 402); // the parent: 1 + 200 pairs + 1
+}
+
+TEST_CASE("GDRHOOK_DISABLE=1 passes everything through and logs nothing")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    auto env = shim_environment(log);
+    env["GDRHOOK_DISABLE"] = "1";
+    RunResult run = run_free_paths("proc", env);
+    INFO(run.output);
+    CHECK(run.exit_status == 0);
+    CHECK(access(log.c_str(), F_OK) != 0);
+}
+
+TEST_CASE("a bad variable is named in one line and the program still runs")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    auto env = shim_environment(log);
+    env["GDRHOOK_QUEUE_CAPACITY"] = "banana";
+    env["GDRHOOK_LOG_LEVEL"] = "loud";
+    RunResult run = run_free_paths("symbol", env);
+    INFO(run.output);
+    CHECK(run.exit_status == 0);
+    CHECK(run.output.find("GDRHOOK_QUEUE_CAPACITY='banana' is not valid") != std::string::npos);
+    CHECK(run.output.find("GDRHOOK_LOG_LEVEL='loud' is not valid: expected trace, debug, "
+                          "info, warn, error, critical or off; using warn") !=
+          std::string::npos);
+    CHECK(read_event_file(log).size() == std::size(exercise_events));
+}
+
+TEST_CASE("loading the shim does nothing until CUDA is used")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_LOAD_IDLE")}, shim_environment(log));
+    INFO(run.output);
+    CHECK(run.exit_status == 0);
+}
