@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Time per cuMemAlloc + cuMemFree pair (1 MiB), for the shim's overhead
+// benchmark: run it with and without LD_PRELOAD, alternately, and compare.
+// Prints "ns_per_pair=X" (the median of several rounds).
+#include <cuda.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+int main(int argc, char **argv)
+{
+    int pairs = argc > 1 ? atoi(argv[1]) : 2000;
+    int rounds = argc > 2 ? atoi(argv[2]) : 5;
+    if (cuInit(0) != CUDA_SUCCESS)
+        return 1;
+    CUdevice device;
+    CUcontext context;
+    cuDeviceGet(&device, 0);
+    cuDevicePrimaryCtxRetain(&context, device);
+    cuCtxSetCurrent(context);
+    std::vector<double> per_pair;
+    for (int r = 0; r < rounds + 1; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        for (int i = 0; i < pairs; ++i) {
+            CUdeviceptr p;
+            if (cuMemAlloc(&p, 1 << 20) != CUDA_SUCCESS || cuMemFree(p) != CUDA_SUCCESS)
+                return 1;
+        }
+        auto elapsed = std::chrono::steady_clock::now() - start;
+        if (r > 0) // the first round warms the driver up
+            per_pair.push_back(std::chrono::duration<double, std::nano>(elapsed).count() / pairs);
+    }
+    std::sort(per_pair.begin(), per_pair.end());
+    printf("ns_per_pair=%.1f\n", per_pair[per_pair.size() / 2]);
+    return 0;
+}

@@ -1,0 +1,18 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+# Builds the GPU test programs with the machine's CUDA toolkit.
+#   tests/gpu/build_programs.sh OUT_BIN_DIR
+set -euo pipefail
+here=$(dirname "$(realpath "$0")")
+bin=$1
+mkdir -p "$bin"
+cuda=${CUDA_HOME:-/usr/local/cuda}
+stubs="$cuda/lib64/stubs"
+g++ -O2 -I"$cuda/include" "$here/driver_api.cpp" -L"$stubs" -lcuda -o "$bin/driver_api"
+g++ -O2 -I"$cuda/include" "$here/alloc_free_overhead.cpp" -L"$stubs" -lcuda -o "$bin/alloc_free_overhead"
+nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
+nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
+# The fake driver, for measuring the shim's own cost without the driver's.
+mkdir -p "$bin/fake"
+g++ -O2 -shared -fPIC -I"$cuda/include" "$here"/../fake_driver/fake_{context,memory,proc_address,vmm}.cpp \
+    -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -lpthread -o "$bin/fake/libcuda.so.1"

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+"""The shim's overhead per cuMemAlloc+cuMemFree pair, two ways, in one run:
+
+1. side by side on the real driver: alternating runs without and with
+   LD_PRELOAD; the driver's own variation (tens of microseconds) limits
+   what this can resolve;
+2. the shim's own cost, measured against the fake driver (whose pair costs
+   about 0.1 us, so the difference is what the shim adds), divided by the
+   real pair's time measured in (1).
+
+usage: overhead.py BIN_DIR SHIM"""
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+bin_dir, shim = sys.argv[1], sys.argv[2]
+bench = os.path.join(bin_dir, "alloc_free_overhead")
+fake_dir = os.path.join(bin_dir, "fake")
+
+
+def once(preload, fake, pairs):
+    env = dict(os.environ)
+    if preload:
+        env["LD_PRELOAD"] = shim
+    if fake:
+        env["LD_LIBRARY_PATH"] = fake_dir
+    out = subprocess.run([bench, str(pairs), "5"], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    return float(re.search(r"ns_per_pair=([\d.]+)", out).group(1))
+
+
+def side_by_side(fake, pairs, runs):
+    plain, hooked = [], []
+    for _ in range(runs):
+        plain.append(once(False, fake, pairs))
+        hooked.append(once(True, fake, pairs))
+    return plain, hooked
+
+
+def describe(label, plain, hooked):
+    ratios = [h / p for p, h in zip(plain, hooked)]
+    print(f"  {label}: without {statistics.median(plain):.0f} ns/pair, with "
+          f"{statistics.median(hooked):.0f} ns/pair; ratio pair by pair median "
+          f"{statistics.median(ratios):.4f} (min {min(ratios):.4f}, max {max(ratios):.4f})")
+
+
+real_plain, real_hooked = side_by_side(False, 2000, 15)
+describe("real driver, 15 alternations x 5 rounds x 2000 pairs", real_plain, real_hooked)
+fake_plain, fake_hooked = side_by_side(True, 50000, 15)
+describe("fake driver, 15 alternations x 5 rounds x 50000 pairs", fake_plain, fake_hooked)
+added = statistics.median(fake_hooked) - statistics.median(fake_plain)
+real_pair = statistics.median(real_plain)
+print(f"  the shim adds {added:.0f} ns per pair; a real pair takes {real_pair:.0f} ns: "
+      f"overhead {100 * added / real_pair:.3f}% (target 0.5%)")

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# The README's test command: builds the project three ways and runs every
+# suite that applies to each build, then prints one closing line
+# "N passed, N failed".
+#   build-test   plain build: every suite (unit, shim, cache, cli, kmod)
+#   build-asan   ASan+UBSan: the suites that do not preload the shim
+#   build-tsan   TSan: the same
+# GDRHOOK_TEST_QUICK=1 runs the plain build only.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+failed_setup=0
+results=()
+
+run_suites() { # build-dir meson-options... -- suites...
+    local dir=$1; shift
+    local options=()
+    while [ "$1" != "--" ]; do options+=("$1"); shift; done
+    shift
+    local suites=()
+    for s in "$@"; do suites+=(--suite "$s"); done
+    echo "=== $dir: ${options[*]:-(default)} suites: $*"
+    if [ ! -d "$dir" ]; then
+        meson setup "$dir" "${options[@]}" >"$dir.setup.log" 2>&1 ||
+            { cat "$dir.setup.log"; failed_setup=$((failed_setup + 1)); return; }
+    fi
+    if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+        tail -50 "$dir.build.log"
+        failed_setup=$((failed_setup + 1))
+        return
+    fi
+    meson test -C "$dir" --print-errorlogs --num-processes 2 "${suites[@]}"
+    results+=("$dir/meson-logs/testlog.json")
+}
+
+all_suites=(unit shim)
+for s in cache cli kmod; do
+    if grep -rqs "suite *: *'$s'" tests/*/meson.build; then all_suites+=("$s"); fi
+done
+sanitizer_suites=(unit)
+for s in cache; do
+    if grep -rqs "suite *: *'$s'" tests/*/meson.build; then sanitizer_suites+=("$s"); fi
+done
+
+run_suites build-test -Dwerror=true -- "${all_suites[@]}"
+if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+    run_suites build-asan -Db_sanitize=address,undefined -Db_lundef=false -- "${sanitizer_suites[@]}"
+    run_suites build-tsan -Db_sanitize=thread -- "${sanitizer_suites[@]}"
+fi
+
+python3 - "$failed_setup" "${results[@]}" <<'PY'
+import json, sys
+failed_setup = int(sys.argv[1])
+passed = failed = 0
+for path in sys.argv[2:]:
+    try:
+        for line in open(path):
+            result = json.loads(line).get("result")
+            if result in ("OK", "EXPECTEDFAIL"):
+                passed += 1
+            elif result != "SKIP":
+                failed += 1
+    except OSError:
+        failed += 1
+failed += failed_setup
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed or passed == 0 else 0)
+PY
