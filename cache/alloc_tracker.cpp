@@ -24,7 +24,7 @@ void AllocTracker::insert(const Allocation &allocation)
     uint64_t k = key(allocation.kind, allocation.addr);
     Shard &shard = shard_for(k);
     std::lock_guard<std::mutex> lock(shard.mutex);
-    shard.by_key[k] = allocation;
+    shard.by_key.put(k, allocation);
 }
 
 std::optional<Allocation> AllocTracker::remove(MemoryKind kind, uint64_t addr)
@@ -32,11 +32,9 @@ std::optional<Allocation> AllocTracker::remove(MemoryKind kind, uint64_t addr)
     uint64_t k = key(kind, addr);
     Shard &shard = shard_for(k);
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.by_key.find(k);
-    if (it == shard.by_key.end() || is_handle(it->second.kind) != is_handle(kind))
+    Allocation found;
+    if (!shard.by_key.take(k, found))
         return std::nullopt;
-    Allocation found = it->second;
-    shard.by_key.erase(it);
     return found;
 }
 
@@ -45,12 +43,10 @@ std::optional<Allocation> AllocTracker::find(MemoryKind kind, uint64_t addr) con
     uint64_t k = key(kind, addr);
     Shard &shard = shard_for(k);
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.by_key.find(k);
-    if (it == shard.by_key.end())
-        return std::nullopt;
-    return it->second;
+    if (const Allocation *found = shard.by_key.find(k))
+        return *found;
+    return std::nullopt;
 }
-
 
 std::vector<Allocation> AllocTracker::remove_mappings_in(uint64_t addr, uint64_t size)
 {
@@ -63,16 +59,12 @@ std::vector<Allocation> AllocTracker::remove_mappings_in(uint64_t addr, uint64_t
     }
     for (Shard &shard : shards_) {
         std::lock_guard<std::mutex> lock(shard.mutex);
-        for (auto it = shard.by_key.begin(); it != shard.by_key.end();) {
-            const Allocation &a = it->second;
-            if (a.kind == MemoryKind::vmm_mapping && a.addr >= addr &&
-                a.addr - addr < size) {
-                removed.push_back(a);
-                it = shard.by_key.erase(it);
-            } else {
-                ++it;
-            }
-        }
+        shard.by_key.remove_if([&](uint64_t, const Allocation &a) {
+            if (a.kind != MemoryKind::vmm_mapping || a.addr < addr || a.addr - addr >= size)
+                return false;
+            removed.push_back(a);
+            return true;
+        });
     }
     return removed;
 }
@@ -82,14 +74,12 @@ std::vector<Allocation> AllocTracker::remove_context(uint64_t context)
     std::vector<Allocation> removed;
     for (Shard &shard : shards_) {
         std::lock_guard<std::mutex> lock(shard.mutex);
-        for (auto it = shard.by_key.begin(); it != shard.by_key.end();) {
-            if (it->second.context == context) {
-                removed.push_back(it->second);
-                it = shard.by_key.erase(it);
-            } else {
-                ++it;
-            }
-        }
+        shard.by_key.remove_if([&](uint64_t, const Allocation &a) {
+            if (a.context != context)
+                return false;
+            removed.push_back(a);
+            return true;
+        });
     }
     return removed;
 }

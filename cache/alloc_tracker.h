@@ -10,13 +10,13 @@
 // this table.
 #pragma once
 
+#include "cache/address_table.h"
 #include "cache/event.h"
 
 #include <array>
 #include <cstdint>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 namespace gdrhook {
@@ -56,7 +56,7 @@ private:
 
     struct Shard {
         mutable std::mutex mutex;
-        std::unordered_map<uint64_t, Allocation> by_key;
+        AddressTable<Allocation> by_key;
     };
 
     static bool is_handle(MemoryKind kind) { return kind == MemoryKind::vmm_physical; }

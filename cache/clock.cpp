@@ -14,7 +14,7 @@ struct CachedTid {
     uint32_t generation = 0;
     int32_t tid = 0;
 };
-thread_local CachedTid cached_tid;
+GDRHOOK_THREAD_LOCAL CachedTid cached_tid;
 
 } // namespace
 

@@ -6,6 +6,11 @@
 #include <cstdint>
 #include <ctime>
 
+// Thread-locals of the shim use the initial-exec model: the shim is loaded
+// at start-up (LD_PRELOAD or a link dependency), so its few bytes live in
+// static TLS and every access is one instruction, not a __tls_get_addr call.
+#define GDRHOOK_THREAD_LOCAL thread_local __attribute__((tls_model("initial-exec")))
+
 namespace gdrhook {
 
 inline uint64_t realtime_ns()

@@ -25,7 +25,28 @@ const DriverQueries &queries()
     return &gdrhook_driver_queries ? gdrhook_driver_queries : no_queries;
 }
 
-thread_local uint64_t thread_event_count = 0;
+GDRHOOK_THREAD_LOCAL uint64_t thread_event_count = 0;
+
+// The device of the calling thread's current context, remembered per
+// thread: asking the driver costs a call per allocation. Any context
+// teardown bumps the generation, since a handle may be reused.
+std::atomic<uint32_t> context_generation{1};
+struct DeviceOfContext {
+    uint64_t context = 0;
+    uint32_t generation = 0;
+    int32_t dev = -1;
+};
+GDRHOOK_THREAD_LOCAL DeviceOfContext device_cache;
+
+int32_t device_of(uint64_t context)
+{
+    uint32_t generation = context_generation.load(std::memory_order_acquire);
+    if (context && device_cache.context == context && device_cache.generation == generation)
+        return device_cache.dev;
+    int32_t dev = queries().current_device ? queries().current_device() : -1;
+    device_cache = DeviceOfContext{context, generation, dev};
+    return dev;
+}
 
 constexpr int max_devices = 64;
 struct PrimaryContext {
@@ -62,6 +83,12 @@ bool is_device_pointer_kind(MemoryKind kind)
            kind == MemoryKind::ipc;
 }
 
+bool is_pointer_kind(MemoryKind kind)
+{
+    return is_device_pointer_kind(kind) || kind == MemoryKind::host ||
+           kind == MemoryKind::host_registered || kind == MemoryKind::vmm_mapping;
+}
+
 } // namespace
 
 void set_driver_queries(const DriverQueries &q)
@@ -74,6 +101,10 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
                       uint64_t size_hint)
 {
     FreeTicket ticket;
+    // Freeing a null pointer frees nothing (cudaFree(nullptr) is how
+    // programs initialize the runtime): no event.
+    if (addr == 0 && is_pointer_kind(kind))
+        return ticket;
     if (!hook_enabled())
         return ticket;
     ticket.active = true;
@@ -144,7 +175,7 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         allocation.size = size;
         allocation.kind = kind;
         allocation.context = queries().current_context ? queries().current_context() : 0;
-        allocation.dev = queries().current_device ? queries().current_device() : -1;
+        allocation.dev = device_of(allocation.context);
         event.dev = allocation.dev;
         runtime().tracker.insert(allocation);
     }
@@ -169,6 +200,7 @@ void end_context_teardown(FreeTicket &ticket, int rc)
     if (!ticket.active)
         return;
     ticket.event.rc = rc;
+    context_generation.fetch_add(1, std::memory_order_acq_rel);
     if (rc == 0 && ticket.event.addr) {
         uint64_t bytes = 0;
         for (const Allocation &a : runtime().tracker.remove_context(ticket.event.addr))

@@ -90,6 +90,6 @@ const EntryInfo *entry_for_wrapper(const void *function)
     return nullptr;
 }
 
-thread_local Via current_via_slot = Via::symbol;
+GDRHOOK_THREAD_LOCAL Via current_via_slot = Via::symbol;
 
 } // namespace gdrhook

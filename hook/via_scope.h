@@ -7,11 +7,12 @@
 // the hook.
 #pragma once
 
+#include "cache/clock.h"
 #include "cache/event.h"
 
 namespace gdrhook {
 
-extern thread_local Via current_via_slot;
+extern GDRHOOK_THREAD_LOCAL Via current_via_slot;
 
 inline Via current_via()
 {

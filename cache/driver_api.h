@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The few CUDA driver functions the cache's backends call, as a struct of
+// function pointers: the shim fills it with the real driver's functions
+// (never its own wrappers), tests with fakes. The cache library is built
+// without cuda.h, so the types are the plain-integer ABI equivalents:
+// CUresult and every CUDA enum are `int`, CUdeviceptr is `unsigned long
+// long` on 64-bit Linux. tests/bench checks the constants against cuda.h.
+#pragma once
+
+#include <cstddef>
+
+namespace gdrhook {
+
+namespace cuda {
+inline constexpr int success = 0;
+inline constexpr int error_invalid_value = 1;
+inline constexpr int error_out_of_memory = 2;
+inline constexpr int mem_range_handle_type_dma_buf_fd = 1;
+inline constexpr int pointer_attribute_sync_memops = 6;
+inline constexpr int pointer_attribute_buffer_id = 7;
+inline constexpr int pointer_attribute_is_managed = 8;
+inline constexpr int device_attribute_dma_buf_supported = 124;
+} // namespace cuda
+
+struct DriverApi {
+    // cuMemGetHandleForAddressRange
+    int (*mem_get_handle_for_address_range)(void *handle, unsigned long long dptr,
+                                            size_t size, int handle_type,
+                                            unsigned long long flags) = nullptr;
+    // cuPointerSetAttribute
+    int (*pointer_set_attribute)(const void *value, int attribute,
+                                 unsigned long long ptr) = nullptr;
+    // cuPointerGetAttribute
+    int (*pointer_get_attribute)(void *data, int attribute,
+                                 unsigned long long ptr) = nullptr;
+    // cuDeviceGetAttribute
+    int (*device_get_attribute)(int *value, int attribute, int device) = nullptr;
+};
+
+} // namespace gdrhook
