@@ -54,7 +54,9 @@ public:
 private:
     static constexpr size_t shard_count = 16;
 
-    struct Shard {
+    // One cache line (or more) per shard: threads on different shards must
+    // not contend for one line.
+    struct alignas(64) Shard {
         mutable std::mutex mutex;
         AddressTable<Allocation> by_key;
     };

@@ -30,8 +30,10 @@ namespace gdrhook {
 
 inline constexpr size_t cache_line_size = 64;
 
+// Aligned and padded to whole cache lines, so that whatever an enclosing
+// object puts next to it does not share a line with dequeue_pos_.
 template <typename T>
-class BoundedMpscQueue
+class alignas(cache_line_size) BoundedMpscQueue
 {
     static_assert(std::is_trivially_copyable_v<T>,
                   "items are copied into the ring by value");
@@ -53,6 +55,15 @@ public:
     // Any thread. Returns false when the ring is full.
     bool try_push(const T &item)
     {
+        return try_push(item, [](T &, size_t) {});
+    }
+
+    // As try_push, and stamp(copy, position) runs on the copy in the ring
+    // before it is published: positions count every item ever pushed, so
+    // they give a total order of the pushes for free.
+    template <typename Stamp>
+    bool try_push(const T &item, Stamp &&stamp)
+    {
         size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
         for (;;) {
             Cell &cell = cells_[pos & mask_];
@@ -66,6 +77,7 @@ public:
                 if (enqueue_pos_.compare_exchange_weak(pos, pos + 1,
                                                        std::memory_order_relaxed)) {
                     cell.item = item;
+                    stamp(cell.item, pos);
                     // release: the item is visible to the consumer before
                     // the sequence says it is there.
                     cell.sequence.store(pos + 1, std::memory_order_release);

@@ -24,7 +24,7 @@
 namespace gdrhook {
 
 struct PipelineStats {
-    uint64_t pushed = 0;        // went through the queue
+    uint64_t pushed = 0;        // handed to the worker (written - overflowed)
     uint64_t overflowed = 0;    // the producer did the work itself
     uint64_t written = 0;       // lines handed to the log
     uint64_t wakeups = 0;       // futex wakes issued by producers
@@ -45,8 +45,9 @@ public:
 
     void set_handler(EventHandler handler) { handler_ = std::move(handler); }
 
-    // Any thread. Assigns the event's sequence number. Never blocks on the
-    // worker unless the queue is full.
+    // Any thread. Assigns the event's sequence number (its position in the
+    // queue: every event goes through it). Never blocks on the worker
+    // unless the queue is full.
     void submit(Event event);
 
     // Writes everything queued so far, on the calling thread.
@@ -73,28 +74,39 @@ private:
     size_t drain_locked();      // consumer_lock_ held
     void handle_locked(Event &event);
     void wake_worker();
+    bool push(const Event &event);
+    void publish_then_check_sleeper();
+    void announce_sleep();
 
-    BoundedMpscQueue<Event> queue_;
+    // Members are grouped by who writes them, each group on its own cache
+    // lines: a producer's push should touch the queue cell it fills and
+    // lines nobody else writes, nothing the worker writes per event.
+
+    BoundedMpscQueue<Event> queue_; // cache-line aligned and padded inside
+
+    // Read on every submit, written only at start, stop and fork.
+    alignas(cache_line_size) std::atomic<bool> worker_running_{false};
+    std::atomic<bool> stopped_{false};
+    std::atomic<bool> stopping_{false};
+    // membarrier(2) lets the rarely-sleeping worker pay for the full fence
+    // of the sleep protocol instead of every producer (see pipeline.cpp).
+    std::atomic<bool> asymmetric_fences_{false};
     EventLog &log_;
     int pid_;
     EventHandler handler_;
 
-    std::mutex consumer_lock_;
-    std::mutex worker_start_lock_;
-    std::thread worker_;
-    std::atomic<bool> worker_running_{false};
-    std::atomic<bool> stopping_{false};
-    std::atomic<bool> stopped_{false};
-
-    // Futex word and sleep flag of the worker's sleep protocol.
+    // The sleep protocol: written when the worker falls asleep or is woken.
     alignas(cache_line_size) std::atomic<uint32_t> wake_word_{0};
     std::atomic<uint32_t> worker_sleeping_{0};
-
-    std::atomic<uint64_t> next_seq_{0};
-    std::atomic<uint64_t> pushed_{0};
-    std::atomic<uint64_t> overflowed_{0};
-    std::atomic<uint64_t> written_{0};
     std::atomic<uint64_t> wakeups_{0};
+    std::atomic<uint64_t> overflowed_{0};
+
+    // The consumer's: written on every drain.
+    alignas(cache_line_size) std::mutex consumer_lock_;
+    std::atomic<uint64_t> written_{0};
+
+    alignas(cache_line_size) std::mutex worker_start_lock_;
+    std::thread worker_;
 };
 
 } // namespace gdrhook
