@@ -33,8 +33,12 @@ IndexLeaf *make_leaf(const IndexItem *items, size_t count)
     leaf->count = static_cast<uint32_t>(count);
     for (size_t i = 0; i < count; ++i) {
         leaf->starts[i] = items[i].start;
-        leaf->ends[i] = items[i].end;
-        leaf->entries[i] = items[i].entry;
+        IndexRecord &r = leaf->records[i];
+        r.start = items[i].start;
+        r.end = items[i].end;
+        r.entry = items[i].entry;
+        r.values = items[i].values;
+        r.referenced.store(items[i].referenced, std::memory_order_relaxed);
     }
     return leaf;
 }
@@ -81,8 +85,10 @@ void index_overlapping(const IndexRoot *root, uint64_t start, uint64_t end,
         for (uint32_t j = 0; j < leaf->count; ++j) {
             if (leaf->starts[j] >= end)
                 return;
-            if (leaf->ends[j] > start)
-                out.push_back({leaf->starts[j], leaf->ends[j], leaf->entries[j]});
+            const IndexRecord &r = leaf->records[j];
+            if (r.end > start)
+                out.push_back({leaf->starts[j], r.end, r.entry, r.values,
+                               r.referenced.load(std::memory_order_relaxed)});
         }
     }
 }
@@ -98,7 +104,7 @@ bool index_overlaps(const IndexRoot *root, uint64_t start, uint64_t end)
         return false;
     const IndexLeaf *leaf = root->leaves[leaf_at];
     long at = detail::last_not_above(leaf->starts, leaf->count, end - 1);
-    return at >= 0 && leaf->ends[at] > start;
+    return at >= 0 && leaf->records[at].end > start;
 }
 
 IndexRoot *index_rebuild(const IndexRoot *old, const std::vector<IndexItem> &removed,
@@ -129,11 +135,12 @@ IndexRoot *index_rebuild(const IndexRoot *old, const std::vector<IndexItem> &rem
         ++next_touched;
         items.clear();
         for (uint32_t j = 0; j < leaf->count; ++j) {
-            CacheEntry *entry = leaf->entries[j];
+            const IndexRecord &r = leaf->records[j];
             bool gone = std::any_of(removed.begin(), removed.end(),
-                                    [entry](const IndexItem &r) { return r.entry == entry; });
+                                    [&r](const IndexItem &x) { return x.entry == r.entry; });
             if (!gone)
-                items.push_back({leaf->starts[j], leaf->ends[j], entry});
+                items.push_back({leaf->starts[j], r.end, r.entry, r.values,
+                                 r.referenced.load(std::memory_order_relaxed)});
         }
         if (static_cast<long>(i) == insert_leaf) {
             auto at = std::lower_bound(items.begin(), items.end(), inserted.start,

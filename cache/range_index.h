@@ -2,7 +2,9 @@
 //
 // The registration cache's index: non-overlapping ranges [start, end) sorted
 // by start, as an immutable two-level structure (a root array of leaves of
-// at most 64 ranges each) that readers search with no lock and no write.
+// at most 16 ranges each) that readers search with no lock and no write.
+// A leaf holds the registration's values next to its range, so a hit reads
+// the root's keys, one leaf's keys and one record: no pointer to chase.
 //
 // Invariants:
 //  - a published root and the leaves it points to are never modified;
@@ -11,12 +13,13 @@
 //
 // Writers (serialized by the cache's mutex) build a new root that shares
 // every untouched leaf with the old one: an insert or removal copies one
-// leaf (1.5 KiB) and the root's arrays (16 bytes a leaf), not the whole
+// leaf (under 1 KiB) and the root's arrays (16 bytes a leaf), not the whole
 // index, so the free path that removes an entry stays in the microseconds
 // even with 65,536 entries. The replaced root and leaves are handed back to
 // the caller, who frees them once no reader can still be looking at them.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -25,13 +28,33 @@ namespace gdrhook {
 
 struct CacheEntry;
 
-inline constexpr uint32_t index_leaf_capacity = 64;
+// 16 keys are two cache lines: a random lookup misses on few lines.
+inline constexpr uint32_t index_leaf_capacity = 16;
+
+// What a hit returns, copied from the entry when the leaf is built.
+struct IndexValues {
+    uint64_t id = 0;
+    uint64_t buffer_id = 0;
+    uint64_t handle = 0;
+    int32_t fd = -1;
+};
+
+struct IndexRecord {
+    uint64_t start;   // repeated from the leaf's keys: the record is self-contained
+    uint64_t end;
+    CacheEntry *entry;
+    IndexValues values;
+    // The one mutable field of a published leaf: the LRU second-chance bit.
+    // Readers set it (only when clear, so a hot record's line stays shared)
+    // on the line they already read; writers clear it and carry it over
+    // when they copy the leaf.
+    mutable std::atomic<uint8_t> referenced;
+};
 
 struct IndexLeaf {
     uint32_t count;
     uint64_t starts[index_leaf_capacity];
-    uint64_t ends[index_leaf_capacity];
-    CacheEntry *entries[index_leaf_capacity];
+    IndexRecord records[index_leaf_capacity];
 };
 
 struct IndexRoot {
@@ -45,6 +68,8 @@ struct IndexItem {
     uint64_t start;
     uint64_t end;
     CacheEntry *entry;
+    IndexValues values{};
+    uint8_t referenced = 0;
 };
 
 namespace detail {
@@ -66,9 +91,9 @@ inline long last_not_above(const uint64_t *keys, size_t count, uint64_t value)
 }
 } // namespace detail
 
-// The entry whose range contains [addr, end), or null. Readers call this on
+// The record whose range contains [addr, end), or null. Readers call this on
 // a root they loaded with acquire inside their read section.
-inline CacheEntry *index_find(const IndexRoot *root, uint64_t addr, uint64_t end)
+inline const IndexRecord *index_find(const IndexRoot *root, uint64_t addr, uint64_t end)
 {
     if (!root)
         return nullptr;
@@ -77,9 +102,9 @@ inline CacheEntry *index_find(const IndexRoot *root, uint64_t addr, uint64_t end
         return nullptr;
     const IndexLeaf *leaf = root->leaves[leaf_at];
     long at = detail::last_not_above(leaf->starts, leaf->count, addr);
-    if (at < 0 || end > leaf->ends[at])
+    if (at < 0 || end > leaf->records[at].end)
         return nullptr;
-    return leaf->entries[at];
+    return &leaf->records[at];
 }
 
 // Every entry overlapping [start, end), in address order (writers only).
@@ -110,7 +135,9 @@ void index_for_each(const IndexRoot *root, F &&f)
     for (uint32_t i = 0; i < root->leaf_count; ++i) {
         const IndexLeaf *leaf = root->leaves[i];
         for (uint32_t j = 0; j < leaf->count; ++j)
-            f(IndexItem{leaf->starts[j], leaf->ends[j], leaf->entries[j]});
+            f(IndexItem{leaf->starts[j], leaf->records[j].end, leaf->records[j].entry,
+                        leaf->records[j].values,
+                        leaf->records[j].referenced.load(std::memory_order_relaxed)});
     }
 }
 

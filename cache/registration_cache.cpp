@@ -19,7 +19,6 @@ struct CacheEntry {
     uint64_t handle = 0;
 
     std::atomic<uint32_t> refs{0};       // counted holds (hold slots full)
-    std::atomic<uint8_t> referenced{0};  // LRU second-chance bit
 
     CacheEntry *lru_prev = nullptr, *lru_next = nullptr; // mu_
     uint64_t retired_ns = 0;             // mu_, then the reclaimer
@@ -204,27 +203,37 @@ void RegistrationCache::release_record(ThreadRecord *record)
 // --- lookups -----------------------------------------------------------
 
 void RegistrationCache::fill_hit_slot(ThreadRecord *record, uint64_t addr,
-                                      const CacheEntry *entry, uint64_t gen)
+                                      const IndexRecord &found, uint64_t gen)
 {
-    HitSlot &slot = record->slots[slot_index(addr)];
-    slot.start = entry->start;
-    slot.end = entry->end;
+    HitSlot *set = &record->slots[set_index(addr) * hit_ways];
+    // Most recent in way 0; the one it displaces moves to way 1.
+    if (set[0].id != found.values.id)
+        set[1] = set[0];
+    HitSlot &slot = set[0];
+    slot.start = found.start;
+    slot.end = found.end;
     slot.gen = gen;
-    slot.id = entry->id;
-    slot.buffer_id = entry->buffer_id;
-    slot.handle = entry->handle;
-    slot.fd = entry->fd;
+    slot.id = found.values.id;
+    slot.buffer_id = found.values.buffer_id;
+    slot.handle = found.values.handle;
+    slot.fd = found.values.fd;
     slot.uses = hit_refresh_period;
 }
 
-static void copy_out(const CacheEntry *entry, Registration &out)
+static void copy_out(const IndexRecord &found, Registration &out)
 {
-    out.base = entry->start;
-    out.length = entry->end - entry->start;
-    out.fd = entry->fd;
-    out.handle = entry->handle;
-    out.id = entry->id;
-    out.buffer_id = entry->buffer_id;
+    out.base = found.start;
+    out.length = found.end - found.start;
+    out.fd = found.values.fd;
+    out.handle = found.values.handle;
+    out.id = found.values.id;
+    out.buffer_id = found.values.buffer_id;
+}
+
+static IndexItem item_of(CacheEntry *entry)
+{
+    return IndexItem{entry->start, entry->end, entry,
+                     IndexValues{entry->id, entry->buffer_id, entry->handle, entry->fd}};
 }
 
 Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uint64_t end,
@@ -233,17 +242,18 @@ Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uin
 {
     for (int attempt = 0; attempt < 4; ++attempt) {
         enter(record);
-        CacheEntry *entry = index_find(head_.load(std::memory_order_acquire), addr, end);
+        const IndexRecord *found = index_find(head_.load(std::memory_order_acquire), addr, end);
+        CacheEntry *entry = found ? found->entry : nullptr;
         bool valid = entry != nullptr;
         if (entry) {
-            copy_out(entry, out);
-            if (!entry->referenced.load(std::memory_order_relaxed))
-                entry->referenced.store(1, std::memory_order_relaxed);
-            fill_hit_slot(record, addr, entry, gen);
+            copy_out(*found, out);
+            if (!found->referenced.load(std::memory_order_relaxed))
+                found->referenced.store(1, std::memory_order_relaxed);
+            fill_hit_slot(record, addr, *found, gen);
             if (held) {
                 int h = free_hold_slot(record);
                 if (h >= 0) {
-                    record->holds[h].store(entry->id, std::memory_order_relaxed);
+                    record->holds[h].store(found->values.id, std::memory_order_relaxed);
                     light_fence();
                     valid = gen_.load(std::memory_order_acquire) == gen;
                     if (valid) {
@@ -355,12 +365,12 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
     std::unique_lock<std::mutex> lock(mu_);
     for (int attempt = 0;; ++attempt) {
         const IndexRoot *root = head_.load(std::memory_order_relaxed);
-        if (CacheEntry *entry = index_find(root, addr, end)) {
+        if (const IndexRecord *found = index_find(root, addr, end)) {
             // Pinned by another thread meanwhile: share its pin.
-            copy_out(entry, out);
-            fill_hit_slot(record, addr, entry, gen_.load(std::memory_order_relaxed));
+            copy_out(*found, out);
+            fill_hit_slot(record, addr, *found, gen_.load(std::memory_order_relaxed));
             if (held)
-                hold_locked(record, entry, *held);
+                hold_locked(record, found->entry, *held);
             return Status::success();
         }
         uint64_t start = align_down(want_start, alignment);
@@ -473,7 +483,8 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
 
         std::vector<void *> retired;
         const IndexRoot *old = head_.load(std::memory_order_relaxed);
-        IndexRoot *fresh = index_rebuild(old, removed, IndexItem{start, stop, entry}, retired);
+        const IndexItem inserted = item_of(entry);
+        IndexRoot *fresh = index_rebuild(old, removed, inserted, retired);
         head_.store(fresh, std::memory_order_release);
         const uint64_t now = monotonic_ns();
         if (!removed.empty()) {
@@ -502,8 +513,13 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
         index_bytes_ += size;
         inflight_pins_.fetch_sub(1, std::memory_order_seq_cst);
 
-        copy_out(entry, out);
-        fill_hit_slot(record, addr, entry, gen_.load(std::memory_order_relaxed));
+        IndexRecord published;
+        published.start = inserted.start;
+        published.end = inserted.end;
+        published.entry = entry;
+        published.values = inserted.values;
+        copy_out(published, out);
+        fill_hit_slot(record, addr, published, gen_.load(std::memory_order_relaxed));
         if (held)
             hold_locked(record, entry, *held);
         bool wake_worker = !removed.empty();
@@ -532,8 +548,10 @@ bool RegistrationCache::pick_victims_locked(uint64_t need_bytes, uint64_t need_e
     CacheEntry *e = lru_tail_;
     while (e && budget-- && (got_bytes < need_bytes || got_entries < need_entries)) {
         CacheEntry *prev = e->lru_prev;
-        if (e->referenced.load(std::memory_order_relaxed) && budget > entries_) {
-            e->referenced.store(0, std::memory_order_relaxed);
+        const IndexRecord *record =
+            index_find(head_.load(std::memory_order_relaxed), e->start, e->start + 1);
+        if (record && record->referenced.load(std::memory_order_relaxed) && budget > entries_) {
+            record->referenced.store(0, std::memory_order_relaxed);
             if (e != lru_head_) { // move to the front
                 (e->lru_prev ? e->lru_prev->lru_next : lru_head_) = e->lru_next;
                 (e->lru_next ? e->lru_next->lru_prev : lru_tail_) = e->lru_prev;

@@ -117,13 +117,14 @@ struct CacheOptions {
 };
 
 inline constexpr uint64_t cache_granule = 64 * 1024; // GPU BAR page
-inline constexpr uint32_t hit_slot_count = 256;
+inline constexpr uint32_t hit_set_count = 512; // 64 KiB a thread: only the hot lines stay in L1
+inline constexpr uint32_t hit_ways = 2; // 64 hot buffers span ~128 pages: 2 ways avoid conflicts
 inline constexpr uint32_t hold_slot_count = 8;
 // A hit-cache slot falls through to the index once every this many hits,
 // which keeps the entry's LRU bit fresh without a write per hit.
 inline constexpr uint32_t hit_refresh_period = 1024;
 
-struct HitSlot {
+struct alignas(64) HitSlot { // one cache line a slot
     uint64_t start = 0, end = 0;
     uint64_t gen = 0;               // 0 never matches: the generation starts at 1
     uint64_t id = 0, buffer_id = 0, handle = 0;
@@ -143,7 +144,7 @@ struct alignas(64) ThreadRecord {
     std::atomic<uint64_t> verify_checks{0};
     bool owned = false;             // guarded by the cache's registry mutex
     ThreadRecord *next = nullptr;   // immutable once published
-    std::array<HitSlot, hit_slot_count> slots{}; // owner only
+    std::array<HitSlot, hit_set_count * hit_ways> slots{}; // owner only
 };
 
 // Which record the calling thread uses in which cache (most recent first).
@@ -213,10 +214,19 @@ private:
     }
     void leave(ThreadRecord *record) { record->active.store(0, std::memory_order_release); }
 
-    static uint32_t slot_index(uint64_t addr)
+    static uint32_t set_index(uint64_t addr)
     {
         return static_cast<uint32_t>(((addr >> 16) * 0x9E3779B97F4A7C15ull) >> 56) %
-               hit_slot_count;
+               hit_set_count;
+    }
+    // The thread's cached copy covering [addr, end) made in generation gen.
+    static HitSlot *find_hit(ThreadRecord *record, uint64_t addr, uint64_t end, uint64_t gen)
+    {
+        HitSlot *set = &record->slots[set_index(addr) * hit_ways];
+        for (uint32_t way = 0; way < hit_ways; ++way)
+            if (set[way].gen == gen && set[way].start <= addr && end <= set[way].end)
+                return &set[way];
+        return nullptr;
     }
     static uint64_t range_end(uint64_t addr, uint64_t length)
     {
@@ -253,7 +263,7 @@ private:
                              std::vector<IndexItem> &victims);
     bool evict_for(uint64_t bytes);
     Status pin_with_eviction(uint64_t start, uint64_t end, Pin &pin);
-    void fill_hit_slot(ThreadRecord *record, uint64_t addr, const CacheEntry *entry,
+    void fill_hit_slot(ThreadRecord *record, uint64_t addr, const IndexRecord &found,
                        uint64_t gen);
     void hold_locked(ThreadRecord *record, CacheEntry *entry, HeldRegistration &held);
 
@@ -314,15 +324,14 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
     // acquire: a thread that sees the generation an invalidation made also
     // sees the index it published before.
     const uint64_t gen = gen_.load(std::memory_order_acquire);
-    HitSlot &slot = record->slots[slot_index(addr)];
-    if (slot.gen == gen && slot.start <= addr && end <= slot.end && !verify_ &&
-        --slot.uses != 0) {
-        out.base = slot.start;
-        out.length = slot.end - slot.start;
-        out.fd = slot.fd;
-        out.handle = slot.handle;
-        out.id = slot.id;
-        out.buffer_id = slot.buffer_id;
+    HitSlot *slot = find_hit(record, addr, end, gen);
+    if (slot && !verify_ && --slot->uses != 0) {
+        out.base = slot->start;
+        out.length = slot->end - slot->start;
+        out.fd = slot->fd;
+        out.handle = slot->handle;
+        out.id = slot->id;
+        out.buffer_id = slot->buffer_id;
         count(record->hits);
         return Status::success();
     }
@@ -334,8 +343,9 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
     const uint64_t end = range_end(addr, length);
     ThreadRecord *record = this_thread_record();
     const uint64_t gen = gen_.load(std::memory_order_acquire);
-    HitSlot &slot = record->slots[slot_index(addr)];
-    if (slot.gen == gen && slot.start <= addr && end <= slot.end && !verify_) {
+    HitSlot *found = find_hit(record, addr, end, gen);
+    if (found && !verify_) {
+        const HitSlot &slot = *found;
         int h = free_hold_slot(record);
         if (h >= 0) {
             record->holds[h].store(slot.id, std::memory_order_relaxed);

@@ -1,0 +1,29 @@
+#!/bin/sh
+# build.sh SRC_DIR OUT_DIR [KDIR] [--test-provider]
+#
+# Out-of-tree build for Meson and the VM test: Kbuild writes objects next
+# to the sources it builds, so the sources are copied into OUT_DIR/src and
+# built there; OUT_DIR receives gdrhook.ko (and gdrhook_tp.ko).
+set -eu
+SRC=$(cd "$1" && pwd)
+OUT=$(mkdir -p "$2" && cd "$2" && pwd)
+KDIR=${3:-}
+TP=${4:-}
+[ -n "$KDIR" ] || KDIR=$("$SRC/find-kdir.sh") || {
+	echo "build.sh: no kernel build tree (install linux-headers or set kernel_dir)" >&2
+	exit 1
+}
+mkdir -p "$OUT/src"
+# Copy only sources; keep what Kbuild built last time so rebuilds are incremental.
+(cd "$SRC" && find . -path ./build -prune -o \( -name '*.c' -o -name '*.h' -o -name '*.sh' \
+	-o -name Kbuild -o -name Makefile \) -type f -print) |
+while read -r f; do
+	mkdir -p "$OUT/src/$(dirname "$f")"
+	cmp -s "$SRC/$f" "$OUT/src/$f" 2>/dev/null || cp "$SRC/$f" "$OUT/src/$f"
+done
+make -s -C "$OUT/src" KDIR="$KDIR"
+cp "$OUT/src/gdrhook.ko" "$OUT/gdrhook.ko"
+if [ "$TP" = "--test-provider" ]; then
+	make -s -C "$OUT/src" KDIR="$KDIR" test-provider
+	cp "$OUT/src/test_provider/gdrhook_tp.ko" "$OUT/gdrhook_tp.ko"
+fi

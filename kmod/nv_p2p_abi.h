@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR MIT */
+/*
+ * nv_p2p_abi.h - the nvidia_p2p_* interface as gdrhook uses it.
+ *
+ * Written from NVIDIA's GPUDirect RDMA guide, not copied from nv-p2p.h: the
+ * layouts and prototypes below are the binary interface nvidia.ko exports,
+ * so they must match it field for field. Shared by gdrhook.ko (which calls
+ * these through symbol_get(), never by link) and by the test provider
+ * (which implements them over ordinary process memory).
+ */
+#ifndef GDRHOOK_NV_P2P_ABI_H
+#define GDRHOOK_NV_P2P_ABI_H
+
+#include <linux/types.h>
+
+struct pci_dev;
+
+enum nvidia_p2p_page_size_type {
+	NVIDIA_P2P_PAGE_SIZE_4KB = 0,
+	NVIDIA_P2P_PAGE_SIZE_64KB,
+	NVIDIA_P2P_PAGE_SIZE_128KB,
+	NVIDIA_P2P_PAGE_SIZE_COUNT
+};
+
+struct nvidia_p2p_page {
+	uint64_t physical_address;
+	union nvidia_p2p_request_registers {
+		struct {
+			uint32_t wreqmb_h;
+			uint32_t rreqmb_h;
+			uint32_t rreqmb_0;
+			uint32_t reserved[3];
+		} fermi;
+	} registers;
+};
+
+/* Major in the high 16 bits; compatible when the majors match and ours is
+ * not newer than the table's. */
+#define NVIDIA_P2P_PAGE_TABLE_VERSION 0x00010002u
+#define NVIDIA_P2P_DMA_MAPPING_VERSION 0x00020003u
+#define NVIDIA_P2P_MAJOR(v) ((v) >> 16)
+#define NVIDIA_P2P_MINOR(v) ((v) & 0xffffu)
+#define NVIDIA_P2P_VERSION_OK(have, want) \
+	(NVIDIA_P2P_MAJOR(have) == NVIDIA_P2P_MAJOR(want) && \
+	 NVIDIA_P2P_MINOR(have) >= NVIDIA_P2P_MINOR(want))
+
+struct nvidia_p2p_page_table {
+	uint32_t version;
+	uint32_t page_size; /* enum nvidia_p2p_page_size_type */
+	struct nvidia_p2p_page **pages;
+	uint32_t entries;
+	uint8_t *gpu_uuid;
+	uint32_t flags;
+};
+
+struct nvidia_p2p_dma_mapping {
+	uint32_t version;
+	enum nvidia_p2p_page_size_type page_size_type;
+	uint32_t entries;
+	uint64_t *dma_addresses;
+	void *private;
+	struct pci_dev *pci_dev;
+};
+
+int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address, uint64_t length,
+			 struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data);
+int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address,
+			 struct nvidia_p2p_page_table *page_table);
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
+int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
+				    struct nvidia_p2p_page_table **page_table,
+				    uint32_t flags);
+int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
+				    struct nvidia_p2p_page_table *page_table,
+				    uint32_t flags);
+int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
+			     struct nvidia_p2p_page_table *page_table,
+			     struct nvidia_p2p_dma_mapping **dma_mapping);
+int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
+			       struct nvidia_p2p_page_table *page_table,
+			       struct nvidia_p2p_dma_mapping *dma_mapping);
+int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping);
+
+#endif /* GDRHOOK_NV_P2P_ABI_H */

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * pin_table.c - pin objects, the per-file handle table, and the global id
+ * table through which callbacks find a pin.
+ *
+ * Two tables, two jobs:
+ *  - f->handles (under f->lock, a mutex): what user space names. A handle
+ *    is reserved before the backend pins (so the limits are enforced
+ *    before anything is pinned) and published only once the pin is LIVE.
+ *  - gdrhook_ids (under its xa_lock, a spinlock): what callbacks name.
+ *    The id is allocated before the backend pins because the driver may
+ *    call back as soon as it has registered the callback.
+ * Neither lock is ever held across a call into a backend, so a driver
+ * that calls back while we are inside it cannot deadlock against us.
+ */
+#include <linux/pci.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "gdrhook.h"
+
+static DEFINE_XARRAY_ALLOC1(gdrhook_ids);
+static u32 gdrhook_next_id;
+
+/* ---------------------------------------------------------------- files */
+
+struct gdrhook_file *gdrhook_file_create(void)
+{
+	struct gdrhook_file *f;
+
+	if (!current->mm)
+		return ERR_PTR(-EINVAL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	if (!f)
+		return ERR_PTR(-ENOMEM);
+	if (gdrhook_events_init(&f->events, gdrhook_event_queue_len)) {
+		kfree(f);
+		return ERR_PTR(-ENOMEM);
+	}
+	kref_init(&f->ref);
+	mutex_init(&f->lock);
+	xa_init_flags(&f->handles, XA_FLAGS_ALLOC1);
+	/* Keep the mm_struct (not the address space) so the pointer we
+	 * compare against stays unique while the file lives. */
+	f->mm = current->mm;
+	mmgrab(f->mm);
+	atomic64_inc(&gdrhook_stats.files_live);
+	return f;
+}
+
+static void gdrhook_file_free(struct kref *ref)
+{
+	struct gdrhook_file *f = container_of(ref, struct gdrhook_file, ref);
+
+	WARN_ON(!xa_empty(&f->handles));
+	xa_destroy(&f->handles);
+	gdrhook_events_free(&f->events);
+	mmdrop(f->mm);
+	kfree(f);
+	atomic64_dec(&gdrhook_stats.files_live);
+}
+
+void gdrhook_file_put(struct gdrhook_file *f)
+{
+	kref_put(&f->ref, gdrhook_file_free);
+}
+
+/* ----------------------------------------------------------------- pins */
+
+static void gdrhook_pin_free(struct kref *ref)
+{
+	struct gdrhook_pin *pin = container_of(ref, struct gdrhook_pin, ref);
+
+	kvfree(pin->bus_addrs);
+	if (pin->peer)
+		pci_dev_put(pin->peer);
+	gdrhook_file_put(pin->file);
+	kfree(pin);
+}
+
+void gdrhook_pin_put(struct gdrhook_pin *pin)
+{
+	kref_put(&pin->ref, gdrhook_pin_free);
+}
+
+/* Give back the quota and the handle slot a pin held in its file. */
+static void gdrhook_file_unaccount(struct gdrhook_file *f, u64 length)
+{
+	lockdep_assert_held(&f->lock);
+	f->nr_handles--;
+	f->pinned_bytes -= length;
+}
+
+int gdrhook_pin_create(struct gdrhook_file *f,
+		       const struct gdrhook_backend_ops *backend,
+		       const struct gdrhook_pin_req_k *req, u64 user_tag,
+		       struct gdrhook_ioc_pin *reply)
+{
+	struct gdrhook_pin *pin;
+	bool have_id = false;
+	int err;
+
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	if (!pin)
+		return -ENOMEM;
+	kref_init(&pin->ref);
+	atomic_set(&pin->state, GDRHOOK_PIN_PINNING);
+	kref_get(&f->ref);
+	pin->file = f;
+	pin->backend = backend;
+	pin->flags = req->flags;
+	pin->addr = req->addr;
+	pin->length = req->length;
+	pin->user_tag = user_tag;
+	pin->peer = req->peer ? pci_dev_get(req->peer) : NULL;
+
+	mutex_lock(&f->lock);
+	if (f->nr_handles >= gdrhook_max_handles_per_file ||
+	    req->length > gdrhook_max_pinned_bytes_per_file - min_t(u64,
+			f->pinned_bytes, gdrhook_max_pinned_bytes_per_file)) {
+		err = -ENOSPC;
+	} else {
+		/* NULL reserves the slot; lookups see nothing until published. */
+		err = xa_alloc_cyclic(&f->handles, &pin->handle, NULL,
+				      xa_limit_31b, &f->next_handle, GFP_KERNEL);
+		if (err >= 0) {
+			err = 0;
+			f->nr_handles++;
+			f->pinned_bytes += req->length;
+		}
+	}
+	mutex_unlock(&f->lock);
+	if (err)
+		goto out_put;
+
+	err = xa_alloc_cyclic(&gdrhook_ids, &pin->id, pin, xa_limit_31b,
+			      &gdrhook_next_id, GFP_KERNEL);
+	if (err < 0)
+		goto out_unreserve;
+	have_id = true;
+
+	err = backend->pin(pin, req);
+	if (err)
+		goto out_unreserve;
+
+	if (atomic_cmpxchg(&pin->state, GDRHOOK_PIN_PINNING,
+			   GDRHOOK_PIN_LIVE) != GDRHOOK_PIN_PINNING) {
+		/* A callback revoked it before we could publish it: the memory
+		 * was freed while being pinned. The callback let the driver
+		 * side go; undo ours and let the caller retry or give up. */
+		backend->release(pin, true);
+		err = -EAGAIN;
+		goto out_unreserve;
+	}
+
+	reply->handle = pin->handle;
+	reply->page_size = pin->page_size;
+	reply->page_count = pin->page_count;
+	atomic64_inc(&gdrhook_stats.pins_live);
+	atomic64_inc(&gdrhook_stats.pins_total);
+
+	mutex_lock(&f->lock);
+	/* The slot is reserved, so this store needs no allocation. */
+	xa_store(&f->handles, pin->handle, pin, GFP_KERNEL);
+	mutex_unlock(&f->lock);
+	return 0;
+
+out_unreserve:
+	if (have_id)
+		xa_erase(&gdrhook_ids, pin->id);
+	mutex_lock(&f->lock);
+	xa_erase(&f->handles, pin->handle);
+	gdrhook_file_unaccount(f, req->length);
+	mutex_unlock(&f->lock);
+out_put:
+	gdrhook_pin_put(pin);
+	return err;
+}
+
+/*
+ * Tear down a pin that its caller has already taken out of the handle
+ * table: win LIVE->UNPINNING (or find that a callback won), let the
+ * backend release what it still owns, then retire the id so that any later
+ * callback misses.
+ */
+static void gdrhook_pin_destroy(struct gdrhook_pin *pin)
+{
+	int old = atomic_cmpxchg(&pin->state, GDRHOOK_PIN_LIVE,
+				 GDRHOOK_PIN_UNPINNING);
+
+	WARN_ON_ONCE(old != GDRHOOK_PIN_LIVE && old != GDRHOOK_PIN_REVOKED);
+	pin->backend->release(pin, old == GDRHOOK_PIN_REVOKED);
+	xa_erase(&gdrhook_ids, pin->id);
+	atomic64_dec(&gdrhook_stats.pins_live);
+	gdrhook_pin_put(pin);
+}
+
+/* Remove a published pin from its file's table; NULL if there is none. */
+static struct gdrhook_pin *gdrhook_pin_take(struct gdrhook_file *f,
+					    unsigned long handle)
+{
+	struct gdrhook_pin *pin;
+
+	mutex_lock(&f->lock);
+	pin = xa_load(&f->handles, handle);
+	if (pin) {
+		xa_erase(&f->handles, handle);
+		gdrhook_file_unaccount(f, pin->length);
+	}
+	mutex_unlock(&f->lock);
+	return pin;
+}
+
+static bool gdrhook_handle_valid(u64 handle)
+{
+	return handle != 0 && handle <= xa_limit_31b.max;
+}
+
+int gdrhook_pin_unpin(struct gdrhook_file *f, u64 handle)
+{
+	struct gdrhook_pin *pin;
+
+	if (!gdrhook_handle_valid(handle))
+		return -ENOENT;
+	pin = gdrhook_pin_take(f, handle);
+	if (!pin)
+		return -ENOENT;
+	gdrhook_pin_destroy(pin);
+	return 0;
+}
+
+struct gdrhook_pin *gdrhook_pin_lookup(struct gdrhook_file *f, u64 handle)
+{
+	struct gdrhook_pin *pin;
+
+	if (!gdrhook_handle_valid(handle))
+		return NULL;
+	mutex_lock(&f->lock);
+	pin = xa_load(&f->handles, handle);
+	if (pin)
+		kref_get(&pin->ref);
+	mutex_unlock(&f->lock);
+	return pin;
+}
+
+void gdrhook_file_release_all(struct gdrhook_file *f)
+{
+	for (;;) {
+		unsigned long handle = 0;
+		struct gdrhook_pin *pin;
+
+		/* No ioctl can run any more (this is release), so there are
+		 * no reserved slots, only published pins. */
+		mutex_lock(&f->lock);
+		pin = xa_find(&f->handles, &handle, ULONG_MAX, XA_PRESENT);
+		if (pin) {
+			xa_erase(&f->handles, handle);
+			gdrhook_file_unaccount(f, pin->length);
+		}
+		mutex_unlock(&f->lock);
+		if (!pin)
+			break;
+		gdrhook_pin_destroy(pin);
+		cond_resched();
+	}
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+struct gdrhook_pin *gdrhook_pin_get_by_id(u32 id)
+{
+	struct gdrhook_pin *pin;
+
+	/*
+	 * The reference is taken under the same lock xa_erase() takes, and
+	 * the table's reference is only dropped after the erase, so a pin
+	 * found here cannot be freed under us.
+	 */
+	xa_lock(&gdrhook_ids);
+	pin = xa_load(&gdrhook_ids, id);
+	if (pin)
+		kref_get(&pin->ref);
+	xa_unlock(&gdrhook_ids);
+	atomic64_inc(&gdrhook_stats.callbacks);
+	if (!pin)
+		atomic64_inc(&gdrhook_stats.late_callbacks);
+	return pin;
+}
+
+bool gdrhook_pin_revoke(struct gdrhook_pin *pin, u32 event_type)
+{
+	int old = atomic_read(&pin->state);
+
+	for (;;) {
+		int seen;
+
+		if (old != GDRHOOK_PIN_PINNING && old != GDRHOOK_PIN_LIVE)
+			return false; /* an unpin owns it, or already revoked */
+		seen = atomic_cmpxchg(&pin->state, old, GDRHOOK_PIN_REVOKED);
+		if (seen == old)
+			break;
+		old = seen;
+	}
+	atomic64_inc(&gdrhook_stats.revocations);
+	if (old == GDRHOOK_PIN_LIVE) {
+		struct gdrhook_event e = {
+			.type = event_type,
+			.handle = pin->handle,
+			.user_tag = pin->user_tag,
+			.addr = pin->addr,
+			.length = pin->length,
+		};
+
+		gdrhook_events_post(&pin->file->events, &e);
+	}
+	return true;
+}
+
+int gdrhook_pin_table_init(void)
+{
+	return 0;
+}
+
+void gdrhook_pin_table_exit(void)
+{
+	/* Every file is closed before the module can go, and closing
+	 * retires every id. */
+	WARN_ON(!xa_empty(&gdrhook_ids));
+	xa_destroy(&gdrhook_ids);
+}

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0-only OR MIT
+/*
+ * gdrhook_tp.c - TEST ONLY: an nvidia_p2p_* provider over ordinary memory.
+ *
+ * Exports the nv-p2p functions gdrhook.ko resolves with symbol_get(), so
+ * the module can be exercised in a VM with no GPU. "GPU memory" is the
+ * calling process's own anonymous memory, pinned with pin_user_pages; a
+ * 64 KiB "GPU page" is reported by the address of its first 4 KiB page.
+ *
+ * It copies the semantics of the current NVIDIA driver that matter to a
+ * client, and counts every misuse in debugfs (bad_calls) so tests can
+ * assert there was none:
+ *  - the free callback runs after the table is unlinked (FIRE ioctl);
+ *    the table is freed by the provider once the callback returns, and
+ *    nvidia_p2p_free_page_table() is only legal inside the callback;
+ *  - exactly one of two things must happen to each non-persistent table:
+ *    the client calls nvidia_p2p_free_page_table() inside the callback, or
+ *    it calls nvidia_p2p_put_pages() (before, during or after the
+ *    callback). put_pages on a table whose callback is running answers 0
+ *    once the callback has finished; a table whose callback returned
+ *    without free_page_table is kept as a tombstone (pages released, the
+ *    address not reused) until its put_pages arrives; put_pages on a
+ *    table already freed is a double free, counted as misuse. Tombstones
+ *    count in tables_live, so a client that never puts them shows as a
+ *    leak;
+ *  - the race_delay_us parameter inserts random delays in put_pages and
+ *    before each callback, to widen the windows in which an unpin and a
+ *    callback on the same table overlap.
+ * EXPORT_SYMBOL_GPL: 6.1.y's symbol_get() refuses plain exports.
+ */
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/hashtable.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/random.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "nv_p2p_abi.h"
+#include "gdrhook_tp_ioctl.h"
+
+#define TP_GPU_PAGE (64ULL * 1024)
+#define TP_OS_PER_GPU_PAGE (TP_GPU_PAGE / PAGE_SIZE)
+#define TP_MAX_LEN (1ULL << 30)
+
+static unsigned int race_delay_us;
+module_param(race_delay_us, uint, 0644);
+MODULE_PARM_DESC(race_delay_us, "Random delay up to this, in put_pages and before each callback");
+
+/*
+ * Whether put_pages on a table whose callback is running waits for the
+ * callback to finish (1), or answers 0 at once (0), in which case the
+ * callback reaches the client after its unpin has returned: the "late
+ * callback" that must find nothing.
+ */
+static bool put_waits_for_callback = true;
+module_param(put_waits_for_callback, bool, 0644);
+MODULE_PARM_DESC(put_waits_for_callback, "put_pages during a callback waits for it (default 1)");
+
+enum tp_state {
+	TP_LIVE,
+	TP_IN_CALLBACK, /* unlinked by a "free"; the callback is running */
+	TP_DEAD,        /* callback done without free_page_table: put_pages owed */
+};
+
+struct tp_map {
+	struct nvidia_p2p_dma_mapping m;
+	struct list_head node;  /* in tp_table.maps */
+	dma_addr_t *os_addrs;   /* one per 4 KiB page */
+	unsigned long n;
+};
+
+struct tp_table {
+	struct nvidia_p2p_page_table pt;
+	struct hlist_node hnode;    /* tp_hash, keyed by &pt */
+	struct list_head all;       /* tp_all, for FIRE */
+	struct list_head fire_node; /* FIRE's private list */
+	enum tp_state state;
+	bool persistent;
+	bool client_freed;          /* free_page_table called in the callback */
+	bool client_put;            /* put_pages called during the callback */
+	struct mm_struct *mm;       /* mmgrab'd: compared by FIRE */
+	u64 va, len;
+	struct page **pages;
+	unsigned long npages;
+	struct nvidia_p2p_page *entries;
+	struct nvidia_p2p_page **entry_ptrs;
+	void (*cb)(void *data);
+	void *data;
+	struct list_head maps;
+	u8 uuid[16];
+};
+
+static DEFINE_SPINLOCK(tp_lock); /* tp_hash, tp_all, states, map lists */
+static DEFINE_HASHTABLE(tp_hash, 8);
+static LIST_HEAD(tp_all);
+static DECLARE_WAIT_QUEUE_HEAD(tp_wq);
+static atomic64_t tp_tables_live, tp_pages_pinned, tp_callbacks, tp_bad_calls;
+
+static void tp_race_delay(void)
+{
+	unsigned int max = READ_ONCE(race_delay_us);
+
+	if (max)
+		udelay(get_random_u32() % max);
+}
+
+static struct tp_table *tp_find(const struct nvidia_p2p_page_table *pt)
+{
+	struct tp_table *t;
+
+	lockdep_assert_held(&tp_lock);
+	hash_for_each_possible(tp_hash, t, hnode, (unsigned long)pt)
+		if (&t->pt == pt)
+			return t;
+	return NULL;
+}
+
+static int tp_bad(const char *what)
+{
+	atomic64_inc(&tp_bad_calls);
+	pr_err("gdrhook_tp: misuse: %s\n", what);
+	return -EINVAL;
+}
+
+static void tp_unmap(struct tp_map *m)
+{
+	unsigned long i;
+
+	for (i = 0; i < m->n; i++)
+		dma_unmap_page(&m->m.pci_dev->dev, m->os_addrs[i], PAGE_SIZE,
+			       DMA_BIDIRECTIONAL);
+	kvfree(m->os_addrs);
+	kvfree(m->m.dma_addresses);
+	kfree(m);
+}
+
+/* Release what an unlinked table holds: its mappings, then its pages. */
+static void tp_release_memory(struct tp_table *t)
+{
+	struct tp_map *m, *tmp;
+
+	list_for_each_entry_safe(m, tmp, &t->maps, node) {
+		list_del(&m->node);
+		tp_unmap(m);
+	}
+	if (t->pages && t->npages) {
+		unpin_user_pages_dirty_lock(t->pages, t->npages, true);
+		atomic64_sub(t->npages, &tp_pages_pinned);
+		t->npages = 0;
+	}
+}
+
+/* Free an unlinked table. */
+static void tp_free(struct tp_table *t)
+{
+	tp_release_memory(t);
+	if (t->pages)
+		atomic64_dec(&tp_tables_live);
+	if (t->mm)
+		mmdrop(t->mm);
+	kvfree(t->pages);
+	kvfree(t->entries);
+	kvfree(t->entry_ptrs);
+	kfree(t);
+}
+
+static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
+		  void (*cb)(void *), void *data, bool persistent)
+{
+	unsigned long i, n_entries;
+	struct tp_table *t;
+	long pinned;
+
+	if (!out || !len || !IS_ALIGNED(va | len, TP_GPU_PAGE) ||
+	    va + len < va || len > TP_MAX_LEN || !current->mm)
+		return -EINVAL;
+	if (!persistent && !cb)
+		return -EINVAL;
+
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&t->maps);
+	t->npages = len >> PAGE_SHIFT;
+	n_entries = len / TP_GPU_PAGE;
+	t->pages = kvmalloc_array(t->npages, sizeof(*t->pages), GFP_KERNEL | __GFP_NOWARN);
+	t->entries = kvcalloc(n_entries, sizeof(*t->entries), GFP_KERNEL | __GFP_NOWARN);
+	t->entry_ptrs = kvcalloc(n_entries, sizeof(*t->entry_ptrs), GFP_KERNEL | __GFP_NOWARN);
+	if (!t->pages || !t->entries || !t->entry_ptrs) {
+		kvfree(t->pages);
+		t->pages = NULL;
+		tp_free(t);
+		return -ENOMEM;
+	}
+	pinned = pin_user_pages_fast(va, t->npages, FOLL_WRITE | FOLL_LONGTERM, t->pages);
+	if (pinned != t->npages) {
+		/* Not the caller's memory (or not all of it). */
+		if (pinned > 0)
+			unpin_user_pages(t->pages, pinned);
+		kvfree(t->pages);
+		t->pages = NULL;
+		tp_free(t);
+		return -EFAULT;
+	}
+	atomic64_add(t->npages, &tp_pages_pinned);
+	atomic64_inc(&tp_tables_live);
+
+	for (i = 0; i < n_entries; i++) {
+		t->entries[i].physical_address =
+			page_to_phys(t->pages[i * TP_OS_PER_GPU_PAGE]);
+		t->entry_ptrs[i] = &t->entries[i];
+	}
+	get_random_bytes(t->uuid, sizeof(t->uuid));
+	t->pt.version = NVIDIA_P2P_PAGE_TABLE_VERSION;
+	t->pt.page_size = NVIDIA_P2P_PAGE_SIZE_64KB;
+	t->pt.pages = t->entry_ptrs;
+	t->pt.entries = n_entries;
+	t->pt.gpu_uuid = t->uuid;
+	t->va = va;
+	t->len = len;
+	t->cb = cb;
+	t->data = data;
+	t->persistent = persistent;
+	t->state = TP_LIVE;
+	t->mm = current->mm;
+	mmgrab(t->mm);
+
+	/* Like the driver: the table is stored before the callback can fire. */
+	*out = &t->pt;
+	spin_lock(&tp_lock);
+	hash_add(tp_hash, &t->hnode, (unsigned long)&t->pt);
+	list_add_tail(&t->all, &tp_all);
+	spin_unlock(&tp_lock);
+	return 0;
+}
+
+static bool tp_in_callback(const struct nvidia_p2p_page_table *pt)
+{
+	struct tp_table *t;
+	bool busy;
+
+	spin_lock(&tp_lock);
+	t = tp_find(pt);
+	busy = t && t->state == TP_IN_CALLBACK;
+	spin_unlock(&tp_lock);
+	return busy;
+}
+
+static int tp_put(u64 va, struct nvidia_p2p_page_table *pt, bool persistent)
+{
+	struct tp_table *t;
+
+	tp_race_delay();
+	for (;;) {
+		spin_lock(&tp_lock);
+		t = tp_find(pt);
+		if (!t || t->va != va || t->persistent != persistent) {
+			spin_unlock(&tp_lock);
+			return tp_bad("put_pages on an unknown table (double free?)");
+		}
+		if (t->state != TP_IN_CALLBACK)
+			break;
+		if (!READ_ONCE(put_waits_for_callback)) {
+			bool twice = t->client_put || t->client_freed;
+
+			t->client_put = true;
+			spin_unlock(&tp_lock);
+			return twice ? tp_bad("put_pages twice, or after free_page_table") : 0;
+		}
+		spin_unlock(&tp_lock);
+		/* The free got there first: answer once its callback is done. */
+		wait_event(tp_wq, !tp_in_callback(pt));
+	}
+	hash_del(&t->hnode);
+	if (t->state == TP_LIVE)
+		list_del(&t->all);
+	spin_unlock(&tp_lock);
+	tp_free(t); /* a tombstone's memory is already released */
+	return 0;
+}
+
+int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address, uint64_t length,
+			 struct nvidia_p2p_page_table **page_table,
+			 void (*free_callback)(void *data), void *data)
+{
+	if (p2p_token || va_space)
+		return -EINVAL;
+	return tp_get(virtual_address, length, page_table, free_callback, data, false);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
+
+int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
+			 uint64_t virtual_address,
+			 struct nvidia_p2p_page_table *page_table)
+{
+	if (p2p_token || va_space)
+		return -EINVAL;
+	return tp_put(virtual_address, page_table, false);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
+
+int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
+				    struct nvidia_p2p_page_table **page_table,
+				    uint32_t flags)
+{
+	if (flags)
+		return -EINVAL;
+	return tp_get(virtual_address, length, page_table, NULL, NULL, true);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
+
+int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
+				    struct nvidia_p2p_page_table *page_table,
+				    uint32_t flags)
+{
+	if (flags)
+		return -EINVAL;
+	return tp_put(virtual_address, page_table, true);
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages_persistent);
+
+int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
+{
+	struct tp_table *t;
+	int err = 0;
+
+	spin_lock(&tp_lock);
+	t = tp_find(page_table);
+	if (!t || t->state != TP_IN_CALLBACK || t->client_freed || t->client_put)
+		err = -EINVAL;
+	else
+		t->client_freed = true;
+	spin_unlock(&tp_lock);
+	/* Freed after the callback returns; here we only check the call. */
+	return err ? tp_bad("free_page_table outside its free callback") : 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
+
+int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
+			     struct nvidia_p2p_page_table *page_table,
+			     struct nvidia_p2p_dma_mapping **dma_mapping)
+{
+	struct tp_table *t;
+	struct tp_map *m;
+	unsigned long i;
+
+	if (!peer || !page_table || !dma_mapping)
+		return -EINVAL;
+	spin_lock(&tp_lock);
+	t = tp_find(page_table);
+	if (!t || t->state != TP_LIVE) {
+		spin_unlock(&tp_lock);
+		return tp_bad("dma_map_pages on a table that is not live");
+	}
+	spin_unlock(&tp_lock);
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->os_addrs = kvmalloc_array(t->npages, sizeof(*m->os_addrs), GFP_KERNEL);
+	m->m.dma_addresses = kvmalloc_array(t->pt.entries, sizeof(u64), GFP_KERNEL);
+	m->m.pci_dev = peer;
+	if (!m->os_addrs || !m->m.dma_addresses) {
+		tp_unmap(m);
+		return -ENOMEM;
+	}
+	for (i = 0; i < t->npages; i++) {
+		dma_addr_t a = dma_map_page(&peer->dev, t->pages[i], 0, PAGE_SIZE,
+					    DMA_BIDIRECTIONAL);
+
+		if (dma_mapping_error(&peer->dev, a)) {
+			tp_unmap(m);
+			return -EIO;
+		}
+		m->os_addrs[m->n++] = a;
+	}
+	for (i = 0; i < t->pt.entries; i++)
+		m->m.dma_addresses[i] = m->os_addrs[i * TP_OS_PER_GPU_PAGE];
+	m->m.version = NVIDIA_P2P_DMA_MAPPING_VERSION;
+	m->m.page_size_type = NVIDIA_P2P_PAGE_SIZE_64KB;
+	m->m.entries = t->pt.entries;
+	m->m.private = m;
+
+	spin_lock(&tp_lock);
+	list_add_tail(&m->node, &t->maps);
+	spin_unlock(&tp_lock);
+	*dma_mapping = &m->m;
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_dma_map_pages);
+
+/* Find the wrapper of a mapping handed out for table t (under tp_lock). */
+static struct tp_map *tp_find_map(struct tp_table *t,
+				  const struct nvidia_p2p_dma_mapping *dm)
+{
+	struct tp_map *m;
+
+	list_for_each_entry(m, &t->maps, node)
+		if (&m->m == dm)
+			return m;
+	return NULL;
+}
+
+int nvidia_p2p_dma_unmap_pages(struct pci_dev *peer,
+			       struct nvidia_p2p_page_table *page_table,
+			       struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	struct tp_table *t;
+	struct tp_map *m = NULL;
+
+	spin_lock(&tp_lock);
+	t = tp_find(page_table);
+	if (t && t->state == TP_LIVE)
+		m = tp_find_map(t, dma_mapping);
+	if (m && m->m.pci_dev == peer)
+		list_del(&m->node);
+	else
+		m = NULL;
+	spin_unlock(&tp_lock);
+	if (!m)
+		return tp_bad("dma_unmap_pages of an unknown mapping");
+	tp_unmap(m);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_dma_unmap_pages);
+
+int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
+{
+	struct tp_table *t;
+	bool ok = false;
+
+	spin_lock(&tp_lock);
+	list_for_each_entry(t, &tp_all, all)
+		if (t->state == TP_IN_CALLBACK && tp_find_map(t, dma_mapping)) {
+			ok = true;
+			break;
+		}
+	spin_unlock(&tp_lock);
+	return ok ? 0 : tp_bad("free_dma_mapping outside its free callback");
+}
+EXPORT_SYMBOL_GPL(nvidia_p2p_free_dma_mapping);
+
+/* What nvidia.ko does when memory under a table is freed. */
+static u32 tp_fire(u64 addr, u64 len)
+{
+	struct tp_table *t, *tmp;
+	LIST_HEAD(victims);
+	u32 fired = 0;
+
+	spin_lock(&tp_lock);
+	list_for_each_entry(t, &tp_all, all) {
+		if (t->state != TP_LIVE || t->persistent || t->mm != current->mm)
+			continue;
+		if (t->va >= addr + len || addr >= t->va + t->len)
+			continue;
+		t->state = TP_IN_CALLBACK; /* unlinked: put_pages now defers */
+		list_add_tail(&t->fire_node, &victims);
+	}
+	spin_unlock(&tp_lock);
+
+	list_for_each_entry_safe(t, tmp, &victims, fire_node) {
+		bool owed;
+
+		tp_race_delay();
+		t->cb(t->data);
+		atomic64_inc(&tp_callbacks);
+		/* The memory goes now, whoever the table's owner turns out to be;
+		 * put_pages waits while the state is TP_IN_CALLBACK. */
+		tp_release_memory(t);
+		spin_lock(&tp_lock);
+		list_del(&t->all);
+		owed = !t->client_freed && !t->client_put;
+		if (owed)
+			t->state = TP_DEAD;
+		else
+			hash_del(&t->hnode);
+		spin_unlock(&tp_lock);
+		wake_up_all(&tp_wq);
+		if (!owed)
+			tp_free(t);
+		fired++;
+	}
+	return fired;
+}
+
+static long tp_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	struct gdrhook_tp_fire a;
+
+	if (cmd != GDRHOOK_TP_IOCTL_FIRE)
+		return -ENOTTY;
+	if (copy_from_user(&a, (void __user *)arg, sizeof(a)))
+		return -EFAULT;
+	if (a.reserved || !a.length || a.addr + a.length < a.addr)
+		return -EINVAL;
+	a.fired = tp_fire(a.addr, a.length);
+	return copy_to_user((void __user *)arg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+static const struct file_operations tp_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = tp_ioctl,
+};
+
+static struct miscdevice tp_miscdev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "gdrhook_tp",
+	.fops = &tp_fops,
+};
+
+static struct dentry *tp_debugfs;
+
+static int tp_stat_get(void *data, u64 *val)
+{
+	*val = atomic64_read((atomic64_t *)data);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(tp_stat_fops, tp_stat_get, NULL, "%llu\n");
+
+static int __init tp_init(void)
+{
+	tp_debugfs = debugfs_create_dir("gdrhook_tp", NULL);
+	debugfs_create_file_unsafe("tables_live", 0444, tp_debugfs, &tp_tables_live, &tp_stat_fops);
+	debugfs_create_file_unsafe("pages_pinned", 0444, tp_debugfs, &tp_pages_pinned, &tp_stat_fops);
+	debugfs_create_file_unsafe("callbacks", 0444, tp_debugfs, &tp_callbacks, &tp_stat_fops);
+	debugfs_create_file_unsafe("bad_calls", 0444, tp_debugfs, &tp_bad_calls, &tp_stat_fops);
+	return misc_register(&tp_miscdev);
+}
+
+static void __exit tp_exit(void)
+{
+	struct tp_table *t;
+
+	misc_deregister(&tp_miscdev);
+	debugfs_remove_recursive(tp_debugfs);
+	/* Clients hold symbol references, so none is loaded now; whatever
+	 * is left was leaked by one. */
+	struct hlist_node *n;
+	int bkt;
+
+	hash_for_each_safe(tp_hash, bkt, n, t, hnode) {
+		pr_err("gdrhook_tp: leaked table va=%llx len=%llx\n", t->va, t->len);
+		hash_del(&t->hnode);
+		if (t->state != TP_DEAD)
+			list_del(&t->all);
+		tp_free(t);
+	}
+}
+
+module_init(tp_init);
+module_exit(tp_exit);
+MODULE_LICENSE("Dual MIT/GPL");
+MODULE_DESCRIPTION("TEST ONLY: nvidia_p2p_* over ordinary process memory, for gdrhook's VM test");

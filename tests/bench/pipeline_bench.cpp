@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "pipeline_bench.h"
+
+#include "cache/clock.h"
+#include "cache/event_log.h"
+#include "cache/event_queue.h"
+#include "cache/pipeline.h"
+#include "cache/registration_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+namespace bench {
+
+using namespace gdrhook;
+
+QueueResult measure_queue(int producers, uint64_t events_per_producer)
+{
+    BoundedMpscQueue<Event> queue(4096);
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> pool;
+    for (int p = 0; p < producers; ++p) {
+        pool.emplace_back([&, p] {
+            Event event;
+            event.tid = p;
+            ready++;
+            while (!go.load(std::memory_order_acquire)) {
+            }
+            for (uint64_t i = 0; i < events_per_producer; ++i) {
+                event.seq = i;
+                while (!queue.try_push(event))
+                    std::this_thread::yield(); // full: the consumer is behind
+            }
+        });
+    }
+    while (ready.load() < producers)
+        std::this_thread::yield();
+    const uint64_t total = events_per_producer * producers;
+    uint64_t popped = 0;
+    Event event;
+    auto start = monotonic_ns();
+    go.store(true, std::memory_order_release);
+    while (popped < total) {
+        if (queue.try_pop(event))
+            ++popped;
+    }
+    auto elapsed = monotonic_ns() - start;
+    for (auto &t : pool)
+        t.join();
+    return QueueResult{producers, total * 1e3 / static_cast<double>(elapsed)};
+}
+
+UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
+                                     const UnpinBuffers &buffers, uint64_t gap_ns)
+{
+    UnpinDelayResult result;
+    result.backend = backend->name();
+    CacheOptions options;
+    options.max_entries = 0;
+    const uint64_t size = buffers.size;
+    options.allocation_of = [&buffers, size](uint64_t addr, AllocationInfo &out) {
+        auto it = std::upper_bound(buffers.addrs.begin(), buffers.addrs.end(), addr);
+        if (it == buffers.addrs.begin() || addr >= *(it - 1) + size)
+            return false;
+        out = AllocationInfo{*(it - 1), size, false};
+        return true;
+    };
+    RegistrationCache cache(std::move(backend), std::move(options));
+
+    EventLog log; // no path: lines are dropped, the flow is the same
+    log.open("");
+    EventPipeline pipeline(4096, log, 0);
+    std::mutex latencies_mutex;
+    std::vector<uint64_t> latencies;
+    pipeline.set_handler([&](Event &event) {
+        if (event.kind != EventKind::free)
+            return;
+        std::vector<uint64_t> mine;
+        cache.drain_unpins([&](const UnpinRecord &r) { mine.push_back(r.lat_ns); });
+        std::lock_guard<std::mutex> lock(latencies_mutex);
+        latencies.insert(latencies.end(), mine.begin(), mine.end());
+    });
+
+    for (uint64_t addr : buffers.addrs) {
+        Registration reg;
+        cache.lookup(addr, size, reg);
+    }
+    std::vector<uint64_t> free_path;
+    for (uint64_t addr : buffers.addrs) {
+        uint64_t t0 = monotonic_ns();
+        cache.invalidate(addr, size); // begin_free
+        Event event;
+        event.kind = EventKind::free;
+        event.addr = addr;
+        event.size = size;
+        event.api = "cuMemFree_v2";
+        pipeline.submit(event);
+        free_path.push_back(monotonic_ns() - t0);
+        // The real free's own cost, during which the worker runs.
+        uint64_t until = monotonic_ns() + gap_ns;
+        while (gap_ns && monotonic_ns() < until) {
+        }
+    }
+    pipeline.shutdown();
+    cache.drain_unpins([&](const UnpinRecord &r) { latencies.push_back(r.lat_ns); });
+
+    result.frees = buffers.addrs.size();
+    result.unpins = latencies.size();
+    std::sort(latencies.begin(), latencies.end());
+    auto pct = [&](double p) {
+        return latencies.empty()
+                   ? 0.0
+                   : latencies[std::min(latencies.size() - 1,
+                                        static_cast<size_t>(latencies.size() * p))] /
+                         1e3;
+    };
+    result.p50_us = pct(0.50);
+    result.p90_us = pct(0.90);
+    result.p99_us = pct(0.99);
+    result.max_us = latencies.empty() ? 0 : latencies.back() / 1e3;
+    std::sort(free_path.begin(), free_path.end());
+    result.free_path_ns = free_path.empty() ? 0 : free_path[free_path.size() / 2];
+    return result;
+}
+
+} // namespace bench

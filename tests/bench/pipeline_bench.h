@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The free path's two costs away from the lookup: how many events a second
+// the queue takes from many producers, and how long after a free the worker
+// unpins (the hook's flow: invalidate, submit a free event, the worker's
+// handler drains the cache's unpins).
+#pragma once
+
+#include "cache/pin_backend.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace bench {
+
+struct QueueResult {
+    int producers = 0;
+    double mevents_per_s = 0;
+};
+QueueResult measure_queue(int producers, uint64_t events_per_producer);
+
+struct UnpinDelayResult {
+    const char *backend = "";
+    uint64_t frees = 0;
+    uint64_t unpins = 0;
+    double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
+    double free_path_ns = 0;   // invalidate + submit, median, on the freeing thread
+};
+struct UnpinBuffers {
+    std::vector<uint64_t> addrs;
+    uint64_t size = 0;
+};
+UnpinDelayResult measure_unpin_delay(std::unique_ptr<gdrhook::PinBackend> backend,
+                                     const UnpinBuffers &buffers, uint64_t gap_ns);
+
+} // namespace bench

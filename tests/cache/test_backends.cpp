@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The dma-buf backend over a fake driver whose exported "dma-buf" fds are
+// real (eventfds), so that closing them is observable; the kmod backend
+// without a module; the GDRHOOK_BACKEND selection.
+#include "cache/backend_dmabuf.h"
+#include "cache/backend_kmod.h"
+#include "cache/backend_select.h"
+#include "cache/registration_cache.h"
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <mutex>
+#include <set>
+#include <sys/eventfd.h>
+
+using namespace gdrhook;
+
+namespace {
+
+// The fake driver's state: plain globals, since the driver API is a table
+// of function pointers with no context argument.
+struct FakeDriver {
+    std::mutex mutex;
+    std::set<unsigned long long> managed;
+    std::set<unsigned long long> sync_memops;
+    std::set<int> exported;
+    int export_result = cuda::success;
+    int dma_buf_supported = 1;
+    int exports = 0;
+} driver_state;
+
+int fake_get_handle(void *handle, unsigned long long dptr, size_t size, int type,
+                    unsigned long long flags)
+{
+    std::lock_guard<std::mutex> lock(driver_state.mutex);
+    if (type != cuda::mem_range_handle_type_dma_buf_fd || flags != 0 || size == 0 || !dptr)
+        return cuda::error_invalid_value;
+    if (driver_state.export_result != cuda::success)
+        return driver_state.export_result;
+    int fd = eventfd(0, EFD_CLOEXEC);
+    driver_state.exported.insert(fd);
+    driver_state.exports++;
+    *static_cast<int *>(handle) = fd;
+    return cuda::success;
+}
+
+int fake_set_attribute(const void *value, int attribute, unsigned long long ptr)
+{
+    std::lock_guard<std::mutex> lock(driver_state.mutex);
+    if (attribute != cuda::pointer_attribute_sync_memops ||
+        *static_cast<const unsigned int *>(value) != 1)
+        return cuda::error_invalid_value;
+    driver_state.sync_memops.insert(ptr);
+    return cuda::success;
+}
+
+int fake_get_attribute(void *data, int attribute, unsigned long long ptr)
+{
+    std::lock_guard<std::mutex> lock(driver_state.mutex);
+    if (attribute != cuda::pointer_attribute_is_managed)
+        return cuda::error_invalid_value;
+    *static_cast<unsigned int *>(data) = driver_state.managed.count(ptr) ? 1 : 0;
+    return cuda::success;
+}
+
+int fake_device_attribute(int *value, int attribute, int)
+{
+    if (attribute != cuda::device_attribute_dma_buf_supported)
+        return cuda::error_invalid_value;
+    *value = driver_state.dma_buf_supported;
+    return cuda::success;
+}
+
+DriverApi fake_api()
+{
+    DriverApi api;
+    api.mem_get_handle_for_address_range = fake_get_handle;
+    api.pointer_set_attribute = fake_set_attribute;
+    api.pointer_get_attribute = fake_get_attribute;
+    api.device_get_attribute = fake_device_attribute;
+    return api;
+}
+
+bool fd_open(int fd)
+{
+    return fcntl(fd, F_GETFD) != -1 || errno != EBADF;
+}
+
+void reset_driver()
+{
+    std::lock_guard<std::mutex> lock(driver_state.mutex);
+    driver_state.managed.clear();
+    driver_state.sync_memops.clear();
+    driver_state.exported.clear();
+    driver_state.export_result = cuda::success;
+    driver_state.dma_buf_supported = 1;
+    driver_state.exports = 0;
+}
+
+} // namespace
+
+TEST_CASE("the dma-buf backend sets SYNC_MEMOPS, exports an fd, and unpins by closing it",
+          "[backend]")
+{
+    reset_driver();
+    DmabufBackend backend(fake_api());
+    Pin pin;
+    REQUIRE(backend.pin(0x7000000, 1 << 20, pin).ok());
+    REQUIRE(pin.fd.valid());
+    REQUIRE(fd_open(pin.fd.get()));
+    REQUIRE(driver_state.sync_memops.count(0x7000000) == 1);
+    int fd = pin.fd.get();
+    REQUIRE(backend.unpin(&pin, 1).ok());
+    REQUIRE_FALSE(pin.fd.valid());
+    REQUIRE_FALSE(fd_open(fd));
+}
+
+TEST_CASE("the dma-buf backend refuses managed memory and maps driver errors", "[backend]")
+{
+    reset_driver();
+    DmabufBackend backend(fake_api());
+    Pin pin;
+    driver_state.managed.insert(0x8000000);
+    REQUIRE(backend.pin(0x8000000, 4096, pin).code == StatusCode::managed);
+    REQUIRE(driver_state.exports == 0);
+
+    driver_state.export_result = cuda::error_out_of_memory;
+    REQUIRE(backend.pin(0x9000000, 4096, pin).code == StatusCode::no_space);
+    driver_state.export_result = cuda::error_invalid_value;
+    REQUIRE(backend.pin(0x9000000, 4096, pin).code == StatusCode::invalid);
+    driver_state.export_result = 999;
+    Status status = backend.pin(0x9000000, 4096, pin);
+    REQUIRE(status.code == StatusCode::driver_error);
+    REQUIRE(status.detail == 999);
+    REQUIRE_FALSE(pin.fd.valid());
+}
+
+TEST_CASE("a cache over the dma-buf backend closes the fd after the free, not before",
+          "[backend][cache]")
+{
+    reset_driver();
+    CacheOptions options;
+    options.allocation_of = [](uint64_t addr, AllocationInfo &out) {
+        out = AllocationInfo{addr & ~uint64_t(0xFFFFF), 1 << 20, false};
+        return true;
+    };
+    RegistrationCache cache(std::make_unique<DmabufBackend>(fake_api()), options);
+    Registration reg;
+    REQUIRE(cache.lookup(0xA00000 + 100, 100, reg).ok());
+    REQUIRE(reg.base == 0xA00000);
+    REQUIRE(fd_open(reg.fd));
+    cache.invalidate(0xA00000, 1 << 20);
+    REQUIRE(fd_open(reg.fd)); // the worker closes it
+    REQUIRE(cache.drain_unpins(nullptr) == 1);
+    REQUIRE_FALSE(fd_open(reg.fd));
+}
+
+TEST_CASE("the kmod backend reports an absent device clearly", "[backend]")
+{
+    KmodBackend backend;
+    Status status = backend.open("/nonexistent/gdrhook");
+    REQUIRE(status.code == StatusCode::no_device);
+    REQUIRE(std::string(status.what).find("/dev/gdrhook") != std::string::npos);
+    Pin pin;
+    REQUIRE(backend.pin(0x10000, 65536, pin).code == StatusCode::no_device);
+}
+
+TEST_CASE("GDRHOOK_BACKEND selects kmod, then dma-buf, then none, and says why", "[backend]")
+{
+    reset_driver();
+    BackendChoice choice;
+    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
+                .ok());
+    REQUIRE(choice.backend->kind() == BackendKind::dmabuf);
+    REQUIRE(choice.reason.find("DMA_BUF_SUPPORTED") != std::string::npos);
+
+    driver_state.dma_buf_supported = 0;
+    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
+                .ok());
+    REQUIRE(choice.backend->kind() == BackendKind::none);
+    REQUIRE(choice.reason.find("absent") != std::string::npos);
+
+    Status status = select_backend(Backend::kmod, fake_api(), 0, "/nonexistent/gdrhook", choice);
+    REQUIRE(status.code == StatusCode::no_device);
+    REQUIRE(choice.backend->kind() == BackendKind::none);
+
+    REQUIRE(select_backend(Backend::none, fake_api(), 0, "/dev/gdrhook", choice).ok());
+    REQUIRE(choice.backend->kind() == BackendKind::none);
+    REQUIRE(select_backend(Backend::dmabuf, DriverApi{}, 0, "/dev/gdrhook", choice).ok());
+    REQUIRE(choice.backend->kind() == BackendKind::dmabuf);
+}

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The registration cache's behaviours one at a time, over fake memory and a
+// fake backend (tests/cache/fakes.h).
+#include "fakes.h"
+
+#include <catch2/catch.hpp>
+
+#include <condition_variable>
+#include <thread>
+#include <vector>
+
+using namespace gdrhook;
+using namespace gdrhook::testing;
+
+TEST_CASE("a miss pins once and later hits return the same registration without pinning",
+          "[cache]")
+{
+    Fixture f;
+    f.memory.allocate(0x10000000, 4 * MiB);
+    Registration first, again;
+    REQUIRE(f.cache->lookup(0x10000000 + 123, 4096, first).ok());
+    REQUIRE(f.backend->pins == 1);
+    for (int i = 0; i < 1000; ++i) {
+        REQUIRE(f.cache->lookup(0x10000000 + (i * 4096) % (4 * MiB - 4096), 4096, again).ok());
+        REQUIRE(again.id == first.id);
+        REQUIRE(again.handle == first.handle);
+    }
+    REQUIRE(f.backend->pins == 1);
+    CacheStats s = f.cache->stats();
+    REQUIRE(s.hits == 1000);
+    REQUIRE(s.misses == 1);
+}
+
+TEST_CASE("a known allocation is pinned whole; an unknown range is rounded to 64 KiB", "[cache]")
+{
+    SECTION("widened to the allocation")
+    {
+        Fixture f;
+        f.memory.allocate(0x20000000, 3 * MiB + 8 * KiB);
+        Registration reg;
+        REQUIRE(f.cache->lookup(0x20000000 + MiB, 100, reg).ok());
+        REQUIRE(reg.base == 0x20000000);
+        REQUIRE(reg.length == 3 * MiB + 8 * KiB);
+        REQUIRE(reg.offset_of(0x20000000 + MiB) == MiB);
+    }
+    SECTION("rounded to GPU pages")
+    {
+        Fixture f([](CacheOptions &o) { o.allocation_of = nullptr; });
+        f.memory.allocate(0x30000000, 8 * MiB);
+        Registration reg;
+        REQUIRE(f.cache->lookup(0x30000000 + 70 * KiB, 100 * KiB, reg).ok());
+        REQUIRE(reg.base == 0x30000000 + 64 * KiB);
+        REQUIRE(reg.length == 128 * KiB); // [64 KiB, 192 KiB)
+    }
+    SECTION("rounding past the allocation falls back to the pages asked for")
+    {
+        Fixture f([](CacheOptions &o) { o.allocation_of = nullptr; });
+        f.memory.allocate(0x40000000 + 4 * KiB, 20 * KiB);
+        Registration reg;
+        REQUIRE(f.cache->lookup(0x40000000 + 8 * KiB, 8 * KiB, reg).ok());
+        REQUIRE(reg.base == 0x40000000 + 8 * KiB);
+        REQUIRE(reg.length == 8 * KiB);
+        REQUIRE(f.cache->stats().pin_failures == 1);
+    }
+}
+
+TEST_CASE("overlapping requests share one pin, and a wider one replaces what it overlaps",
+          "[cache]")
+{
+    Fixture f([](CacheOptions &o) { o.allocation_of = nullptr; });
+    f.memory.allocate(0x50000000, 16 * MiB);
+    Registration a, b, c;
+    REQUIRE(f.cache->lookup(0x50000000, 10, a).ok());            // [0, 64K)
+    REQUIRE(f.cache->lookup(0x50000000 + 1000, 2000, b).ok());   // inside: hit
+    REQUIRE(b.id == a.id);
+    REQUIRE(f.backend->pins == 1);
+    REQUIRE(f.cache->lookup(0x50000000 + 32 * KiB, 100 * KiB, c).ok()); // straddles
+    REQUIRE(c.base == 0x50000000);
+    REQUIRE(c.length == 192 * KiB);
+    REQUIRE(f.cache->size() == 1);
+    REQUIRE(f.cache->stats().merges == 1);
+    REQUIRE(f.drain() == 1); // the narrower pin is released
+    REQUIRE(f.backend->live_count() == 1);
+    Registration again;
+    REQUIRE(f.cache->lookup(0x50000000 + 10, 10, again).ok());
+    REQUIRE(again.id == c.id);
+}
+
+TEST_CASE("concurrent misses of one range make one pin", "[cache][threads]")
+{
+    Fixture f;
+    f.memory.allocate(0x60000000, 2 * MiB);
+    f.backend->pin_delay_us = 20000; // the others arrive while it runs
+    constexpr int threads = 8;
+    std::vector<std::thread> pool;
+    std::vector<uint64_t> ids(threads);
+    std::atomic<int> ready{0};
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            ready++;
+            while (ready < threads) {
+            }
+            Registration reg;
+            // Catch's assertions are not thread-safe: check on the main thread.
+            ids[t] = f.cache->lookup(0x60000000 + t * 4096, 4096, reg).ok() ? reg.id : 0;
+        });
+    }
+    for (auto &t : pool)
+        t.join();
+    REQUIRE(f.backend->pins == 1);
+    REQUIRE(ids[0] != 0);
+    for (uint64_t id : ids)
+        REQUIRE(id == ids[0]);
+}
+
+TEST_CASE("after invalidate returns lookups miss, and the worker unpins with its delay",
+          "[cache]")
+{
+    Fixture f;
+    f.memory.allocate(0x70000000, MiB);
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x70000000, 4096, reg).ok());
+    REQUIRE(f.cache->invalidate(0x70000000 + 4096, 1) == 1);
+    REQUIRE(f.backend->is_live(reg.handle)); // unpinning is the worker's
+    REQUIRE(f.cache->has_retired());
+
+    // VA reuse: the same address, a new allocation.
+    f.memory.free(0x70000000);
+    uint64_t new_id = f.memory.allocate(0x70000000, MiB);
+    Registration fresh;
+    REQUIRE(f.cache->lookup(0x70000000, 4096, fresh).ok());
+    REQUIRE(fresh.id != reg.id);
+    REQUIRE(fresh.buffer_id == new_id);
+
+    std::vector<UnpinRecord> unpinned;
+    REQUIRE(f.cache->drain_unpins([&](const UnpinRecord &r) { unpinned.push_back(r); }) == 1);
+    REQUIRE(unpinned.size() == 1);
+    REQUIRE(unpinned[0].handle == reg.handle);
+    REQUIRE(unpinned[0].addr == 0x70000000);
+    REQUIRE(unpinned[0].length == MiB);
+    REQUIRE(unpinned[0].reason == UnpinReason::invalidated);
+    REQUIRE(unpinned[0].lat_ns > 0);
+    REQUIRE_FALSE(f.backend->is_live(reg.handle));
+    REQUIRE_FALSE(f.cache->has_retired());
+    REQUIRE(f.backend->bad_unpins == 0);
+}
+
+TEST_CASE("invalidating memory that holds no registration removes nothing", "[cache]")
+{
+    Fixture f;
+    f.memory.allocate(0x80000000, MiB);
+    f.memory.allocate(0x80000000 + MiB, MiB);
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x80000000, 10, reg).ok());
+    REQUIRE(f.cache->invalidate(0x80000000 + MiB, MiB) == 0); // the neighbour
+    REQUIRE(f.cache->invalidate(0x90000000, 0) == 0);
+    Registration again;
+    REQUIRE(f.cache->lookup(0x80000000, 10, again).ok());
+    REQUIRE(again.id == reg.id);
+    REQUIRE(f.backend->pins == 1);
+}
+
+TEST_CASE("a registration held by get stays pinned through a free until put", "[cache]")
+{
+    Fixture f;
+    f.memory.allocate(0x90000000, MiB);
+    HeldRegistration held;
+    REQUIRE(f.cache->get(0x90000000, 100, held).ok());
+    REQUIRE(f.cache->invalidate(0x90000000, MiB) == 1);
+    REQUIRE(f.drain() == 0);
+    REQUIRE(f.backend->is_live(held.reg.handle));
+    REQUIRE(f.cache->stats().unpins_deferred >= 1);
+    f.cache->put(held);
+    REQUIRE(f.drain() == 1);
+    REQUIRE_FALSE(f.backend->is_live(held.reg.handle));
+}
+
+TEST_CASE("holds beyond the per-thread slots are counted and still protect the pin", "[cache]")
+{
+    Fixture f;
+    std::vector<HeldRegistration> holds(3 * hold_slot_count);
+    for (size_t i = 0; i < holds.size(); ++i) {
+        uint64_t base = 0xA0000000 + i * MiB;
+        f.memory.allocate(base, MiB);
+        REQUIRE(f.cache->get(base, 10, holds[i]).ok());
+    }
+    size_t counted = 0;
+    for (auto &h : holds)
+        counted += h.entry != nullptr;
+    REQUIRE(counted == holds.size() - hold_slot_count);
+    // Hit-path holds too: the same ranges again.
+    HeldRegistration extra;
+    REQUIRE(f.cache->get(0xA0000000, 10, extra).ok());
+    REQUIRE(extra.entry != nullptr);
+
+    for (size_t i = 0; i < holds.size(); ++i)
+        f.cache->invalidate(0xA0000000 + i * MiB, MiB);
+    REQUIRE(f.drain() == 0);
+    REQUIRE(f.backend->live_count() == holds.size());
+    for (auto &h : holds)
+        f.cache->put(h);
+    REQUIRE(f.drain() == holds.size() - 1); // the first is still held by `extra`
+    f.cache->put(extra);
+    REQUIRE(f.drain() == 1);
+    REQUIRE(f.backend->live_count() == 0);
+}
+
+TEST_CASE("put on another thread releases the hold and wakes the worker", "[cache][threads]")
+{
+    std::atomic<int> wakeups{0};
+    Fixture f([&](CacheOptions &o) { o.wakeup = [&] { wakeups++; }; });
+    f.memory.allocate(0xB0000000, MiB);
+    HeldRegistration held;
+    REQUIRE(f.cache->get(0xB0000000, 10, held).ok());
+    f.cache->invalidate(0xB0000000, MiB);
+    REQUIRE(f.drain() == 0); // held: deferred, and the cache now waits for the put
+    std::thread([&] { f.cache->put(held); }).join();
+    REQUIRE(wakeups >= 1);
+    REQUIRE(f.drain() == 1);
+}
+
+TEST_CASE("the entry budget evicts the least recently used entry, sparing recent hits",
+          "[cache]")
+{
+    Fixture f([](CacheOptions &o) { o.max_entries = 4; });
+    for (int i = 0; i < 5; ++i)
+        f.memory.allocate(0xC0000000 + i * MiB, MiB);
+    Registration reg;
+    for (int i = 0; i < 4; ++i)
+        REQUIRE(f.cache->lookup(0xC0000000 + i * MiB, 10, reg).ok());
+    // Entry 0 is the oldest but is used again (from a thread whose hit
+    // cache is cold, so the hit reaches the entry); entry 1 is not.
+    bool hit = false;
+    std::thread([&] {
+        Registration r;
+        hit = f.cache->lookup(0xC0000000, 10, r).ok();
+    }).join();
+    REQUIRE(hit);
+    REQUIRE(f.cache->lookup(0xC0000000 + 4 * MiB, 10, reg).ok());
+    REQUIRE(f.cache->size() == 4);
+    REQUIRE(f.cache->stats().evictions == 1);
+    std::vector<UnpinRecord> gone;
+    f.cache->drain_unpins([&](const UnpinRecord &r) { gone.push_back(r); });
+    REQUIRE(gone.size() == 1);
+    REQUIRE(gone[0].reason == UnpinReason::evicted);
+    // Entry 0 had its second chance; one of the untouched ones left.
+    REQUIRE(gone[0].addr != 0xC0000000);
+    REQUIRE(gone[0].addr != 0xC0000000 + 4 * MiB);
+}
+
+TEST_CASE("the byte budget keeps the pinned bytes under the limit", "[cache]")
+{
+    Fixture f([](CacheOptions &o) { o.max_bytes = 4 * MiB; o.max_entries = 0; });
+    Registration reg;
+    for (int i = 0; i < 10; ++i) {
+        f.memory.allocate(0xD0000000 + i * 2 * MiB, 2 * MiB);
+        REQUIRE(f.cache->lookup(0xD0000000 + i * 2 * MiB, 10, reg).ok());
+        REQUIRE(f.cache->size() <= 2);
+    }
+    f.drain();
+    REQUIRE(f.backend->live_count() == 2);
+    REQUIRE(f.cache->stats().bytes_pinned == 4 * MiB);
+    REQUIRE(f.cache->stats().peak_bytes_pinned >= 4 * MiB);
+}
+
+TEST_CASE("a pin refused for lack of BAR space evicts and retries", "[cache]")
+{
+    Fixture f([](CacheOptions &o) { o.max_entries = 0; });
+    f.backend->capacity = 3 * MiB;
+    Registration reg;
+    for (int i = 0; i < 3; ++i) {
+        f.memory.allocate(0xE0000000 + i * MiB, MiB);
+        REQUIRE(f.cache->lookup(0xE0000000 + i * MiB, 10, reg).ok());
+    }
+    f.memory.allocate(0xE0000000 + 3 * MiB, MiB);
+    REQUIRE(f.cache->lookup(0xE0000000 + 3 * MiB, 10, reg).ok());
+    CacheStats s = f.cache->stats();
+    REQUIRE(s.no_space_retries >= 1);
+    REQUIRE(s.evictions >= 1);
+    REQUIRE(f.backend->live_count() <= 3);
+
+    SECTION("but not when everything is held")
+    {
+        Fixture g([](CacheOptions &o) { o.max_entries = 0; });
+        g.backend->capacity = MiB;
+        g.memory.allocate(0xF0000000, MiB);
+        g.memory.allocate(0xF0000000 + MiB, MiB);
+        HeldRegistration held;
+        REQUIRE(g.cache->get(0xF0000000, 10, held).ok());
+        Registration other;
+        Status status = g.cache->lookup(0xF0000000 + MiB, 10, other);
+        REQUIRE(status.code == StatusCode::no_space);
+        g.cache->put(held);
+    }
+}
+
+TEST_CASE("managed memory is never pinned", "[cache]")
+{
+    Fixture f;
+    f.memory.allocate(0x100000000, MiB, /*managed=*/true);
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x100000000, 10, reg).code == StatusCode::managed);
+    REQUIRE(f.backend->pins == 0);
+    REQUIRE(f.cache->stats().managed_refused == 1);
+}
+
+TEST_CASE("verify mode catches a hit whose buffer changed and pins the new one", "[cache]")
+{
+    std::vector<std::pair<uint64_t, uint64_t>> mismatches;
+    Fixture f([&](CacheOptions &o) {
+        o.verify = true;
+        o.on_mismatch = [&](uint64_t, uint64_t expected, uint64_t actual) {
+            mismatches.emplace_back(expected, actual);
+        };
+    });
+    uint64_t old_id = f.memory.allocate(0x110000000, MiB);
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x110000000, 10, reg).ok());
+    REQUIRE(f.cache->lookup(0x110000000, 10, reg).ok());
+    REQUIRE(f.cache->stats().verify_mismatches == 0);
+    // A free the cache never heard of.
+    f.memory.free(0x110000000);
+    uint64_t new_id = f.memory.allocate(0x110000000, MiB);
+    REQUIRE(f.cache->lookup(0x110000000, 10, reg).ok());
+    REQUIRE(reg.buffer_id == new_id);
+    CacheStats s = f.cache->stats();
+    REQUIRE(s.verify_mismatches == 1);
+    REQUIRE(s.verify_checks == 2); // the two hits; the misses pin
+    REQUIRE(mismatches == std::vector<std::pair<uint64_t, uint64_t>>{{old_id, new_id}});
+}
+
+TEST_CASE("a pin that raced a free of its range is never published", "[cache]")
+{
+    Fixture f;
+    f.memory.allocate(0x120000000, MiB);
+    int raced = 0;
+    f.backend->during_pin = [&](uint64_t, uint64_t) {
+        if (raced++ == 0) {
+            // The application frees (and the hook invalidates) while the
+            // pin runs; the memory comes back before the pin checks it.
+            f.cache->invalidate(0x120000000, MiB);
+        }
+    };
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x120000000, 10, reg).ok());
+    CacheStats s = f.cache->stats();
+    REQUIRE(s.stale_pins == 1);
+    REQUIRE(s.pins == 2);
+    REQUIRE(f.drain() == 1);
+    REQUIRE(f.backend->live_count() == 1);
+    REQUIRE(f.backend->is_live(reg.handle));
+}
+
+TEST_CASE("one drain unpins its whole batch in one backend call", "[cache]")
+{
+    Fixture f;
+    Registration reg;
+    for (int i = 0; i < 50; ++i) {
+        f.memory.allocate(0x130000000 + i * MiB, MiB);
+        REQUIRE(f.cache->lookup(0x130000000 + i * MiB, 10, reg).ok());
+    }
+    f.cache->invalidate(0x130000000, 50 * MiB);
+    REQUIRE(f.cache->size() == 0);
+    uint64_t calls = f.backend->unpin_calls;
+    REQUIRE(f.drain() == 50);
+    REQUIRE(f.backend->unpin_calls == calls + 1);
+}
+
+TEST_CASE("destroying the cache unpins everything, held or retired", "[cache]")
+{
+    FakeMemory memory;
+    auto state = std::make_shared<FakeBackendState>();
+    {
+        RegistrationCache cache(std::make_unique<FakeBackend>(state, &memory), memory.options());
+        Registration reg;
+        HeldRegistration held;
+        for (int i = 0; i < 5; ++i) {
+            memory.allocate(0x140000000 + i * MiB, MiB);
+            REQUIRE(cache.lookup(0x140000000 + i * MiB, 10, reg).ok());
+        }
+        REQUIRE(cache.get(0x140000000, 10, held).ok());
+        cache.invalidate(0x140000000, 2 * MiB);
+        REQUIRE(state->live_count() == 5);
+    }
+    REQUIRE(state->live_count() == 0);
+    REQUIRE(state->bad_unpins == 0);
+}

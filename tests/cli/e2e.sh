@@ -1,0 +1,176 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# End-to-end tests of the built `gdrhook` tool, one case per meson test:
+#   e2e.sh CASE
+# Environment (set by tests/cli/meson.build): GDRHOOK (the tool),
+# CLI_DATA (tests/cli/data), GDRHOOK_FAKE_DRIVER_DIR, GDRHOOK_DEMO,
+# GDRHOOK_TEST_TMP (a scratch directory).
+set -u
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$(mktemp -d "${GDRHOOK_TEST_TMP:-/tmp}/cli-e2e.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/out err=$tmp/err
+
+# run EXPECTED_STATUS ARGS...: runs gdrhook, keeps stdout/stderr, checks status.
+run() {
+    expected=$1; shift
+    "$GDRHOOK" "$@" >"$out" 2>"$err"
+    status=$?
+    if [ "$status" -ne "$expected" ]; then
+        echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"
+        fail "gdrhook $* exited $status, expected $expected"
+    fi
+}
+has() { grep -qF -- "$2" "$1" || { echo "--- $1"; cat "$1"; fail "expected '$2' in $(basename "$1")"; }; }
+
+D=$CLI_DATA
+case $1 in
+help)
+    run 0 --help; has "$out" "run"; has "$out" "doctor"
+    for cmd in "run" "log" "log summary" "log check" "log timeline" "doctor"; do
+        # shellcheck disable=SC2086
+        run 0 $cmd --help; has "$out" "Usage"
+    done
+    ;;
+bad_arguments)
+    run 2; has "$err" "subcommand"
+    run 2 frobnicate
+    run 2 log
+    run 2 log check;  has "$err" "files"
+    run 2 log summary --no-such-option "$D/empty.jsonl"
+    run 2 log timeline "$D/good_pid100.jsonl"; has "$err" "--output"
+    run 2 run --backend bogus -- true; has "$err" "bogus"
+    run 2 run --pin sometimes -- true
+    run 2 run; has "$err" "command"
+    ;;
+unreadable_files)
+    run 2 log summary /nonexistent/x.jsonl; has "$err" "cannot open '/nonexistent/x.jsonl'"
+    run 2 log check "$D/good_pid100.jsonl" /nonexistent/x.jsonl; has "$err" "No such file"
+    has "$out" "8 event(s)" # the readable file is still checked
+    run 2 log summary "$D"; has "$err" "is a directory"
+    if [ "$(id -u)" != 0 ]; then
+        cp "$D/good_pid100.jsonl" "$tmp/secret.jsonl"; chmod 000 "$tmp/secret.jsonl"
+        run 2 log summary "$tmp/secret.jsonl"; has "$err" "Permission denied"
+    fi
+    ;;
+malformed_lines)
+    for cmd in summary check; do
+        run 2 log $cmd "$D/malformed.jsonl"
+        for line in 2 3 4 5 6 7 9; do has "$err" "malformed.jsonl:$line: malformed line"; done
+        has "$err" 'missing required key "addr"'
+    done
+    run 2 log summary "$D/malformed.jsonl"; has "$out" "2 event(s)"   # the rest is read
+    has "$out" "7 malformed line(s) skipped"
+    run 2 log timeline "$D/malformed.jsonl" -o "$tmp/t.svg"; [ -s "$tmp/t.svg" ] || fail "no SVG"
+    ;;
+empty_log)
+    run 0 log summary "$D/empty.jsonl"; has "$out" "0 event(s)"; has "$out" "no events"
+    run 0 log summary --json "$D/empty.jsonl"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["events"]==0, d' "$out" ||
+        fail "summary --json of an empty log is not valid JSON"
+    run 0 log check "$D/empty.jsonl"; has "$out" "OK"
+    run 0 log timeline "$D/empty.jsonl" -o "$tmp/empty.svg"
+    ;;
+summary)
+    run 0 log summary "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    has "$out" "16 event(s) from 2 process(es)"
+    has "$out" "revocations      1"
+    has "$out" "2 unpin(s): p50"
+    has "$out" "pin failed: out of BAR1"
+    run 0 log summary --json "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["by_kind"]["pin"]["count"]==2 and d["processes"]==2, d' "$out" ||
+        fail "summary --json"
+    ;;
+check_passes)
+    run 0 log check "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    has "$out" "gdrhook log check: OK"
+    ;;
+check_pin_never_unpinned)
+    run 1 log check "$D/killed.jsonl"
+    has "$out" "killed.jsonl:2: pin never unpinned: pid 300, handle 3"
+    has "$out" "FAILED: 1 problem(s)"
+    ;;
+check_free_without_unpin)
+    run 1 log check "$D/freed_pinned.jsonl"
+    has "$out" "freed_pinned.jsonl:3: free of pinned memory without unpin: pid 400, cuMemFree_v2"
+    has "$out" "pinned at $D/freed_pinned.jsonl:2"
+    ;;
+check_verify_errors)
+    run 1 log check "$D/verify.jsonl"
+    has "$out" "verify.jsonl:2: verify-mode finding"
+    has "$out" "verify.jsonl:3: verify-mode finding"
+    has "$out" "verify-mode finding: 2"
+    ;;
+check_double_unpin)
+    run 1 log check "$D/double_unpin.jsonl"
+    has "$out" "double_unpin.jsonl:3: unpin or revoke of a handle that is not pinned"
+    ;;
+check_all_problems_together)
+    run 1 log check "$D/good_pid100.jsonl" "$D/killed.jsonl" "$D/freed_pinned.jsonl" "$D/verify.jsonl"
+    has "$out" "FAILED: 4 problem(s)"
+    ;;
+timeline)
+    run 0 log timeline "$D/good_pid100.jsonl" "$D/good_pid200.jsonl" "$D/killed.jsonl" -o "$tmp/t.svg"
+    has "$out" "wrote $tmp/t.svg"
+    python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$tmp/t.svg" ||
+        fail "the SVG is not well-formed XML"
+    has "$tmp/t.svg" ">pid 300<"
+    if command -v rsvg-convert >/dev/null; then
+        rsvg-convert "$tmp/t.svg" -o "$tmp/t.png" && [ -s "$tmp/t.png" ] || fail "rsvg-convert failed"
+    fi
+    run 2 log timeline "$D/good_pid100.jsonl" -o /nonexistent/dir/t.svg; has "$err" "cannot write"
+    ;;
+run_exit_status)
+    run 3 run --events "$tmp/e.%p.jsonl" -- sh -c 'exit 3'
+    has "$err" "no event log was written"
+    run 137 run --events "$tmp/e.%p.jsonl" -- sh -c 'kill -9 $$'; has "$err" "killed by signal 9"
+    run 127 run -- /nonexistent/program; has "$err" "cannot run '/nonexistent/program'"
+    run 0 run --no-summary -- true
+    [ ! -s "$err" ] || fail "--no-summary printed: $(cat "$err")"
+    ;;
+run_environment)
+    run 0 run --events "$tmp/e.%p.jsonl" --backend dmabuf --pin alloc --verify --log-level info \
+        -- sh -c 'echo "$LD_PRELOAD|$GDRHOOK_EVENTS|$GDRHOOK_BACKEND|$GDRHOOK_PIN|$GDRHOOK_VERIFY|$GDRHOOK_LOG_LEVEL"'
+    has "$out" "libgdrhook.so|$tmp/e.%p.jsonl|dmabuf|alloc|1|info"
+    # An LD_PRELOAD already set is kept, after the shim.
+    other=$(ls /lib/x86_64-linux-gnu/libdl.so.2 /lib64/libdl.so.2 2>/dev/null | head -1)
+    LD_PRELOAD=$other run 0 run --no-summary -- sh -c 'echo "$LD_PRELOAD"'
+    has "$out" "libgdrhook.so:$other"
+    GDRHOOK_LIBRARY=/nonexistent/libgdrhook.so run 127 run -- true
+    has "$err" "cannot find libgdrhook.so"
+    ;;
+run_fake_driver)
+    # The bundled demo program against the fake driver, under the shim.
+    cd "$tmp" || exit 1
+    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run -- "$GDRHOOK_DEMO"
+    has "$err" "gdrhook: log check: OK"
+    set -- "$tmp"/gdrhook-*.jsonl
+    [ -s "$1" ] || fail "no event log in $tmp"
+    run 0 log check "$@"
+    run 0 log summary "$@"; has "$out" "cuMemFree_v2"
+    run 0 log timeline "$@" -o "$tmp/demo.svg"
+    ;;
+doctor_without_driver)
+    run 1 doctor --libcuda /nonexistent/libcuda.so.1 --device "$tmp/no-device"
+    has "$out" "[FAIL] /nonexistent/libcuda.so.1: not found"
+    has "$out" "install the NVIDIA driver"
+    has "$out" "not present"
+    has "$out" "auto would pick none"
+    ;;
+doctor_fake_driver)
+    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 doctor --libnvml /nonexistent/libnvidia-ml.so.1 \
+        --device "$tmp/no-device"
+    has "$out" "GPU 0: gdrhook fake GPU"
+    has "$out" "DMA-BUF yes, GPUDirect RDMA yes"
+    has "$out" "auto would pick dmabuf"
+    has "$out" "no problems found"
+    run 1 doctor --libcuda /nonexistent/libcuda.so.1 --device /dev/null
+    has "$out" "not the gdrhook module's device"
+    ;;
+*)
+    fail "unknown case '$1'"
+    ;;
+esac
+echo "ok: $1"

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "merged_reader.h"
+#include "test_support.h"
+
+#include <sstream>
+
+using namespace gdrhook::cli;
+using namespace gdrhook::cli::test;
+
+namespace {
+
+struct Collect : MalformedLineSink {
+    void malformed(uint32_t file, uint64_t line, const std::string &reason) override
+    {
+        found.push_back({file, line, reason});
+    }
+    struct Entry {
+        uint32_t file;
+        uint64_t line;
+        std::string reason;
+    };
+    std::vector<Entry> found;
+};
+
+std::string parse_error(const std::string &text)
+{
+    StringTable strings;
+    LineParser parser(strings);
+    LogEvent event;
+    return parser.parse(text, event);
+}
+
+} // namespace
+
+TEST_CASE("a line with every key is parsed into its fields", "[reader]")
+{
+    StringTable strings;
+    LineParser parser(strings);
+    LogEvent e;
+    REQUIRE(parser.parse(R"({"ts_ns":1795366155830512914,"seq":7,"pid":4398,"tid":4399,"ev":"unpin","api":"cuMemFree_v2","addr":"0x7f734569b000","size":67108864,"dev":0,"rc":0,"via":"symbol","backend":"dmabuf","handle":12,"lat_ns":4200,"kind":"device","msg":"x"})",
+                         e) == "");
+    CHECK(e.ts_ns == 1795366155830512914);
+    CHECK(e.seq == 7);
+    CHECK(e.has_seq);
+    CHECK(e.pid == 4398);
+    CHECK(e.tid == 4399);
+    CHECK(e.kind == EventKind::unpin);
+    CHECK(e.api == "cuMemFree_v2");
+    CHECK(e.addr == 0x7f734569b000);
+    CHECK(e.size == 67108864);
+    CHECK(e.dev == 0);
+    CHECK(e.rc == 0);
+    CHECK(e.via == "symbol");
+    CHECK(e.backend == "dmabuf");
+    CHECK(e.has_handle);
+    CHECK(e.handle == 12);
+    CHECK(e.has_lat);
+    CHECK(e.lat_ns == 4200);
+    CHECK(e.mem_kind == "device");
+    CHECK(e.msg == "x");
+}
+
+TEST_CASE("unknown keys and unknown event kinds are accepted and ignored", "[reader]")
+{
+    StringTable strings;
+    LineParser parser(strings);
+    LogEvent e;
+    REQUIRE(parser.parse(R"({"new":{"a":[1,{"b":null}]},"ts_ns":1,"pid":2,"tid":3,"ev":"teleport","api":"x","addr":"0x10","size":0,"dev":-1,"rc":0,"later":true})",
+                         e) == "");
+    CHECK(e.kind == EventKind::unknown);
+    CHECK(e.ev == "teleport");
+    CHECK(e.addr == 0x10);
+    CHECK(e.dev == -1);
+}
+
+TEST_CASE("a malformed line is described precisely", "[reader]")
+{
+    const std::string ok_tail = R"("ev":"alloc","api":"a","addr":"0x1","size":1,"dev":0,"rc":0})";
+    CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,)" + ok_tail) == "");
+    CHECK(parse_error(R"({"ts_ns":1,"tid":3,)" + ok_tail) == "missing required key \"pid\"");
+    CHECK(parse_error(R"({"ts_ns":"soon","pid":2,"tid":3,)" + ok_tail) ==
+          "key \"ts_ns\": expected an integer");
+    CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc","api":"a","addr":"0xZZ","size":1,"dev":0,"rc":0})")
+              .find("expected a hex address") != std::string::npos);
+    CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc","api":"a","addr":"0x1","size":-5,"dev":0,"rc":0})")
+              .find("key \"size\"") == 0);
+    CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc")").find("not JSON") == 0);
+    CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,)" + ok_tail + " {}").find("not JSON") == 0);
+    CHECK(parse_error("[1,2]") == "not a JSON object");
+    CHECK(parse_error("42") == "not a JSON object");
+}
+
+TEST_CASE("the file reader reports malformed lines with their numbers and reads on", "[reader]")
+{
+    std::string good = line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 10);
+    TempFile file(good + "\n{oops\n\n" + good + "\r\n" + std::string(LineReader::max_line + 10, 'x') +
+                  "\n" + good); // no newline at the end
+    Collect sink;
+    StringTable strings;
+    LogFileReader reader(3, strings, sink);
+    REQUIRE(reader.open(file.path()).ok());
+    LogEvent event;
+    SourceLocation where;
+    std::vector<uint64_t> lines;
+    while (reader.next(event, where)) {
+        CHECK(where.file == 3);
+        lines.push_back(where.line);
+    }
+    CHECK(lines == std::vector<uint64_t>{1, 4, 6});
+    REQUIRE(sink.found.size() == 2);
+    CHECK(sink.found[0].line == 2);
+    CHECK(sink.found[1].line == 5);
+    CHECK(sink.found[1].reason.find("longer than") != std::string::npos);
+}
+
+TEST_CASE("a file that cannot be opened is an error naming it", "[reader]")
+{
+    Collect sink;
+    StringTable strings;
+    LogFileReader reader(0, strings, sink);
+    Status status = reader.open("/nonexistent/gdrhook.jsonl");
+    REQUIRE_FALSE(status.ok());
+    CHECK(status.message().find("/nonexistent/gdrhook.jsonl") != std::string::npos);
+    CHECK(status.message().find("No such file") != std::string::npos);
+}
+
+TEST_CASE("several files merge by timestamp, each keeping its own order", "[reader]")
+{
+    TempFile a(line(10, 1, "alloc", "x", 1, 1) + "\n" + line(30, 1, "alloc", "x", 2, 1) + "\n" +
+               line(25, 1, "alloc", "x", 3, 1) + "\n");
+    TempFile b(line(20, 2, "alloc", "x", 4, 1) + "\n" + line(40, 2, "alloc", "x", 5, 1) + "\n");
+    Collect sink;
+    MergedLogReader reader({a.path(), b.path(), "/nonexistent"}, sink);
+    auto errors = reader.open();
+    REQUIRE(errors.size() == 1);
+    std::vector<uint64_t> order;
+    SourceLocation where;
+    while (const LogEvent *e = reader.next(where))
+        order.push_back(e->addr);
+    // 25 comes after 30: within one file the file's order wins.
+    CHECK(order == std::vector<uint64_t>{1, 4, 2, 3, 5});
+}
+
+TEST_CASE("events before the minimum time are skipped", "[reader]")
+{
+    TempFile a(line(10, 1, "alloc", "x", 1, 1) + "\n" + line(30, 1, "alloc", "x", 2, 1) + "\n");
+    Collect sink;
+    MergedLogReader reader({a.path()}, sink);
+    reader.set_min_ts(20);
+    REQUIRE(reader.open().empty());
+    SourceLocation where;
+    const LogEvent *e = reader.next(where);
+    REQUIRE(e);
+    CHECK(e->addr == 2);
+    CHECK(where.line == 2);
+    CHECK(reader.next(where) == nullptr);
+}
+
+TEST_CASE("the malformed-line report names file and line, and caps its output", "[reader]")
+{
+    std::ostringstream out;
+    std::vector<std::string> paths{"a.jsonl"};
+    MalformedLineReport report(out, paths);
+    for (uint64_t i = 1; i <= MalformedLineReport::shown_per_file + 5; ++i)
+        report.malformed(0, i, "bad");
+    report.finish();
+    CHECK(report.total() == MalformedLineReport::shown_per_file + 5);
+    CHECK(out.str().find("a.jsonl:1: malformed line: bad\n") == 0);
+    CHECK(out.str().find("a.jsonl: 5 more malformed line(s) not shown") != std::string::npos);
+}
+
+TEST_CASE("the string table is bounded", "[reader]")
+{
+    StringTable table(2);
+    auto a = table.intern("a");
+    CHECK(table.intern(std::string("a")) .data() == a.data());
+    table.intern("b");
+    CHECK(table.intern("c") == StringTable::overflow_name);
+    CHECK(table.size() == 2);
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "doctor.h"
+#include "library_locator.h"
+#include "run_command.h"
+#include "test_support.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+using namespace gdrhook::cli;
+using namespace gdrhook::cli::test;
+
+TEST_CASE("run puts the shim first in LD_PRELOAD and sets only the options given", "[run]")
+{
+    RunOptions options;
+    options.pin = "alloc";
+    options.verify = true;
+    auto env = run_environment(options, "/x/libgdrhook.so", "/tmp/e.%p.jsonl",
+                               {"PATH=/bin", "LD_PRELOAD=/y/libother.so", "GDRHOOK_BACKEND=kmod"});
+    auto has = [&](const std::string &entry) {
+        return std::find(env.begin(), env.end(), entry) != env.end();
+    };
+    CHECK(has("LD_PRELOAD=/x/libgdrhook.so:/y/libother.so"));
+    CHECK(has("GDRHOOK_EVENTS=/tmp/e.%p.jsonl"));
+    CHECK(has("GDRHOOK_PIN=alloc"));
+    CHECK(has("GDRHOOK_VERIFY=1"));
+    CHECK(has("GDRHOOK_BACKEND=kmod")); // not given: the environment's stays
+    CHECK(has("PATH=/bin"));
+    CHECK(std::none_of(env.begin(), env.end(),
+                       [](const std::string &e) { return e.rfind("GDRHOOK_LOG_LEVEL=", 0) == 0; }));
+
+    auto fresh = run_environment(options, "/x/libgdrhook.so", "e", {});
+    CHECK(std::find(fresh.begin(), fresh.end(), "LD_PRELOAD=/x/libgdrhook.so") != fresh.end());
+}
+
+TEST_CASE("the events pattern finds one file per process", "[run]")
+{
+    std::string dir = "/tmp/gdrhook-cli-pattern-" + std::to_string(getpid());
+    REQUIRE(mkdir(dir.c_str(), 0700) == 0);
+    for (const char *name : {"/ev.123.jsonl", "/ev.45.jsonl", "/ev.x.jsonl", "/ev.%.jsonl"})
+        std::ofstream(dir + name) << "";
+    auto files = expand_events_pattern(dir + "/ev.%p.jsonl");
+    CHECK(files == std::vector<std::string>{dir + "/ev.123.jsonl", dir + "/ev.45.jsonl"});
+    CHECK(expand_events_pattern(dir + "/ev.%%.jsonl") == std::vector<std::string>{dir + "/ev.%.jsonl"});
+    for (const char *name : {"/ev.123.jsonl", "/ev.45.jsonl", "/ev.x.jsonl", "/ev.%.jsonl"})
+        unlink((dir + name).c_str());
+    rmdir(dir.c_str());
+}
+
+TEST_CASE("the shim is looked for in the build tree, then the install tree", "[run]")
+{
+    auto candidates = library_candidates("/opt/gdrhook/bin", "");
+    REQUIRE(candidates.size() >= 3);
+    CHECK(candidates[0] == "/opt/gdrhook/bin/../hook/libgdrhook.so");
+    CHECK(std::find(candidates.begin(), candidates.end(),
+                    "/opt/gdrhook/bin/../lib/x86_64-linux-gnu/libgdrhook.so") != candidates.end());
+    CHECK(library_candidates("/opt/gdrhook/bin", "/my/libgdrhook.so") ==
+          std::vector<std::string>{"/my/libgdrhook.so"});
+    std::vector<std::string> tried;
+    CHECK(find_library("/nonexistent/bin", "", tried).empty());
+    CHECK(tried.size() == candidates.size());
+}
+
+TEST_CASE("auto picks kmod, else dmabuf when every GPU exports DMA-BUF, else none", "[doctor]")
+{
+    GdrhookDeviceFacts device;
+    device.path = "/dev/gdrhook";
+    CudaFacts cuda;
+    cuda.initialised = true;
+    CudaFacts::Gpu gpu;
+    gpu.dma_buf = 1;
+    cuda.gpus = {gpu, gpu};
+
+    CHECK(choose_backend(device, cuda).backend == "dmabuf");
+    CHECK(choose_backend(device, cuda).reason.find("absent") != std::string::npos);
+    cuda.gpus[1].dma_buf = 0;
+    CHECK(choose_backend(device, cuda).backend == "none");
+    CHECK(choose_backend(device, cuda).reason.find("GPU 0") != std::string::npos);
+    device.present = device.opened = device.compatible = true;
+    CHECK(choose_backend(device, cuda).backend == "kmod");
+    device.compatible = false;
+    CHECK(choose_backend(device, {}).backend == "none");
+}
+
+TEST_CASE("the doctor reports a missing driver without crashing", "[doctor]")
+{
+    CudaFacts cuda = probe_cuda("/nonexistent/libcuda.so.1");
+    CHECK_FALSE(cuda.loaded);
+    CHECK_FALSE(cuda.error.empty());
+    NvmlFacts nvml = probe_nvml("/nonexistent/libnvidia-ml.so.1", {});
+    CHECK_FALSE(nvml.loaded);
+    GdrhookDeviceFacts device = probe_gdrhook_device("/nonexistent/gdrhook");
+    CHECK_FALSE(device.present);
+    GdrhookDeviceFacts not_ours = probe_gdrhook_device("/dev/null");
+    CHECK(not_ours.present);
+    CHECK_FALSE(not_ours.compatible);
+    CHECK(not_ours.error.find("GET_VERSION") != std::string::npos);
+}

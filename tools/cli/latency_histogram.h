@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#ifndef GDRHOOK_TOOLS_LATENCY_HISTOGRAM_H
+#define GDRHOOK_TOOLS_LATENCY_HISTOGRAM_H
+
+#include <array>
+#include <cstdint>
+
+namespace gdrhook::cli {
+
+/// Percentiles of non-negative durations in fixed memory: log-linear
+/// buckets (each power of two split into 32 steps), so any percentile is
+/// within about 3% of the true value however many samples there are.
+/// Minimum, maximum and mean are exact.
+class LatencyHistogram {
+public:
+    void add(int64_t value_ns);
+
+    uint64_t count() const { return count_; }
+    int64_t min() const { return count_ ? min_ : 0; }
+    int64_t max() const { return count_ ? max_ : 0; }
+    double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
+
+    /// The value at fraction @p q (0..1) of the samples; 0 when empty.
+    int64_t percentile(double q) const;
+
+private:
+    static constexpr int sub_bits = 5;
+    static constexpr int sub_count = 1 << sub_bits;
+    static constexpr int bucket_count = (64 - sub_bits + 1) * sub_count;
+    static int bucket_of(uint64_t value);
+    static uint64_t bucket_upper(int bucket);
+
+    std::array<uint64_t, bucket_count> buckets_{};
+    uint64_t count_ = 0;
+    int64_t min_ = INT64_MAX;
+    int64_t max_ = 0;
+    double sum_ = 0;
+};
+
+} // namespace gdrhook::cli
+
+#endif

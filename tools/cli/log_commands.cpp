@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+// The `gdrhook log ...` commands: read the files once, feed one consumer,
+// report what could not be read, and choose the exit status.
+#include "log_commands.h"
+
+#include "check.h"
+#include "merged_reader.h"
+#include "status.h"
+#include "summary.h"
+#include "timeline.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <ostream>
+
+namespace gdrhook::cli {
+
+namespace {
+
+struct ReadOutcome {
+    uint64_t unreadable = 0;
+    uint64_t malformed = 0;
+    uint64_t bytes = 0;
+    bool input_ok() const { return unreadable == 0 && malformed == 0; }
+};
+
+/// Reads every file in time order into @p consume(event, where); problems
+/// with the input go to @p err as "gdrhook: ..." or "FILE:LINE: ...".
+template <typename Consumer>
+ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&consume)
+{
+    ReadOutcome outcome;
+    MalformedLineReport report(err, options.files);
+    MergedLogReader reader(options.files, report);
+    reader.set_min_ts(options.min_ts_ns);
+    for (const std::string &message : reader.open()) {
+        err << "gdrhook: " << message << '\n';
+        ++outcome.unreadable;
+    }
+    SourceLocation where;
+    while (const LogEvent *event = reader.next(where))
+        consume(*event, where);
+    for (const std::string &message : reader.read_errors()) {
+        err << "gdrhook: " << message << '\n';
+        ++outcome.unreadable;
+    }
+    report.finish();
+    outcome.malformed = report.total();
+    outcome.bytes = reader.bytes_read();
+    return outcome;
+}
+
+} // namespace
+
+int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
+{
+    SummaryBuilder builder;
+    ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
+        builder.add(event, where);
+    });
+    Summary summary = builder.finish(options.files.size() - read.unreadable, read.bytes, read.malformed);
+    if (options.json)
+        out << summary_json(summary);
+    else
+        print_summary(out, summary);
+    return read.input_ok() ? exit_ok : exit_input;
+}
+
+int log_check(const LogOptions &options, std::ostream &out, std::ostream &err)
+{
+    Checker checker;
+    ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
+        checker.add(event, where);
+    });
+    CheckResult result = checker.finish();
+    print_check(out, result, options.files, read.malformed);
+    if (!read.input_ok())
+        return exit_input;
+    return result.passed() ? exit_ok : exit_findings;
+}
+
+int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err)
+{
+    TimelineBuilder builder;
+    ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
+        builder.add(event, where);
+    });
+    Timeline timeline = builder.finish();
+    SvgOptions svg;
+    svg.title = "gdrhook timeline: " + std::to_string(timeline.processes) + " process(es), " +
+                std::to_string(timeline.events) + " event(s)";
+    svg.files = options.files;
+    std::string text = render_timeline_svg(timeline, svg);
+
+    std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
+    if (file)
+        file << text;
+    if (!file || !file.flush()) {
+        err << "gdrhook: cannot write '" << options.output << "': " << std::strerror(errno) << '\n';
+        return exit_input;
+    }
+    out << "gdrhook log timeline: wrote " << options.output << " (" << timeline.processes
+        << " process(es), " << timeline.events << " event(s))\n";
+    return read.input_ok() ? exit_ok : exit_input;
+}
+
+} // namespace gdrhook::cli

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// gdrhook: the command-line tool. This file only declares the commands and
+// their options (with CLI11) and dispatches; each command lives in its own
+// file. CLI11 reports bad arguments by throwing; those exceptions, and any
+// other, stop here so the process always ends with a status and a message.
+#include "doctor.h"
+#include "log_commands.h"
+#include "run_command.h"
+#include "status.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+using namespace gdrhook::cli;
+
+namespace {
+
+const char *const exit_footer =
+    "\nExit status: 0 success; 1 problems found (log check, doctor); 2 bad arguments, "
+    "unreadable files or malformed log lines.";
+
+void add_files(CLI::App *command, std::vector<std::string> &files)
+{
+    command->add_option("files", files, "event logs (JSON Lines), one per process; merged by time")
+        ->required();
+}
+
+int dispatch(int argc, char **argv)
+{
+    CLI::App app{"gdrhook: run CUDA programs under the gdrhook shim, and read its event logs",
+                 "gdrhook"};
+    app.require_subcommand(1);
+    app.footer(exit_footer);
+
+    RunOptions run_options;
+    CLI::App *run = app.add_subcommand(
+        "run", "run a program under the shim (LD_PRELOAD), pass its exit status through, "
+               "and summarize its events");
+    run->footer("Example: gdrhook run --pin alloc --backend dmabuf -- python3 train.py\n"
+                "Exit status: the program's; 128+N if it was killed by signal N; 127 if it or "
+                "libgdrhook.so cannot be found.");
+    run->add_option("--events", run_options.events,
+                    "event log path, %p = pid (default: ./gdrhook-<pid>.%p.jsonl)");
+    run->add_option("--backend", run_options.backend, "pinning backend (GDRHOOK_BACKEND)")
+        ->check(CLI::IsMember({"auto", "kmod", "dmabuf", "none"}));
+    run->add_option("--pin", run_options.pin, "pin policy (GDRHOOK_PIN)")
+        ->check(CLI::IsMember({"off", "alloc", "demand"}));
+    run->add_flag("--verify", run_options.verify,
+                  "cross-check every cache hit with the driver (GDRHOOK_VERIFY=1)");
+    run->add_option("--log-level", run_options.log_level, "shim messages on stderr (GDRHOOK_LOG_LEVEL)")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+    run->add_option("--library", run_options.library,
+                    "libgdrhook.so to preload (default: GDRHOOK_LIBRARY, else found next to gdrhook)");
+    bool no_summary = false;
+    run->add_flag("--no-summary", no_summary, "do not print the summary when the program ends");
+    run->add_option("command", run_options.command, "the program and its arguments (after --)")
+        ->required();
+    // Everything after the program's name belongs to the program.
+    run->prefix_command();
+
+    CLI::App *log = app.add_subcommand("log", "read event logs written by the shim");
+    log->require_subcommand(1);
+    log->footer(exit_footer);
+
+    LogOptions log_options;
+    CLI::App *summary = log->add_subcommand(
+        "summary", "events by kind and API, live and pinned memory (peaks), unpin delay "
+                   "percentiles, errors");
+    add_files(summary, log_options.files);
+    summary->add_flag("--json", log_options.json, "print one JSON object instead of text");
+    summary->footer(exit_footer);
+
+    CLI::App *check = log->add_subcommand(
+        "check", "fail unless every pin was unpinned or revoked, no pinned memory was freed "
+                 "without an unpin, and verify mode found nothing (for CI)");
+    add_files(check, log_options.files);
+    check->footer(exit_footer);
+
+    CLI::App *timeline = log->add_subcommand(
+        "timeline", "plot pinned and live GPU memory over time, per process, as SVG");
+    add_files(timeline, log_options.files);
+    timeline->add_option("-o,--output", log_options.output, "the SVG file to write")->required();
+    timeline->footer(exit_footer);
+
+    DoctorOptions doctor_options;
+    CLI::App *doctor = app.add_subcommand(
+        "doctor", "check the machine: driver, GPUs and their DMA-BUF / GPUDirect RDMA support, "
+                  "BAR1, /dev/gdrhook, and which backend auto would pick");
+    doctor->add_option("--libcuda", doctor_options.libcuda, "the CUDA driver library to load")
+        ->capture_default_str();
+    doctor->add_option("--libnvml", doctor_options.libnvml, "the NVML library to load")
+        ->capture_default_str();
+    doctor->add_option("--device", doctor_options.device, "the gdrhook device node")
+        ->capture_default_str();
+    doctor->footer("Exit status: 0 no problems; 1 problems found (each with advice).");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &error) {
+        int code = app.exit(error);
+        return code == 0 ? exit_ok : exit_input;
+    }
+
+    if (run->parsed()) {
+        // prefix_command leaves the program's own arguments unparsed.
+        for (const std::string &arg : run->remaining())
+            run_options.command.push_back(arg);
+        if (!run_options.command.empty() && run_options.command.front() == "--")
+            run_options.command.erase(run_options.command.begin());
+        if (run_options.command.empty()) {
+            std::cerr << "gdrhook run: no program given\nRun with --help for more information.\n";
+            return exit_input;
+        }
+        run_options.summary = !no_summary;
+        return run_program(run_options, std::cerr);
+    }
+    if (summary->parsed())
+        return log_summary(log_options, std::cout, std::cerr);
+    if (check->parsed())
+        return log_check(log_options, std::cout, std::cerr);
+    if (timeline->parsed())
+        return log_timeline(log_options, std::cout, std::cerr);
+    if (doctor->parsed())
+        return run_doctor(doctor_options, std::cout);
+    return exit_input;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    try {
+        return dispatch(argc, argv);
+    } catch (const std::exception &error) {
+        std::cerr << "gdrhook: internal error: " << error.what() << '\n';
+    } catch (...) {
+        std::cerr << "gdrhook: internal error\n";
+    }
+    return 70; // EX_SOFTWARE
+}

@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "memory_state.h"
+
+namespace gdrhook::cli {
+
+uint64_t pin_key(const LogEvent &event)
+{
+    return event.has_handle ? event.handle : (event.addr | (1ull << 63));
+}
+
+namespace {
+
+// These frees name a physical handle or a pool in "addr", not a virtual
+// range, so they cannot overlap a pinned range.
+bool frees_a_virtual_range(const LogEvent &event)
+{
+    return event.api != "cuMemRelease" && event.api != "cuMemPoolTrimTo" &&
+           event.api != "cuMemPoolDestroy" && event.mem_kind != "vmm_physical";
+}
+
+bool same_device(int64_t a, int64_t b)
+{
+    return a < 0 || b < 0 || a == b;
+}
+
+} // namespace
+
+Outcome MemoryState::apply(const LogEvent &event, const SourceLocation &where)
+{
+    ProcessState &p = processes_[event.pid];
+    switch (event.kind) {
+    case EventKind::alloc:
+        if (event.rc == 0)
+            on_alloc(p, event);
+        return {};
+    case EventKind::free:
+        if (event.rc == 0) // a failed free frees nothing
+            on_free(p, event, where);
+        return {};
+    case EventKind::ctx_destroy:
+        if (event.rc == 0)
+            on_ctx_destroy(p, event, where);
+        return {};
+    case EventKind::pin:
+        if (event.rc == 0) // a failed pin holds nothing
+            return on_pin(p, event, where);
+        return {};
+    case EventKind::unpin:
+    case EventKind::revoke:
+        return on_release(p, event, where);
+    default:
+        return {};
+    }
+}
+
+void MemoryState::on_alloc(ProcessState &p, const LogEvent &event)
+{
+    // The same address allocated again without a free we saw: the old
+    // allocation is gone (its free predates the log or was not logged).
+    auto old = p.allocations.find(event.addr);
+    if (old != p.allocations.end())
+        drop_allocation(p, old);
+    Allocation allocation{event.size, event.dev, counts_as_gpu_memory(event.mem_kind)};
+    p.allocations.emplace(event.addr, allocation);
+    if (allocation.gpu) {
+        p.live_gpu_bytes += event.size;
+        total_live_ += event.size;
+    }
+}
+
+void MemoryState::drop_allocation(ProcessState &p, std::map<uint64_t, Allocation>::iterator it)
+{
+    if (it->second.gpu) {
+        p.live_gpu_bytes -= it->second.size;
+        total_live_ -= it->second.size;
+    }
+    p.allocations.erase(it);
+}
+
+void MemoryState::on_free(ProcessState &p, const LogEvent &event, const SourceLocation &where)
+{
+    auto found = p.allocations.find(event.addr);
+    if (found != p.allocations.end())
+        drop_allocation(p, found);
+
+    if (!frees_a_virtual_range(event) || p.pins_by_addr.empty())
+        return;
+    // A free of unknown size (0) still frees the allocation at its address.
+    uint64_t begin = event.addr;
+    uint64_t end = begin + (event.size ? event.size : 1);
+    // Pins are indexed by start; one that overlaps starts at most
+    // largest_pin before the freed range.
+    uint64_t from = begin > p.largest_pin ? begin - p.largest_pin : 0;
+    for (auto it = p.pins_by_addr.lower_bound(from); it != p.pins_by_addr.end() && it->first < end;
+         ++it) {
+        PinRecord &pin = p.pins[it->second];
+        bool overlaps = pin.addr + (pin.size ? pin.size : 1) > begin;
+        if (overlaps && !pin.freed) {
+            pin.freed = true;
+            pin.freed_at = where;
+            pin.freed_by = names_.intern(event.api);
+        }
+    }
+}
+
+void MemoryState::on_ctx_destroy(ProcessState &p, const LogEvent &event,
+                                 const SourceLocation &where)
+{
+    // Tearing down a context releases every allocation made in it.
+    for (auto it = p.allocations.begin(); it != p.allocations.end();) {
+        auto current = it++;
+        if (same_device(current->second.dev, event.dev))
+            drop_allocation(p, current);
+    }
+    for (auto &entry : p.pins) {
+        PinRecord &pin = entry.second;
+        if (!pin.freed) {
+            pin.freed = true;
+            pin.freed_at = where;
+            pin.freed_by = names_.intern(event.api);
+        }
+    }
+}
+
+Outcome MemoryState::on_pin(ProcessState &p, const LogEvent &event, const SourceLocation &where)
+{
+    Outcome outcome;
+    uint64_t key = pin_key(event);
+    auto old = p.pins.find(key);
+    if (old != p.pins.end()) {
+        outcome.displaced = old->second;
+        close_pin(p, key);
+    }
+    p.revoked.erase(key);
+    PinRecord pin;
+    pin.pid = event.pid;
+    pin.key = key;
+    pin.has_handle = event.has_handle;
+    pin.addr = event.addr;
+    pin.size = event.size;
+    pin.backend = names_.intern(event.backend);
+    pin.api = names_.intern(event.api);
+    pin.pinned_at = where;
+    p.pins.emplace(key, pin);
+    p.pins_by_addr.emplace(event.addr, key);
+    if (event.size > p.largest_pin)
+        p.largest_pin = event.size;
+    p.pinned_bytes += event.size;
+    total_pinned_ += event.size;
+    return outcome;
+}
+
+Outcome MemoryState::on_release(ProcessState &p, const LogEvent &event,
+                                const SourceLocation &where)
+{
+    Outcome outcome;
+    uint64_t key = pin_key(event);
+    auto found = p.pins.find(key);
+    if (found == p.pins.end()) {
+        // The kernel module reports a revocation, then the handle is still
+        // unpinned to free it: that unpin is the end of the same pin.
+        if (event.kind == EventKind::unpin && p.revoked.erase(key))
+            return outcome;
+        outcome.unmatched_release = true;
+        return outcome;
+    }
+    if (event.kind == EventKind::unpin && event.rc != 0) {
+        // Still pinned: the check reports it unless a later unpin works.
+        found->second.unpin_failed = true;
+        found->second.failed_unpin_at = where;
+        found->second.failed_unpin_rc = event.rc;
+        return outcome;
+    }
+    if (event.kind == EventKind::revoke)
+        p.revoked.insert(key);
+    close_pin(p, key);
+    return outcome;
+}
+
+void MemoryState::close_pin(ProcessState &p, uint64_t key)
+{
+    auto found = p.pins.find(key);
+    const PinRecord &pin = found->second;
+    auto range = p.pins_by_addr.equal_range(pin.addr);
+    for (auto it = range.first; it != range.second; ++it) {
+        if (it->second == key) {
+            p.pins_by_addr.erase(it);
+            break;
+        }
+    }
+    p.pinned_bytes -= pin.size;
+    total_pinned_ -= pin.size;
+    p.pins.erase(found);
+}
+
+MemoryState::Process MemoryState::process(int64_t pid) const
+{
+    auto found = processes_.find(pid);
+    if (found == processes_.end())
+        return {};
+    return {found->second.live_gpu_bytes, found->second.pinned_bytes};
+}
+
+uint64_t MemoryState::live_allocations() const
+{
+    uint64_t count = 0;
+    for (const auto &entry : processes_)
+        count += entry.second.allocations.size();
+    return count;
+}
+
+std::vector<const PinRecord *> MemoryState::open_pins() const
+{
+    std::vector<const PinRecord *> pins;
+    for (const auto &process : processes_)
+        for (const auto &entry : process.second.pins)
+            pins.push_back(&entry.second);
+    return pins;
+}
+
+} // namespace gdrhook::cli

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#ifndef GDRHOOK_TOOLS_MEMORY_STATE_H
+#define GDRHOOK_TOOLS_MEMORY_STATE_H
+
+#include "log_event.h"
+#include "string_table.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace gdrhook::cli {
+
+/// A pin that is still held, with what happened to its memory since.
+struct PinRecord {
+    int64_t pid = 0;
+    uint64_t key = 0;        ///< the handle, or the address when the line had none
+    bool has_handle = false;
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    std::string_view backend;
+    std::string_view api;
+    SourceLocation pinned_at;
+
+    bool freed = false;              ///< a successful free overlapped it
+    SourceLocation freed_at;
+    std::string_view freed_by;       ///< the free's API
+    bool unpin_failed = false;       ///< an unpin of it returned an error
+    SourceLocation failed_unpin_at;
+    int64_t failed_unpin_rc = 0;
+};
+
+/// What one event did beyond the ordinary, for the checker.
+struct Outcome {
+    /// A pin reused the key of a pin still held: that older pin is lost.
+    std::optional<PinRecord> displaced;
+    /// An unpin or revoke whose handle is not held in that process.
+    bool unmatched_release = false;
+};
+
+/// Replays alloc/free/pin/unpin/revoke/ctx_destroy per process: live GPU
+/// bytes, pinned bytes and the pins still held. Memory grows with what is
+/// live at one time, never with the length of the log.
+class MemoryState {
+public:
+    Outcome apply(const LogEvent &event, const SourceLocation &where);
+
+    struct Process {
+        uint64_t live_gpu_bytes = 0;
+        uint64_t pinned_bytes = 0;
+    };
+    /// The process's figures after the last event applied to it.
+    Process process(int64_t pid) const;
+
+    uint64_t total_live_gpu_bytes() const { return total_live_; }
+    uint64_t total_pinned_bytes() const { return total_pinned_; }
+    uint64_t live_allocations() const;
+
+    /// Every pin still held, in no particular order.
+    std::vector<const PinRecord *> open_pins() const;
+
+private:
+    struct Allocation {
+        uint64_t size = 0;
+        int64_t dev = -1;
+        bool gpu = false;
+    };
+    struct ProcessState {
+        std::map<uint64_t, Allocation> allocations; // by address
+        std::unordered_map<uint64_t, PinRecord> pins; // by key
+        std::multimap<uint64_t, uint64_t> pins_by_addr; // address -> key
+        uint64_t largest_pin = 0;
+        std::unordered_set<uint64_t> revoked; // keys revoked, unpin allowed
+        uint64_t live_gpu_bytes = 0;
+        uint64_t pinned_bytes = 0;
+    };
+
+    void on_alloc(ProcessState &p, const LogEvent &event);
+    void on_free(ProcessState &p, const LogEvent &event, const SourceLocation &where);
+    void on_ctx_destroy(ProcessState &p, const LogEvent &event, const SourceLocation &where);
+    Outcome on_pin(ProcessState &p, const LogEvent &event, const SourceLocation &where);
+    Outcome on_release(ProcessState &p, const LogEvent &event, const SourceLocation &where);
+    void close_pin(ProcessState &p, uint64_t key);
+    void drop_allocation(ProcessState &p, std::map<uint64_t, Allocation>::iterator it);
+
+    std::unordered_map<int64_t, ProcessState> processes_;
+    // PinRecord's names point here, not into the reader's table: records
+    // outlive the reader (the checker reports them after reading).
+    StringTable names_;
+    uint64_t total_live_ = 0;
+    uint64_t total_pinned_ = 0;
+};
+
+/// The key a pin is matched by: its handle, else its address (tagged so it
+/// cannot collide with a handle).
+uint64_t pin_key(const LogEvent &event);
+
+} // namespace gdrhook::cli
+
+#endif

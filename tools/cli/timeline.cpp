@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "timeline.h"
+
+#include <algorithm>
+
+namespace gdrhook::cli {
+
+size_t TimelineBuilder::series_for(int64_t pid)
+{
+    auto found = series_of_pid_.find(pid);
+    if (found != series_of_pid_.end())
+        return found->second;
+    size_t index;
+    if (timeline_.series.size() - (other_ != SIZE_MAX) < max_series) {
+        index = timeline_.series.size();
+        timeline_.series.push_back({pid, std::vector<TimelineBucket>(bucket_count)});
+    } else {
+        if (other_ == SIZE_MAX) {
+            other_ = timeline_.series.size();
+            timeline_.series.push_back({-1, std::vector<TimelineBucket>(bucket_count)});
+        }
+        index = other_;
+    }
+    series_of_pid_.emplace(pid, index);
+    return index;
+}
+
+void TimelineBuilder::halve_resolution()
+{
+    for (auto &series : timeline_.series) {
+        auto &b = series.buckets;
+        for (size_t i = 0; i < bucket_count / 2; ++i) {
+            const TimelineBucket &first = b[2 * i], &second = b[2 * i + 1];
+            TimelineBucket merged;
+            merged.touched = first.touched || second.touched;
+            merged.live_max = std::max(first.live_max, second.live_max);
+            merged.pinned_max = std::max(first.pinned_max, second.pinned_max);
+            const TimelineBucket &latest = second.touched ? second : first;
+            merged.live_last = latest.live_last;
+            merged.pinned_last = latest.pinned_last;
+            merged.frees = first.frees + second.frees;
+            merged.revokes = first.revokes + second.revokes;
+            b[i] = merged;
+        }
+        std::fill(b.begin() + bucket_count / 2, b.end(), TimelineBucket{});
+    }
+    timeline_.bucket_ns *= 2;
+    timeline_.used_buckets = (timeline_.used_buckets + 1) / 2;
+}
+
+size_t TimelineBuilder::bucket_for(int64_t ts_ns)
+{
+    if (timeline_.events == 1) {
+        timeline_.t0_ns = ts_ns;
+        timeline_.bucket_ns = 1000; // start at 1 us per bucket and widen
+    }
+    // Threads' clocks can step back a little; such events join bucket 0.
+    int64_t offset = std::max<int64_t>(ts_ns - timeline_.t0_ns, 0);
+    while (static_cast<uint64_t>(offset / timeline_.bucket_ns) >= bucket_count)
+        halve_resolution();
+    auto bucket = static_cast<size_t>(offset / timeline_.bucket_ns);
+    timeline_.used_buckets = std::max(timeline_.used_buckets, bucket + 1);
+    return bucket;
+}
+
+void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
+{
+    ++timeline_.events;
+    size_t bucket = bucket_for(event.ts_ns);
+    switch (event.kind) {
+    case EventKind::alloc:
+    case EventKind::free:
+    case EventKind::pin:
+    case EventKind::unpin:
+    case EventKind::revoke:
+    case EventKind::ctx_destroy:
+        break;
+    default:
+        return;
+    }
+    memory_.apply(event, where);
+    size_t index = series_for(event.pid);
+    TimelineSeries &series = timeline_.series[index];
+
+    uint64_t live, pinned;
+    if (index == other_) {
+        // The other processes together: everything not drawn on its own.
+        live = memory_.total_live_gpu_bytes();
+        pinned = memory_.total_pinned_bytes();
+        for (const auto &s : timeline_.series) {
+            if (s.pid == -1)
+                continue;
+            auto own = memory_.process(s.pid);
+            live -= own.live_gpu_bytes;
+            pinned -= own.pinned_bytes;
+        }
+    } else {
+        auto own = memory_.process(event.pid);
+        live = own.live_gpu_bytes;
+        pinned = own.pinned_bytes;
+    }
+    TimelineBucket &b = series.buckets[bucket];
+    if (!b.touched) {
+        b.live_max = live;
+        b.pinned_max = pinned;
+    }
+    b.touched = true;
+    b.live_max = std::max(b.live_max, live);
+    b.pinned_max = std::max(b.pinned_max, pinned);
+    b.live_last = live;
+    b.pinned_last = pinned;
+    if (event.kind == EventKind::free && event.rc == 0)
+        ++b.frees;
+    if (event.kind == EventKind::revoke)
+        ++b.revokes;
+}
+
+Timeline TimelineBuilder::finish()
+{
+    timeline_.processes = series_of_pid_.size();
+    return timeline_;
+}
+
+} // namespace gdrhook::cli

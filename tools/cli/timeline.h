@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#ifndef GDRHOOK_TOOLS_TIMELINE_H
+#define GDRHOOK_TOOLS_TIMELINE_H
+
+#include "log_event.h"
+#include "memory_state.h"
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gdrhook::cli {
+
+/// One bucket of one series: the highest value seen in it (so a short peak
+/// still shows), the value it ended with (carried into empty buckets), and
+/// the frees and revocations that happened in it.
+struct TimelineBucket {
+    bool touched = false;
+    uint64_t live_max = 0;
+    uint64_t live_last = 0;
+    uint64_t pinned_max = 0;
+    uint64_t pinned_last = 0;
+    uint32_t frees = 0;
+    uint32_t revokes = 0;
+};
+
+struct TimelineSeries {
+    int64_t pid = -1; ///< -1: the processes beyond max_series, together
+    std::vector<TimelineBucket> buckets;
+};
+
+/// Pinned and live GPU bytes over time per process, downsampled as it is
+/// read: a fixed number of buckets whose width doubles whenever the log
+/// runs past the last one, so memory does not grow with the log.
+struct Timeline {
+    int64_t t0_ns = 0;
+    int64_t bucket_ns = 0;
+    size_t used_buckets = 0; ///< buckets up to the last event
+    uint64_t events = 0;
+    uint64_t processes = 0;
+    std::vector<TimelineSeries> series;
+};
+
+class TimelineBuilder {
+public:
+    static constexpr size_t bucket_count = 1024;
+    static constexpr size_t max_series = 10; ///< processes drawn on their own
+
+    void add(const LogEvent &event, const SourceLocation &where);
+    Timeline finish();
+
+private:
+    size_t series_for(int64_t pid);
+    size_t bucket_for(int64_t ts_ns);
+    void halve_resolution();
+
+    Timeline timeline_;
+    MemoryState memory_;
+    std::unordered_map<int64_t, size_t> series_of_pid_;
+    size_t other_ = SIZE_MAX; // index of the "other processes" series
+};
+
+struct SvgOptions {
+    std::string title;
+    std::vector<std::string> files;
+};
+
+/// A self-contained SVG: two panels sharing the time axis (live GPU memory
+/// on top, pinned memory below), one colour per process, free ticks and
+/// revocation triangles, axes with units and a legend.
+std::string render_timeline_svg(const Timeline &timeline, const SvgOptions &options);
+
+} // namespace gdrhook::cli
+
+#endif
