@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace gdrhook {
 
@@ -44,6 +45,22 @@ public:
     // Releases every pin of the batch, even when some fail; returns the
     // first failure. The pins are left empty.
     virtual Status unpin(Pin *pins, size_t count) = 0;
+
+    // Pins the backend lost without being asked (gdrhook.ko's revocation
+    // events: the NVIDIA free callback, a dma-buf move): appends their
+    // handles without blocking and returns how many. The worker calls it
+    // after every batch; the cache then drops those entries. A pin
+    // reported here still needs its unpin() (the module frees the handle
+    // then). Backends that cannot lose pins report none.
+    virtual size_t take_revocations(std::vector<uint64_t> &handles)
+    {
+        (void)handles;
+        return 0;
+    }
+
+    // A descriptor that becomes readable when take_revocations() has
+    // something to report, or -1.
+    virtual int revocation_fd() const { return -1; }
 };
 
 } // namespace gdrhook
