@@ -52,6 +52,7 @@ thread_local extern Context *current_context;
 void count_call(const char *name);
 
 uintptr_t allocate_block(size_t size, bool host);   // mutex held
+size_t bytes_held_by_exports();                     // mutex held: freed, still exported
 void release_block(uintptr_t addr);                 // mutex held
 
 } // namespace fake
