@@ -6,6 +6,7 @@ with cuMemUnmap + cuMemRelease; torch's memory history gives the bytes it
 unmapped, printed as unmapped_bytes=N for the event-log cross-check."""
 import os
 import sys
+import time
 
 import torch
 
@@ -16,6 +17,7 @@ expandable = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CO
 torch.manual_seed(0)
 torch.zeros(1, device="cuda")
 torch.cuda.synchronize()
+free_at_start = torch.cuda.mem_get_info()[0]
 torch.cuda.memory._record_memory_history(max_entries=1_000_000)
 before = torch.cuda.memory_stats()
 marker.mark()
@@ -40,6 +42,11 @@ torch.cuda.synchronize()
 torch.cuda.empty_cache()
 marker.mark()
 after = torch.cuda.memory_stats()
+# GPU memory back where it started once everything is freed (a dma-buf pin
+# that outlived its free would keep it): the shim's worker unpins within
+# microseconds; allow it a moment.
+time.sleep(0.2)
+print(f"note mem_used_delta={free_at_start - torch.cuda.mem_get_info()[0]}", file=sys.stderr)
 
 print(f"loss={loss_value:.3f}")
 if expandable:
