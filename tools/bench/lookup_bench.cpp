@@ -19,6 +19,7 @@ const char *to_string(Pattern pattern)
 namespace {
 
 constexpr uint64_t hit_length = 4096;
+constexpr uint64_t min_batches = 16;
 
 using clock_type = std::chrono::steady_clock;
 
@@ -124,7 +125,8 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
             uint64_t done = 0;
             size_t at = 0;
             auto begin = clock_type::now();
-            while (!stop.load(std::memory_order_relaxed)) {
+            // At least min_batches each, however late this thread got a CPU.
+            while (done < min_batches * batch_hits || !stop.load(std::memory_order_relaxed)) {
                 auto t0 = clock_type::now();
                 failed += cache.hit_batch(&addresses[at], batch_hits, hit_length, sink);
                 auto t1 = clock_type::now();
