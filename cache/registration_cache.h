@@ -238,8 +238,10 @@ private:
 
     static uint32_t set_index(uint64_t addr)
     {
-        return static_cast<uint32_t>(((addr >> 16) * 0x9E3779B97F4A7C15ull) >> 56) %
-               hit_set_count;
+        // The product's top log2(hit_set_count) bits: every set is used.
+        static_assert((hit_set_count & (hit_set_count - 1)) == 0, "a power of two");
+        constexpr int set_bits = __builtin_ctz(hit_set_count);
+        return static_cast<uint32_t>(((addr >> 16) * 0x9E3779B97F4A7C15ull) >> (64 - set_bits));
     }
     // The thread's cached copy covering [addr, end) made in generation gen.
     static HitSlot *find_hit(ThreadRecord *record, uint64_t addr, uint64_t end, uint64_t gen)

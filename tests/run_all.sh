@@ -36,7 +36,7 @@ run_suites() { # build-dir meson-options... -- suites...
 }
 
 all_suites=(unit shim)
-for s in cache cli kmod; do
+for s in cache cli kmod bench; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then all_suites+=("$s"); fi
 done
 sanitizer_suites=(unit)

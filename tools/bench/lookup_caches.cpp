@@ -10,7 +10,7 @@ namespace {
 
 using namespace gdrhook;
 
-class GdrhookCache final : public LookupCache
+class GdrhookCache final : public BatchedCache<GdrhookCache>
 {
 public:
     GdrhookCache(const std::vector<Buffer> &buffers, bool hold) : hold_(hold)
@@ -41,7 +41,7 @@ public:
         Registration reg;
         return cache_->lookup(buffer.addr, buffer.size, reg).ok();
     }
-    uint64_t hit(uint64_t addr, uint64_t len) override
+    uint64_t hit(uint64_t addr, uint64_t len)
     {
         if (hold_) {
             HeldRegistration held;
@@ -62,7 +62,7 @@ private:
 
 // The tag-check cache: our index, immutable during the run (so no
 // reclamation cost), plus cuPointerGetAttribute(BUFFER_ID) on every hit.
-class TagCheckCache final : public LookupCache
+class TagCheckCache final : public BatchedCache<TagCheckCache>
 {
 public:
     explicit TagCheckCache(const Cuda &cuda) : query_(cuda.pointer_get_attribute)
@@ -84,7 +84,7 @@ public:
             index_free_block(block);
         return true;
     }
-    uint64_t hit(uint64_t addr, uint64_t len) override
+    uint64_t hit(uint64_t addr, uint64_t len)
     {
         const IndexRecord *found = index_find(root_, addr, addr + len);
         if (!found)

@@ -30,16 +30,11 @@ void no_dump(void *, ucs_rcache_t *, ucs_rcache_region_t *, char *buf, size_t ma
 
 const ucs_rcache_ops_t ops = {no_register, no_deregister, no_dump};
 
-class UcxCache final : public LookupCache
+class UcxCache final : public BatchedCache<UcxCache>
 {
 public:
     explicit UcxCache(ucs_rcache_t *rcache) : rcache_(rcache) {}
-    ~UcxCache() override
-    {
-        for (ucs_rcache_region_t *region : warmed_)
-            ucs_rcache_region_put(rcache_, region);
-        ucs_rcache_destroy(rcache_);
-    }
+    ~UcxCache() override { ucs_rcache_destroy(rcache_); }
     const char *name() const override { return "ucs_rcache"; }
     bool warm(const Buffer &buffer) override
     {
@@ -50,7 +45,7 @@ public:
         ucs_rcache_region_put(rcache_, region); // stays cached (in the page table)
         return true;
     }
-    uint64_t hit(uint64_t addr, uint64_t len) override
+    uint64_t hit(uint64_t addr, uint64_t len)
     {
         ucs_rcache_region_t *region = nullptr;
         if (ucs_rcache_get(rcache_, reinterpret_cast<void *>(addr), len,
@@ -63,7 +58,6 @@ public:
 
 private:
     ucs_rcache_t *rcache_;
-    std::vector<ucs_rcache_region_t *> warmed_;
 };
 
 } // namespace

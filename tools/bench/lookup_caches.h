@@ -32,9 +32,32 @@ public:
     virtual const char *name() const = 0;
     // Called once per buffer before measuring (the misses).
     virtual bool warm(const Buffer &buffer) = 0;
-    // One hit; returns something derived from the registration so the
-    // compiler keeps the work.
-    virtual uint64_t hit(uint64_t addr, uint64_t len) = 0;
+    // count hits of len bytes at addrs[0..count), in order, as one call:
+    // the loop is compiled into each cache (no virtual call a hit), so a
+    // batch is timed with one pair of clock reads and what is measured is
+    // the caches' own work. Returns how many failed; `sink` accumulates
+    // something derived from each registration so the compiler keeps the work.
+    virtual uint64_t hit_batch(const uint64_t *addrs, size_t count, uint64_t len,
+                               uint64_t &sink) = 0;
+};
+
+// Implements hit_batch over Self::hit(addr, len) (0: failed), inlined.
+template <typename Self>
+class BatchedCache : public LookupCache
+{
+public:
+    uint64_t hit_batch(const uint64_t *addrs, size_t count, uint64_t len,
+                       uint64_t &sink) final
+    {
+        uint64_t failed = 0, acc = 0;
+        for (size_t i = 0; i < count; ++i) {
+            uint64_t got = static_cast<Self *>(this)->hit(addrs[i], len);
+            failed += got == 0;
+            acc += got;
+        }
+        sink += acc;
+        return failed;
+    }
 };
 
 std::unique_ptr<LookupCache> make_gdrhook_cache(const std::vector<Buffer> &buffers, bool hold);

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+"""Runs gdrhook-bench with tiny sizes and checks its --json document: every
+row the options ask for is there, with every field, of the right type, and
+no lookup missed. Asserts nothing about speed.
+
+usage: check_bench_json.py PATH/TO/gdrhook-bench [--expect-ucx]
+(with LD_LIBRARY_PATH at the fake driver, as meson test sets it)"""
+import json
+import subprocess
+import sys
+
+ENTRIES = [16, 64]
+THREADS = [1, 2]
+PATTERNS = ["hot", "random"]
+PRODUCERS = [1, 2]
+UNPIN_BACKENDS = ["eventfd", "none"]
+GAPS = [0, 40000]
+TARGETS = ["hot_median_ns", "hot_vs_tagcheck", "hot_vs_ucs_rcache",
+           "random_vs_ucs_rcache", "hot_scaling", "random_scaling"]
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+
+
+def number(row, field, where):
+    value = row.get(field)
+    check(isinstance(value, (int, float)) and not isinstance(value, bool),
+          f"{where}: {field} is {value!r}, not a number")
+    return value if isinstance(value, (int, float)) else 0
+
+
+def main():
+    bench = sys.argv[1]
+    expect_ucx = "--expect-ucx" in sys.argv[2:]
+    command = [bench, "--json", "--seconds", "0.02",
+               "--entries", ",".join(map(str, ENTRIES)),
+               "--threads", ",".join(map(str, THREADS)),
+               "--queue-producers", ",".join(map(str, PRODUCERS)),
+               "--queue-events", "20000",
+               "--unpin-backends", ",".join(UNPIN_BACKENDS), "--unpin-frees", "64"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=100)
+    if run.returncode != 0:
+        print(f"{' '.join(command)}: exit {run.returncode}\n{run.stderr}")
+        return 1
+    try:
+        doc = json.loads(run.stdout)
+    except json.JSONDecodeError as e:
+        print(f"not JSON ({e}):\n{run.stdout}")
+        return 1
+
+    check(doc.get("memory") == "driver",
+          f"memory is {doc.get('memory')!r}: the fake driver was not found (LD_LIBRARY_PATH?)")
+    check(isinstance(doc.get("device"), str) and doc["device"], "device: no name")
+    for field in ["cpus", "clock_read_ns", "batch_hits", "hit_bytes", "buffer_bytes", "seconds"]:
+        number(doc, field, "document")
+    check(doc.get("ucx") is expect_ucx, f"ucx is {doc.get('ucx')!r}, expected {expect_ucx}")
+
+    caches = ["gdrhook.lookup", "gdrhook.get_put", "tagcheck"] + (
+        ["ucs_rcache"] if expect_ucx else [])
+    rows = {}
+    for row in doc.get("lookups", []):
+        key = (row.get("cache"), row.get("pattern"), row.get("entries"), row.get("threads"))
+        check(key not in rows, f"lookup row {key} twice")
+        rows[key] = row
+    for cache in caches:
+        for pattern in PATTERNS:
+            for entries in ENTRIES:
+                for threads in THREADS:
+                    key = (cache, pattern, entries, threads)
+                    row = rows.pop(key, None)
+                    if row is None:
+                        failures.append(f"lookup row {key} missing")
+                        continue
+                    for field in ["median_ns", "p99_ns", "mhits_per_s"]:
+                        check(number(row, field, str(key)) > 0, f"{key}: {field} not > 0")
+                    check(number(row, "hits", str(key)) > 0, f"{key}: no hits timed")
+                    check(row.get("misses") == 0, f"{key}: {row.get('misses')} lookups missed")
+    check(not rows, f"unexpected lookup rows: {sorted(rows)}")
+
+    queue = {row.get("producers"): row for row in doc.get("queue", [])}
+    check(sorted(queue) == PRODUCERS, f"queue rows for producers {sorted(queue)}")
+    for producers, row in queue.items():
+        check(number(row, "mevents_per_s", f"queue {producers}") > 0,
+              f"queue {producers}: no throughput")
+
+    unpins = {(row.get("backend"), row.get("gap_ns")): row for row in doc.get("unpin_delay", [])}
+    expected = [(b, g) for b in UNPIN_BACKENDS for g in GAPS]
+    check(sorted(unpins) == sorted(expected), f"unpin_delay rows {sorted(unpins)}")
+    for key, row in unpins.items():
+        for field in ["p50_us", "p90_us", "p99_us", "max_us", "free_path_ns"]:
+            number(row, field, f"unpin {key}")
+        check(row.get("frees") == 64, f"unpin {key}: frees {row.get('frees')}")
+        check(row.get("unpins") == row.get("frees"),
+              f"unpin {key}: {row.get('unpins')} unpins for {row.get('frees')} frees")
+        check(row.get("p50_us", 0) <= row.get("p99_us", 0) <= row.get("max_us", 0),
+              f"unpin {key}: percentiles out of order")
+
+    targets = doc.get("targets", {})
+    check(targets.get("entries") == max(ENTRIES), f"targets.entries {targets.get('entries')}")
+    check(targets.get("threads") == max(THREADS), f"targets.threads {targets.get('threads')}")
+    for name in TARGETS:
+        t = targets.get(name)
+        if not isinstance(t, dict):
+            failures.append(f"target {name} missing")
+            continue
+        computable = expect_ucx or "ucs_rcache" not in name
+        if computable:
+            number(t, "value", f"target {name}")
+            check(isinstance(t.get("met"), bool), f"target {name}: met {t.get('met')!r}")
+        else:
+            check(t.get("value") is None and t.get("met") is None,
+                  f"target {name}: a value without ucs_rcache")
+        check(isinstance(t.get("goal"), str) and isinstance(t.get("what"), str),
+              f"target {name}: goal or what missing")
+
+    for failure in failures:
+        print(failure)
+    print(f"{len(failures)} problem(s) in the JSON of: {' '.join(command)}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# On the GPU machine: the full registration-cache benchmark (issue 3) in one
+# run, table on stdout, JSON to a file. The binary is built elsewhere (the
+# GPU machine has no UCX) and carried with the UCX libraries it needs:
+#   here:  meson setup build-bench -Dwerror=true &&
+#          ninja -C build-bench tools/bench/gdrhook-bench &&
+#          mkdir -p .carry/ucx &&
+#          cp -L /lib/x86_64-linux-gnu/{libucs.so.0,libucm.so.0,libnuma.so.1} .carry/ucx/
+#   there: tests/gpu/bench.sh build-bench /tmp/gdrhook-bench.json [.carry/ucx]
+# 65,536 entries resident (and 16, 256, 4096), hot (the same 64 buffers) and
+# random (all of them), 1 to 16 threads; the tag check calls the real
+# driver; free-to-unpin with eventfd pins and with real dma-buf pins. 160
+# timed points of 0.25 s plus setup (65,536 cuMemAlloc/cuMemFree, the tag
+# check's untimed passes): about two minutes. GDRHOOK_BENCH_ARGS adds or
+# overrides options (e.g. "--seconds 0.5"; later options win).
+set -euo pipefail
+here=$(dirname "$(realpath "$0")")
+build=$(realpath "${1:?usage: tests/gpu/bench.sh BUILD_DIR JSON_OUT [UCX_LIB_DIR]}")
+json=$(realpath -m "${2:?usage: tests/gpu/bench.sh BUILD_DIR JSON_OUT [UCX_LIB_DIR]}")
+ucx=$(realpath -m "${3:-$here/../../.carry/ucx}")
+bench="$build/tools/bench/gdrhook-bench"
+
+[ -x "$bench" ] || { echo "bench.sh: no $bench (build tools/bench/gdrhook-bench first)" >&2; exit 1; }
+if [ -d "$ucx" ]; then
+    export LD_LIBRARY_PATH="$ucx${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+else
+    echo "bench.sh: no UCX library folder $ucx: the binary may not load" >&2
+fi
+if missing=$(ldd "$bench" | grep "not found"); then
+    echo "bench.sh: $bench cannot load:" >&2
+    echo "$missing" >&2
+    exit 1
+fi
+# ucs_rcache's structures are compiled in from the build machine's headers:
+# the libucs loaded must be the carried one, not a different UCX that may be
+# installed here.
+libucs=$(ldd "$bench" | awk '/libucs.so/ {print $3}')
+if [ -n "$libucs" ] && [ "$(dirname "$(realpath "$libucs")")" != "$ucx" ]; then
+    echo "bench.sh: libucs resolves to $libucs, not to $ucx" >&2
+    exit 1
+fi
+mkdir -p "$(dirname "$json")"
+
+echo "== $(hostname) $(date -u +%FT%TZ); libucs: ${libucs:-none}"
+lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\))' || true
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
+echo
+
+# shellcheck disable=SC2086 # GDRHOOK_BENCH_ARGS is a list of options
+"$bench" --entries 16,256,4096,65536 --threads 1,2,4,8,16 --patterns hot,random \
+    --caches gdrhook.lookup,gdrhook.get_put,tagcheck,ucs_rcache --seconds 0.25 \
+    --queue-producers 1,2,4,8,16 --unpin-backends eventfd,dmabuf --unpin-frees 4096 \
+    ${GDRHOOK_BENCH_ARGS:-} --json-out "$json"
