@@ -19,6 +19,7 @@ struct CacheStats {
     uint64_t unpins = 0;
     uint64_t unpin_failures = 0;
     uint64_t invalidated = 0;        // entries removed by invalidate()
+    uint64_t revoked = 0;            // entries the backend lost on its own
     uint64_t evictions = 0;          // entries removed for the budgets or BAR space
     uint64_t merges = 0;             // entries replaced by a wider one
     uint64_t stale_pins = 0;         // pins discarded: freed while they ran

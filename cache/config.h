@@ -23,7 +23,7 @@ struct Config {
     std::string events_path;               // GDRHOOK_EVENTS, %p expanded
     size_t queue_capacity = 4096;          // GDRHOOK_QUEUE_CAPACITY
     Backend backend = Backend::auto_select;// GDRHOOK_BACKEND
-    PinPolicy pin = PinPolicy::off;        // GDRHOOK_PIN
+    PinPolicy pin = PinPolicy::demand;     // GDRHOOK_PIN
     uint64_t pin_min_size = 1 << 20;       // GDRHOOK_PIN_MIN_SIZE
     bool verify = false;                   // GDRHOOK_VERIFY
     uint64_t cache_max_bytes = 0;          // GDRHOOK_CACHE_MAX_BYTES, 0 = no limit

@@ -49,7 +49,9 @@ struct Event {
     uint64_t lat_ns = 0;       // unpin: delay from the free to the unpin
     uint64_t handle = 0;       // pin handle (pin/unpin/revoke)
     const char *api = "";      // static string: the CUDA entry point's name
-    const char *msg = nullptr; // static string, error events only
+    const char *msg = nullptr; // static string: what went wrong (error, failed unpin)
+    const char *backend = nullptr; // static string: pin/unpin/revoke, the backend
+    const char *reason = nullptr;  // static string: unpin, why (invalidated, evicted...)
     int32_t tid = 0;
     int32_t dev = -1;
     int32_t rc = 0;            // the CUDA (or runtime) result of the real call

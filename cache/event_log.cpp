@@ -32,6 +32,10 @@ size_t format_event_line(const Event &event, int pid, char *out)
         append(R"(,"handle":{})", event.handle);
     if (event.kind == EventKind::unpin)
         append(R"(,"lat_ns":{})", event.lat_ns);
+    if (event.backend)
+        append(R"(,"backend":"{}")", event.backend);
+    if (event.reason)
+        append(R"(,"reason":"{}")", event.reason);
     if (event.msg)
         append(R"(,"msg":"{}")", event.msg);
     if (end > limit)

@@ -162,8 +162,10 @@ void EventPipeline::worker_main()
         size_t drained;
         {
             std::lock_guard<std::mutex> lock(consumer_lock_);
+            const uint64_t written = written_.load(std::memory_order_relaxed);
             drained = drain_locked();
-            if (drained)
+            // The batch hook may have logged unpins without any event.
+            if (written_.load(std::memory_order_relaxed) != written)
                 log_.flush();
         }
         if (drained) {
@@ -182,7 +184,10 @@ void EventPipeline::worker_main()
         }
         lingered = false;
         announce_sleep();
-        if (!queue_.maybe_nonempty() && !stopping_.load(std::memory_order_acquire))
+        // A poke() that stored its flag after our drain looked at it bumps
+        // wake_word_ after `word` was read, so the wait returns at once.
+        if (!queue_.maybe_nonempty() && !poked_.load(std::memory_order_acquire) &&
+            !stopping_.load(std::memory_order_acquire))
             futex_wait(wake_word_, word);
         worker_sleeping_.store(0, std::memory_order_relaxed);
     }
@@ -197,15 +202,40 @@ size_t EventPipeline::drain_locked()
         if (++count == batch_size)
             break; // let the worker flush; producers that drain take it all
     }
+    // exchange first: a poke() that lands while the hook runs is kept.
+    bool poked = poked_.load(std::memory_order_relaxed) &&
+                 poked_.exchange(false, std::memory_order_acq_rel);
+    if (batch_hook_ && (count || poked))
+        batch_hook_();
     return count;
 }
 
 void EventPipeline::handle_locked(Event &event)
 {
+    last_seq_ = event.seq;
     if (handler_)
         handler_(event);
     log_.write(event, pid_);
     written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void EventPipeline::write_from_consumer(Event &event)
+{
+    event.seq = last_seq_;
+    log_.write(event, pid_);
+    written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void EventPipeline::poke()
+{
+    poked_.store(true, std::memory_order_release);
+    if (stopped_.load(std::memory_order_acquire) ||
+        !worker_running_.load(std::memory_order_acquire)) {
+        // No worker to do it: whoever drains next runs the hook. At exit
+        // the exit handler drains last.
+        return;
+    }
+    wake_worker();
 }
 
 void EventPipeline::drain_now()

@@ -45,6 +45,22 @@ public:
 
     void set_handler(EventHandler handler) { handler_ = std::move(handler); }
 
+    // Called by the consumer after each batch it took from the queue, and
+    // after poke(): the cache's eager unpin runs here, once per batch, and
+    // logs what it did with write_from_consumer(). Set it before the first
+    // submit. May be empty.
+    using BatchHook = std::function<void()>;
+    void set_batch_hook(BatchHook hook) { batch_hook_ = std::move(hook); }
+
+    // Any thread: have the consumer run the batch hook soon even if no
+    // event arrives (an eviction or a revocation left work for it).
+    void poke();
+
+    // Only from inside the batch hook: logs an event the consumer itself
+    // produced (unpin, revoke). Its seq is that of the last event taken
+    // from the queue, so it sorts right after what caused it.
+    void write_from_consumer(Event &event);
+
     // Any thread. Assigns the event's sequence number (its position in the
     // queue: every event goes through it). Never blocks on the worker
     // unless the queue is full.
@@ -94,16 +110,19 @@ private:
     EventLog &log_;
     int pid_;
     EventHandler handler_;
+    BatchHook batch_hook_;
 
     // The sleep protocol: written when the worker falls asleep or is woken.
     alignas(cache_line_size) std::atomic<uint32_t> wake_word_{0};
     std::atomic<uint32_t> worker_sleeping_{0};
     std::atomic<uint64_t> wakeups_{0};
     std::atomic<uint64_t> overflowed_{0};
+    std::atomic<bool> poked_{false};
 
     // The consumer's: written on every drain.
     alignas(cache_line_size) std::mutex consumer_lock_;
     std::atomic<uint64_t> written_{0};
+    uint64_t last_seq_ = 0;
 
     alignas(cache_line_size) std::mutex worker_start_lock_;
     std::thread worker_;

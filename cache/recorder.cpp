@@ -3,6 +3,7 @@
 
 #include "cache/clock.h"
 #include "cache/runtime.h"
+#include "cache/shim_cache.h"
 
 #include <array>
 #include <atomic>
@@ -20,9 +21,7 @@ const DriverQueries *test_override = nullptr;
 
 const DriverQueries &queries()
 {
-    if (test_override)
-        return *test_override;
-    return &gdrhook_driver_queries ? gdrhook_driver_queries : no_queries;
+    return driver_queries();
 }
 
 GDRHOOK_THREAD_LOCAL uint64_t thread_event_count = 0;
@@ -83,6 +82,12 @@ bool is_device_pointer_kind(MemoryKind kind)
            kind == MemoryKind::ipc;
 }
 
+// Kinds whose address range the registration cache may hold.
+bool is_gpu_range_kind(MemoryKind kind)
+{
+    return is_device_pointer_kind(kind) || kind == MemoryKind::vmm_mapping;
+}
+
 bool is_pointer_kind(MemoryKind kind)
 {
     return is_device_pointer_kind(kind) || kind == MemoryKind::host ||
@@ -90,6 +95,13 @@ bool is_pointer_kind(MemoryKind kind)
 }
 
 } // namespace
+
+const DriverQueries &driver_queries()
+{
+    if (test_override)
+        return *test_override;
+    return &gdrhook_driver_queries ? gdrhook_driver_queries : no_queries;
+}
 
 void set_driver_queries(const DriverQueries &q)
 {
@@ -144,6 +156,10 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
         if (queries().address_range(addr, &base, &size))
             ticket.event.size = size;
     }
+    // Before the real free: once it returns the address can come back from
+    // the next allocation, and no lookup may find the old registration.
+    if (is_gpu_range_kind(kind))
+        invalidate_freed(addr, ticket.event.size);
     return ticket;
 }
 
@@ -154,6 +170,11 @@ void end_free(FreeTicket &ticket, int rc)
     ticket.event.rc = rc;
     if (rc != 0 && ticket.tracked)
         runtime().tracker.insert(ticket.allocation); // still allocated
+    else if (rc == 0 && is_gpu_range_kind(ticket.event.mem))
+        // A lookup racing the free may have pinned between the first
+        // invalidation and the real free; pins started after the free are
+        // of new allocations (the address may be another thread's already).
+        invalidate_after_free(ticket.event.addr, ticket.event.size, pin_clock_after_free());
     submit(ticket.event);
 }
 
@@ -178,6 +199,9 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         allocation.dev = device_of(allocation.context);
         event.dev = allocation.dev;
         runtime().tracker.insert(allocation);
+        submit(event);
+        pin_new_allocation(api, via, allocation); // logs `pin` after `alloc`
+        return;
     }
     submit(event);
 }
@@ -203,8 +227,12 @@ void end_context_teardown(FreeTicket &ticket, int rc)
     context_generation.fetch_add(1, std::memory_order_acq_rel);
     if (rc == 0 && ticket.event.addr) {
         uint64_t bytes = 0;
-        for (const Allocation &a : runtime().tracker.remove_context(ticket.event.addr))
+        const uint64_t clock = pin_clock_after_free();
+        for (const Allocation &a : runtime().tracker.remove_context(ticket.event.addr)) {
             bytes += a.size;
+            if (is_gpu_range_kind(a.kind))
+                invalidate_after_free(a.addr, a.size, clock);
+        }
         ticket.event.size = bytes; // what the teardown released
     }
     submit(ticket.event);

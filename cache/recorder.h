@@ -12,6 +12,7 @@
 #pragma once
 
 #include "cache/alloc_tracker.h"
+#include "cache/driver_api.h"
 #include "cache/event.h"
 
 #include <cstdint>
@@ -26,8 +27,11 @@ struct DriverQueries {
     // The calling thread's current context and its device.
     uint64_t (*current_context)() = nullptr;
     int32_t (*current_device)() = nullptr;
+    // The functions the cache's backends call (cache/driver_api.h).
+    void (*driver_api)(DriverApi *out) = nullptr;
 };
 void set_driver_queries(const DriverQueries &queries);
+const DriverQueries &driver_queries();
 
 struct FreeTicket {
     Event event;

@@ -14,6 +14,7 @@ namespace gdrhook {
 struct CacheEntry {
     uint64_t start = 0, end = 0;
     uint64_t id = 0;
+    uint64_t pin_started = 0;            // pin_clock() when its pin began
     uint64_t buffer_id = 0;
     int32_t fd = -1;
     uint64_t handle = 0;
@@ -87,6 +88,7 @@ const char *to_string(UnpinReason reason)
     case UnpinReason::evicted: return "evicted";
     case UnpinReason::merged: return "merged";
     case UnpinReason::stale: return "stale";
+    case UnpinReason::revoked: return "revoked";
     case UnpinReason::teardown: return "teardown";
     }
     return "?";
@@ -314,13 +316,14 @@ bool RegistrationCache::verify_hit(ThreadRecord *record, uint64_t addr, const Re
 
 // --- the miss path -------------------------------------------------------
 
-bool RegistrationCache::invalidated_since(uint64_t since, uint64_t start, uint64_t end) const
+bool RegistrationCache::invalidated_since(uint64_t since, uint64_t start, uint64_t end,
+                                          uint64_t pin_started) const
 {
     if (invalidation_seq_ - since > invalidation_log_size)
         return true; // the log wrapped: assume the worst, pin again
     for (uint64_t seq = since + 1; seq <= invalidation_seq_; ++seq) {
         const InvalidationRecord &r = invalidation_log_[seq % invalidation_log_size];
-        if (overlaps(r.start, r.end, start, end))
+        if (overlaps(r.start, r.end, start, end) && pin_started <= r.started_up_to)
             return true;
     }
     return false;
@@ -394,6 +397,8 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
 
         pending_.push_back({start, stop});
         const uint64_t pin_seq = invalidation_seq_;
+        const uint64_t pin_started = pin_starts_.load(std::memory_order_relaxed) + 1;
+        pin_starts_.store(pin_started, std::memory_order_seq_cst);
         // seq_cst: invalidate()'s lock-free path reads this after the free
         // it guards; see there.
         inflight_pins_.fetch_add(1, std::memory_order_seq_cst);
@@ -428,6 +433,7 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
         entry->start = start;
         entry->end = stop;
         entry->id = next_id_++;
+        entry->pin_started = pin_started;
         entry->buffer_id = buffer_id;
         entry->fd = pin.fd.get();
         entry->handle = pin.handle;
@@ -440,7 +446,7 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
                                                          std::memory_order_relaxed)) {
         }
 
-        if (invalidated_since(pin_seq, start, stop)) {
+        if (invalidated_since(pin_seq, start, stop, pin_started)) {
             // The memory was freed while we pinned it: never publish this
             // pin; the reclaimer releases it.
             ++locked_stats_.stale_pins;
@@ -526,6 +532,8 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
         lock.unlock();
         if (wake_worker)
             wake();
+        if (options_.on_pin)
+            options_.on_pin(out);
         return Status::success();
     }
 }
@@ -634,7 +642,7 @@ Status RegistrationCache::pin_with_eviction(uint64_t start, uint64_t end, Pin &p
 
 // --- invalidation --------------------------------------------------------
 
-size_t RegistrationCache::invalidate(uint64_t addr, uint64_t length)
+size_t RegistrationCache::invalidate(uint64_t addr, uint64_t length, uint64_t started_up_to)
 {
     const uint64_t end = range_end(addr, length);
     // Lock-free when there is nothing to do. A pin that starts after this
@@ -652,14 +660,63 @@ size_t RegistrationCache::invalidate(uint64_t addr, uint64_t length)
     std::unique_lock<std::mutex> lock(mu_);
     // Pins in flight learn about this range when they come back.
     ++invalidation_seq_;
-    invalidation_log_[invalidation_seq_ % invalidation_log_size] = {addr, end};
+    invalidation_log_[invalidation_seq_ % invalidation_log_size] = {addr, end, started_up_to};
     std::vector<IndexItem> removed;
     index_overlapping(head_.load(std::memory_order_relaxed), addr, end, removed);
+    removed.erase(std::remove_if(removed.begin(), removed.end(),
+                                 [started_up_to](const IndexItem &item) {
+                                     return item.entry->pin_started > started_up_to;
+                                 }),
+                  removed.end());
     if (removed.empty())
         return 0;
     locked_stats_.invalidated += removed.size();
     publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::invalidated);
     return removed.size();
+}
+
+std::vector<Registration> RegistrationCache::revoke(const std::vector<uint64_t> &backend_handles)
+{
+    std::vector<Registration> revoked;
+    if (backend_handles.empty())
+        return revoked;
+    std::vector<uint64_t> wanted(backend_handles);
+    std::sort(wanted.begin(), wanted.end());
+    std::vector<IndexItem> removed;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        index_for_each(head_.load(std::memory_order_relaxed), [&](const IndexItem &item) {
+            if (item.entry->handle &&
+                std::binary_search(wanted.begin(), wanted.end(), item.entry->handle))
+                removed.push_back(item);
+        });
+        if (removed.empty())
+            return revoked;
+        locked_stats_.revoked += removed.size();
+        publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::revoked);
+    }
+    for (const IndexItem &item : removed) {
+        Registration reg;
+        reg.base = item.start;
+        reg.length = item.end - item.start;
+        reg.handle = item.entry->handle;
+        reg.fd = item.entry->fd;
+        reg.id = item.entry->id;
+        reg.buffer_id = item.entry->buffer_id;
+        revoked.push_back(reg);
+    }
+    return revoked;
+}
+
+size_t RegistrationCache::retire_all()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<IndexItem> all;
+    index_for_each(head_.load(std::memory_order_relaxed),
+                   [&all](const IndexItem &item) { all.push_back(item); });
+    if (!all.empty())
+        publish_locked(all, IndexItem{0, 0, nullptr}, UnpinReason::teardown);
+    return all.size();
 }
 
 // --- reclamation -----------------------------------------------------------
@@ -747,6 +804,7 @@ void RegistrationCache::reclaim()
         uint64_t bytes = 0;
         for (CacheEntry *e : batch) {
             UnpinRecord record;
+            record.id = e->id;
             record.addr = e->start;
             record.length = e->end - e->start;
             record.handle = e->handle;

@@ -84,11 +84,12 @@ struct AllocationInfo {
     bool managed = false;
 };
 
-enum class UnpinReason : uint8_t { invalidated, evicted, merged, stale, teardown };
+enum class UnpinReason : uint8_t { invalidated, evicted, merged, stale, revoked, teardown };
 const char *to_string(UnpinReason reason);
 
 // One unpin done by drain_unpins(), for the `unpin` event.
 struct UnpinRecord {
+    uint64_t id = 0;          // the cache entry's id (Registration::id)
     uint64_t addr = 0;
     uint64_t length = 0;
     uint64_t handle = 0;
@@ -112,6 +113,10 @@ struct CacheOptions {
     std::function<void()> wakeup;
     // Verify mode found a stale hit (the hook logs an `error` event).
     std::function<void(uint64_t addr, uint64_t expected, uint64_t actual)> on_mismatch;
+    // A miss pinned a new registration (the hook logs a `pin` event). Runs
+    // on the thread that missed, with no lock of the cache held, before
+    // lookup() returns it. May be empty.
+    std::function<void(const Registration &reg)> on_pin;
 
     static CacheOptions from(const Config &config);
 };
@@ -178,9 +183,25 @@ public:
     // contains addr). After this returns no lookup returns an overlapping
     // registration. Lock-free when nothing overlaps and no pin is in
     // flight; never waits for a pin. Call it before the real free and again
-    // after it (a lookup racing the free may have pinned in between).
+    // after it (a lookup racing the free may have pinned in between), the
+    // second time with started_up_to = pin_clock() read once the real free
+    // returned: pins started later are of memory allocated after the free
+    // (another thread may already have the address back) and stay.
     // Returns the number of entries it removed.
-    size_t invalidate(uint64_t addr, uint64_t length);
+    size_t invalidate(uint64_t addr, uint64_t length, uint64_t started_up_to = UINT64_MAX);
+
+    // How many pins have started so far (see invalidate()).
+    uint64_t pin_clock() const { return pin_starts_.load(std::memory_order_seq_cst); }
+
+    // The backend lost these pins on its own (PinBackend::take_revocations):
+    // their entries leave the index at once and are unpinned by the next
+    // drain_unpins() with reason `revoked`. Returns the registrations
+    // removed, for the `revoke` events.
+    std::vector<Registration> revoke(const std::vector<uint64_t> &backend_handles);
+
+    // Every registration leaves the index (the process is exiting); the
+    // next drain_unpins() unpins each one nobody holds, reason `teardown`.
+    size_t retire_all();
 
     // The worker: unpins every retired entry that nobody holds, with one
     // backend call, and reports each unpin. Returns how many it unpinned.
@@ -191,6 +212,7 @@ public:
 
     CacheStats stats() const;
     const PinBackend &backend() const { return *backend_; }
+    PinBackend &backend() { return *backend_; }
     size_t size() const;
 
     // In a forked child, before anything else uses the cache: the other
@@ -253,9 +275,11 @@ private:
     };
     struct InvalidationRecord {
         uint64_t start = 0, end = 0;
+        uint64_t started_up_to = 0; // concerns pins started up to this clock
     };
     static constexpr size_t invalidation_log_size = 256;
-    bool invalidated_since(uint64_t since, uint64_t start, uint64_t end) const;
+    bool invalidated_since(uint64_t since, uint64_t start, uint64_t end,
+                           uint64_t pin_started) const;
     void publish_locked(const std::vector<IndexItem> &removed, const IndexItem &inserted,
                         UnpinReason reason);
     void retire_locked(CacheEntry *entry, UnpinReason reason, uint64_t now);
@@ -283,6 +307,7 @@ private:
     std::atomic<ThreadRecord *> records_{nullptr};
 
     alignas(64) std::atomic<uint64_t> inflight_pins_{0};
+    std::atomic<uint64_t> pin_starts_{0}; // written under mu_
 
     alignas(64) mutable std::mutex mu_;
     std::condition_variable pin_done_;

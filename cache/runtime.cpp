@@ -3,6 +3,8 @@
 
 #include "cache/clock.h"
 #include "cache/diagnostics.h"
+#include "cache/public_api.h"
+#include "cache/shim_cache.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -34,8 +36,12 @@ void at_exit()
 {
     if (state.load(std::memory_order_acquire) != enabled)
         return;
+    // Nothing stays pinned past the process: every registration is
+    // unpinned, and logged, by the last drain of the queue.
+    retire_shim_cache_at_exit();
     the_runtime->pipeline->shutdown();
     print_statistics();
+    print_shim_cache_statistics();
 }
 
 void before_fork()
@@ -58,6 +64,7 @@ void after_fork_in_child()
     Runtime &rt = *the_runtime;
     rt.pid = static_cast<int>(getpid());
     rt.tracker.reinitialize_locks_after_fork();
+    shim_cache_after_fork_in_child();
     rt.pipeline->after_fork_in_child(rt.pid);
     // A pattern with %p names a file of the child's own.
     std::string path = expand_path_pattern(events_pattern, rt.pid);
@@ -92,6 +99,10 @@ void initialize()
     if (!error.empty())
         diagnostics().error("{}; events are not logged", error);
     rt->pipeline = new EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
+    if (rt->config.pin != PinPolicy::off) {
+        rt->pipeline->set_handler(note_logged_pin);
+        rt->pipeline->set_batch_hook(unpin_batch); // eager unpin, once per batch
+    }
     the_runtime = rt;
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
@@ -133,3 +144,9 @@ void shutdown_runtime()
 }
 
 } // namespace gdrhook
+
+// The cache include/gdrhook.h serves (cache/public_api.h).
+extern "C" gdrhook::RegistrationCache *gdrhook_public_cache()
+{
+    return gdrhook::shim_cache();
+}

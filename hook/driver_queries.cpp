@@ -8,6 +8,7 @@
 #include "hook/real_functions.h"
 
 #include <atomic>
+#include <type_traits>
 
 namespace gdrhook {
 
@@ -62,6 +63,24 @@ int32_t current_device()
     return device;
 }
 
+// The registration cache's backends call these. dlsym answers once per
+// name, when the cache is created; the plain-int signatures of
+// cache/driver_api.h are the same ABI as cuda.h's enums and CUresult.
+void driver_api(DriverApi *out)
+{
+    void *handle = libcuda_handle();
+    DlsymFunction lookup = real_dlsym();
+    if (!handle || !lookup)
+        return;
+    auto find = [&](auto &slot, const char *symbol) {
+        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(lookup(handle, symbol));
+    };
+    find(out->mem_get_handle_for_address_range, "cuMemGetHandleForAddressRange");
+    find(out->pointer_set_attribute, "cuPointerSetAttribute");
+    find(out->pointer_get_attribute, "cuPointerGetAttribute");
+    find(out->device_get_attribute, "cuDeviceGetAttribute");
+}
+
 } // namespace gdrhook
 
 // Constant-initialized: the recorder finds it without any code running at
@@ -70,4 +89,5 @@ extern "C" const gdrhook::DriverQueries gdrhook_driver_queries = {
     gdrhook::address_range,
     gdrhook::current_context,
     gdrhook::current_device,
+    gdrhook::driver_api,
 };

@@ -286,6 +286,7 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
     for (auto &entry : driver().live)
         if (!entry.second.host)
             used += entry.second.size;
+    used += bytes_held_by_exports();
     const size_t total = size_t(80) << 30;
     if (free_bytes)
         *free_bytes = total - used;

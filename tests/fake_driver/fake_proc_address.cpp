@@ -71,6 +71,8 @@ const ProcEntry table[] = {
     ENTRY(cuMemSetAccess, 10020, false, cuMemSetAccess),
     ENTRY(cuMemGetAllocationGranularity, 10020, false, cuMemGetAllocationGranularity),
     ENTRY(cuPointerGetAttribute, 4000, false, cuPointerGetAttribute),
+    ENTRY(cuPointerSetAttribute, 6000, false, cuPointerSetAttribute),
+    ENTRY(cuMemGetHandleForAddressRange, 11070, false, cuMemGetHandleForAddressRange),
     ENTRY(cuIpcGetMemHandle, 4010, false, cuIpcGetMemHandle),
     ENTRY(cuIpcOpenMemHandle, 4010, false, cuIpcOpenMemHandle),
     ENTRY(cuIpcOpenMemHandle, 11000, false, cuIpcOpenMemHandle_v2),

@@ -14,5 +14,5 @@ nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
 nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
 # The fake driver, for measuring the shim's own cost without the driver's.
 mkdir -p "$bin/fake"
-g++ -O2 -shared -fPIC -I"$cuda/include" "$here"/../fake_driver/fake_{context,memory,proc_address,vmm}.cpp \
+g++ -O2 -shared -fPIC -I"$cuda/include" "$here"/../fake_driver/fake_{context,dmabuf,memory,proc_address,vmm}.cpp \
     -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -lpthread -o "$bin/fake/libcuda.so.1"

@@ -29,7 +29,7 @@ TEST_CASE("with no variables set every setting has its default")
     CHECK(c.events_path.empty());
     CHECK(c.queue_capacity == 4096);
     CHECK(c.backend == Backend::auto_select);
-    CHECK(c.pin == PinPolicy::off);
+    CHECK(c.pin == PinPolicy::demand);
 }
 
 TEST_CASE("valid values are taken, case-insensitively where they are words")

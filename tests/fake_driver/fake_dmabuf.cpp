@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// dma-buf export in the fake driver: cuMemGetHandleForAddressRange with
+// CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD hands out a memfd that stands for the
+// dma-buf. As with the real driver (DESIGN.md, "dma-buf leak"), memory
+// freed while an export of it is open stays allocated, and cuMemGetInfo
+// counts it, until every fd of it is closed.
+#include "fake_state.h"
+
+#include <algorithm>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace fake;
+
+namespace {
+
+struct Export {
+    int fd;
+    ino_t inode;     // tells our fd from a later file that reused its number
+    uintptr_t base;  // the allocation exported
+    size_t size;
+};
+std::vector<Export> exports; // driver().mutex
+
+bool still_open(const Export &e)
+{
+    struct stat st;
+    return fstat(e.fd, &st) == 0 && st.st_ino == e.inode;
+}
+
+} // namespace
+
+namespace fake {
+
+size_t bytes_held_by_exports()
+{
+    // Drop the exports whose fd was closed; count each freed allocation
+    // that an open export still holds once.
+    std::vector<Export> open;
+    std::vector<uintptr_t> counted;
+    size_t held = 0;
+    for (const Export &e : exports) {
+        if (!still_open(e))
+            continue;
+        open.push_back(e);
+        bool freed = driver().live.find(e.base) == driver().live.end();
+        bool seen = std::find(counted.begin(), counted.end(), e.base) != counted.end();
+        if (freed && !seen) {
+            counted.push_back(e.base);
+            held += e.size;
+        }
+    }
+    exports.swap(open);
+    return held;
+}
+
+} // namespace fake
+
+extern "C" {
+
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                       CUmemRangeHandleType type, unsigned long long flags)
+{
+    count_call("cuMemGetHandleForAddressRange");
+    if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags || !size ||
+        (dptr | size) % 4096)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    auto &live = driver().live;
+    auto it = live.upper_bound(dptr);
+    if (it == live.begin())
+        return CUDA_ERROR_INVALID_VALUE;
+    --it;
+    const size_t rounded = (it->second.size + 4095) & ~size_t(4095);
+    if (it->second.host || dptr + size > it->first + rounded)
+        return CUDA_ERROR_INVALID_VALUE; // past the allocation's end, as the driver
+    int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+    if (fd < 0)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct stat st;
+    fstat(fd, &st);
+    exports.push_back(Export{fd, st.st_ino, it->first, it->second.size});
+    *static_cast<int *>(handle) = fd;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
+                               CUdeviceptr ptr)
+{
+    count_call("cuPointerSetAttribute");
+    if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    auto &live = driver().live;
+    auto it = live.upper_bound(ptr);
+    if (it == live.begin() || ptr >= std::prev(it)->first + std::prev(it)->second.size)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+} // extern "C"

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Issue 3's coherence check, runnable on the fake driver and on a GPU.
+// Several threads free and reallocate buffers of one size in a loop (the
+// driver hands the same address back) and look the buffer up between the
+// allocation and the free, the way a communication library's registration
+// cache is used. Two ways to look up:
+//
+//   coherence_churn gdrhook  the library's cache: gdrhook_get()/put() of the
+//                            preloaded shim (run under LD_PRELOAD with
+//                            GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf)
+//   coherence_churn naive    a cache that never learns of frees: the first
+//                            lookup of an address exports a dma-buf and
+//                            keeps it, keyed by address (what a cache
+//                            without a hook does)
+//   coherence_churn leak     allocates `threads` buffers and exits without
+//                            freeing them (what the shim unpins at exit)
+//
+// Every lookup's registration is checked against the driver's buffer ID of
+// the address right now: a different one is a stale registration. At the
+// end it prints the stale count and how much GPU memory (cuMemGetInfo) is
+// still in use compared with the start, once every buffer has been freed.
+// The exit status is 0 when the run completed; the verdict is the caller's.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include "include/gdrhook.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+#define CHECK(call)                                                                  \
+    do {                                                                             \
+        CUresult rc_ = (call);                                                       \
+        if (rc_ != CUDA_SUCCESS) {                                                   \
+            fprintf(stderr, "coherence_churn: %s failed with %d\n", #call, rc_);     \
+            exit(2);                                                                 \
+        }                                                                            \
+    } while (0)
+
+struct Options {
+    std::string mode;
+    int threads = 4;
+    int iterations = 200;
+    size_t size = 2 << 20;
+};
+
+std::atomic<long> lookups{0}, stale{0}, same_address{0};
+
+uint64_t buffer_id(CUdeviceptr p)
+{
+    unsigned long long id = 0;
+    CHECK(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p));
+    return id;
+}
+
+// The library's cache, found in the preloaded shim.
+struct GdrhookApi {
+    decltype(&gdrhook_get) get = nullptr;
+    decltype(&gdrhook_put) put = nullptr;
+    decltype(&gdrhook_get_stats) stats = nullptr;
+};
+GdrhookApi gdrhook_api;
+
+// A registration cache that never hears of frees: address -> (fd, the
+// buffer id it was exported for).
+struct NaiveCache {
+    std::mutex mutex;
+    std::map<CUdeviceptr, std::pair<int, uint64_t>> entries;
+
+    uint64_t lookup(CUdeviceptr p, size_t size)
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = entries.find(p);
+        if (it != entries.end())
+            return it->second.second; // a hit: whatever was registered here
+        int fd = -1;
+        CHECK(cuMemGetHandleForAddressRange(&fd, p, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                            0));
+        uint64_t id = buffer_id(p);
+        entries[p] = {fd, id};
+        return id;
+    }
+};
+NaiveCache naive;
+
+void churn(const Options &options, CUcontext context)
+{
+    CHECK(cuCtxSetCurrent(context));
+    CUdeviceptr previous = 0;
+    for (int i = 0; i < options.iterations; ++i) {
+        CUdeviceptr p = 0;
+        CHECK(cuMemAlloc(&p, options.size));
+        if (p == previous)
+            same_address.fetch_add(1, std::memory_order_relaxed);
+        previous = p;
+        const uint64_t now = buffer_id(p);
+        uint64_t registered = 0;
+        if (options.mode == "gdrhook") {
+            gdrhook_registration reg;
+            int rc = gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg);
+            if (rc != 0) {
+                fprintf(stderr, "coherence_churn: gdrhook_get failed: %s\n", strerror(-rc));
+                exit(2);
+            }
+            registered = reg.buffer_id;
+            gdrhook_api.put(&reg);
+        } else {
+            registered = naive.lookup(p, options.size);
+        }
+        lookups.fetch_add(1, std::memory_order_relaxed);
+        if (registered != now)
+            stale.fetch_add(1, std::memory_order_relaxed);
+        CHECK(cuMemFree(p));
+    }
+}
+
+size_t used_bytes()
+{
+    size_t free_bytes = 0, total = 0;
+    CHECK(cuMemGetInfo(&free_bytes, &total));
+    return total - free_bytes;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Options options;
+    if (argc < 2 || (strcmp(argv[1], "gdrhook") != 0 && strcmp(argv[1], "naive") != 0 &&
+                     strcmp(argv[1], "leak") != 0)) {
+        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak [threads] [iterations] [MiB]\n");
+        return 2;
+    }
+    options.mode = argv[1];
+    if (argc > 2)
+        options.threads = atoi(argv[2]);
+    if (argc > 3)
+        options.iterations = atoi(argv[3]);
+    if (argc > 4)
+        options.size = static_cast<size_t>(atoi(argv[4])) << 20;
+
+    if (options.mode == "gdrhook") {
+        gdrhook_api.get = reinterpret_cast<decltype(&gdrhook_get)>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
+        gdrhook_api.put = reinterpret_cast<decltype(&gdrhook_put)>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
+        gdrhook_api.stats =
+            reinterpret_cast<decltype(&gdrhook_get_stats)>(dlsym(RTLD_DEFAULT, "gdrhook_get_stats"));
+        if (!gdrhook_api.get || !gdrhook_api.put || !gdrhook_api.stats) {
+            fprintf(stderr, "coherence_churn: gdrhook mode needs LD_PRELOAD=libgdrhook.so\n");
+            return 2;
+        }
+    }
+
+    CHECK(cuInit(0));
+    CUdevice device;
+    CHECK(cuDeviceGet(&device, 0));
+    CUcontext context;
+    CHECK(cuDevicePrimaryCtxRetain(&context, device));
+    CHECK(cuCtxSetCurrent(context));
+    const size_t used_at_start = used_bytes();
+    if (options.mode == "leak") {
+        for (int i = 0; i < options.threads; ++i) {
+            CUdeviceptr p = 0;
+            CHECK(cuMemAlloc(&p, options.size));
+        }
+        printf("mode=leak buffers=%d size=%zu\n", options.threads, options.size);
+        return 0;
+    }
+
+    std::vector<std::thread> threads;
+    for (int t = 0; t < options.threads; ++t)
+        threads.emplace_back(churn, std::cref(options), context);
+    for (std::thread &t : threads)
+        t.join();
+
+    // The shim's worker unpins right after each free; give it a moment to
+    // finish the last batch before measuring.
+    size_t used_at_end = used_bytes();
+    for (int i = 0; i < 100 && used_at_end > used_at_start; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        used_at_end = used_bytes();
+    }
+    long long delta = static_cast<long long>(used_at_end) - static_cast<long long>(used_at_start);
+
+    unsigned long long mismatches = 0;
+    if (options.mode == "gdrhook") {
+        gdrhook_stats s{};
+        if (gdrhook_api.stats(&s, sizeof(s)) == 0)
+            mismatches = s.verify_mismatches;
+    }
+    printf("mode=%s threads=%d iterations=%d size=%zu lookups=%ld same_address=%ld "
+           "stale=%ld verify_mismatches=%llu used_delta_bytes=%lld\n",
+           options.mode.c_str(), options.threads, options.iterations, options.size,
+           lookups.load(), same_address.load(), stale.load(), mismatches, delta);
+    CHECK(cuDevicePrimaryCtxRelease(device));
+    return 0;
+}

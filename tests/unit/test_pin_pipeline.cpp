@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The registration cache inside the shim, end to end through the loader
+// against the fake driver (whose dma-buf export keeps freed memory counted
+// in cuMemGetInfo until the fd closes, like the real driver):
+// GDRHOOK_PIN=alloc pins each large allocation, every free unpins it
+// through the worker, lookups never return a stale registration, and
+// nothing stays pinned or allocated.
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <regex>
+#include <set>
+
+namespace {
+
+std::map<std::string, std::string> pinning_environment(const std::string &events)
+{
+    return {
+        {"LD_PRELOAD", build_path("GDRHOOK_SHIM")},
+        {"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
+        {"GDRHOOK_EVENTS", events},
+        {"GDRHOOK_PIN", "alloc"},
+        {"GDRHOOK_BACKEND", "dmabuf"},
+        {"GDRHOOK_VERIFY", "1"},
+        {"GDRHOOK_LOG_LEVEL", "info"},
+    };
+}
+
+long long field(const std::string &output, const std::string &key)
+{
+    std::smatch m;
+    REQUIRE(std::regex_search(output, m, std::regex(key + "=(-?[0-9]+)")));
+    return std::stoll(m[1]);
+}
+
+// Each pin is released by exactly one unpin of its handle, after the free
+// of its range or at exit; returns the number of pins.
+size_t check_pins_released(const std::vector<EventLine> &events)
+{
+    std::map<long long, const EventLine *> pinned; // handle -> pin
+    std::set<long long> released;
+    size_t pins = 0;
+    for (const EventLine &e : events) {
+        if (e["ev"] == "pin") {
+            ++pins;
+            CHECK(e["backend"] == "dmabuf");
+            REQUIRE(pinned.count(e.number("handle")) == 0);
+            pinned[e.number("handle")] = &e;
+        } else if (e["ev"] == "unpin") {
+            long long handle = e.number("handle");
+            INFO("unpin of handle " << handle);
+            CHECK(pinned.count(handle) == 1);
+            CHECK(released.insert(handle).second);
+            CHECK(e.number("rc") == 0);
+            CHECK(e.has("lat_ns"));
+            pinned.erase(handle);
+        } else if (e["ev"] == "error") {
+            FAIL_CHECK("error event: " << e["msg"]);
+        }
+    }
+    CHECK(pinned.empty());
+    return pins;
+}
+
+} // namespace
+
+TEST_CASE("pin on alloc: every free unpins, lookups are never stale, memory comes back")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "4", "300", "2"},
+                                pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(field(run.output, "lookups") == 1200);
+    CHECK(field(run.output, "same_address") > 0); // the driver reused addresses
+    CHECK(field(run.output, "stale") == 0);
+    CHECK(field(run.output, "verify_mismatches") == 0);
+    CHECK(field(run.output, "used_delta_bytes") == 0);
+
+    std::vector<EventLine> events = read_event_file(log);
+    size_t allocs = 0, frees = 0, unpins_by_free = 0;
+    std::set<std::string> freed; // the free is invalidated before the real
+    for (const EventLine &e : events) { // free runs, so its unpin may be
+        if (e["ev"] == "alloc")         // logged before the free event
+            ++allocs;
+        if (e["ev"] == "free") {
+            ++frees;
+            freed.insert(e["addr"]);
+        }
+    }
+    for (const EventLine &e : events)
+        if (e["ev"] == "unpin" && e["reason"] == "invalidated" && freed.count(e["addr"]))
+            ++unpins_by_free;
+    CHECK(allocs == 1200);
+    CHECK(frees == 1200);
+    CHECK(check_pins_released(events) == 1200);
+    CHECK(unpins_by_free == 1200);
+}
+
+TEST_CASE("without the hook a cache that never hears of frees is stale and keeps memory")
+{
+    // The baseline the hook fixes, on the same fake driver: the naive
+    // cache's exports keep every freed buffer allocated, and its hits on
+    // reused addresses name buffers that no longer exist.
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "naive", "2", "50", "2"},
+                                {{"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")}});
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(field(run.output, "stale") > 0);
+    CHECK(field(run.output, "used_delta_bytes") > 0);
+}
+
+TEST_CASE("registrations still pinned at exit are unpinned and logged")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "leak", "4", "0", "2"},
+                                pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(check_pins_released(events) == 4);
+    size_t teardown = 0;
+    for (const EventLine &e : events)
+        teardown += e["ev"] == "unpin" && e["reason"] == "teardown";
+    CHECK(teardown == 4);
+    CHECK(run.output.find("4 pins (0 failed), 4 unpins (0 failed)") != std::string::npos);
+}
+
+TEST_CASE("GDRHOOK_PIN=off logs no pins and the public API answers ENODEV")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    auto env = pinning_environment(log);
+    env["GDRHOOK_PIN"] = "off";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "5", "2"},
+                                env);
+    INFO(run.output);
+    CHECK(run.exit_status == 2);
+    CHECK(run.output.find("No such device") != std::string::npos);
+    for (const EventLine &e : read_event_file(log))
+        CHECK(e["ev"] != "pin");
+}
