@@ -537,14 +537,13 @@ static int __init tp_init(void)
 static void __exit tp_exit(void)
 {
 	struct tp_table *t;
+	struct hlist_node *n;
+	int bkt;
 
 	misc_deregister(&tp_miscdev);
 	debugfs_remove_recursive(tp_debugfs);
 	/* Clients hold symbol references, so none is loaded now; whatever
 	 * is left was leaked by one. */
-	struct hlist_node *n;
-	int bkt;
-
 	hash_for_each_safe(tp_hash, bkt, n, t, hnode) {
 		pr_err("gdrhook_tp: leaked table va=%llx len=%llx\n", t->va, t->len);
 		hash_del(&t->hnode);

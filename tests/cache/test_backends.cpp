@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <sys/eventfd.h>
+#include <vector>
 
 using namespace gdrhook;
 
@@ -166,6 +167,11 @@ TEST_CASE("the kmod backend reports an absent device clearly", "[backend]")
     REQUIRE(std::string(status.what).find("/dev/gdrhook") != std::string::npos);
     Pin pin;
     REQUIRE(backend.pin(0x10000, 65536, pin).code == StatusCode::no_device);
+    // Nothing to wait on and nothing revoked (the VM test covers the rest).
+    REQUIRE(backend.revocation_fd() == -1);
+    std::vector<uint64_t> revoked;
+    REQUIRE(backend.take_revocations(revoked) == 0);
+    REQUIRE(revoked.empty());
 }
 
 TEST_CASE("GDRHOOK_BACKEND selects kmod, then dma-buf, then none, and says why", "[backend]")

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <pthread.h>
 #include <cstring>
+#include <sys/mman.h>
 #include <unordered_map>
 
 namespace fake {
@@ -59,10 +60,19 @@ uintptr_t allocate_block(size_t size, bool host)
         addr = freed.back(); // the real driver hands the same VA back
         freed.pop_back();
     } else {
-        size_t rounded = (size + 4095) & ~size_t(4095);
-        addr = reinterpret_cast<uintptr_t>(aligned_alloc(4096, rounded ? rounded : 4096));
-        if (!addr)
+        // Never unmapped: a freed block waits in `recycled` for the next
+        // allocation of its size.
+        constexpr size_t gpu_page = 64 * 1024;
+        const size_t rounded = size ? (size + gpu_page - 1) & ~(gpu_page - 1) : gpu_page;
+        void *map = mmap(nullptr, rounded + gpu_page, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (map == MAP_FAILED)
             return 0;
+        const uintptr_t start = reinterpret_cast<uintptr_t>(map);
+        addr = (start + gpu_page - 1) & ~(gpu_page - 1);
+        if (addr > start)
+            munmap(map, addr - start);
+        munmap(reinterpret_cast<void *>(addr + rounded), start + gpu_page - addr);
     }
     d.live[addr] = Allocation{size, current_context, host};
     d.buffer_ids[addr] = d.next_buffer_id++;
@@ -73,6 +83,7 @@ void release_block(uintptr_t addr)
 {
     Driver &d = driver();
     auto it = d.live.find(addr);
+    provider_free_range(addr, it->second.size);
     d.recycled[it->second.size].push_back(addr);
     d.buffer_ids.erase(addr);
     d.live.erase(it);

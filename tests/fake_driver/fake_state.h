@@ -51,9 +51,17 @@ thread_local extern Context *current_context;
 // check that each wrapper called the real function exactly once.
 void count_call(const char *name);
 
+// Blocks are 64 KiB aligned anonymous mappings (a GPU page), so that the
+// VM test's nv-p2p provider can pin them as the real driver pins GPU memory.
 uintptr_t allocate_block(size_t size, bool host);   // mutex held
 size_t bytes_held_by_exports();                     // mutex held: freed, still exported
 void release_block(uintptr_t addr);                 // mutex held
+
+// Fires the test provider's nv-p2p free callbacks for the range, as the
+// real driver does when memory under a pin is freed; nothing where the
+// provider (/dev/gdrhook_tp, VM test only) is absent. Mutex held, so the
+// range cannot be handed out again before the callbacks have run.
+void provider_free_range(uintptr_t addr, size_t size);
 
 } // namespace fake
 

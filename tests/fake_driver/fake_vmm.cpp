@@ -78,6 +78,10 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHa
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
     count_call("cuMemUnmap");
+    {
+        std::lock_guard<std::mutex> lock(driver().mutex);
+        provider_free_range(ptr, size);
+    }
     void *reserved = mmap(reinterpret_cast<void *>(ptr), size, PROT_NONE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
     return reserved == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;

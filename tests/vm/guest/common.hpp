@@ -278,5 +278,7 @@ int test_races();
 int test_bad_input();
 int test_fuzz();
 int test_kill();
+int test_backend();
+int test_pipeline();
 
 } // namespace vmtest

@@ -9,7 +9,8 @@
 namespace vmtest {
 namespace {
 
-constexpr uint32_t kHandles = 10000;
+constexpr uint32_t kHandles = 10000; // in one UNPIN_BATCH
+constexpr uint32_t kSingles = 1000;  // unpinned one by one first
 
 void check_version(const Gdrhook& dev)
 {
@@ -63,12 +64,13 @@ void check_nvp2p_single(const Gdrhook& dev, const HostBuffer& buf, uint32_t flag
 	CHECK(gdr_counter("pins_live") == 0);
 }
 
-// kHandles pins: query and get pages of each, 1 in 10 unpinned alone, the
-// rest in one UNPIN_BATCH; a second batch of the same handles finds none.
+// kSingles + kHandles pins: query and get pages of each, kSingles (every
+// 11th) unpinned alone, then the other kHandles in one UNPIN_BATCH; a second
+// batch of the same handles finds none.
 void check_many(const Gdrhook& dev, const std::vector<uint64_t>& handles, uint64_t page_size)
 {
-	CHECK(handles.size() == kHandles);
-	CHECK(gdr_counter("pins_live") == kHandles);
+	CHECK(handles.size() == kSingles + kHandles);
+	CHECK(gdr_counter("pins_live") == kSingles + kHandles);
 	std::vector<uint64_t> addrs;
 	for (uint64_t h : handles) {
 		gdrhook_ioc_query q;
@@ -79,15 +81,17 @@ void check_many(const Gdrhook& dev, const std::vector<uint64_t>& handles, uint64
 		CHECK(addrs.size() == q.page_count);
 	}
 	std::vector<uint64_t> batch;
-	for (uint32_t i = 0; i < kHandles; i++) {
-		if (i % 10 == 0)
+	for (uint32_t i = 0; i < handles.size(); i++) {
+		if (i % 11 == 0)
 			CHECK_OK(dev.unpin(handles[i]));
 		else
 			batch.push_back(handles[i]);
 	}
+	CHECK(batch.size() == kHandles);
+	CHECK(gdr_counter("pins_live") == kHandles);
 	gdrhook_ioc_unpin_batch b;
 	CHECK_OK(dev.unpin_batch(batch.data(), static_cast<uint32_t>(batch.size()), &b));
-	CHECK(b.unpinned == batch.size());
+	CHECK(b.unpinned == kHandles);
 	CHECK(gdr_counter("pins_live") == 0);
 	CHECK_ERR(dev.unpin_batch(batch.data(), static_cast<uint32_t>(batch.size()), &b), ENOENT);
 	CHECK(b.unpinned == 0 && b.first_failed == 0);
@@ -97,7 +101,7 @@ void check_nvp2p_many(const Gdrhook& dev, const HostBuffer& buf)
 {
 	const size_t chunks = buf.size() / kGpuPage;
 	std::vector<uint64_t> handles;
-	for (uint32_t i = 0; i < kHandles; i++) {
+	for (uint32_t i = 0; i < kSingles + kHandles; i++) {
 		uint64_t h;
 		CHECK_OK(dev.pin_nvp2p(buf.data() + (i % chunks) * kGpuPage, kGpuPage, &h, 0, i));
 		handles.push_back(h);
@@ -151,7 +155,7 @@ void check_dmabuf(const Gdrhook& dev)
 	CHECK_OK(dev.unpin(h));
 
 	std::vector<uint64_t> handles;
-	for (uint32_t i = 0; i < kHandles; i++) {
+	for (uint32_t i = 0; i < kSingles + kHandles; i++) {
 		CHECK_OK(dev.pin_dmabuf(vb.fd(), (i % 16) * 4096, 4096, peer, &h, i));
 		handles.push_back(h);
 	}
@@ -247,10 +251,14 @@ int test_basic()
 	check_nvp2p_single(dev, buf, GDRHOOK_PIN_PERSISTENT, false);
 	check_nvp2p_single(dev, buf, GDRHOOK_PIN_PERSISTENT, true);
 	check_nvp2p_many(dev, buf);
-	std::printf("basic: nv-p2p: single pins and %u handles in %.1f s\n", kHandles, sw.seconds());
+	std::printf("basic: nv-p2p: single pins, %u handles pinned, queried, read; %u unpinned singly, %u in one "
+		    "UNPIN_BATCH, in %.1f s\n",
+		    kSingles + kHandles, kSingles, kHandles, sw.seconds());
 	Stopwatch sw2;
 	check_dmabuf(dev);
-	std::printf("basic: dma-buf: single pins and %u handles in %.1f s\n", kHandles, sw2.seconds());
+	std::printf("basic: dma-buf: single pins, %u handles pinned, queried, read; %u unpinned singly, %u in one "
+		    "UNPIN_BATCH, in %.1f s\n",
+		    kSingles + kHandles, kSingles, kHandles, sw2.seconds());
 	check_revocation_events(dev, buf, tp);
 	check_event_overflow(buf, tp);
 	dev.close();
