@@ -26,8 +26,11 @@ if window:
     for e in events:
         by_pid.setdefault(e["pid"], []).append(e)
     for pid, evs in by_pid.items():
-        marks = [i for i, e in enumerate(evs) if e["size"] == MARKER_SIZE and e["api"] == "cuMemFree_v2"]
-        allocs = [i for i, e in enumerate(evs) if e["size"] == MARKER_SIZE and e["api"] == "cuMemAlloc_v2"]
+        # By kind too: a pin of the marker names the same api and size.
+        marks = [i for i, e in enumerate(evs)
+                 if e["ev"] == "free" and e["size"] == MARKER_SIZE and e["api"] == "cuMemFree_v2"]
+        allocs = [i for i, e in enumerate(evs)
+                  if e["ev"] == "alloc" and e["size"] == MARKER_SIZE and e["api"] == "cuMemAlloc_v2"]
         if len(marks) >= 1 and len(allocs) >= 2:
             kept += evs[marks[0] + 1 : allocs[1]]
     events = kept
