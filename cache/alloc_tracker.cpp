@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/alloc_tracker.h"
 
-#include <new>
 
 namespace gdrhook {
 
@@ -23,7 +22,7 @@ void AllocTracker::insert(const Allocation &allocation)
 {
     uint64_t k = key(allocation.kind, allocation.addr);
     Shard &shard = shard_for(k);
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     shard.by_key.put(k, allocation);
 }
 
@@ -31,7 +30,7 @@ std::optional<Allocation> AllocTracker::remove(MemoryKind kind, uint64_t addr)
 {
     uint64_t k = key(kind, addr);
     Shard &shard = shard_for(k);
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     Allocation found;
     if (!shard.by_key.take(k, found))
         return std::nullopt;
@@ -42,7 +41,7 @@ std::optional<Allocation> AllocTracker::find(MemoryKind kind, uint64_t addr) con
 {
     uint64_t k = key(kind, addr);
     Shard &shard = shard_for(k);
-    std::lock_guard<std::mutex> lock(shard.mutex);
+    std::lock_guard<SpinLock> lock(shard.lock);
     if (const Allocation *found = shard.by_key.find(k))
         return *found;
     return std::nullopt;
@@ -58,7 +57,7 @@ std::vector<Allocation> AllocTracker::remove_mappings_in(uint64_t addr, uint64_t
             return removed;
     }
     for (Shard &shard : shards_) {
-        std::lock_guard<std::mutex> lock(shard.mutex);
+        std::lock_guard<SpinLock> lock(shard.lock);
         shard.by_key.remove_if([&](uint64_t, const Allocation &a) {
             if (a.kind != MemoryKind::vmm_mapping || a.addr < addr || a.addr - addr >= size)
                 return false;
@@ -73,7 +72,7 @@ std::vector<Allocation> AllocTracker::remove_context(uint64_t context)
 {
     std::vector<Allocation> removed;
     for (Shard &shard : shards_) {
-        std::lock_guard<std::mutex> lock(shard.mutex);
+        std::lock_guard<SpinLock> lock(shard.lock);
         shard.by_key.remove_if([&](uint64_t, const Allocation &a) {
             if (a.context != context)
                 return false;
@@ -88,7 +87,7 @@ size_t AllocTracker::size() const
 {
     size_t total = 0;
     for (Shard &shard : shards_) {
-        std::lock_guard<std::mutex> lock(shard.mutex);
+        std::lock_guard<SpinLock> lock(shard.lock);
         total += shard.by_key.size();
     }
     return total;
@@ -97,7 +96,7 @@ size_t AllocTracker::size() const
 void AllocTracker::reinitialize_locks_after_fork()
 {
     for (Shard &shard : shards_)
-        new (&shard.mutex) std::mutex();
+        shard.lock.reset();
 }
 
 } // namespace gdrhook

@@ -5,17 +5,18 @@
 // took down. Keyed by (memory kind family, address or handle).
 //
 // Allocation and free paths cost tens of microseconds in the driver; a
-// sharded mutex here costs tens of nanoseconds and keeps the code obvious.
+// sharded spin lock here costs a few nanoseconds and keeps the code obvious.
 // The lock-free part of the design is the registration cache's lookup, not
 // this table.
 #pragma once
 
 #include "cache/address_table.h"
 #include "cache/event.h"
+#include "cache/spin_lock.h"
 
 #include <array>
 #include <cstdint>
-#include <mutex>
+#include <mutex> // std::lock_guard
 #include <optional>
 #include <vector>
 
@@ -57,7 +58,7 @@ private:
     // One cache line (or more) per shard: threads on different shards must
     // not contend for one line.
     struct alignas(64) Shard {
-        mutable std::mutex mutex;
+        mutable SpinLock lock;
         AddressTable<Allocation> by_key;
     };
 

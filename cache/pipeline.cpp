@@ -85,7 +85,7 @@ void EventPipeline::announce_sleep()
         std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-void EventPipeline::submit(Event event)
+void EventPipeline::submit(const Event &event)
 {
     if (!stopped_.load(std::memory_order_acquire)) {
         ensure_worker();

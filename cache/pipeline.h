@@ -64,7 +64,7 @@ public:
     // Any thread. Assigns the event's sequence number (its position in the
     // queue: every event goes through it). Never blocks on the worker
     // unless the queue is full.
-    void submit(Event event);
+    void submit(const Event &event);
 
     // Writes everything queued so far, on the calling thread.
     void drain_now();

@@ -152,6 +152,27 @@ run_fake_driver)
     run 0 log summary "$@"; has "$out" "cuMemFree_v2"
     run 0 log timeline "$@" -o "$tmp/demo.svg"
     ;;
+real_pins_and_kill)
+    # Real logs from the shim over the fake driver: pin on alloc through
+    # `gdrhook run` passes the check; a process killed with kill -9 while
+    # it holds pins fails it, each pin named with its line.
+    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run --pin alloc --backend dmabuf --verify \
+        --events "$tmp/churn.%p.jsonl" -- "$GDRHOOK_CHURN" gdrhook 2 20 2
+    has "$err" "gdrhook: log check: OK"
+    run 0 log check "$tmp"/churn.*.jsonl; has "$out" "40 pin(s)"
+    GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf GDRHOOK_EVENTS="$tmp/held.jsonl" \
+        LD_PRELOAD=$GDRHOOK_SHIM LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR \
+        "$GDRHOOK_CHURN" hold 3 0 2 >"$tmp/held.out" &
+    held=$!
+    for _ in $(seq 100); do
+        [ "$(grep -c '"ev":"pin"' "$tmp/held.jsonl" 2>/dev/null)" = 3 ] && break
+        sleep 0.1
+    done
+    kill -9 $held; wait $held 2>/dev/null
+    run 1 log check "$tmp/held.jsonl"
+    [ "$(grep -c "jsonl:[0-9]*: pin never unpinned: pid" "$out")" = 3 ] || { cat "$out"; fail "expected 3 pins never unpinned"; }
+    has "$out" "FAILED: 3 problem(s)"
+    ;;
 doctor_without_driver)
     run 1 doctor --libcuda /nonexistent/libcuda.so.1 --device "$tmp/no-device"
     has "$out" "[FAIL] /nonexistent/libcuda.so.1: not found"

@@ -15,6 +15,7 @@
 //                            without a hook does)
 //   coherence_churn leak     allocates `threads` buffers and exits without
 //                            freeing them (what the shim unpins at exit)
+//   coherence_churn hold     allocates them and waits to be killed
 //
 // Every lookup's registration is checked against the driver's buffer ID of
 // the address right now: a different one is a stale registration. At the
@@ -139,8 +140,9 @@ int main(int argc, char **argv)
 {
     Options options;
     if (argc < 2 || (strcmp(argv[1], "gdrhook") != 0 && strcmp(argv[1], "naive") != 0 &&
-                     strcmp(argv[1], "leak") != 0)) {
-        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak [threads] [iterations] [MiB]\n");
+                     strcmp(argv[1], "leak") != 0 && strcmp(argv[1], "hold") != 0)) {
+        fprintf(stderr,
+                "usage: coherence_churn gdrhook|naive|leak|hold [threads] [iterations] [MiB]\n");
         return 2;
     }
     options.mode = argv[1];
@@ -169,12 +171,16 @@ int main(int argc, char **argv)
     CHECK(cuDevicePrimaryCtxRetain(&context, device));
     CHECK(cuCtxSetCurrent(context));
     const size_t used_at_start = used_bytes();
-    if (options.mode == "leak") {
+    if (options.mode == "leak" || options.mode == "hold") {
         for (int i = 0; i < options.threads; ++i) {
             CUdeviceptr p = 0;
             CHECK(cuMemAlloc(&p, options.size));
         }
-        printf("mode=leak buffers=%d size=%zu\n", options.threads, options.size);
+        printf("mode=%s buffers=%d size=%zu\n", options.mode.c_str(), options.threads,
+               options.size);
+        fflush(stdout);
+        while (options.mode == "hold")
+            pause();
         return 0;
     }
 
