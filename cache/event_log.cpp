@@ -2,10 +2,12 @@
 #include "cache/event_log.h"
 
 #include "cache/append_file_sink.h"
+#include "cache/diagnostics.h"
 
 #include <spdlog/logger.h>
 
 #include <cstring>
+#include <unistd.h>
 #include <fmt/format.h>
 
 namespace gdrhook {
@@ -49,20 +51,36 @@ std::string EventLog::open(const std::string &path)
 {
     path_ = path;
     logger_.reset();
+    failed_ = false;
     if (path.empty())
         return {};
-    auto sink = std::make_shared<AppendFileSink>(path);
-    if (sink->fd() < 0)
-        return "cannot open event log '" + path + "': " + strerror(sink->open_errno());
+    size_t slash = path.rfind('/');
+    std::string folder = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    if (access(folder.c_str(), W_OK | X_OK) != 0) {
+        failed_ = true;
+        return "cannot open event log '" + path + "': " + strerror(errno);
+    }
+    return {};
+}
+
+bool EventLog::create_file()
+{
+    auto sink = std::make_shared<AppendFileSink>(path_);
+    if (sink->fd() < 0) {
+        failed_ = true;
+        diagnostics().error("cannot open event log '{}': {}; events are not logged", path_,
+                            strerror(sink->open_errno()));
+        return false;
+    }
     logger_ = std::make_shared<spdlog::logger>("gdrhook-events", std::move(sink));
     logger_->set_level(spdlog::level::info);
     logger_->flush_on(spdlog::level::off); // the worker flushes per batch
-    return {};
+    return true;
 }
 
 void EventLog::write(const Event &event, int pid)
 {
-    if (!logger_)
+    if (!logger_ && (!is_open() || !create_file()))
         return;
     char line[max_line_size];
     size_t length = format_event_line(event, pid, line);

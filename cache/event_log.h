@@ -24,11 +24,15 @@ class EventLog
 {
 public:
     // An empty path gives a log that drops every line.
-    // Returns an empty message on success, else why the file could not be
-    // opened (the log then drops lines).
+    // Returns an empty message on success, else why the file cannot be
+    // written (the log then drops lines). The file itself is created by the
+    // first line: a process that loads the shim but records nothing (a
+    // helper process started with the same environment) leaves no empty
+    // file behind. Its folder is checked now, so a bad path shows at once.
     std::string open(const std::string &path);
 
-    bool is_open() const { return logger_ != nullptr; }
+    // Whether lines go somewhere (the file may not exist yet).
+    bool is_open() const { return !path_.empty() && !failed_; }
     const std::string &path() const { return path_; }
 
     // Callers serialize write/flush (the pipeline's consumer lock).
@@ -36,8 +40,11 @@ public:
     void flush();
 
 private:
+    bool create_file(); // on the first line
+
     std::shared_ptr<spdlog::logger> logger_;
     std::string path_;
+    bool failed_ = false;
 };
 
 } // namespace gdrhook

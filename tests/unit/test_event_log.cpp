@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <thread>
+#include <unistd.h>
 
 using namespace gdrhook;
 
@@ -125,4 +126,19 @@ TEST_CASE("an event log that cannot be opened says why")
     std::string error = log.open("/nonexistent-dir/x.jsonl");
     CHECK(error.find("cannot open event log '/nonexistent-dir/x.jsonl'") == 0);
     CHECK_FALSE(log.is_open());
+}
+
+TEST_CASE("the event log file appears with its first line, not before")
+{
+    std::string path = make_temp_dir() + "/lazy.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    CHECK(log.is_open());
+    CHECK(access(path.c_str(), F_OK) != 0); // a process that logs nothing leaves no file
+    Event e;
+    e.kind = EventKind::free;
+    e.api = "cuMemFree_v2";
+    log.write(e, 7);
+    log.flush();
+    CHECK(read_event_file(path).size() == 1);
 }
