@@ -11,9 +11,12 @@ uint64_t table_size(uint64_t entries)
 {
     // Two pages an entry (a 64 KiB buffer that is not 64 KiB aligned
     // touches two) at load factor 0.5.
-    // At most 2^18 entries' worth (64 MiB of address space, touched lazily).
+    // No budget (0): the default budget's worth. At most 2^18 entries'
+    // worth: 64 MiB of address space, touched as slots are used.
     constexpr uint64_t most = uint64_t(1) << 18;
-    uint64_t want = (entries && entries < most ? entries : most) * 4;
+    if (entries == 0)
+        entries = 65536;
+    uint64_t want = (entries < most ? entries : most) * 4;
     uint64_t size = 1024;
     while (size < want)
         size <<= 1;
@@ -67,6 +70,9 @@ bool PageHash::insert(const PageHashValue &value)
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (memory == MAP_FAILED)
             return false;
+        // Random probes over up to 16 MiB: huge pages spare a TLB miss each
+        // where the kernel allows them (advice only).
+        madvise(memory, capacity() * sizeof(PageHashSlot), MADV_HUGEPAGE);
         slots = new (memory) PageHashSlot[capacity()]; // trivial: writes nothing
         // release: readers that see the pointer see a table of empty slots.
         slots_.store(slots, std::memory_order_release);

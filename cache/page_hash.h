@@ -61,7 +61,8 @@ static_assert(sizeof(PageHashSlot) == 64, "one cache line a slot");
 class PageHash
 {
 public:
-    // Room for `entries` entries of up to two pages each at load factor 0.5.
+    // Room for `entries` entries (0: no budget, 65,536) of up to two pages
+    // each at load factor 0.5; entries past that are found through the index.
     explicit PageHash(uint64_t entries);
     ~PageHash();
     PageHash(const PageHash &) = delete;
