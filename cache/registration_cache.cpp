@@ -18,6 +18,7 @@ struct CacheEntry {
     uint64_t buffer_id = 0;
     int32_t fd = -1;
     uint64_t handle = 0;
+    bool hashed = false;                 // in the page hash (mu_)
 
     std::atomic<uint32_t> refs{0};       // counted holds (hold slots full)
 
@@ -105,7 +106,8 @@ CacheOptions CacheOptions::from(const Config &config)
 
 RegistrationCache::RegistrationCache(std::unique_ptr<PinBackend> backend, CacheOptions options)
     : backend_(std::move(backend)), options_(std::move(options)),
-      serial_(next_serial.fetch_add(1, std::memory_order_relaxed)), verify_(options_.verify)
+      serial_(next_serial.fetch_add(1, std::memory_order_relaxed)), verify_(options_.verify),
+      hash_(options_.max_entries)
 {
     enable_asymmetric_fence();
     head_.store(index_empty(), std::memory_order_release);
@@ -207,19 +209,10 @@ void RegistrationCache::release_record(ThreadRecord *record)
 void RegistrationCache::fill_hit_slot(ThreadRecord *record, uint64_t addr,
                                       const IndexRecord &found, uint64_t gen)
 {
-    HitSlot *set = &record->slots[set_index(addr) * hit_ways];
-    // Most recent in way 0; the one it displaces moves to way 1.
-    if (set[0].id != found.values.id)
-        set[1] = set[0];
-    HitSlot &slot = set[0];
-    slot.start = found.start;
-    slot.end = found.end;
-    slot.gen = gen;
-    slot.id = found.values.id;
-    slot.buffer_id = found.values.buffer_id;
-    slot.handle = found.values.handle;
-    slot.fd = found.values.fd;
-    slot.uses = hit_refresh_period;
+    fill_hit_slot(record, addr,
+                  PageHashValue{found.start, found.end, found.values.id, found.values.buffer_id,
+                                found.values.handle, found.values.fd},
+                  gen);
 }
 
 static void copy_out(const IndexRecord &found, Registration &out)
@@ -491,7 +484,12 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
         const IndexRoot *old = head_.load(std::memory_order_relaxed);
         const IndexItem inserted = item_of(entry);
         IndexRoot *fresh = index_rebuild(old, removed, inserted, retired);
+        hash_remove_locked(removed); // before the generation moves
         head_.store(fresh, std::memory_order_release);
+        // After the index has it (the hash holds only indexed entries), and
+        // before inflight_pins_ drops (invalidate()'s lock-free path).
+        entry->hashed = hash_.insert(PageHashValue{entry->start, entry->end, entry->id,
+                                                   entry->buffer_id, entry->handle, entry->fd});
         const uint64_t now = monotonic_ns();
         if (!removed.empty()) {
             gen_.fetch_add(1, std::memory_order_seq_cst);
@@ -558,7 +556,10 @@ bool RegistrationCache::pick_victims_locked(uint64_t need_bytes, uint64_t need_e
         CacheEntry *prev = e->lru_prev;
         const IndexRecord *record =
             index_find(head_.load(std::memory_order_relaxed), e->start, e->start + 1);
-        if (record && record->referenced.load(std::memory_order_relaxed) && budget > entries_) {
+        // Hits through the page hash mark the entry there.
+        const bool hash_referenced = e->hashed && hash_.take_referenced(e->start, e->end, e->id);
+        if (record && (hash_referenced || record->referenced.load(std::memory_order_relaxed)) &&
+            budget > entries_) {
             record->referenced.store(0, std::memory_order_relaxed);
             if (e != lru_head_) { // move to the front
                 (e->lru_prev ? e->lru_prev->lru_next : lru_head_) = e->lru_next;
@@ -596,12 +597,24 @@ bool RegistrationCache::evict_for(uint64_t bytes)
     return true;
 }
 
+void RegistrationCache::hash_remove_locked(const std::vector<IndexItem> &removed)
+{
+    for (const IndexItem &item : removed) {
+        CacheEntry *e = item.entry;
+        if (e->hashed) {
+            hash_.remove(e->start, e->end, e->id);
+            e->hashed = false;
+        }
+    }
+}
+
 void RegistrationCache::publish_locked(const std::vector<IndexItem> &removed,
                                        const IndexItem &inserted, UnpinReason reason)
 {
     std::vector<void *> retired;
     IndexRoot *fresh =
         index_rebuild(head_.load(std::memory_order_relaxed), removed, inserted, retired);
+    hash_remove_locked(removed); // before the generation moves
     // release: readers that load the new root see complete leaves.
     head_.store(fresh, std::memory_order_release);
     // After the new index: a reader that sees this generation finds no

@@ -13,7 +13,11 @@
 //    (invalidate, eviction, merge), after the index without it is
 //    published, so a thread that looks up after invalidate() returned sees
 //    the new generation and then the new index (coherence, DESIGN.md 1).
-//  - Past its hit cache a thread searches the index (range_index.h), an
+//  - Past its hit cache a thread probes the page hash (page_hash.h): one
+//    cache line per small entry's page, a copy of what a hit returns, kept
+//    by writers so that an entry leaves it before the generation moves. A
+//    hit there needs no read section: it touches nothing that is freed.
+//  - Past the page hash a thread searches the index (range_index.h), an
 //    immutable structure published through one atomic pointer, inside a
 //    read section: it writes the current epoch into its own record. Retired
 //    index nodes and entries are freed by the reclaimer only once no record
@@ -36,6 +40,7 @@
 #include "cache/asymmetric_fence.h"
 #include "cache/cache_stats.h"
 #include "cache/config.h"
+#include "cache/page_hash.h"
 #include "cache/pin_backend.h"
 #include "cache/range_index.h"
 #include "cache/status.h"
@@ -150,6 +155,8 @@ struct alignas(64) ThreadRecord {
     bool owned = false;             // guarded by the cache's registry mutex
     ThreadRecord *next = nullptr;   // immutable once published
     std::array<HitSlot, hit_set_count * hit_ways> slots{}; // owner only
+    // The entry id a set's last page-hash hit returned (owner only).
+    std::array<uint64_t, hit_set_count> hash_seen{};
 };
 
 // Which record the calling thread uses in which cache (most recent first).
@@ -291,6 +298,43 @@ private:
     Status pin_with_eviction(uint64_t start, uint64_t end, Pin &pin);
     void fill_hit_slot(ThreadRecord *record, uint64_t addr, const IndexRecord &found,
                        uint64_t gen);
+    static void fill_hit_slot(ThreadRecord *record, uint64_t addr, const PageHashValue &found,
+                              uint64_t gen)
+    {
+        HitSlot *set = &record->slots[set_index(addr) * hit_ways];
+        // Most recent in way 0; the one it displaces moves to way 1.
+        if (set[0].id != found.id)
+            set[1] = set[0];
+        set[0] = HitSlot{found.start, found.end, gen, found.id, found.buffer_id,
+                         found.handle, found.fd, hit_refresh_period};
+    }
+    // A hit in the page hash: an expired hit-cache slot starts over (the
+    // hash marked the entry referenced); an entry hit twice in a row in its
+    // set is hot and gets a hit-cache slot. Random access pays one store
+    // instead of a slot's copy.
+    static void note_hash_hit(ThreadRecord *record, uint64_t addr, const PageHashValue &value,
+                              uint64_t gen, HitSlot *slot)
+    {
+        if (slot) {
+            slot->uses = hit_refresh_period;
+            return;
+        }
+        uint64_t &seen = record->hash_seen[set_index(addr)];
+        if (seen == value.id)
+            fill_hit_slot(record, addr, value, gen);
+        else
+            seen = value.id;
+    }
+    static void copy_hash_out(const PageHashValue &found, Registration &out)
+    {
+        out.base = found.start;
+        out.length = found.end - found.start;
+        out.fd = found.fd;
+        out.handle = found.handle;
+        out.id = found.id;
+        out.buffer_id = found.buffer_id;
+    }
+    void hash_remove_locked(const std::vector<IndexItem> &removed);
     void hold_locked(ThreadRecord *record, CacheEntry *entry, HeldRegistration &held);
 
     // Reclaimer side.
@@ -307,6 +351,8 @@ private:
     std::atomic<uint64_t> epoch_{1};
     std::atomic<uint32_t> pending_held_{0};
     std::atomic<ThreadRecord *> records_{nullptr};
+
+    PageHash hash_; // its table pointer is read-mostly too; writers: mu_
 
     alignas(64) std::atomic<uint64_t> inflight_pins_{0};
     std::atomic<uint64_t> pin_starts_{0}; // written under mu_
@@ -362,6 +408,13 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
         count(record->hits);
         return Status::success();
     }
+    PageHashValue value;
+    if (!verify_ && hash_.find(addr, end, value)) {
+        copy_hash_out(value, out);
+        note_hash_hit(record, addr, value, gen, slot);
+        count(record->hits);
+        return Status::success();
+    }
     return lookup_shared(record, addr, end, gen, out, nullptr);
 }
 
@@ -389,6 +442,27 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
                 out.record = record;
                 out.slot = static_cast<uint32_t>(h);
                 out.entry = nullptr;
+                count(record->hits);
+                return Status::success();
+            }
+            record->holds[h].store(0, std::memory_order_release);
+        }
+    }
+    PageHashValue value;
+    if (!verify_ && hash_.find(addr, end, value)) {
+        int h = free_hold_slot(record);
+        if (h >= 0) {
+            // The hit-slot protocol: the entry was in the hash after gen was
+            // read; if gen has not moved since the hold was published, the
+            // reclaimer (which retires, moving gen, before it scans) sees it.
+            record->holds[h].store(value.id, std::memory_order_relaxed);
+            light_fence();
+            if (gen_.load(std::memory_order_acquire) == gen) {
+                copy_hash_out(value, out.reg);
+                out.record = record;
+                out.slot = static_cast<uint32_t>(h);
+                out.entry = nullptr;
+                note_hash_hit(record, addr, value, gen, found);
                 count(record->hits);
                 return Status::success();
             }

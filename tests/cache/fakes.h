@@ -18,6 +18,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <vector>
 
 namespace gdrhook::testing {
 
@@ -179,6 +180,40 @@ private:
     std::shared_ptr<FakeBackendState> state_;
     FakeMemory *memory_;
 };
+
+// Runs until the counters say the threads did enough work, so that a
+// loaded machine (sanitizers, CI) still exercises every interleaving it can,
+// within a time cap.
+template <typename Done>
+void run_until(Done done, std::atomic<bool> &stop)
+{
+    auto start = std::chrono::steady_clock::now();
+    while (!done() && std::chrono::steady_clock::now() - start < std::chrono::seconds(30))
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stop = true;
+}
+
+// A stress run: `lookers` and `freers` threads (each given its own seed)
+// and a worker that drains the cache, until done() or the time cap.
+template <typename Fixture, typename Looker, typename Freer, typename Done>
+void run_stress(Fixture &f, Looker looker, int lookers, Freer freer, int freers, Done done)
+{
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < lookers; ++t)
+        threads.emplace_back(looker, std::ref(stop), 100u + t);
+    for (int t = 0; t < freers; ++t)
+        threads.emplace_back(freer, std::ref(stop), 200u + t);
+    threads.emplace_back([&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+            f.drain();
+            std::this_thread::yield();
+        }
+    });
+    run_until(done, stop);
+    for (auto &t : threads)
+        t.join();
+}
 
 // A cache over fake memory with a fake backend, for one test.
 struct Fixture {

@@ -24,18 +24,6 @@ using namespace gdrhook::testing;
 
 namespace {
 
-// Runs until the counters say the threads did enough work, so that a
-// loaded machine (sanitizers, CI) still exercises every interleaving it can,
-// within a time cap.
-template <typename Done>
-void run_until(Done done, std::atomic<bool> &stop)
-{
-    auto start = std::chrono::steady_clock::now();
-    while (!done() && std::chrono::steady_clock::now() - start < std::chrono::seconds(30))
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    stop = true;
-}
-
 constexpr uint64_t arena = 0x200000000;
 constexpr int slots = 64;
 constexpr uint64_t slot_size = 256 * KiB;
@@ -76,10 +64,9 @@ TEST_CASE("no lookup returns a registration of memory freed before it started",
 {
     Fixture f([](CacheOptions &o) { o.max_entries = 48; }); // evictions too
     Arena arena_state(f.memory);
-    std::atomic<bool> stop{false};
     std::atomic<uint64_t> checked{0}, stale{0}, lookups{0}, frees{0};
 
-    auto looker = [&](unsigned seed) {
+    auto looker = [&](std::atomic<bool> &stop, unsigned seed) {
         std::mt19937 rng(seed);
         while (!stop.load(std::memory_order_relaxed)) {
             int i = rng() % slots;
@@ -98,7 +85,7 @@ TEST_CASE("no lookup returns a registration of memory freed before it started",
             }
         }
     };
-    auto freer = [&](unsigned seed) {
+    auto freer = [&](std::atomic<bool> &stop, unsigned seed) {
         std::mt19937 rng(seed);
         while (!stop.load(std::memory_order_relaxed)) {
             arena_state.free_and_reallocate(*f.cache, rng() % slots);
@@ -106,22 +93,7 @@ TEST_CASE("no lookup returns a registration of memory freed before it started",
             std::this_thread::yield();
         }
     };
-    auto worker = [&] {
-        while (!stop.load(std::memory_order_relaxed)) {
-            f.drain();
-            std::this_thread::yield();
-        }
-    };
-
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < 4; ++t)
-        threads.emplace_back(looker, 100 + t);
-    for (unsigned t = 0; t < 2; ++t)
-        threads.emplace_back(freer, 200 + t);
-    threads.emplace_back(worker);
-    run_until([&] { return frees >= 5000 && checked >= 50000; }, stop);
-    for (auto &t : threads)
-        t.join();
+    run_stress(f, looker, 4, freer, 2, [&] { return frees >= 5000 && checked >= 50000; });
 
     INFO("lookups " << lookups << ", checked " << checked << ", frees " << frees);
     REQUIRE(checked > 1000);
