@@ -14,5 +14,7 @@ nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
 nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
 # The fake driver, for measuring the shim's own cost without the driver's.
 mkdir -p "$bin/fake"
-g++ -O2 -shared -fPIC -I"$cuda/include" "$here"/../fake_driver/fake_{context,dmabuf,memory,proc_address,vmm}.cpp \
+# Every fake_*.cpp but the runtime's, as tests/fake_driver/meson.build lists them.
+g++ -O2 -shared -fPIC -I"$cuda/include" -I"$here/../../kmod/test_provider" \
+    $(ls "$here"/../fake_driver/fake_*.cpp | grep -v fake_cudart) \
     -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -lpthread -o "$bin/fake/libcuda.so.1"
