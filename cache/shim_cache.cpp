@@ -235,8 +235,10 @@ RegistrationCache *shim_cache()
 
 void invalidate_freed(uint64_t addr, uint64_t size)
 {
-    if (RegistrationCache *cache = existing_shim_cache())
-        cache->invalidate(addr, size);
+    // A pinned range was freed: have the worker unpin it now rather than
+    // when it next looks at the queue (prompt release, DESIGN.md 3).
+    if (RegistrationCache *cache = existing_shim_cache(); cache && cache->invalidate(addr, size))
+        runtime().pipeline->poke();
 }
 
 uint64_t pin_clock_after_free()
@@ -247,8 +249,9 @@ uint64_t pin_clock_after_free()
 
 void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock)
 {
-    if (RegistrationCache *cache = existing_shim_cache())
-        cache->invalidate(addr, size, clock);
+    if (RegistrationCache *cache = existing_shim_cache();
+        cache && cache->invalidate(addr, size, clock))
+        runtime().pipeline->poke();
 }
 
 void pin_new_allocation(const char *api, Via via, const Allocation &allocation)
