@@ -61,24 +61,25 @@ Event consumer_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t hand
 
 bool allocation_of(uint64_t addr, AllocationInfo &out)
 {
+    // Pointer kinds share one key space in the tracker: one lookup finds
+    // whichever allocation starts at an address; its kind says what it is.
     AllocTracker &tracker = runtime().tracker;
-    for (MemoryKind kind : {MemoryKind::device, MemoryKind::pitch, MemoryKind::pool,
-                            MemoryKind::vmm_mapping, MemoryKind::managed, MemoryKind::ipc}) {
-        if (auto found = tracker.find(kind, addr)) {
-            out.base = found->addr;
-            out.size = found->size;
-            out.managed = kind == MemoryKind::managed;
-            return true;
-        }
+    auto found = tracker.find(MemoryKind::device, addr);
+    if (!found) {
+        // An interior pointer (a library asking for part of an allocation).
+        const DriverQueries &q = driver_queries();
+        uint64_t base = 0, size = 0;
+        if (!q.address_range || !q.address_range(addr, &base, &size))
+            return false;
+        found = tracker.find(MemoryKind::device, base);
+        if (!found)
+            found = Allocation{base, size};
     }
-    // An interior pointer (a library asking for part of an allocation).
-    const DriverQueries &q = driver_queries();
-    uint64_t base = 0, size = 0;
-    if (!q.address_range || !q.address_range(addr, &base, &size))
-        return false;
-    out.base = base;
-    out.size = size;
-    out.managed = tracker.find(MemoryKind::managed, base).has_value();
+    if (found->kind == MemoryKind::host || found->kind == MemoryKind::host_registered)
+        return false; // not GPU memory: let the backend refuse it
+    out.base = found->addr;
+    out.size = found->size;
+    out.managed = found->kind == MemoryKind::managed;
     return true;
 }
 

@@ -142,3 +142,14 @@ TEST_CASE("GDRHOOK_PIN=off logs no pins and the public API answers ENODEV")
     for (const EventLine &e : read_event_file(log))
         CHECK(e["ev"] != "pin");
 }
+
+TEST_CASE("the README's API example works with the library linked, not preloaded")
+{
+    RunResult run = run_program({build_path("GDRHOOK_API_EXAMPLE")},
+                                {{"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
+                                 {"GDRHOOK_BACKEND", "dmabuf"}});
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(run.output.find("at offset 4096 of a dma-buf pin") != std::string::npos);
+    CHECK(run.output.find("pins 1, invalidated by frees 1") != std::string::npos);
+}
