@@ -4,7 +4,8 @@
 # The README's test command: builds the project three ways and runs every
 # suite that applies to each build, then prints one closing line
 # "N passed, N failed".
-#   build-test   plain build: every suite (unit, shim, cache, cli, kmod)
+#   build-test   plain build: every suite (unit, shim, cache, cli, kmod,
+#                stress)
 #   build-asan   ASan+UBSan: the suites that do not preload the shim
 #   build-tsan   TSan: the same
 # GDRHOOK_TEST_QUICK=1 runs the plain build only.
@@ -36,7 +37,7 @@ run_suites() { # build-dir meson-options... -- suites...
 }
 
 all_suites=(unit shim)
-for s in cache cli kmod bench; do
+for s in cache cli kmod bench stress; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then all_suites+=("$s"); fi
 done
 sanitizer_suites=(unit)
