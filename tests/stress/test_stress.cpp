@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// The shim under load and at the end of a process, over the
+// The shim under load, across fork() and at the end of a process, over the
 // fake driver: tests/programs/coherence_churn allocates, looks up through
 // gdrhook_get() and frees from many threads under LD_PRELOAD with
 // pin-on-alloc (dma-buf) and verify mode. Every free made must appear in
@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <dirent.h>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -48,6 +49,7 @@ struct LogCounts {
     long long lines = 0, allocs = 0, frees = 0, pins = 0, unpins = 0;
     long long errors = 0;          // error events but the one below
     long long pins_given_up = 0;   // see count_log
+    long long inherited = 0;       // pins a forked child took over
     long long duplicate_seqs = 0;     // among queued events (alloc, free, pin)
     long long unpins_not_pinned = 0;  // an unpin of a handle not held
     long long still_pinned = 0;       // pinned when the log ends
@@ -70,10 +72,12 @@ LogCounts count_log(const std::string &path)
         REQUIRE(line.back() == '}');
         std::string_view ev = value_of(line, "ev");
         c.pids.insert(std::string(value_of(line, "pid")));
-        if (ev == "alloc" || ev == "free" || ev == "pin") {
+        const bool inherited = value_of(line, "reason") == "inherited";
+        if (ev == "alloc" || ev == "free" || (ev == "pin" && !inherited)) {
             // Each one went through the queue (or its overflow path) and
-            // carries its own queue position. (Unpins are written by the
-            // consumer itself, with the position it has reached.)
+            // carries its own queue position. (Unpins, and the pins a
+            // forked child inherits, are written by the consumer itself,
+            // with the position it has reached.)
             if (!seqs.insert(std::stoll(std::string(value_of(line, "seq")))).second)
                 ++c.duplicate_seqs;
         }
@@ -83,6 +87,7 @@ LogCounts count_log(const std::string &path)
             ++c.frees;
         } else if (ev == "pin") {
             ++c.pins;
+            c.inherited += inherited;
             pinned.insert(std::stoll(std::string(value_of(line, "handle"))));
         } else if (ev == "unpin") {
             ++c.unpins;
@@ -116,6 +121,19 @@ void check_consistent(const LogCounts &c)
     CHECK(c.errors == 0);
     CHECK(c.duplicate_seqs == 0);
     CHECK(c.unpins_not_pinned == 0);
+}
+
+std::vector<std::string> files_in(const std::string &dir)
+{
+    std::vector<std::string> files;
+    DIR *d = opendir(dir.c_str());
+    REQUIRE(d);
+    while (dirent *entry = readdir(d))
+        if (entry->d_name[0] != '.')
+            files.push_back(dir + "/" + entry->d_name);
+    closedir(d);
+    std::sort(files.begin(), files.end());
+    return files;
 }
 
 // `gdrhook log check` / `log summary` on one log, when the tool is built.
@@ -220,6 +238,50 @@ TEST_CASE("16 threads churn through a queue of 64: every free logged once, no st
     CHECK(c.unpins == c.pins);
     CHECK(c.still_pinned == 0);
     check_with_tool("check", log, 0);
+}
+
+TEST_CASE("fork with pins held and threads churning: both sides go on, each log is whole",
+          "[fork]")
+{
+    std::string dir = make_temp_dir();
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork", "4", "2000", "2"},
+                                pinning_environment(dir + "/events.%p.jsonl"));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::smatch parent, child;
+    REQUIRE(std::regex_search(run.output, parent, std::regex("mode=fork side=parent[^\n]*")));
+    REQUIRE(std::regex_search(run.output, child, std::regex("mode=fork side=child[^\n]*")));
+    const std::string parent_line = parent[0], child_line = child[0];
+    CHECK(output_field(parent_line, "child_status") == 0);
+    for (const std::string &line : {parent_line, child_line}) {
+        INFO(line);
+        CHECK(output_field(line, "stale") == 0);
+        CHECK(output_field(line, "verify_mismatches") == 0);
+    }
+    // The parent: 4 x 2000 churned + 4 held; the child: the same again,
+    // counted from the fork.
+    CHECK(output_field(parent_line, "frees") == 8004);
+    CHECK(output_field(child_line, "frees") == 8004);
+
+    std::vector<std::string> logs = files_in(dir);
+    REQUIRE(logs.size() == 2);
+    long long logged_frees = 0, inherited = 0;
+    for (const std::string &log : logs) {
+        INFO(log);
+        LogCounts c = count_log(log);
+        CHECK(c.pids.size() == 1); // each process writes its own file
+        check_consistent(c);
+        CHECK(c.still_pinned == 0);
+        logged_frees += c.frees;
+        inherited += c.inherited;
+        check_with_tool("check", log, 0);
+    }
+    // Events queued in the parent at the fork are the parent's alone.
+    CHECK(logged_frees == 2 * 8004);
+    // The child's log opens with the pins it inherited: the 4 held, and
+    // those of the parent's threads' allocations in flight at the fork.
+    CHECK(inherited >= 4);
+    CHECK(inherited <= 8);
 }
 
 TEST_CASE("exit with events queued: the log is complete", "[exit]")
