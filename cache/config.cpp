@@ -85,7 +85,9 @@ void parse_flag(const EnvLookup &lookup, const char *name, bool &field,
 // of 1024, optionally followed by "iB" or "B").
 std::optional<uint64_t> parse_size(const char *value)
 {
-    if (!*value || *value == '-' || *value == '+')
+    // Digits first: strtoull would also skip leading blanks and take a
+    // sign, so " -1" would wrap to 2^64 - 1.
+    if (*value < '0' || *value > '9')
         return std::nullopt;
     errno = 0;
     char *end = nullptr;

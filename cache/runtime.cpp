@@ -73,6 +73,7 @@ void after_fork_in_child()
         if (!error.empty())
             diagnostics().error("{}", error);
     }
+    log_inherited_pins();
 }
 
 void initialize()

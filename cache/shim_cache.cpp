@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -178,7 +179,7 @@ RegistrationCache *create_cache()
 // runs between batches). Releases wait here until their pin is logged, so
 // the log always shows a pin before its revoke or unpin.
 struct ConsumerState {
-    std::unordered_set<uint64_t> pins_logged; // entry ids
+    std::unordered_map<uint64_t, Event> pins_logged; // entry id -> its pin event
     std::vector<Event> waiting;                // revoke/unpin events
     std::vector<uint64_t> revoked_handles;
 };
@@ -290,7 +291,7 @@ void pin_new_allocation(const char *api, Via via, const Allocation &allocation)
 void note_logged_pin(Event &event)
 {
     if (event.kind == EventKind::pin)
-        consumer_state().pins_logged.insert(event.handle);
+        consumer_state().pins_logged.emplace(event.handle, event);
 }
 
 void unpin_batch()
@@ -358,6 +359,26 @@ void shim_cache_after_fork_in_child()
     if (RegistrationCache *cache = existing_shim_cache())
         cache->after_fork_in_child();
     new (&creation_lock) std::mutex();
+}
+
+void log_inherited_pins()
+{
+    // The child holds its own copy of every registration the parent had
+    // logged as pinned and not yet released, and will release those copies
+    // and log the unpins: its log starts with their pins, so that it reads
+    // on its own (`gdrhook log check` pairs each unpin with a pin of the
+    // same process).
+    EventPipeline &pipeline = *runtime().pipeline;
+    for (auto &[handle, pin] : consumer_state().pins_logged) {
+        Event event = pin;
+        event.ts_ns = realtime_ns();
+        event.tid = current_tid();
+        event.reason = "inherited";
+        pin = event;
+        pipeline.write_from_consumer(event);
+    }
+    if (!consumer_state().pins_logged.empty())
+        pipeline.drain_now(); // the child's queue is empty: this flushes the log
 }
 
 } // namespace gdrhook

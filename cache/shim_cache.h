@@ -56,4 +56,9 @@ void print_shim_cache_statistics();
 // In a forked child, before anything else touches the cache.
 void shim_cache_after_fork_in_child();
 
+// In a forked child, once its event log is open: logs as `pin` (reason
+// "inherited") every registration the parent had logged as pinned and not
+// yet released; the child's copies are released, and logged, by the child.
+void log_inherited_pins();
+
 } // namespace gdrhook

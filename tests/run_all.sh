@@ -4,9 +4,12 @@
 # The README's test command: builds the project three ways and runs every
 # suite that applies to each build, then prints one closing line
 # "N passed, N failed".
-#   build-test   plain build: every suite (unit, shim, cache, cli, kmod)
+#   build-test   plain build: every suite (unit, shim, cache, cli, kmod,
+#                stress)
 #   build-asan   ASan+UBSan: the suites that do not preload the shim
 #   build-tsan   TSan: the same
+#   build-fuzz   clang, libFuzzer: tests/fuzz/run.sh, each target for
+#                GDRHOOK_FUZZ_SECONDS (default 60); any finding fails
 # GDRHOOK_TEST_QUICK=1 runs the plain build only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +39,7 @@ run_suites() { # build-dir meson-options... -- suites...
 }
 
 all_suites=(unit shim)
-for s in cache cli kmod bench; do
+for s in cache cli kmod bench stress; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then all_suites+=("$s"); fi
 done
 sanitizer_suites=(unit)
@@ -50,6 +53,18 @@ if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     run_suites build-tsan -Db_sanitize=thread -- "${sanitizer_suites[@]}"
 fi
 
+fuzz_result="fuzz: skipped (GDRHOOK_TEST_QUICK=1)"
+if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+    echo "=== build-fuzz: libFuzzer targets (tests/fuzz/run.sh)"
+    if tests/fuzz/run.sh; then
+        fuzz_result="fuzz: OK (config, log_reader: ${GDRHOOK_FUZZ_SECONDS:-60} s each, no finding)"
+    else
+        fuzz_result="fuzz: FAILED (see tests/fuzz/run.sh output above)"
+        failed_setup=$((failed_setup + 1))
+    fi
+fi
+
+echo "$fuzz_result"
 python3 - "$failed_setup" "${results[@]}" <<'PY'
 import json, sys
 failed_setup = int(sys.argv[1])

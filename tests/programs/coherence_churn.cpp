@@ -16,6 +16,16 @@
 //   coherence_churn leak     allocates `threads` buffers and exits without
 //                            freeing them (what the shim unpins at exit)
 //   coherence_churn hold     allocates them and waits to be killed
+//   coherence_churn fork     gdrhook mode with `threads` buffers held (and
+//                            pinned) throughout; once the threads are half
+//                            way, fork(): the child churns on fresh threads
+//                            while the parent's threads go on; each side
+//                            frees what it holds and prints its own line
+//   coherence_churn exit     gdrhook mode, then frees `threads` more buffers
+//   coherence_churn _exit    in a burst and at once calls exit(0) or
+//                            _exit(0) with those events still queued
+//   coherence_churn spin     gdrhook mode that never ends: waits to be
+//                            killed in the middle of the churn
 //
 // Every lookup's registration is checked against the driver's buffer ID of
 // the address right now: a different one is a stale registration. At the
@@ -34,7 +44,9 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -57,7 +69,9 @@ struct Options {
     size_t size = 2 << 20;
 };
 
-std::atomic<long> lookups{0}, stale{0}, same_address{0};
+std::atomic<long> lookups{0}, stale{0}, same_address{0}, frees{0};
+// Iterations done by all threads (fork mode forks half way).
+std::atomic<long> iterations_done{0};
 
 uint64_t buffer_id(CUdeviceptr p)
 {
@@ -100,7 +114,8 @@ void churn(const Options &options, CUcontext context)
 {
     CHECK(cuCtxSetCurrent(context));
     CUdeviceptr previous = 0;
-    for (int i = 0; i < options.iterations; ++i) {
+    const bool forever = options.mode == "spin";
+    for (int i = 0; forever || i < options.iterations; ++i) {
         CUdeviceptr p = 0;
         CHECK(cuMemAlloc(&p, options.size));
         if (p == previous)
@@ -108,7 +123,7 @@ void churn(const Options &options, CUcontext context)
         previous = p;
         const uint64_t now = buffer_id(p);
         uint64_t registered = 0;
-        if (options.mode == "gdrhook") {
+        if (options.mode != "naive") {
             gdrhook_registration reg;
             int rc = gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg);
             if (rc != 0) {
@@ -124,6 +139,33 @@ void churn(const Options &options, CUcontext context)
         if (registered != now)
             stale.fetch_add(1, std::memory_order_relaxed);
         CHECK(cuMemFree(p));
+        frees.fetch_add(1, std::memory_order_relaxed);
+        iterations_done.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void run_threads(const Options &options, CUcontext context)
+{
+    std::vector<std::thread> threads;
+    for (int t = 0; t < options.threads; ++t)
+        threads.emplace_back(churn, std::cref(options), context);
+    for (std::thread &t : threads)
+        t.join();
+}
+
+std::vector<CUdeviceptr> allocate(int count, size_t size)
+{
+    std::vector<CUdeviceptr> buffers(static_cast<size_t>(count));
+    for (CUdeviceptr &p : buffers)
+        CHECK(cuMemAlloc(&p, size));
+    return buffers;
+}
+
+void free_all(const std::vector<CUdeviceptr> &buffers)
+{
+    for (CUdeviceptr p : buffers) {
+        CHECK(cuMemFree(p));
+        frees.fetch_add(1, std::memory_order_relaxed);
     }
 }
 
@@ -139,10 +181,14 @@ size_t used_bytes()
 int main(int argc, char **argv)
 {
     Options options;
-    if (argc < 2 || (strcmp(argv[1], "gdrhook") != 0 && strcmp(argv[1], "naive") != 0 &&
-                     strcmp(argv[1], "leak") != 0 && strcmp(argv[1], "hold") != 0)) {
-        fprintf(stderr,
-                "usage: coherence_churn gdrhook|naive|leak|hold [threads] [iterations] [MiB]\n");
+    static const char *const modes[] = {"gdrhook", "naive", "leak", "hold",
+                                        "fork",    "exit",  "_exit", "spin"};
+    bool known = false;
+    for (const char *mode : modes)
+        known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
+    if (!known) {
+        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|fork|exit|_exit|spin "
+                        "[threads] [iterations] [MiB]\n");
         return 2;
     }
     options.mode = argv[1];
@@ -153,13 +199,16 @@ int main(int argc, char **argv)
     if (argc > 4)
         options.size = static_cast<size_t>(atoi(argv[4])) << 20;
 
-    if (options.mode == "gdrhook") {
+    const bool uses_gdrhook = options.mode != "naive" && options.mode != "leak" &&
+                              options.mode != "hold";
+    if (uses_gdrhook) {
         gdrhook_api.get = reinterpret_cast<decltype(&gdrhook_get)>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
         gdrhook_api.put = reinterpret_cast<decltype(&gdrhook_put)>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
         gdrhook_api.stats =
             reinterpret_cast<decltype(&gdrhook_get_stats)>(dlsym(RTLD_DEFAULT, "gdrhook_get_stats"));
         if (!gdrhook_api.get || !gdrhook_api.put || !gdrhook_api.stats) {
-            fprintf(stderr, "coherence_churn: gdrhook mode needs LD_PRELOAD=libgdrhook.so\n");
+            fprintf(stderr, "coherence_churn: %s mode needs LD_PRELOAD=libgdrhook.so\n",
+                    options.mode.c_str());
             return 2;
         }
     }
@@ -184,11 +233,63 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    std::vector<std::thread> threads;
-    for (int t = 0; t < options.threads; ++t)
-        threads.emplace_back(churn, std::cref(options), context);
-    for (std::thread &t : threads)
-        t.join();
+    const char *side = "";
+    int child_status = -1;
+    if (options.mode == "fork") {
+        // Pins held across the fork, and live threads in the middle of
+        // their churn at the moment of it.
+        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+        std::vector<std::thread> threads;
+        for (int t = 0; t < options.threads; ++t)
+            threads.emplace_back(churn, std::cref(options), context);
+        const long half = static_cast<long>(options.threads) * options.iterations / 2;
+        while (iterations_done.load(std::memory_order_relaxed) < half)
+            std::this_thread::yield();
+        fflush(stdout);
+        pid_t child = fork();
+        if (child < 0) {
+            perror("coherence_churn: fork");
+            return 2;
+        }
+        if (child == 0) {
+            // The parent's threads do not exist here; its counts do.
+            side = " side=child";
+            // Handles of threads that are not in this process: forget them
+            // (neither join nor detach may touch what they point to).
+            for (std::thread &t : threads)
+                new (&t) std::thread();
+            lookups = stale = same_address = frees = 0;
+            CHECK(cuCtxSetCurrent(context));
+            run_threads(options, context);
+            free_all(held);
+        } else {
+            side = " side=parent";
+            for (std::thread &t : threads)
+                t.join();
+            free_all(held);
+            int status = 0;
+            if (waitpid(child, &status, 0) != child)
+                return 2;
+            child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+    } else if (options.mode == "spin") {
+        printf("mode=spin threads=%d\n", options.threads);
+        fflush(stdout);
+        run_threads(options, context); // until killed
+    } else {
+        run_threads(options, context);
+    }
+    if (options.mode == "exit" || options.mode == "_exit") {
+        // A burst of frees, then out at once: their events are still in
+        // the queue (or in the worker's hands) when the process ends.
+        free_all(allocate(options.threads, options.size));
+        printf("mode=%s threads=%d iterations=%d frees=%ld stale=%ld\n", options.mode.c_str(),
+               options.threads, options.iterations, frees.load(), stale.load());
+        fflush(stdout);
+        if (options.mode == "_exit")
+            _exit(0);
+        exit(0);
+    }
 
     // The shim's worker unpins right after each free; give it a moment to
     // finish the last batch before measuring.
@@ -200,15 +301,18 @@ int main(int argc, char **argv)
     long long delta = static_cast<long long>(used_at_end) - static_cast<long long>(used_at_start);
 
     unsigned long long mismatches = 0;
-    if (options.mode == "gdrhook") {
+    if (uses_gdrhook) {
         gdrhook_stats s{};
         if (gdrhook_api.stats(&s, sizeof(s)) == 0)
             mismatches = s.verify_mismatches;
     }
-    printf("mode=%s threads=%d iterations=%d size=%zu lookups=%ld same_address=%ld "
-           "stale=%ld verify_mismatches=%llu used_delta_bytes=%lld\n",
-           options.mode.c_str(), options.threads, options.iterations, options.size,
-           lookups.load(), same_address.load(), stale.load(), mismatches, delta);
+    printf("mode=%s%s threads=%d iterations=%d size=%zu lookups=%ld frees=%ld same_address=%ld "
+           "stale=%ld verify_mismatches=%llu used_delta_bytes=%lld",
+           options.mode.c_str(), side, options.threads, options.iterations, options.size,
+           lookups.load(), frees.load(), same_address.load(), stale.load(), mismatches, delta);
+    if (child_status >= 0)
+        printf(" child_status=%d", child_status);
+    printf("\n");
     CHECK(cuDevicePrimaryCtxRelease(device));
     return 0;
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -94,14 +95,7 @@ RunResult run_program(const std::vector<std::string> &argv,
         dup2(pipe_fds[1], 1);
         dup2(pipe_fds[1], 2);
         close(pipe_fds[0]);
-        for (const auto &[key, value] : env)
-            setenv(key.c_str(), value.c_str(), 1);
-        std::vector<char *> args;
-        for (const auto &arg : argv)
-            args.push_back(const_cast<char *>(arg.c_str()));
-        args.push_back(nullptr);
-        execv(args[0], args.data());
-        _exit(127);
+        exec_program(argv, env);
     }
     close(pipe_fds[1]);
     RunResult result;
@@ -114,6 +108,40 @@ RunResult run_program(const std::vector<std::string> &argv,
     waitpid(child, &status, 0);
     result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return result;
+}
+
+void exec_program(const std::vector<std::string> &argv,
+                  const std::map<std::string, std::string> &env)
+{
+    for (const auto &[key, value] : env)
+        setenv(key.c_str(), value.c_str(), 1);
+    std::vector<char *> args;
+    for (const auto &arg : argv)
+        args.push_back(const_cast<char *>(arg.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+}
+
+std::map<std::string, std::string> pinning_environment(const std::string &events)
+{
+    return {
+        {"LD_PRELOAD", build_path("GDRHOOK_SHIM")},
+        {"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
+        {"GDRHOOK_EVENTS", events},
+        {"GDRHOOK_PIN", "alloc"},
+        {"GDRHOOK_BACKEND", "dmabuf"},
+        {"GDRHOOK_VERIFY", "1"},
+        {"GDRHOOK_LOG_LEVEL", "info"},
+    };
+}
+
+long long output_field(const std::string &output, const std::string &key)
+{
+    std::smatch m;
+    INFO("looking for " << key << "=");
+    REQUIRE(std::regex_search(output, m, std::regex("\\b" + key + "=(-?[0-9]+)")));
+    return std::stoll(m[1]);
 }
 
 std::string make_temp_dir()

@@ -31,6 +31,20 @@ struct RunResult {
 RunResult run_program(const std::vector<std::string> &argv,
                       const std::map<std::string, std::string> &env);
 
+// In a forked child: adds `env` to the environment and executes argv
+// (exit status 127 if it cannot).
+[[noreturn]] void exec_program(const std::vector<std::string> &argv,
+                               const std::map<std::string, std::string> &env);
+
+// The environment of a program run under the shim over the fake driver
+// with pin-on-alloc (dma-buf backend), verify mode, and its event log at
+// `events`.
+std::map<std::string, std::string> pinning_environment(const std::string &events);
+
+// The number after "key=" in a program's output (the test fails if there
+// is none).
+long long output_field(const std::string &output, const std::string &key);
+
 // A fresh, empty directory under the build tree's temp area.
 std::string make_temp_dir();
 

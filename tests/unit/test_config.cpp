@@ -85,6 +85,19 @@ TEST_CASE("out-of-range and overflowing sizes are rejected")
     CHECK(d.size() == 3);
 }
 
+TEST_CASE("a size must start with a digit: blanks and signs are rejected, not wrapped")
+{
+    // Found by tests/fuzz/fuzz_config: strtoull skips blanks and accepts a
+    // sign, so " -1" was taken as 18446744073709551615.
+    for (const char *value : {" -1", " 5", "\t7", "+3", "-0", " +1K"}) {
+        INFO("GDRHOOK_PIN_MIN_SIZE='" << value << "'");
+        Diagnostics d;
+        Config c = parse({{"GDRHOOK_PIN_MIN_SIZE", value}}, d);
+        CHECK(d.size() == 1);
+        CHECK(c.pin_min_size == Config().pin_min_size);
+    }
+}
+
 TEST_CASE("%p expands to the pid and %% to a percent sign")
 {
     CHECK(expand_path_pattern("a.%p.b", 7) == "a.7.b");

@@ -11,30 +11,9 @@
 #include <catch2/catch.hpp>
 
 #include <map>
-#include <regex>
 #include <set>
 
 namespace {
-
-std::map<std::string, std::string> pinning_environment(const std::string &events)
-{
-    return {
-        {"LD_PRELOAD", build_path("GDRHOOK_SHIM")},
-        {"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
-        {"GDRHOOK_EVENTS", events},
-        {"GDRHOOK_PIN", "alloc"},
-        {"GDRHOOK_BACKEND", "dmabuf"},
-        {"GDRHOOK_VERIFY", "1"},
-        {"GDRHOOK_LOG_LEVEL", "info"},
-    };
-}
-
-long long field(const std::string &output, const std::string &key)
-{
-    std::smatch m;
-    REQUIRE(std::regex_search(output, m, std::regex(key + "=(-?[0-9]+)")));
-    return std::stoll(m[1]);
-}
 
 // Each pin is released by exactly one unpin of its handle, after the free
 // of its range or at exit; returns the number of pins.
@@ -74,11 +53,11 @@ TEST_CASE("pin on alloc: every free unpins, lookups are never stale, memory come
                                 pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
-    CHECK(field(run.output, "lookups") == 1200);
-    CHECK(field(run.output, "same_address") > 0); // the driver reused addresses
-    CHECK(field(run.output, "stale") == 0);
-    CHECK(field(run.output, "verify_mismatches") == 0);
-    CHECK(field(run.output, "used_delta_bytes") == 0);
+    CHECK(output_field(run.output, "lookups") == 1200);
+    CHECK(output_field(run.output, "same_address") > 0); // the driver reused addresses
+    CHECK(output_field(run.output, "stale") == 0);
+    CHECK(output_field(run.output, "verify_mismatches") == 0);
+    CHECK(output_field(run.output, "used_delta_bytes") == 0);
 
     std::vector<EventLine> events = read_event_file(log);
     size_t allocs = 0, frees = 0, unpins_by_free = 0;
@@ -109,8 +88,8 @@ TEST_CASE("without the hook a cache that never hears of frees is stale and keeps
                                 {{"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")}});
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
-    CHECK(field(run.output, "stale") > 0);
-    CHECK(field(run.output, "used_delta_bytes") > 0);
+    CHECK(output_field(run.output, "stale") > 0);
+    CHECK(output_field(run.output, "used_delta_bytes") > 0);
 }
 
 TEST_CASE("registrations still pinned at exit are unpinned and logged")

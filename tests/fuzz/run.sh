@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# Builds the libFuzzer targets of tests/fuzz with clang (ASan+UBSan, every
+# object instrumented for coverage, UBSan findings fatal) in build-fuzz and
+# runs each for a bounded time, starting from the seed corpus in git (and,
+# for the log reader, the tool's test logs in tests/cli/data). Any finding
+# (crash, sanitizer report, leak, timeout, out of memory) fails the run;
+# the input that caused it is left under build-fuzz/findings/.
+#
+#   GDRHOOK_FUZZ_SECONDS   time per target (default 60)
+#   GDRHOOK_FUZZ_BUILD     the build directory (default build-fuzz)
+#   GDRHOOK_FUZZ_TARGETS   which targets (default "config log_reader")
+#   NINJA_JOBS             ninja -j (default: ninja's own)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+seconds=${GDRHOOK_FUZZ_SECONDS:-60}
+dir=${GDRHOOK_FUZZ_BUILD:-build-fuzz}
+targets=(${GDRHOOK_FUZZ_TARGETS:-config log_reader})
+
+for tool in clang clang++; do
+    command -v $tool >/dev/null || { echo "fuzz: $tool not found (Debian: clang libclang-rt-14-dev)"; exit 1; }
+done
+
+if [ ! -d "$dir" ]; then
+    CC=clang CXX=clang++ meson setup "$dir" -Dfuzz=true -Dwerror=true \
+        -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' \
+        -Dcpp_args='-fsanitize=fuzzer-no-link -fno-sanitize-recover=all' \
+        >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; rm -rf "$dir"; exit 1; }
+fi
+build_targets=()
+for t in "${targets[@]}"; do build_targets+=("tests/fuzz/fuzz_$t"); done
+if ! ninja -C "$dir" ${NINJA_JOBS:+-j "$NINJA_JOBS"} "${build_targets[@]}" >"$dir.build.log" 2>&1; then
+    tail -50 "$dir.build.log"
+    echo "fuzz: build failed"
+    exit 1
+fi
+
+failed=()
+for t in "${targets[@]}"; do
+    work="$dir/corpus/$t"   # grows from run to run; the seeds stay as they are
+    findings="$dir/findings"
+    mkdir -p "$work" "$findings"
+    seeds=(tests/fuzz/corpus/$t)
+    [ "$t" = log_reader ] && seeds+=(tests/cli/data)
+    echo "=== fuzz_$t: ${seconds} s"
+    start=$SECONDS
+    "$dir/tests/fuzz/fuzz_$t" "$work" "${seeds[@]}" \
+        -dict="tests/fuzz/$t.dict" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="$findings/$t-" -print_final_stats=1 >"$dir/fuzz_$t.log" 2>&1
+    rc=$?
+    grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::new_units_added' "$dir/fuzz_$t.log" | sed 's/^/    /'
+    if [ $rc -ne 0 ]; then
+        tail -40 "$dir/fuzz_$t.log"
+        echo "fuzz_$t: FAILED (exit $rc after $((SECONDS - start)) s); reproduce with:"
+        echo "    $dir/tests/fuzz/fuzz_$t $(ls -t "$findings"/$t-* 2>/dev/null | head -1)"
+        failed+=("$t")
+    else
+        echo "fuzz_$t: OK ($((SECONDS - start)) s, no finding)"
+    fi
+done
+
+if [ ${#failed[@]} -ne 0 ]; then
+    echo "fuzz: FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "fuzz: OK: ${targets[*]}, ${seconds} s each, no finding"
