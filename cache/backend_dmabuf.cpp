@@ -15,14 +15,10 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
             managed)
             return Status::error(StatusCode::managed, 0, "managed memory is never pinned");
     }
-    if (driver_.pointer_set_attribute) {
-        unsigned int one = 1;
-        int rc = driver_.pointer_set_attribute(&one, cuda::pointer_attribute_sync_memops, addr);
-        if (rc != cuda::success)
-            return Status::error(rc == cuda::error_out_of_memory ? StatusCode::no_space
-                                                                 : StatusCode::invalid,
-                                 rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
-    }
+    if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
+        return Status::error(rc == cuda::error_out_of_memory ? StatusCode::no_space
+                                                             : StatusCode::invalid,
+                             rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
     int fd = -1;
     int rc = driver_.mem_get_handle_for_address_range(
         &fd, addr, length, cuda::mem_range_handle_type_dma_buf_fd, 0);

@@ -90,6 +90,8 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
 {
     if (!device_.valid())
         return Status::error(StatusCode::no_device, 0, "/dev/gdrhook is not open");
+    if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
+        return Status::error(StatusCode::invalid, rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
     gdrhook_ioc_pin request{};
     request.backend = GDRHOOK_BACKEND_NVP2P;
     request.addr = addr;

@@ -15,6 +15,7 @@
 // QUERYing every handle still held.
 #pragma once
 
+#include "cache/driver_api.h"
 #include "cache/pin_backend.h"
 
 #include <mutex>
@@ -27,6 +28,10 @@ namespace gdrhook {
 class KmodBackend final : public PinBackend
 {
 public:
+    KmodBackend() = default;
+    // The driver functions pin() uses to set SYNC_MEMOPS; may be empty.
+    explicit KmodBackend(const DriverApi &driver) : driver_(driver) {}
+
     // Opens `path` (normally /dev/gdrhook) and checks the ABI version.
     Status open(const std::string &path);
 
@@ -48,6 +53,7 @@ public:
     static const char *default_path();
 
 private:
+    DriverApi driver_;
     // Handles this backend has pinned and not yet unpinned -> whether
     // take_revocations() already reported them. Touched by pin() (any
     // thread), unpin() and take_revocations() (the worker).

@@ -45,7 +45,7 @@ Status select_backend(Backend wanted, const DriverApi &driver, int device,
 
     Status kmod_status;
     if (wanted == Backend::kmod || wanted == Backend::auto_select) {
-        auto kmod = std::make_unique<KmodBackend>();
+        auto kmod = std::make_unique<KmodBackend>(driver);
         kmod_status = kmod->open(kmod_path);
         if (kmod_status.ok()) {
             out.backend = std::move(kmod);

@@ -38,4 +38,16 @@ struct DriverApi {
     int (*device_get_attribute)(int *value, int attribute, int device) = nullptr;
 };
 
+// CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation at addr, which the
+// GPUDirect RDMA guide asks for on memory a peer device reads or writes (so
+// that CUDA's own copies to it complete before the peer looks). Returns the
+// CUresult; success when the driver function is absent (tests).
+inline int set_sync_memops(const DriverApi &driver, unsigned long long addr)
+{
+    unsigned int one = 1;
+    return driver.pointer_set_attribute
+               ? driver.pointer_set_attribute(&one, cuda::pointer_attribute_sync_memops, addr)
+               : cuda::success;
+}
+
 } // namespace gdrhook
