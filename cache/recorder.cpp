@@ -54,21 +54,6 @@ struct PrimaryContext {
 };
 std::array<PrimaryContext, max_devices> primary_contexts;
 
-Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem,
-                 uint64_t addr, uint64_t size)
-{
-    Event event;
-    event.ts_ns = realtime_ns();
-    event.tid = current_tid();
-    event.kind = kind;
-    event.api = api;
-    event.via = via;
-    event.mem = mem;
-    event.addr = addr;
-    event.size = size;
-    return event;
-}
-
 void submit(const Event &event)
 {
     ++thread_event_count;
@@ -95,6 +80,21 @@ bool is_pointer_kind(MemoryKind kind)
 }
 
 } // namespace
+
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem,
+                 uint64_t addr, uint64_t size)
+{
+    Event event;
+    event.ts_ns = realtime_ns();
+    event.tid = current_tid();
+    event.kind = kind;
+    event.api = api;
+    event.via = via;
+    event.mem = mem;
+    event.addr = addr;
+    event.size = size;
+    return event;
+}
 
 const DriverQueries &driver_queries()
 {

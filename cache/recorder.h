@@ -31,6 +31,10 @@ struct DriverQueries {
     void (*driver_api)(DriverApi *out) = nullptr;
 };
 void set_driver_queries(const DriverQueries &queries);
+
+// An event stamped now (CLOCK_REALTIME, the calling thread's id).
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
+                 uint64_t size);
 const DriverQueries &driver_queries();
 
 struct FreeTicket {

@@ -41,13 +41,7 @@ GDRHOOK_THREAD_LOCAL PinCause pin_cause;
 // An event of the cache's, stamped now on the calling thread.
 Event cache_event(EventKind kind, const char *api, uint64_t addr, uint64_t size)
 {
-    Event event;
-    event.ts_ns = realtime_ns();
-    event.tid = current_tid();
-    event.kind = kind;
-    event.api = api;
-    event.addr = addr;
-    event.size = size;
+    Event event = make_event(kind, api, Via::symbol, MemoryKind::none, addr, size);
     event.backend = backend_name;
     return event;
 }
