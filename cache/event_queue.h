@@ -30,6 +30,21 @@ namespace gdrhook {
 
 inline constexpr size_t cache_line_size = 64;
 
+// Asks for the line in exclusive state, ready to be written. GCC emits
+// PREFETCHW for __builtin_prefetch(p, 1) only when told the CPU has it
+// (-mprfchw), and a plain read prefetch leaves the line shared with the
+// consumer: the store then waits for the other core to let go of it. Every
+// x86-64 CPU since Broadwell and every AMD one executes PREFETCHW, and
+// older Intel ones treat the encoding as a no-op.
+inline void prefetch_for_write(const void *address)
+{
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(*static_cast<const char *>(address)));
+#else
+    __builtin_prefetch(address, 1, 3);
+#endif
+}
+
 // Aligned and padded to whole cache lines, so that whatever an enclosing
 // object puts next to it does not share a line with dequeue_pos_.
 template <typename T>
@@ -55,15 +70,6 @@ public:
     // Any thread. Returns false when the ring is full.
     bool try_push(const T &item)
     {
-        return try_push(item, [](T &, size_t) {});
-    }
-
-    // As try_push, and stamp(copy, position) runs on the copy in the ring
-    // before it is published: positions count every item ever pushed, so
-    // they give a total order of the pushes for free.
-    template <typename Stamp>
-    bool try_push(const T &item, Stamp &&stamp)
-    {
         size_t pos = enqueue_pos_.load(std::memory_order_relaxed);
         for (;;) {
             Cell &cell = cells_[pos & mask_];
@@ -77,7 +83,6 @@ public:
                 if (enqueue_pos_.compare_exchange_weak(pos, pos + 1,
                                                        std::memory_order_relaxed)) {
                     cell.item = item;
-                    stamp(cell.item, pos);
                     // release: the item is visible to the consumer before
                     // the sequence says it is there.
                     cell.sequence.store(pos + 1, std::memory_order_release);
@@ -85,8 +90,8 @@ public:
                     // this core's cache: start fetching it for writing now,
                     // while the application goes on, not on the next push.
                     const char *next = reinterpret_cast<const char *>(&cells_[(pos + 1) & mask_]);
-                    __builtin_prefetch(next, 1, 3);
-                    __builtin_prefetch(next + cache_line_size, 1, 3);
+                    for (size_t line = 0; line < sizeof(Cell); line += cache_line_size)
+                        prefetch_for_write(next + line);
                     return true;
                 }
             } else if (diff < 0) {
@@ -97,8 +102,9 @@ public:
         }
     }
 
-    // The single consumer only.
-    bool try_pop(T &out)
+    // The single consumer only. `position` is the item's place in the
+    // order of pushes.
+    bool try_pop(T &out, size_t &position)
     {
         size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
         Cell &cell = cells_[pos & mask_];
@@ -107,10 +113,17 @@ public:
         if (static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos + 1) < 0)
             return false; // empty, or the producer of `pos` has not published
         out = cell.item;
+        position = pos;
         dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
         // release: our read of the item is done before a producer reuses it.
         cell.sequence.store(pos + mask_ + 1, std::memory_order_release);
         return true;
+    }
+
+    bool try_pop(T &out)
+    {
+        size_t position;
+        return try_pop(out, position);
     }
 
     // Whether an item may be waiting. Used by the consumer's sleep protocol.

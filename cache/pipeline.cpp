@@ -54,13 +54,6 @@ EventPipeline::~EventPipeline()
     shutdown();
 }
 
-bool EventPipeline::push(const Event &event)
-{
-    return queue_.try_push(event, [](Event &queued, size_t position) {
-        queued.seq = position;
-    });
-}
-
 // The sleep protocol is a Dekker pairing: the worker publishes "sleeping"
 // and then looks at the queue; a producer publishes its item and then looks
 // at "sleeping". A full fence on both sides makes sure one of them sees the
@@ -92,9 +85,11 @@ void EventPipeline::announce_sleep()
 
 void EventPipeline::submit(const Event &event)
 {
-    if (!stopped_.load(std::memory_order_acquire)) {
+    QueuedEvent queued;
+    const bool compact = pack(event, queued);
+    if (compact && !stopped_.load(std::memory_order_acquire)) {
         ensure_worker();
-        if (worker_running_.load(std::memory_order_acquire) && push(event)) {
+        if (worker_running_.load(std::memory_order_acquire) && queue_.try_push(queued)) {
             publish_then_check_sleeper();
             // Shutdown may have drained the queue just before our push.
             if (stopped_.load(std::memory_order_acquire))
@@ -102,22 +97,37 @@ void EventPipeline::submit(const Event &event)
             return;
         }
     }
+    submit_on_this_thread(event, compact, queued);
+}
 
-    // Full queue, no worker (thread creation failed), or after shutdown: do
-    // the consumer's work here. The event goes through the queue all the
-    // same, behind everything already in it, so each thread's events stay
-    // in the order it recorded them. A slot claimed by a producer that has
-    // not yet published it holds the drain up for a few instructions.
+// Full queue, no worker (thread creation failed), after shutdown, or an
+// event the compact form cannot hold: do the consumer's work here. The
+// event goes through the queue all the same (whole events as a placeholder
+// that the drain swaps back), behind everything already in it, so each
+// thread's events stay in the order it recorded them. A slot claimed by a
+// producer that has not yet published it holds the drain up for a few
+// instructions.
+void EventPipeline::submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued)
+{
     overflowed_.fetch_add(1, std::memory_order_relaxed);
     std::lock_guard<std::mutex> lock(consumer_lock_);
+    if (!compact) {
+        queued = placeholder();
+        whole_event_ = &event;
+    }
     for (;;) {
         size_t drained = drain_locked();
-        if (push(event))
+        if (queue_.try_push(queued))
             break;
         if (!drained)
             std::this_thread::yield();
     }
     while (drain_locked() == batch_size) {
+    }
+    // The placeholder may sit behind a slot still being filled.
+    while (whole_event_) {
+        if (!drain_locked())
+            std::this_thread::yield();
     }
     log_.flush();
 }
@@ -201,9 +211,18 @@ void EventPipeline::worker_main()
 size_t EventPipeline::drain_locked()
 {
     size_t count = 0;
-    Event event;
-    while (queue_.try_pop(event)) {
-        handle_locked(event);
+    QueuedEvent queued;
+    size_t position;
+    while (queue_.try_pop(queued, position)) {
+        if (is_placeholder(queued)) {
+            Event whole = *whole_event_;
+            whole_event_ = nullptr;
+            whole.seq = position;
+            handle_locked(whole);
+        } else {
+            Event event = unpack(queued, position);
+            handle_locked(event);
+        }
         if (++count == batch_size)
             break; // let the worker flush; producers that drain take it all
     }

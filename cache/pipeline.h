@@ -14,6 +14,7 @@
 #include "cache/event.h"
 #include "cache/event_log.h"
 #include "cache/event_queue.h"
+#include "cache/queued_event.h"
 
 #include <atomic>
 #include <cstdint>
@@ -89,8 +90,8 @@ private:
     void worker_main();
     size_t drain_locked();      // consumer_lock_ held
     void handle_locked(Event &event);
+    void submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued);
     void wake_worker();
-    bool push(const Event &event);
     void publish_then_check_sleeper();
     void announce_sleep();
 
@@ -98,7 +99,7 @@ private:
     // lines: a producer's push should touch the queue cell it fills and
     // lines nobody else writes, nothing the worker writes per event.
 
-    BoundedMpscQueue<Event> queue_; // cache-line aligned and padded inside
+    BoundedMpscQueue<QueuedEvent> queue_; // cache-line aligned and padded inside
 
     // Read on every submit, written only at start, stop and fork.
     alignas(cache_line_size) std::atomic<bool> worker_running_{false};
@@ -123,6 +124,8 @@ private:
     alignas(cache_line_size) std::mutex consumer_lock_;
     std::atomic<uint64_t> written_{0};
     uint64_t last_seq_ = 0;
+    // An event too big for a queue cell, while its placeholder is queued.
+    const Event *whole_event_ = nullptr;
 
     alignas(cache_line_size) std::mutex worker_start_lock_;
     std::thread worker_;

@@ -10,6 +10,7 @@ cuda=${CUDA_HOME:-/usr/local/cuda}
 stubs="$cuda/lib64/stubs"
 g++ -O2 -I"$cuda/include" "$here/driver_api.cpp" -L"$stubs" -lcuda -o "$bin/driver_api"
 g++ -O2 -I"$cuda/include" "$here/alloc_free_overhead.cpp" -L"$stubs" -lcuda -o "$bin/alloc_free_overhead"
+g++ -O2 -I"$cuda/include" "$here/alloc_free_ab.cpp" -L"$stubs" -lcuda -o "$bin/alloc_free_ab"
 nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
 nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
 # The fake driver, for measuring the shim's own cost without the driver's.

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
-"""The shim's overhead per cuMemAlloc+cuMemFree pair, two ways, in one run:
+"""The shim's overhead per cuMemAlloc+cuMemFree pair, three ways, in one run,
+the shim logging every event to a file as a user would run it:
 
-1. side by side on the real driver: alternating runs without and with
-   LD_PRELOAD; the driver's own variation (tens of microseconds) limits
-   what this can resolve;
-2. the shim's own cost, measured against the fake driver (whose pair costs
-   about 0.1 us, so the difference is what the shim adds), divided by the
-   real pair's time measured in (1).
+1. side by side inside one process on the real driver (alloc_free_ab):
+   pairs through the shim alternate with pairs through the real driver's
+   own functions, so both see the same driver state; this is the figure;
+2. side by side across processes on the real driver: alternating runs
+   without and with LD_PRELOAD; the driver's drift between processes (a
+   few percent) limits what this can resolve;
+3. the shim's own cost against the fake driver (whose pair costs about
+   0.1 us), back to back and at the real driver's pace, divided by the
+   real pair's time.
 
 usage: overhead.py BIN_DIR SHIM"""
 import os
@@ -15,9 +19,12 @@ import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 bin_dir, shim = sys.argv[1], sys.argv[2]
 bench = os.path.join(bin_dir, "alloc_free_overhead")
+ab_bench = os.path.join(bin_dir, "alloc_free_ab")
+log_dir = tempfile.mkdtemp(prefix="gdrhook-overhead-")
 fake_dir = os.path.join(bin_dir, "fake")
 
 
@@ -25,11 +32,18 @@ def once(preload, fake, pairs, gap_ns=0):
     env = dict(os.environ)
     if preload:
         env["LD_PRELOAD"] = shim
+        env["GDRHOOK_EVENTS"] = os.path.join(log_dir, "events.%p.jsonl")
     if fake:
         env["LD_LIBRARY_PATH"] = fake_dir
     out = subprocess.run([bench, str(pairs), "5", str(gap_ns)], env=env, capture_output=True,
                          text=True, check=True).stdout
+    clear_logs()
     return float(re.search(r"ns_per_pair=([\d.]+)", out).group(1))
+
+
+def clear_logs():
+    for name in os.listdir(log_dir):
+        os.unlink(os.path.join(log_dir, name))
 
 
 def side_by_side(fake, pairs, runs, gap_ns=0):
@@ -47,6 +61,14 @@ def describe(label, plain, hooked):
           f"{statistics.median(ratios):.4f} (min {min(ratios):.4f}, max {max(ratios):.4f})")
 
 
+env = dict(os.environ, LD_PRELOAD=shim, GDRHOOK_EVENTS=os.path.join(log_dir, "events.%p.jsonl"))
+print("  in one process, real driver, hooked and real pairs alternating (alloc_free_ab 100000):")
+out = subprocess.run([ab_bench, "100000"], env=env, capture_output=True, text=True,
+                     check=True).stdout
+clear_logs()
+print("    " + out.strip().replace("\n", "\n    "))
+if "hooked_symbols=yes" not in out:
+    sys.exit("alloc_free_ab did not go through the shim")
 real_plain, real_hooked = side_by_side(False, 2000, 15)
 describe("real driver, 15 alternations x 5 rounds x 2000 pairs", real_plain, real_hooked)
 real_pair = statistics.median(real_plain)
@@ -63,3 +85,4 @@ describe(f"fake driver, one pair every {gap} ns as on the GPU, 15 alternations x
 added = statistics.median(fake_hooked) - statistics.median(fake_plain)
 print(f"  at the real driver's pace the shim adds {added:.0f} ns per pair; a real pair takes "
       f"{real_pair:.0f} ns: overhead {100 * added / real_pair:.3f}% (target 0.5%)")
+os.rmdir(log_dir)

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// An Event as it travels through the queue: 56 bytes, so that with the
+// cell's sequence word it fills exactly one cache line. Each push then
+// moves one line from the worker's core to the application's instead of
+// two, which is most of what the shim costs an application that allocates
+// at a GPU's pace (an alloc/free pair every ~80 us finds the lines cold).
+//
+// The static strings (api, msg, backend) are kept as 32-bit offsets from
+// an anchor in this library: every such string is a literal of the same
+// binary, and a binary's code and data span less than 2 GiB. Events the
+// compact form cannot hold (a consumer's unpin with its delay and reason,
+// a device ordinal beyond int8, a string from elsewhere) are not squeezed:
+// pack() refuses them and the pipeline hands them over whole.
+#pragma once
+
+#include "cache/event.h"
+
+#include <cstdint>
+
+namespace gdrhook {
+
+struct QueuedEvent {
+    uint64_t ts_ns;
+    uint64_t addr;
+    uint64_t size;
+    uint64_t handle;
+    int32_t api;       // offsets of static strings, see above
+    int32_t msg;
+    int32_t backend;
+    int32_t tid;
+    int32_t rc;
+    int8_t dev;
+    EventKind kind;
+    Via via;
+    MemoryKind mem;
+};
+static_assert(sizeof(QueuedEvent) == 56, "one cache line with the queue's sequence word");
+
+// False when the event does not fit the compact form; `out` is then unset.
+bool pack(const Event &event, QueuedEvent &out);
+
+// Holds the place of an event handed over whole (see EventPipeline::submit).
+QueuedEvent placeholder();
+bool is_placeholder(const QueuedEvent &queued);
+
+Event unpack(const QueuedEvent &queued, uint64_t seq);
+
+} // namespace gdrhook
