@@ -106,6 +106,54 @@ TEST_CASE("the pipeline writes every submitted event, in order, through the work
     CHECK(duplicates == 0);
 }
 
+TEST_CASE("events too big for a queue cell keep their place among the others")
+{
+    std::string path = make_temp_dir() + "/whole.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    {
+        EventPipeline pipeline(8, log, 7);
+        std::vector<std::thread> producers;
+        for (int t = 0; t < 3; ++t)
+            producers.emplace_back([&, t] {
+                for (int i = 0; i < 3000; ++i) {
+                    Event e;
+                    e.kind = EventKind::unpin;
+                    e.api = "gdrhook_worker";
+                    e.dev = t;
+                    e.size = static_cast<uint64_t>(i);
+                    if (i % 7 == 0)
+                        e.lat_ns = 1000 + i; // the compact form has no room for it
+                    pipeline.submit(e);
+                }
+            });
+        for (auto &p : producers)
+            p.join();
+        pipeline.shutdown();
+    }
+    std::vector<EventLine> lines = read_event_file(path);
+    REQUIRE(lines.size() == 9000);
+    std::vector<long long> next(3, 0);
+    std::vector<bool> seen(9000, false);
+    size_t out_of_order = 0, duplicates = 0, wrong_delay = 0;
+    for (const EventLine &line : lines) {
+        long long producer = line.number("dev");
+        long long i = line.number("size");
+        if (i != next[producer]++)
+            ++out_of_order;
+        if (line.number("lat_ns") != (i % 7 == 0 ? 1000 + i : 0))
+            ++wrong_delay;
+        long long seq = line.number("seq");
+        if (seq < 0 || seq >= 9000 || seen[seq])
+            ++duplicates;
+        else
+            seen[seq] = true;
+    }
+    CHECK(out_of_order == 0);
+    CHECK(duplicates == 0);
+    CHECK(wrong_delay == 0);
+}
+
 TEST_CASE("after shutdown, events are written by the thread that submits them")
 {
     std::string path = make_temp_dir() + "/late.jsonl";

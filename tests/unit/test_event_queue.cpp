@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/event_queue.h"
+#include "cache/queued_event.h"
 
 #include <catch2/catch.hpp>
 
@@ -82,4 +83,74 @@ TEST_CASE("reset empties the queue")
     CHECK(queue.try_push({2, 2}));
     REQUIRE(queue.try_pop(item));
     CHECK(item.producer == 2);
+}
+
+using gdrhook::Event;
+using gdrhook::EventKind;
+using gdrhook::MemoryKind;
+using gdrhook::QueuedEvent;
+using gdrhook::Via;
+
+TEST_CASE("the compact queue form keeps every field of an event the hook records")
+{
+    Event e;
+    e.ts_ns = 1795366155830512914ull;
+    e.addr = 0x7f734569b000ull;
+    e.size = 64ull << 30;
+    e.handle = 0xfedcba9876543210ull;
+    e.api = "cuMemFree_v2";
+    e.msg = "verify: a cache hit disagrees with the driver's buffer id";
+    e.backend = "dmabuf";
+    e.tid = 4398;
+    e.dev = 7;
+    e.rc = 201;
+    e.kind = EventKind::error;
+    e.via = Via::proc_address;
+    e.mem = MemoryKind::vmm_mapping;
+    QueuedEvent queued;
+    REQUIRE(gdrhook::pack(e, queued));
+    CHECK_FALSE(gdrhook::is_placeholder(queued));
+    Event back = gdrhook::unpack(queued, 42);
+    CHECK(back.seq == 42);
+    CHECK(back.ts_ns == e.ts_ns);
+    CHECK(back.addr == e.addr);
+    CHECK(back.size == e.size);
+    CHECK(back.handle == e.handle);
+    CHECK(back.api == e.api);
+    CHECK(back.msg == e.msg);
+    CHECK(back.backend == e.backend);
+    CHECK(back.reason == nullptr);
+    CHECK(back.tid == e.tid);
+    CHECK(back.dev == e.dev);
+    CHECK(back.rc == e.rc);
+    CHECK(back.kind == e.kind);
+    CHECK(back.via == e.via);
+    CHECK(back.mem == e.mem);
+
+    e.msg = nullptr;
+    e.dev = -1;
+    REQUIRE(gdrhook::pack(e, queued));
+    CHECK(gdrhook::unpack(queued, 0).msg == nullptr);
+    CHECK(gdrhook::unpack(queued, 0).dev == -1);
+}
+
+TEST_CASE("the compact queue form refuses what it cannot hold")
+{
+    Event e;
+    QueuedEvent queued;
+    e.lat_ns = 1;
+    CHECK_FALSE(gdrhook::pack(e, queued));
+    e.lat_ns = 0;
+    e.reason = "evicted";
+    CHECK_FALSE(gdrhook::pack(e, queued));
+    e.reason = nullptr;
+    e.dev = 300;
+    CHECK_FALSE(gdrhook::pack(e, queued));
+    e.dev = 0;
+    // A string far from the binary's own (the heap of a big process can be):
+    // 4 GiB past a literal cannot be a 32-bit offset.
+    const uintptr_t far = reinterpret_cast<uintptr_t>("cuMemAlloc_v2") + (4ull << 30);
+    e.api = reinterpret_cast<const char *>(far);
+    CHECK_FALSE(gdrhook::pack(e, queued));
+    CHECK(gdrhook::is_placeholder(gdrhook::placeholder()));
 }
