@@ -154,7 +154,7 @@ def judge(argv):
         problems.append(f"the hooked run kept {hooked_mem - plain_mem} bytes more GPU memory")
 
     ratio = f"{hooked_s / plain_s:.2f}" if plain_s > 0 else "-"
-    print(row([name, mode, f"{counts['frees']}/{made}",
+    print(row([name, mode, f"{counts['frees']}/{made if made is not None else '-'}",
                counts["pins"], counts["unpins"], verify, f"{mib(plain_mem)}/{mib(hooked_mem)}",
                check, "same" if same_out else "DIFF", f"{plain_rc}/{hooked_rc}", ratio]))
     by_api = ", ".join(f"{k}={v}" for k, v in sorted(counts["frees_by_api"].items()))
