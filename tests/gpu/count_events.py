@@ -17,10 +17,17 @@ MARKER_SIZE = 3 * 1024 * 1024 + 7 * 4096
 
 
 def load(paths):
+    """Every event of the logs, by process and seq. A line that is not
+    JSON (a process killed mid-write) is skipped; `gdrhook log check`
+    reports it."""
     events = []
     for path in paths:
-        with open(path) as f:
-            events += [json.loads(line) for line in f if line.strip()]
+        with open(path, errors="replace") as f:
+            for line in f:
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    pass
     events.sort(key=lambda e: (e["pid"], e["seq"]))
     return events
 
