@@ -86,9 +86,9 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
     }
 }
 
-CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int, CUdevice device)
+static CUresult create_context(const char *name, CUcontext *pctx, CUdevice device)
 {
-    count_call("cuCtxCreate_v2");
+    count_call(name);
     if (!pctx || device < 0 || device >= device_count)
         return CUDA_ERROR_INVALID_VALUE;
     auto *context = new Context{device, false};
@@ -96,6 +96,20 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int, CUdevice device)
     *pctx = reinterpret_cast<CUcontext>(context);
     return CUDA_SUCCESS;
 }
+
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int, CUdevice device)
+{
+    return create_context("cuCtxCreate_v2", pctx, device);
+}
+
+#if CUDA_VERSION >= 12050
+// What cuCtxCreate names from CUDA 12.5's headers on (the parameters, for
+// execution affinity and CIG, are ignored).
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *, unsigned int, CUdevice device)
+{
+    return create_context("cuCtxCreate_v4", pctx, device);
+}
+#endif
 
 static CUresult destroy_context(const char *name, CUcontext ctx)
 {

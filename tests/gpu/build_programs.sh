@@ -8,11 +8,17 @@ bin=$1
 mkdir -p "$bin"
 cuda=${CUDA_HOME:-/usr/local/cuda}
 stubs="$cuda/lib64/stubs"
+PATH=$PATH:$cuda/bin # the toolkit's nvcc when PATH has none (meson test, a bare shell)
+root=$(realpath "$here/../..")
 g++ -O2 -I"$cuda/include" "$here/driver_api.cpp" -L"$stubs" -lcuda -o "$bin/driver_api"
 g++ -O2 -I"$cuda/include" "$here/alloc_free_overhead.cpp" -L"$stubs" -lcuda -o "$bin/alloc_free_overhead"
 g++ -O2 -I"$cuda/include" "$here/alloc_free_ab.cpp" -L"$stubs" -lcuda -o "$bin/alloc_free_ab"
 nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
 nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
+nvcc -O2 -arch=sm_90 "$here/ipc.cu" -o "$bin/ipc"
+g++ -O2 -I"$cuda/include" "$here/ctx_destroy.cpp" -L"$stubs" -lcuda -o "$bin/ctx_destroy"
+g++ -O2 -I"$root" -I"$cuda/include" "$root/tests/programs/coherence_churn.cpp" \
+    -L"$stubs" -lcuda -lpthread -ldl -o "$bin/coherence_churn"
 # The fake driver, for measuring the shim's own cost without the driver's.
 mkdir -p "$bin/fake"
 # Every fake_*.cpp but the runtime's, as tests/fake_driver/meson.build lists them.

@@ -14,6 +14,7 @@ import marker  # noqa: E402
 
 cp.zeros(1)
 cp.cuda.Device().synchronize()
+used_at_start = marker.used_bytes()
 marker.mark()
 
 frees = 0
@@ -36,6 +37,7 @@ held = pool.total_bytes()
 pool.free_all_blocks()
 cp.cuda.Device().synchronize()
 marker.mark()
+marker.report_mem_delta(used_at_start)
 
 print(f"checksum={checksum:.1f}")
 # Every byte the script and the pool gave back shows up as a free event.

@@ -4,21 +4,10 @@
 // tests/gpu/build_programs.sh). It counts the deallocations it makes and
 // prints "frees_made=N"; run under the shim, the event log must hold exactly
 // N successful free events.
-#include <cuda.h>
-
-#include <cstdio>
-#include <cstdlib>
+#include "driver_program.h"
 
 static int frees_made = 0;
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        CUresult rc_ = (call);                                                \
-        if (rc_ != CUDA_SUCCESS) {                                            \
-            fprintf(stderr, "%s failed: %d\n", #call, rc_);                   \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
 #define FREE(call)                                                            \
     do {                                                                      \
         CHECK(call);                                                          \
@@ -27,17 +16,8 @@ static int frees_made = 0;
 
 int main()
 {
-    CHECK(cuInit(0));
-    CUdevice device;
-    CHECK(cuDeviceGet(&device, 0));
-    CUcontext context;
-    CHECK(cuDevicePrimaryCtxRetain(&context, device));
-    CHECK(cuCtxSetCurrent(context));
-    auto mark = [] { // see tests/gpu/marker.py
-        CUdeviceptr p;
-        CHECK(cuMemAlloc(&p, 3 * 1024 * 1024 + 7 * 4096));
-        CHECK(cuMemFree(p));
-    };
+    const CUdevice device = use_primary_context();
+    const long long used_at_start = used_bytes();
     mark();
 
     unsigned long long reused = 0;
@@ -89,6 +69,7 @@ int main()
     }
 
     mark();
+    report_used_delta(used_at_start, used_bytes);
     CHECK(cuDevicePrimaryCtxRelease(device));
     printf("same address back after free: %llu of 99\n", reused);
     printf("frees_made=%d\n", frees_made);

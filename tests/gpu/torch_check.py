@@ -1,54 +1,61 @@
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
-"""PyTorch under the shim: a small training loop, then empty_cache().
+"""PyTorch under the shim: a small MLP trained for 300 steps with Adam on
+random data (a fixed teacher network to learn), then empty_cache().
 Default allocator: every segment the caching allocator frees is a cudaFree,
 counted by torch itself (segment.all.freed). expandable_segments:True frees
 with cuMemUnmap + cuMemRelease; torch's memory history gives the bytes it
-unmapped, printed as unmapped_bytes=N for the event-log cross-check."""
+unmapped, printed as unmapped_bytes=N for the event-log cross-check.
+Deterministic (seeded, deterministic algorithms), so the loss it prints is
+the same with and without the shim."""
 import os
 import sys
-import time
 
-import torch
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 import marker  # noqa: E402
 
+STEPS = 300
+
 expandable = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
 torch.manual_seed(0)
+torch.use_deterministic_algorithms(True)
 torch.zeros(1, device="cuda")
 torch.cuda.synchronize()
-free_at_start = torch.cuda.mem_get_info()[0]
+used_at_start = marker.used_bytes()
 torch.cuda.memory._record_memory_history(max_entries=1_000_000)
 before = torch.cuda.memory_stats()
 marker.mark()
 
+teacher = torch.nn.Linear(512, 256).cuda().requires_grad_(False)
 model = torch.nn.Sequential(
-    torch.nn.Linear(1024, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 1024)
+    torch.nn.Linear(512, 2048), torch.nn.ReLU(),
+    torch.nn.Linear(2048, 2048), torch.nn.ReLU(),
+    torch.nn.Linear(2048, 256),
 ).cuda()
-optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-loss_value = 0.0
-for step in range(60):
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+losses = []
+for step in range(STEPS):
     batch = 64 * (1 + step % 7)  # varying shapes make the allocator work
-    x = torch.randn(batch, 1024, device="cuda")
-    loss = model(x).square().mean()
-    optimizer.zero_grad()
+    x = torch.randn(batch, 512, device="cuda")
+    loss = torch.nn.functional.mse_loss(model(x), teacher(x))
+    optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
-    loss_value = loss.item()
+    if step % 50 == 0 or step == STEPS - 1:
+        losses.append(loss.item())
 big = [torch.empty(int(s) << 20, dtype=torch.uint8, device="cuda") for s in (3, 50, 120, 7, 300)]
 del big, x, loss
-del model, optimizer
+del model, optimizer, teacher
 torch.cuda.synchronize()
 torch.cuda.empty_cache()
 marker.mark()
 after = torch.cuda.memory_stats()
-# GPU memory back where it started once everything is freed (a dma-buf pin
-# that outlived its free would keep it): the shim's worker unpins within
-# microseconds; allow it a moment.
-time.sleep(0.2)
-print(f"note mem_used_delta={free_at_start - torch.cuda.mem_get_info()[0]}", file=sys.stderr)
+marker.report_mem_delta(used_at_start)
 
-print(f"loss={loss_value:.3f}")
+print(f"steps={STEPS} loss=" + " ".join(f"{v:.3f}" for v in losses))
 if expandable:
     snapshot = torch.cuda.memory._snapshot()
     unmapped = sum(

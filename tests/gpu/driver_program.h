@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// What the driver-API programs of tests/gpu share (each is built on its
+// own by tests/gpu/build_programs.sh).
+#pragma once
+
+#include "used_delta.h"
+
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        CUresult rc_ = (call);                                                \
+        if (rc_ != CUDA_SUCCESS) {                                            \
+            fprintf(stderr, "%s failed: %d\n", #call, rc_);                   \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+/// Initializes the driver and makes device 0's primary context current;
+/// returns the device (for cuDevicePrimaryCtxRelease).
+inline CUdevice use_primary_context()
+{
+    CHECK(cuInit(0));
+    CUdevice device;
+    CHECK(cuDeviceGet(&device, 0));
+    CUcontext context;
+    CHECK(cuDevicePrimaryCtxRetain(&context, device));
+    CHECK(cuCtxSetCurrent(context));
+    return device;
+}
+
+/// Device memory in use, from the current context.
+inline long long used_bytes()
+{
+    size_t free_bytes = 0, total = 0;
+    CHECK(cuMemGetInfo(&free_bytes, &total));
+    return static_cast<long long>(total - free_bytes);
+}
+
+/// Brackets the counted part (see tests/gpu/marker.py): an allocation of a
+/// size nobody else uses, freed at once.
+inline void mark()
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc(&p, 3 * 1024 * 1024 + 7 * 4096));
+    CHECK(cuMemFree(p));
+}

@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+"""One row of tests/gpu/run.sh's table: a program run plain and under the
+shim, judged from what the run left in its directory.
+
+usage: table_row.py --header
+       table_row.py NAME MODE DIR WINDOW PLAIN_RC HOOKED_RC PLAIN_S HOOKED_S CLI
+
+DIR holds plain.out/.err, hooked.out/.err and the hooked run's logs
+(events.PID.jsonl, one per process). Prints the row, then one indented line
+per problem (DIR/notes.txt has them and the frees by API), and exits 1
+if there is any:
+  - the frees the log shows differ from the frees the program made (its
+    "frees_made=N" on stdout, or its "expect KEY=N", "expect_min KEY=N",
+    "expect_same KEY KEY" lines on stderr, checked against
+    tests/gpu/count_events.py's figures; the hooked run's own lines);
+  - pins and unpins differ, an unpin failed, verify mode found a stale hit
+    (an `error` event whose msg starts with "verify", or the exit report's
+    "N stale hits"), or `gdrhook log check` (CLI) fails;
+  - stdout differs, an exit status is not 0;
+  - the hooked run left more GPU memory in use than the plain one
+    (mem_used_delta=N on stderr) by more than MEM_SLACK bytes.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import count_events  # noqa: E402
+
+MEM_SLACK = 2 << 20
+COLUMNS = [("program", 18), ("mode", 11), ("frees seen/made", 16), ("pins", 6),
+           ("unpins", 7), ("verify", 7), ("mem MiB plain/hooked", 21), ("check", 6),
+           ("stdout", 7), ("exit", 6), ("time x", 6)]
+
+
+def row(values):
+    return " ".join(f"{str(v):<{w}}" for v, (_, w) in zip(values, COLUMNS)).rstrip()
+
+
+def header():
+    print(row([name for name, _ in COLUMNS]))
+    print(row(["-" * len(name) for name, _ in COLUMNS]))
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def mem_delta(text):
+    found = re.findall(r"mem_used_delta=(-?\d+)", text)
+    return int(found[-1]) if found else None
+
+
+def mib(value):
+    return "-" if value is None else f"{value / (1 << 20):.1f}"
+
+
+def expectations(err, counts, problems):
+    """Checks the program's expect lines; returns what it said it freed
+    ("-" if it said other things only, None if nothing)."""
+    made = None
+    for line in err.splitlines():
+        parts = line.split()
+        if not parts or parts[0] not in ("expect", "expect_min", "expect_same"):
+            continue
+        made = made or "-"
+        if parts[0] == "expect_same":
+            a, b = parts[1], parts[2]
+            if counts[a] != counts[b]:
+                problems.append(f"{a} {counts[a]} != {b} {counts[b]}")
+            continue
+        key, value = parts[1].split("=")
+        value = int(value)
+        if key == "frees":
+            made = str(value) if parts[0] == "expect" else f">={value}"
+        if parts[0] == "expect" and counts[key] != value:
+            problems.append(f"{key} {counts[key]} != {value}")
+        if parts[0] == "expect_min" and counts[key] < value:
+            problems.append(f"{key} {counts[key]} < {value}")
+    return made
+
+
+def log_check(cli, logs, d):
+    if not os.access(cli, os.X_OK):
+        return "n/a", f"no gdrhook CLI at {cli}"
+    result = subprocess.run([cli, "log", "check", *logs], capture_output=True, text=True)
+    with open(os.path.join(d, "check.txt"), "w") as f:
+        f.write(result.stdout + result.stderr)
+    if result.returncode == 0:
+        return "pass", None
+    first = (result.stdout + result.stderr).strip().splitlines()[:1]
+    return "FAIL", "log check: " + (first[0] if first else f"exit {result.returncode}")
+
+
+def judge(argv):
+    name, mode, d, window = argv[0], argv[1], argv[2], argv[3] == "1"
+    plain_rc, hooked_rc = int(argv[4]), int(argv[5])
+    plain_s, hooked_s = float(argv[6]), float(argv[7])
+    cli = argv[8]
+    plain_out, hooked_out = read(f"{d}/plain.out"), read(f"{d}/hooked.out")
+    plain_err, hooked_err = read(f"{d}/plain.err"), read(f"{d}/hooked.err")
+    problems, notes = [], []
+
+    logs = sorted(glob.glob(f"{d}/events.*.jsonl"))
+    counts = count_events.count(count_events.load(logs), window)
+    if not logs:
+        problems.append("no event log")
+
+    made = None
+    m = re.search(r"frees_made=(\d+)", hooked_out)
+    if m:
+        made = m.group(1)
+        if counts["frees"] != int(made):
+            problems.append(f"frees {counts['frees']} != {made}")
+    said = expectations(hooked_err, counts, problems)
+    if said is not None and (made is None or said != "-"):
+        made = said
+    if made is None:
+        problems.append("the program said nothing of its frees")
+
+    if counts["pins"] != counts["unpins"]:
+        problems.append(f"pins {counts['pins']} != unpins {counts['unpins']}")
+    if counts["failed_unpins"]:
+        problems.append(f"{counts['failed_unpins']} failed unpins")
+    stale = sum(int(n) for n in re.findall(r"verify: \d+ checks, (\d+) stale hits", hooked_err))
+    verify = max(stale, counts["verify_findings"])
+    if verify:
+        problems.append(f"verify: {counts['verify_findings']} findings in the log, "
+                        f"{stale} stale hits reported")
+    if counts["other_errors"]:
+        notes.append(f"{counts['other_errors']} error events (see the log)")
+
+    check, why = log_check(cli, logs, d) if logs else ("n/a", None)
+    if why:
+        problems.append(why)
+
+    same_out = plain_out == hooked_out
+    if not same_out:
+        problems.append(f"stdout differs (diff {d}/plain.out {d}/hooked.out)")
+    if plain_rc != 0 or hooked_rc != 0:
+        problems.append(f"exit status {plain_rc} plain, {hooked_rc} hooked")
+
+    plain_mem, hooked_mem = mem_delta(plain_err), mem_delta(hooked_err)
+    if plain_mem is None or hooked_mem is None:
+        problems.append("no mem_used_delta=N on stderr")
+    elif hooked_mem - plain_mem > MEM_SLACK:
+        problems.append(f"the hooked run kept {hooked_mem - plain_mem} bytes more GPU memory")
+
+    ratio = f"{hooked_s / plain_s:.2f}" if plain_s > 0 else "-"
+    print(row([name, mode, f"{counts['frees']}/{made if made is not None else '-'}",
+               counts["pins"], counts["unpins"], verify, f"{mib(plain_mem)}/{mib(hooked_mem)}",
+               check, "same" if same_out else "DIFF", f"{plain_rc}/{hooked_rc}", ratio]))
+    by_api = ", ".join(f"{k}={v}" for k, v in sorted(counts["frees_by_api"].items()))
+    if counts["ctx_destroy"]:
+        by_api += f"{', ' if by_api else ''}ctx_destroy={counts['ctx_destroy']}"
+    notes.append(f"frees: {by_api or 'none'}; {counts['pids']} process(es); "
+                 f"{plain_s:.1f} s plain, {hooked_s:.1f} s hooked")
+    for p in problems:
+        print(f"    ! {p}")
+    with open(os.path.join(d, "notes.txt"), "w") as f:
+        f.write("\n".join(problems + notes) + "\n")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--header"]:
+        header()
+        sys.exit(0)
+    if len(sys.argv) != 10:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    sys.exit(judge(sys.argv[1:]))
