@@ -7,6 +7,7 @@
 // allocation path. Not thread-safe: the tracker locks around it.
 #pragma once
 
+#include "cache/hot_path.h"
 #include <cstdint>
 #include <memory>
 
@@ -17,7 +18,7 @@ class AddressTable
 {
 public:
     // Inserts or replaces.
-    void put(uint64_t key, const Value &value)
+    GDRHOOK_HOT void put(uint64_t key, const Value &value)
     {
         if ((size_ + 1) * 2 > capacity_)
             grow();
@@ -39,7 +40,7 @@ public:
         return nullptr;
     }
 
-    bool take(uint64_t key, Value &out)
+    GDRHOOK_HOT bool take(uint64_t key, Value &out)
     {
         if (!capacity_)
             return false;

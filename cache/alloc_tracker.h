@@ -10,6 +10,7 @@
 // this table.
 #pragma once
 
+#include "cache/hot_path.h"
 #include "cache/address_table.h"
 #include "cache/event.h"
 #include "cache/spin_lock.h"
@@ -33,11 +34,11 @@ struct Allocation {
 class AllocTracker
 {
 public:
-    void insert(const Allocation &allocation);
+    GDRHOOK_HOT void insert(const Allocation &allocation);
 
     // Removes and returns the allocation whose base is `addr` in the
     // namespace of `kind` (handles and addresses never collide).
-    std::optional<Allocation> remove(MemoryKind kind, uint64_t addr);
+    GDRHOOK_HOT std::optional<Allocation> remove(MemoryKind kind, uint64_t addr);
 
     // Removes every mapping (MemoryKind::vmm_mapping) inside [addr, addr+size).
     std::vector<Allocation> remove_mappings_in(uint64_t addr, uint64_t size);

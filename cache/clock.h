@@ -3,6 +3,7 @@
 // Time and thread identity for events. Cheap, allocation-free, fork-aware.
 #pragma once
 
+#include "cache/hot_path.h"
 #include <cstdint>
 #include <ctime>
 
@@ -29,7 +30,7 @@ inline uint64_t monotonic_ns()
 
 // The calling thread's kernel id, cached per thread. The cache is dropped in
 // a forked child, whose only thread has a new id.
-int32_t current_tid();
+GDRHOOK_HOT int32_t current_tid();
 
 // Called in the child after fork(), before anything else runs there.
 void forget_cached_thread_ids();

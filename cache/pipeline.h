@@ -11,6 +11,7 @@
 // its own event, so nothing is lost and the log stays in order.
 #pragma once
 
+#include "cache/hot_path.h"
 #include "cache/event.h"
 #include "cache/event_log.h"
 #include "cache/event_queue.h"
@@ -65,7 +66,7 @@ public:
     // Any thread. Assigns the event's sequence number (its position in the
     // queue: every event goes through it). Never blocks on the worker
     // unless the queue is full.
-    void submit(const Event &event);
+    GDRHOOK_HOT void submit(const Event &event);
 
     // Writes everything queued so far, on the calling thread.
     void drain_now();
@@ -92,7 +93,7 @@ private:
     void handle_locked(Event &event);
     void submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued);
     void wake_worker();
-    void publish_then_check_sleeper();
+    GDRHOOK_HOT void publish_then_check_sleeper();
     void announce_sleep();
 
     // Members are grouped by who writes them, each group on its own cache

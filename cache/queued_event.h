@@ -14,6 +14,7 @@
 // pack() refuses them and the pipeline hands them over whole.
 #pragma once
 
+#include "cache/hot_path.h"
 #include "cache/event.h"
 
 #include <cstdint>
@@ -38,7 +39,7 @@ struct QueuedEvent {
 static_assert(sizeof(QueuedEvent) == 56, "one cache line with the queue's sequence word");
 
 // False when the event does not fit the compact form; `out` is then unset.
-bool pack(const Event &event, QueuedEvent &out);
+GDRHOOK_HOT bool pack(const Event &event, QueuedEvent &out);
 
 // Holds the place of an event handed over whole (see EventPipeline::submit).
 QueuedEvent placeholder();

@@ -11,6 +11,7 @@
 //   alloc:  real alloc ->  record_alloc
 #pragma once
 
+#include "cache/hot_path.h"
 #include "cache/alloc_tracker.h"
 #include "cache/driver_api.h"
 #include "cache/event.h"
@@ -33,9 +34,9 @@ struct DriverQueries {
 void set_driver_queries(const DriverQueries &queries);
 
 // An event stamped now (CLOCK_REALTIME, the calling thread's id).
-Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
+GDRHOOK_HOT Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
                  uint64_t size);
-const DriverQueries &driver_queries();
+GDRHOOK_HOT const DriverQueries &driver_queries();
 
 struct FreeTicket {
     Event event;
@@ -46,12 +47,12 @@ struct FreeTicket {
 
 // A free of one allocation (or handle) of `kind`, at addr. size_hint is the
 // size the API call names (cuMemUnmap, cuMemAddressFree), else 0.
-FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
+GDRHOOK_HOT FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
                       uint64_t size_hint);
-void end_free(FreeTicket &ticket, int rc);
+GDRHOOK_HOT void end_free(FreeTicket &ticket, int rc);
 
 // A successful or failed allocation; addr is the pointer or handle made.
-void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
+GDRHOOK_HOT void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
                   uint64_t size, int rc);
 
 // cuCtxDestroy and the primary-context teardowns: everything allocated in

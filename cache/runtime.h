@@ -6,6 +6,7 @@
 // run still find a working shim.
 #pragma once
 
+#include "cache/hot_path.h"
 #include "cache/alloc_tracker.h"
 #include "cache/config.h"
 #include "cache/event_log.h"
@@ -23,10 +24,10 @@ struct Runtime {
 
 // True when the shim should record (initializes on first call). False with
 // GDRHOOK_DISABLE=1: every wrapper then only forwards.
-bool hook_enabled();
+GDRHOOK_HOT bool hook_enabled();
 
 // Initialized state; call only after hook_enabled() returned true.
-Runtime &runtime();
+GDRHOOK_HOT Runtime &runtime();
 
 // Flushes the event log and stops the worker (the exit handler does this;
 // tests call it to read a complete log).

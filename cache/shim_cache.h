@@ -13,6 +13,7 @@
 //   alloc:  real alloc  ->  pin (policy alloc, size >= GDRHOOK_PIN_MIN_SIZE)
 #pragma once
 
+#include "cache/hot_path.h"
 #include "cache/alloc_tracker.h"
 #include "cache/event.h"
 
@@ -34,14 +35,14 @@ RegistrationCache *existing_shim_cache();
 // returned successfully, invalidate_after_free() with the clock read by
 // pin_clock_after_free() right after the real free. Lock-free when nothing
 // cached overlaps.
-void invalidate_freed(uint64_t addr, uint64_t size);
-uint64_t pin_clock_after_free();
-void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock);
+GDRHOOK_HOT void invalidate_freed(uint64_t addr, uint64_t size);
+GDRHOOK_HOT uint64_t pin_clock_after_free();
+GDRHOOK_HOT void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock);
 
 // A successful allocation: pins it under GDRHOOK_PIN=alloc when it is
 // device memory of at least GDRHOOK_PIN_MIN_SIZE. Never fails the
 // allocation: a pin that fails is logged as an `error` event.
-void pin_new_allocation(const char *api, Via via, const Allocation &allocation);
+GDRHOOK_HOT void pin_new_allocation(const char *api, Via via, const Allocation &allocation);
 
 // The event worker's batch hook (EventPipeline::set_batch_hook) and its
 // per-event handler (EventPipeline::set_handler).
@@ -56,9 +57,9 @@ void print_shim_cache_statistics();
 // In a forked child, before anything else touches the cache.
 void shim_cache_after_fork_in_child();
 
-// In a forked child, once its event log is open: logs as `pin` (reason
-// "inherited") every registration the parent had logged as pinned and not
-// yet released; the child's copies are released, and logged, by the child.
-void log_inherited_pins();
+// In a forked child: its log will restate, as `pin` (reason "inherited"),
+// every registration the parent had logged as pinned and not yet released,
+// before the child releases its copies (see shim_cache.cpp).
+void note_fork_in_child();
 
 } // namespace gdrhook

@@ -43,7 +43,7 @@ bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
     return true;
 }
 
-uint64_t current_context()
+GDRHOOK_HOT uint64_t current_context()
 {
     auto fn = lookup_driver<decltype(&::cuCtxGetCurrent)>(current_context_fn,
                                                           "cuCtxGetCurrent");
@@ -53,7 +53,7 @@ uint64_t current_context()
     return reinterpret_cast<uint64_t>(context);
 }
 
-int32_t current_device()
+GDRHOOK_HOT int32_t current_device()
 {
     auto fn = lookup_driver<decltype(&::cuCtxGetDevice)>(current_device_fn,
                                                          "cuCtxGetDevice");

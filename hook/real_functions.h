@@ -7,6 +7,7 @@
 // entries) or after us in the search order (runtime entries).
 #pragma once
 
+#include "cache/hot_path.h"
 #include "hook/entry_points.h"
 
 namespace gdrhook {
@@ -19,7 +20,7 @@ DlsymFunction real_dlsym();
 // The handle of the libcuda the application uses (loaded on demand).
 void *libcuda_handle();
 
-void *real_function(EntryId id);
+GDRHOOK_HOT void *real_function(EntryId id);
 void remember_real_function(EntryId id, void *function);
 
 } // namespace gdrhook

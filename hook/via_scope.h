@@ -7,6 +7,7 @@
 // the hook.
 #pragma once
 
+#include "cache/hot_path.h"
 #include "cache/clock.h"
 #include "cache/event.h"
 
@@ -36,7 +37,7 @@ struct ViaThunk;
 
 template <typename R, typename... Args, R (*impl)(Args...), Via via>
 struct ViaThunk<R(Args...), impl, via> {
-    static R call(Args... args)
+    GDRHOOK_HOT static R call(Args... args)
     {
         ViaScope scope(via);
         return impl(args...);

@@ -13,8 +13,8 @@
 #include "hook/via_scope.h"
 
 #define GDRHOOK_WRAPPER(ret, name, params)                                     \
-    extern "C" __attribute__((visibility("hidden"))) ret gdrhook_impl_##name params; \
-    extern "C" __attribute__((visibility("default"), alias("gdrhook_impl_" #name))) \
+    extern "C" __attribute__((visibility("hidden"), hot)) ret gdrhook_impl_##name params; \
+    extern "C" __attribute__((visibility("default"), hot, alias("gdrhook_impl_" #name))) \
     ret name params;                                                           \
     extern "C" ret gdrhook_impl_##name params
 
