@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backend_dmabuf.h"
 
+#include <fcntl.h>
+
 namespace gdrhook {
 
 Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
@@ -31,6 +33,9 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     if (rc != cuda::success || fd < 0)
         return Status::error(StatusCode::driver_error, rc,
                              "cuMemGetHandleForAddressRange failed");
+    // A program the application execs must not inherit the export: the fd
+    // would keep the freed GPU memory allocated for as long as it runs.
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
     out.fd.reset(fd);
     out.handle = 0;
     return Status::success();

@@ -73,7 +73,7 @@ void after_fork_in_child()
         if (!error.empty())
             diagnostics().error("{}", error);
     }
-    log_inherited_pins();
+    note_fork_in_child();
 }
 
 void initialize()

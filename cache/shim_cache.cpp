@@ -176,11 +176,33 @@ struct ConsumerState {
     std::unordered_map<uint64_t, Event> pins_logged; // entry id -> its pin event
     std::vector<Event> waiting;                // revoke/unpin events
     std::vector<uint64_t> revoked_handles;
+    // A forked child has not yet restated the pins it inherited.
+    bool inherited_unlogged = false;
 };
 ConsumerState &consumer_state()
 {
     static auto *state = new ConsumerState(); // never destroyed: used at exit
     return *state;
+}
+
+// The child holds its own copy of every registration the parent had logged
+// as pinned and not yet released, and will release those copies and log
+// the unpins: its log restates their pins first, so that it reads on its
+// own (`gdrhook log check` pairs each unpin with a pin of the same
+// process). Written before the child's first event or at its exit, not at
+// the fork: a child that only execs another program leaves no log, and the
+// exec closes its copies of the dma-buf fds (they are close-on-exec).
+void log_inherited_pins(EventPipeline &pipeline, ConsumerState &state)
+{
+    state.inherited_unlogged = false;
+    for (auto &[handle, pin] : state.pins_logged) {
+        Event event = pin;
+        event.ts_ns = realtime_ns();
+        event.tid = current_tid();
+        event.reason = "inherited";
+        pin = event;
+        pipeline.write_from_consumer(event);
+    }
 }
 
 void write_releases_whose_pin_is_logged(EventPipeline &pipeline)
@@ -284,8 +306,11 @@ void pin_new_allocation(const char *api, Via via, const Allocation &allocation)
 
 void note_logged_pin(Event &event)
 {
+    ConsumerState &state = consumer_state();
+    if (state.inherited_unlogged) // the child's first event: restate them before it
+        log_inherited_pins(*runtime().pipeline, state);
     if (event.kind == EventKind::pin)
-        consumer_state().pins_logged.emplace(event.handle, event);
+        state.pins_logged.emplace(event.handle, event);
 }
 
 void unpin_batch()
@@ -295,6 +320,8 @@ void unpin_batch()
         return;
     EventPipeline &pipeline = *runtime().pipeline;
     ConsumerState &state = consumer_state();
+    if (state.inherited_unlogged) // a child that logged nothing else, at its exit
+        log_inherited_pins(pipeline, state);
 
     state.revoked_handles.clear();
     if (cache->backend().take_revocations(state.revoked_handles)) {
@@ -355,24 +382,9 @@ void shim_cache_after_fork_in_child()
     new (&creation_lock) std::mutex();
 }
 
-void log_inherited_pins()
+void note_fork_in_child()
 {
-    // The child holds its own copy of every registration the parent had
-    // logged as pinned and not yet released, and will release those copies
-    // and log the unpins: its log starts with their pins, so that it reads
-    // on its own (`gdrhook log check` pairs each unpin with a pin of the
-    // same process).
-    EventPipeline &pipeline = *runtime().pipeline;
-    for (auto &[handle, pin] : consumer_state().pins_logged) {
-        Event event = pin;
-        event.ts_ns = realtime_ns();
-        event.tid = current_tid();
-        event.reason = "inherited";
-        pin = event;
-        pipeline.write_from_consumer(event);
-    }
-    if (!consumer_state().pins_logged.empty())
-        pipeline.drain_now(); // the child's queue is empty: this flushes the log
+    consumer_state().inherited_unlogged = !consumer_state().pins_logged.empty();
 }
 
 } // namespace gdrhook

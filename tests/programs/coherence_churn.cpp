@@ -21,6 +21,9 @@
 //                            way, fork(): the child churns on fresh threads
 //                            while the parent's threads go on; each side
 //                            frees what it holds and prints its own line
+//   coherence_churn fork_exec gdrhook mode after a fork whose child, while
+//                            `threads` buffers are held and pinned, only
+//                            execs /bin/true (as a subprocess module does)
 //   coherence_churn exit     gdrhook mode, then frees `threads` more buffers
 //   coherence_churn _exit    in a burst and at once calls exit(0) or
 //                            _exit(0) with those events still queued
@@ -182,12 +185,12 @@ int main(int argc, char **argv)
 {
     Options options;
     static const char *const modes[] = {"gdrhook", "naive", "leak", "hold",
-                                        "fork",    "exit",  "_exit", "spin"};
+                                        "fork",    "fork_exec", "exit", "_exit", "spin"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
-        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|fork|exit|_exit|spin "
+        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|fork|fork_exec|exit|_exit|spin "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -272,6 +275,20 @@ int main(int argc, char **argv)
                 return 2;
             child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
+    } else if (options.mode == "fork_exec") {
+        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            execl("/bin/true", "true", static_cast<char *>(nullptr));
+            _exit(127);
+        }
+        int status = 0;
+        if (child < 0 || waitpid(child, &status, 0) != child)
+            return 2;
+        child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        run_threads(options, context);
+        free_all(held);
     } else if (options.mode == "spin") {
         printf("mode=spin threads=%d\n", options.threads);
         fflush(stdout);

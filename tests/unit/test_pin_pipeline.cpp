@@ -10,8 +10,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <map>
 #include <set>
+#include <sys/stat.h>
 
 namespace {
 
@@ -131,4 +133,28 @@ TEST_CASE("the README's API example works with the library linked, not preloaded
     REQUIRE(run.exit_status == 0);
     CHECK(run.output.find("at offset 4096 of a dma-buf pin") != std::string::npos);
     CHECK(run.output.find("pins 1, invalidated by frees 1") != std::string::npos);
+}
+
+TEST_CASE("a forked child that only execs another program leaves no log and no pin")
+{
+    // Python's subprocess forks and execs at once: the child never records
+    // anything, so it has no log to restate the parent's pins in, and the
+    // parent's log alone accounts for them.
+    std::string dir = make_temp_dir() + "/fork_exec";
+    REQUIRE(mkdir(dir.c_str(), 0755) == 0);
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exec", "3", "20", "2"},
+                                pinning_environment(dir + "/events.%p.jsonl"));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(output_field(run.output, "child_status") == 0);
+    CHECK(output_field(run.output, "stale") == 0);
+    CHECK(output_field(run.output, "used_delta_bytes") == 0);
+    std::vector<std::string> logs;
+    for (const auto &entry : std::filesystem::directory_iterator(dir))
+        logs.push_back(entry.path().string());
+    REQUIRE(logs.size() == 1);
+    std::vector<EventLine> events = read_event_file(logs[0]);
+    CHECK(check_pins_released(events) == 3 + 3 * 20);
+    for (const EventLine &e : events)
+        CHECK(e["reason"] != "inherited");
 }
