@@ -3,7 +3,8 @@
 // From the application's threads to the log: events go into a bounded
 // lock-free queue and a worker thread drains it in batches. The worker is
 // started on the first event, sleeps on a futex when the queue is empty and
-// is woken by the push that finds it asleep.
+// is woken by the push that finds it asleep (or, with GDRHOOK_SAMPLE_MS, by
+// the futex's timeout when the next sample is due).
 //
 // The consumer role is exclusive: whoever drains (the worker, or a producer
 // that found the queue full, or the exit handler) holds consumer_lock_.

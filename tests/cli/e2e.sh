@@ -147,7 +147,7 @@ samples)
     ;;
 real_samples)
     # The shim's own samples, from a quiet program holding pins for 300 ms.
-    GDRHOOK_SAMPLE_MS=20 LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run --pin alloc \
+    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run --sample-ms 20 --pin alloc \
         --backend dmabuf --events "$tmp/quiet.jsonl" -- "$GDRHOOK_CHURN" sleep 2 300 2
     has "$err" "gdrhook: log check: OK"
     run 0 log summary "$tmp/quiet.jsonl"; has "$out" "process samples"; has "$out" "open fds"
@@ -164,8 +164,9 @@ run_exit_status)
     ;;
 run_environment)
     run 0 run --events "$tmp/e.%p.jsonl" --backend dmabuf --pin alloc --verify --log-level info \
-        -- sh -c 'echo "$LD_PRELOAD|$GDRHOOK_EVENTS|$GDRHOOK_BACKEND|$GDRHOOK_PIN|$GDRHOOK_VERIFY|$GDRHOOK_LOG_LEVEL"'
-    has "$out" "libgdrhook.so|$tmp/e.%p.jsonl|dmabuf|alloc|1|info"
+        --sample-ms 1000 \
+        -- sh -c 'echo "$LD_PRELOAD|$GDRHOOK_EVENTS|$GDRHOOK_BACKEND|$GDRHOOK_PIN|$GDRHOOK_VERIFY|$GDRHOOK_LOG_LEVEL|$GDRHOOK_SAMPLE_MS"'
+    has "$out" "libgdrhook.so|$tmp/e.%p.jsonl|dmabuf|alloc|1|info|1000"
     # An LD_PRELOAD already set is kept, after the shim.
     other=$(ls /lib/x86_64-linux-gnu/libdl.so.2 /lib64/libdl.so.2 2>/dev/null | head -1)
     LD_PRELOAD=$other run 0 run --no-summary -- sh -c 'echo "$LD_PRELOAD"'
