@@ -178,8 +178,9 @@ void EventPipeline::worker_main()
 {
     pthread_setname_np(pthread_self(), "gdrhook-worker");
     const bool sampling = sample_hook_ && sample_interval_ns_;
-    // The first sample as the worker starts (with the first event): the
-    // baseline the later ones are read against.
+    // The first sample as the worker starts (with the first event, which
+    // may be logged just after it): the baseline the later ones are read
+    // against.
     uint64_t next_sample_ns = sampling ? monotonic_ns() : UINT64_MAX;
     bool lingered = false;
     for (;;) {
