@@ -32,4 +32,10 @@ struct CacheStats {
     uint64_t verify_mismatches = 0;  // stale hits caught in verify mode
 };
 
+// Pins held and their bytes at one instant (RegistrationCache::pinned_now).
+struct PinnedNow {
+    uint64_t pins = 0;
+    uint64_t bytes = 0;
+};
+
 } // namespace gdrhook

@@ -129,6 +129,29 @@ void parse_size_var(const EnvLookup &lookup, const char *name, uint64_t min,
            std::to_string(field));
 }
 
+// A period in milliseconds: plain decimal digits (no suffix, no sign), 0
+// for off or a value in [min_sample_ms, max_sample_ms].
+void parse_sample_ms(const EnvLookup &lookup, const char *name, uint32_t &field,
+                     Diagnostics &diagnostics)
+{
+    const char *value = lookup(name);
+    if (!value)
+        return;
+    bool digits = *value != '\0' && strspn(value, "0123456789") == strlen(value);
+    if (digits) {
+        errno = 0;
+        unsigned long long number = strtoull(value, nullptr, 10);
+        if (!errno && (number == 0 || (number >= min_sample_ms && number <= max_sample_ms))) {
+            field = static_cast<uint32_t>(number);
+            return;
+        }
+    }
+    reject(diagnostics, name, value,
+           "0 (off) or milliseconds from " + std::to_string(min_sample_ms) + " to " +
+               std::to_string(max_sample_ms),
+           std::to_string(field));
+}
+
 size_t round_up_to_power_of_two(size_t value)
 {
     size_t power = 2;
@@ -203,6 +226,7 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
                    config.cache_max_bytes, diagnostics);
     parse_size_var(lookup, "GDRHOOK_CACHE_MAX_ENTRIES", 1, 1ull << 32,
                    config.cache_max_entries, diagnostics);
+    parse_sample_ms(lookup, "GDRHOOK_SAMPLE_MS", config.sample_ms, diagnostics);
     return config;
 }
 

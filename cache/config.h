@@ -28,7 +28,13 @@ struct Config {
     bool verify = false;                   // GDRHOOK_VERIFY
     uint64_t cache_max_bytes = 0;          // GDRHOOK_CACHE_MAX_BYTES, 0 = no limit
     uint64_t cache_max_entries = 65536;    // GDRHOOK_CACHE_MAX_ENTRIES
+    uint32_t sample_ms = 0;                // GDRHOOK_SAMPLE_MS, 0 = no samples
 };
+
+// GDRHOOK_SAMPLE_MS: 0, or an interval in this range. Below 10 ms the
+// samples would cost the worker more than they tell; an hour is plenty.
+inline constexpr uint32_t min_sample_ms = 10;
+inline constexpr uint32_t max_sample_ms = 3600 * 1000;
 
 // One line per rejected variable, ready to print.
 using Diagnostics = std::vector<std::string>;

@@ -13,6 +13,7 @@ const char *to_string(EventKind kind)
     case EventKind::revoke: return "revoke";
     case EventKind::ctx_destroy: return "ctx_destroy";
     case EventKind::error: return "error";
+    case EventKind::sample: return "sample";
     }
     return "error";
 }

@@ -17,6 +17,7 @@ enum class EventKind : uint8_t {
     revoke,
     ctx_destroy,
     error,
+    sample,            // the worker's periodic measurement (GDRHOOK_SAMPLE_MS)
 };
 
 // How the application obtained the function that produced the event.
@@ -41,6 +42,19 @@ enum class MemoryKind : uint8_t {
     ipc,
 };
 
+// What a `sample` event reports besides the common keys. Not in Event
+// itself: these four numbers mean nothing for the other kinds, and reusing
+// fields meant for something else (size for the RSS...) would make every
+// reader of Event know a second meaning. A sample is made and written by
+// the worker in one go, never queued, so the event can point at the
+// worker's copy for the time of that write.
+struct ProcessSample {
+    uint64_t rss_bytes = 0;    // resident set (/proc/self/statm)
+    uint64_t fds = 0;          // open file descriptors (/proc/self/fd)
+    uint64_t pinned_bytes = 0; // held by the registration cache now
+    uint64_t pins = 0;         // registrations behind pinned_bytes
+};
+
 struct Event {
     uint64_t ts_ns = 0;        // CLOCK_REALTIME, taken before the real call ran
     uint64_t seq = 0;          // per-process order in which events were recorded
@@ -52,6 +66,7 @@ struct Event {
     const char *msg = nullptr; // static string: what went wrong (error, failed unpin)
     const char *backend = nullptr; // static string: pin/unpin/revoke, the backend
     const char *reason = nullptr;  // static string: unpin, why (invalidated, evicted...)
+    const ProcessSample *sample = nullptr; // sample: the values, see ProcessSample
     int32_t tid = 0;
     int32_t dev = -1;
     int32_t rc = 0;            // the CUDA (or runtime) result of the real call

@@ -40,6 +40,10 @@ size_t format_event_line(const Event &event, int pid, char *out)
         append(R"(,"reason":"{}")", event.reason);
     if (event.msg)
         append(R"(,"msg":"{}")", event.msg);
+    if (event.kind == EventKind::sample && event.sample)
+        append(R"(,"rss_bytes":{},"fds":{},"pinned_bytes":{},"pins":{})",
+               event.sample->rss_bytes, event.sample->fds, event.sample->pinned_bytes,
+               event.sample->pins);
     if (end > limit)
         end = const_cast<char *>(limit);
     *end++ = '}';

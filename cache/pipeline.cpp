@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/pipeline.h"
 
+#include "cache/clock.h"
 #include "cache/diagnostics.h"
 
+#include <cerrno>
 #include <climits>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -27,13 +29,16 @@ constexpr size_t batch_size = 256;
 // transfers per event (measured: 200 us cost the application more per
 // alloc/free pair at a GPU's pace). Frees that unpin do not wait for it:
 // they poke the worker (shim_cache.cpp).
-constexpr long linger_ns = 1000 * 1000;
+constexpr uint64_t linger_ns = 1000 * 1000;
 
-void futex_wait(std::atomic<uint32_t> &word, uint32_t expected, long timeout_ns = 0)
+// Returns true when the wait ended because the timeout ran out (0: none).
+bool futex_wait(std::atomic<uint32_t> &word, uint32_t expected, uint64_t timeout_ns = 0)
 {
-    timespec timeout{0, timeout_ns};
-    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE,
-            expected, timeout_ns ? &timeout : nullptr, nullptr, 0);
+    timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
+                     static_cast<long>(timeout_ns % 1000000000)};
+    return syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE,
+                   expected, timeout_ns ? &timeout : nullptr, nullptr, 0) != 0 &&
+           errno == ETIMEDOUT;
 }
 
 void futex_wake_all(std::atomic<uint32_t> &word)
@@ -172,6 +177,11 @@ void EventPipeline::ensure_worker()
 void EventPipeline::worker_main()
 {
     pthread_setname_np(pthread_self(), "gdrhook-worker");
+    const bool sampling = sample_hook_ && sample_interval_ns_;
+    // The first sample as the worker starts (with the first event, which
+    // may be logged just after it): the baseline the later ones are read
+    // against.
+    uint64_t next_sample_ns = sampling ? monotonic_ns() : UINT64_MAX;
     bool lingered = false;
     for (;;) {
         size_t drained;
@@ -179,6 +189,17 @@ void EventPipeline::worker_main()
             std::lock_guard<std::mutex> lock(consumer_lock_);
             const uint64_t written = written_.load(std::memory_order_relaxed);
             drained = drain_locked();
+            if (sampling && !stopping_.load(std::memory_order_relaxed)) {
+                const uint64_t now = monotonic_ns();
+                if (now >= next_sample_ns) {
+                    sample_hook_();
+                    // On the interval's grid; after a stall (a stopped or
+                    // starved process) one sample, not a burst of them.
+                    next_sample_ns += sample_interval_ns_;
+                    if (next_sample_ns <= now)
+                        next_sample_ns = now + sample_interval_ns_;
+                }
+            }
             // The batch hook may have logged unpins without any event.
             if (written_.load(std::memory_order_relaxed) != written)
                 log_.flush();
@@ -191,20 +212,33 @@ void EventPipeline::worker_main()
             return;
 
         uint32_t word = wake_word_.load(std::memory_order_acquire);
+        // With samples, no wait lasts past the next one.
+        uint64_t until_sample = 0; // 0: no limit
+        if (sampling) {
+            const uint64_t now = monotonic_ns();
+            if (now >= next_sample_ns)
+                continue;
+            until_sample = next_sample_ns - now;
+        }
         if (!lingered) {
-            // Still "awake" for producers; a shutdown wakes us early.
-            futex_wait(wake_word_, word, linger_ns);
-            lingered = true;
+            // Still "awake" for producers; a shutdown wakes us early. A
+            // sample due first cuts the linger short; it starts again after.
+            const bool sample_first = until_sample && until_sample < linger_ns;
+            futex_wait(wake_word_, word, sample_first ? until_sample : linger_ns);
+            lingered = !sample_first;
             continue;
         }
-        lingered = false;
         announce_sleep();
         // A poke() that stored its flag after our drain looked at it bumps
         // wake_word_ after `word` was read, so the wait returns at once.
+        bool timed_out = false;
         if (!queue_.maybe_nonempty() && !poked_.load(std::memory_order_acquire) &&
             !stopping_.load(std::memory_order_acquire))
-            futex_wait(wake_word_, word);
+            timed_out = futex_wait(wake_word_, word, until_sample);
         worker_sleeping_.store(0, std::memory_order_relaxed);
+        // Woken by a producer: linger after its events. Woken by the clock
+        // for a sample: nobody is producing; back to sleep after it.
+        lingered = timed_out;
     }
 }
 

@@ -3,7 +3,8 @@
 // From the application's threads to the log: events go into a bounded
 // lock-free queue and a worker thread drains it in batches. The worker is
 // started on the first event, sleeps on a futex when the queue is empty and
-// is woken by the push that finds it asleep.
+// is woken by the push that finds it asleep (or, with GDRHOOK_SAMPLE_MS, by
+// the futex's timeout when the next sample is due).
 //
 // The consumer role is exclusive: whoever drains (the worker, or a producer
 // that found the queue full, or the exit handler) holds consumer_lock_.
@@ -54,13 +55,27 @@ public:
     using BatchHook = std::function<void()>;
     void set_batch_hook(BatchHook hook) { batch_hook_ = std::move(hook); }
 
+    // Called by the worker, and only by it, once every `interval_ns` while
+    // it runs (the first time as it starts, with the first event), under
+    // the consumer lock: it measures and logs a `sample` with
+    // write_from_consumer(). Producers never run it, and a worker with
+    // nothing to do sleeps until the next one is due. Set it before the
+    // first submit; interval 0 or an empty hook: no samples.
+    using SampleHook = std::function<void()>;
+    void set_sample_hook(uint64_t interval_ns, SampleHook hook)
+    {
+        sample_interval_ns_ = interval_ns;
+        sample_hook_ = std::move(hook);
+    }
+
     // Any thread: have the consumer run the batch hook soon even if no
     // event arrives (an eviction or a revocation left work for it).
     void poke();
 
-    // Only from inside the batch hook: logs an event the consumer itself
-    // produced (unpin, revoke). Its seq is that of the last event taken
-    // from the queue, so it sorts right after what caused it.
+    // Only from inside the batch hook or the sample hook: logs an event the
+    // consumer itself produced (unpin, revoke, sample). Its seq is that of
+    // the last event taken from the queue, so it sorts right after what
+    // caused it (a sample: after what it has seen).
     void write_from_consumer(Event &event);
 
     // Any thread. Assigns the event's sequence number (its position in the
@@ -113,6 +128,8 @@ private:
     int pid_;
     EventHandler handler_;
     BatchHook batch_hook_;
+    SampleHook sample_hook_;
+    uint64_t sample_interval_ns_ = 0;
 
     // The sleep protocol: written when the worker falls asleep or is woken.
     alignas(cache_line_size) std::atomic<uint32_t> wake_word_{0};

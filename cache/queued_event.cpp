@@ -34,7 +34,8 @@ const char *from_offset(int32_t offset)
 
 bool pack(const Event &event, QueuedEvent &out)
 {
-    if (event.lat_ns || event.reason || event.dev < INT8_MIN || event.dev > INT8_MAX)
+    if (event.lat_ns || event.reason || event.sample || event.dev < INT8_MIN ||
+        event.dev > INT8_MAX)
         return false;
     if (!to_offset(event.api, out.api) || !to_offset(event.msg, out.msg) ||
         !to_offset(event.backend, out.backend))

@@ -10,12 +10,12 @@
 // an anchor in this library: every such string is a literal of the same
 // binary, and a binary's code and data span less than 2 GiB. Events the
 // compact form cannot hold (a consumer's unpin with its delay and reason,
-// a device ordinal beyond int8, a string from elsewhere) are not squeezed:
-// pack() refuses them and the pipeline hands them over whole.
+// a sample, a device ordinal beyond int8, a string from elsewhere) are not
+// squeezed: pack() refuses them and the pipeline hands them over whole.
 #pragma once
 
-#include "cache/hot_path.h"
 #include "cache/event.h"
+#include "cache/hot_path.h"
 
 #include <cstdint>
 

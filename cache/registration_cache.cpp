@@ -828,8 +828,12 @@ void RegistrationCache::reclaim()
             reports_.push_back(record);
             bytes += e->end - e->start;
         }
-        bytes_pinned_.fetch_sub(bytes, std::memory_order_relaxed);
-        unpins_.fetch_add(batch.size(), std::memory_order_relaxed);
+        {
+            // Together, as a pin adds to both: see pinned_now().
+            std::lock_guard<std::mutex> lock(mu_);
+            bytes_pinned_.fetch_sub(bytes, std::memory_order_relaxed);
+            unpins_.fetch_add(batch.size(), std::memory_order_relaxed);
+        }
         if (!status.ok())
             unpin_failures_.fetch_add(1, std::memory_order_relaxed);
     }
@@ -889,6 +893,13 @@ CacheStats RegistrationCache::stats() const
     s.peak_bytes_pinned = peak_bytes_pinned_.load(std::memory_order_relaxed);
     s.verify_mismatches = verify_mismatches_.load(std::memory_order_relaxed);
     return s;
+}
+
+PinnedNow RegistrationCache::pinned_now() const
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    return {locked_stats_.pins - unpins_.load(std::memory_order_relaxed),
+            bytes_pinned_.load(std::memory_order_relaxed)};
 }
 
 size_t RegistrationCache::size() const

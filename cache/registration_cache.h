@@ -218,6 +218,12 @@ public:
     bool has_retired() const;
 
     CacheStats stats() const;
+
+    // What is pinned now (in the index, or retired and not yet unpinned),
+    // both numbers read at one instant: they always describe the same set
+    // of pins, which stats() does not promise.
+    PinnedNow pinned_now() const;
+
     const PinBackend &backend() const { return *backend_; }
     PinBackend &backend() { return *backend_; }
     size_t size() const;

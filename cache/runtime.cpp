@@ -3,6 +3,7 @@
 
 #include "cache/clock.h"
 #include "cache/diagnostics.h"
+#include "cache/process_sample.h"
 #include "cache/public_api.h"
 #include "cache/shim_cache.h"
 
@@ -104,12 +105,17 @@ void initialize()
         rt->pipeline->set_handler(note_logged_pin);
         rt->pipeline->set_batch_hook(unpin_batch); // eager unpin, once per batch
     }
+    // Samples only where they are written down.
+    if (rt->config.sample_ms && rt->log.is_open())
+        rt->pipeline->set_sample_hook(uint64_t{rt->config.sample_ms} * 1000000,
+                                      write_process_sample);
     the_runtime = rt;
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);
-    diagnostics().debug("initialized: events '{}', queue capacity {}",
-                        rt->config.events_path, rt->config.queue_capacity);
+    diagnostics().debug("initialized: events '{}', queue capacity {}, sample interval {} ms (0: none)",
+                        rt->config.events_path, rt->config.queue_capacity,
+                        rt->config.sample_ms);
     state.store(enabled, std::memory_order_release);
 }
 

@@ -120,7 +120,39 @@ timeline)
     if command -v rsvg-convert >/dev/null; then
         rsvg-convert "$tmp/t.svg" -o "$tmp/t.png" && [ -s "$tmp/t.png" ] || fail "rsvg-convert failed"
     fi
+    if grep -q "(sampled)" "$tmp/t.svg"; then fail "sample panels in a timeline without samples"; fi
     run 2 log timeline "$D/good_pid100.jsonl" -o /nonexistent/dir/t.svg; has "$err" "cannot write"
+    ;;
+samples)
+    # GDRHOOK_SAMPLE_MS's `sample` lines: summary and timeline report them,
+    # check ignores them.
+    run 0 log summary "$D/samples.jsonl"
+    has "$out" "sample              9"
+    has "$out" "process samples (first -> last, max)"
+    has "$out" "pid 500     6 sample(s) over 5 s: rss 100 MiB -> 120 MiB (max 130 MiB), open fds 10 -> 12 (max 14)"
+    has "$out" "pid 501     3 sample(s) over 2 s: rss 50 MiB -> 52 MiB (max 52 MiB), open fds 5 -> 7 (max 7)"
+    run 0 log summary --json "$D/samples.jsonl"
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=d["samples"]; assert [p["pid"] for p in s]==[500,501] and s[0]["rss_bytes"]["max"]==130<<20, s' "$out" ||
+        fail "summary --json samples"
+    run 0 log check "$D/samples.jsonl"; has "$out" "gdrhook log check: OK"
+    run 0 log timeline "$D/samples.jsonl" -o "$tmp/s.svg"
+    python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$tmp/s.svg" ||
+        fail "the SVG is not well-formed XML"
+    has "$tmp/s.svg" "process memory (resident, sampled)"
+    has "$tmp/s.svg" "open file descriptors (sampled)"
+    has "$tmp/s.svg" ">pid 501<"
+    if command -v rsvg-convert >/dev/null; then
+        rsvg-convert "$tmp/s.svg" -o "$tmp/s.png" && [ -s "$tmp/s.png" ] || fail "rsvg-convert failed"
+    fi
+    ;;
+real_samples)
+    # The shim's own samples, from a quiet program holding pins for 300 ms.
+    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run --sample-ms 20 --pin alloc \
+        --backend dmabuf --events "$tmp/quiet.jsonl" -- "$GDRHOOK_CHURN" sleep 2 300 2
+    has "$err" "gdrhook: log check: OK"
+    run 0 log summary "$tmp/quiet.jsonl"; has "$out" "process samples"; has "$out" "open fds"
+    run 0 log timeline "$tmp/quiet.jsonl" -o "$tmp/quiet.svg"
+    has "$tmp/quiet.svg" "open file descriptors (sampled)"
     ;;
 run_exit_status)
     run 3 run --events "$tmp/e.%p.jsonl" -- sh -c 'exit 3'
@@ -132,8 +164,9 @@ run_exit_status)
     ;;
 run_environment)
     run 0 run --events "$tmp/e.%p.jsonl" --backend dmabuf --pin alloc --verify --log-level info \
-        -- sh -c 'echo "$LD_PRELOAD|$GDRHOOK_EVENTS|$GDRHOOK_BACKEND|$GDRHOOK_PIN|$GDRHOOK_VERIFY|$GDRHOOK_LOG_LEVEL"'
-    has "$out" "libgdrhook.so|$tmp/e.%p.jsonl|dmabuf|alloc|1|info"
+        --sample-ms 1000 \
+        -- sh -c 'echo "$LD_PRELOAD|$GDRHOOK_EVENTS|$GDRHOOK_BACKEND|$GDRHOOK_PIN|$GDRHOOK_VERIFY|$GDRHOOK_LOG_LEVEL|$GDRHOOK_SAMPLE_MS"'
+    has "$out" "libgdrhook.so|$tmp/e.%p.jsonl|dmabuf|alloc|1|info|1000"
     # An LD_PRELOAD already set is kept, after the shim.
     other=$(ls /lib/x86_64-linux-gnu/libdl.so.2 /lib64/libdl.so.2 2>/dev/null | head -1)
     LD_PRELOAD=$other run 0 run --no-summary -- sh -c 'echo "$LD_PRELOAD"'

@@ -73,6 +73,24 @@ TEST_CASE("unknown keys and unknown event kinds are accepted and ignored", "[rea
     CHECK(e.dev == -1);
 }
 
+TEST_CASE("a sample's measurements are parsed, and a sample is its own kind", "[reader]")
+{
+    StringTable strings;
+    LineParser parser(strings);
+    LogEvent e;
+    REQUIRE(parser.parse(R"({"ts_ns":5,"seq":3,"pid":7,"tid":8,"ev":"sample","api":"gdrhook_worker","addr":"0x0","size":0,"dev":-1,"rc":0,"via":"symbol","rss_bytes":123456789,"fds":42,"pinned_bytes":6291456,"pins":3})",
+                         e) == "");
+    CHECK(e.kind == EventKind::sample);
+    CHECK(e.has_rss);
+    CHECK(e.rss_bytes == 123456789);
+    CHECK(e.has_fds);
+    CHECK(e.fds == 42);
+    CHECK(e.pinned_bytes == 6291456);
+    CHECK(e.pins == 3);
+    CHECK(parse_error(R"({"ts_ns":5,"pid":7,"tid":8,"ev":"sample","api":"w","addr":"0x0","size":0,"dev":-1,"rc":0,"fds":"9"})") ==
+          "key \"fds\": expected a non-negative integer");
+}
+
 TEST_CASE("a malformed line is described precisely", "[reader]")
 {
     const std::string ok_tail = R"("ev":"alloc","api":"a","addr":"0x1","size":1,"dev":0,"rc":0})";

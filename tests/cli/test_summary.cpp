@@ -50,6 +50,65 @@ TEST_CASE("the summary counts events by kind and API and tracks live and pinned 
     CHECK(text.str().find("peak 400 B") != std::string::npos);
 }
 
+namespace {
+
+std::string sample_line(int64_t ts, int pid, uint64_t rss, uint64_t fds)
+{
+    return line(ts, pid, "sample", "gdrhook_worker", 0, 0, 0,
+                R"(,"rss_bytes":)" + std::to_string(rss) + R"(,"fds":)" + std::to_string(fds) +
+                    R"(,"pinned_bytes":0,"pins":0)");
+}
+
+} // namespace
+
+TEST_CASE("the summary gives each process's first, last and highest sample", "[summary]")
+{
+    SummaryBuilder builder;
+    replay(builder, {
+        line(1000, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
+        sample_line(2000, 1, 10 << 20, 7),
+        sample_line(3000, 2, 5 << 20, 4),
+        sample_line(4000, 1, 30 << 20, 9),
+        sample_line(5000, 1, 20 << 20, 8),
+    });
+    Summary s = builder.finish(1, 0, 0);
+    CHECK(s.by_kind[static_cast<size_t>(EventKind::sample)].count == 4);
+    CHECK(s.peak_live_gpu_bytes == 100); // samples are not memory events
+    REQUIRE(s.samples.size() == 2);
+    const ProcessSamples &one = s.samples.at(1);
+    CHECK(one.count == 3);
+    CHECK(one.first_ts_ns == 2000);
+    CHECK(one.last_ts_ns == 5000);
+    CHECK(one.rss_bytes.first == 10 << 20);
+    CHECK(one.rss_bytes.last == 20 << 20);
+    CHECK(one.rss_bytes.max == 30 << 20);
+    CHECK(one.fds.first == 7);
+    CHECK(one.fds.last == 8);
+    CHECK(one.fds.max == 9);
+
+    std::ostringstream text;
+    print_summary(text, s);
+    CHECK(text.str().find("process samples (first -> last, max)") != std::string::npos);
+    CHECK(text.str().find("3 sample(s) over 3 us: rss 10 MiB -> 20 MiB (max 30 MiB), "
+                          "open fds 7 -> 8 (max 9)") != std::string::npos);
+    auto json = nlohmann::json::parse(summary_json(s));
+    CHECK(json["samples"].size() == 2);
+    CHECK(json["samples"][0]["pid"] == 1);
+    CHECK(json["samples"][0]["fds"]["max"] == 9);
+    CHECK(json["by_kind"]["sample"]["count"] == 4);
+}
+
+TEST_CASE("without samples the summary has no sample section", "[summary]")
+{
+    SummaryBuilder builder;
+    replay(builder, {line(1000, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100)});
+    Summary s = builder.finish(1, 0, 0);
+    CHECK(s.samples.empty());
+    std::ostringstream text;
+    print_summary(text, s);
+    CHECK(text.str().find("process samples") == std::string::npos);
+}
+
 TEST_CASE("an empty log gives an empty, valid summary", "[summary]")
 {
     SummaryBuilder builder;

@@ -72,3 +72,74 @@ TEST_CASE("an empty timeline is still a valid picture", "[timeline]")
     CHECK(svg.find("no memory events") != std::string::npos);
     CHECK(svg.find("</svg>") != std::string::npos);
 }
+
+namespace {
+
+std::string sample_line(int64_t ts, int pid, uint64_t rss, uint64_t fds)
+{
+    return line(ts, pid, "sample", "gdrhook_worker", 0, 0, 0,
+                R"(,"rss_bytes":)" + std::to_string(rss) + R"(,"fds":)" + std::to_string(fds) +
+                    R"(,"pinned_bytes":0,"pins":0)");
+}
+
+template <typename Value>
+uint64_t highest(const TimelineSeries &series, Value value)
+{
+    uint64_t peak = 0;
+    for (const auto &b : series.buckets)
+        peak = std::max<uint64_t>(peak, value(b));
+    return peak;
+}
+
+} // namespace
+
+TEST_CASE("samples give each process its resident memory and open fds over time", "[timeline]")
+{
+    TimelineBuilder builder;
+    replay(builder, {
+        line(0, 10, "alloc", "a", 0x1000, 1 << 20),
+        sample_line(1000000, 10, 100 << 20, 12),
+        sample_line(2000000, 20, 50 << 20, 5),
+        sample_line(3000000, 10, 150 << 20, 11),
+    });
+    Timeline t = builder.finish();
+    CHECK(t.samples == 3);
+    REQUIRE(t.series.size() == 2);
+    const TimelineSeries &ten = t.series[0];
+    CHECK(ten.pid == 10);
+    CHECK(highest(ten, [](const TimelineBucket &b) { return b.rss_max; }) == 150 << 20);
+    CHECK(highest(ten, [](const TimelineBucket &b) { return b.fds_max; }) == 12);
+    CHECK(highest(ten, [](const TimelineBucket &b) { return b.live_max; }) == 1 << 20);
+    // A process with samples only has no memory line.
+    CHECK(highest(t.series[1], [](const TimelineBucket &b) { return b.touched; }) == 0);
+    CHECK(highest(t.series[1], [](const TimelineBucket &b) { return b.rss_max; }) == 50 << 20);
+
+    std::string svg = render_timeline_svg(t, {"soak", {"a.jsonl"}});
+    CHECK(svg.find("height='1110'") != std::string::npos);
+    CHECK(svg.find("process memory (resident, sampled)") != std::string::npos);
+    CHECK(svg.find("open file descriptors (sampled)") != std::string::npos);
+    CHECK(svg.find(">descriptors<") != std::string::npos);
+}
+
+TEST_CASE("without samples the timeline has its two memory panels only", "[timeline]")
+{
+    TimelineBuilder builder;
+    replay(builder, {line(0, 10, "alloc", "a", 0x1000, 1 << 20)});
+    std::string svg = render_timeline_svg(builder.finish(), {"plain", {}});
+    CHECK(svg.find("height='700'") != std::string::npos);
+    CHECK(svg.find("(sampled)") == std::string::npos);
+}
+
+TEST_CASE("the other processes' series adds up their latest samples", "[timeline]")
+{
+    TimelineBuilder builder;
+    std::vector<std::string> lines;
+    for (int pid = 1; pid <= 12; ++pid) // pids 11 and 12 share the last series
+        lines.push_back(sample_line(pid, pid, 10 << 20, 3));
+    lines.push_back(sample_line(100, 11, 30 << 20, 4)); // replaces pid 11's first
+    replay(builder, lines);
+    Timeline t = builder.finish();
+    REQUIRE(t.series.back().pid == -1);
+    CHECK(highest(t.series.back(), [](const TimelineBucket &b) { return b.rss_max; }) == 40 << 20);
+    CHECK(highest(t.series.back(), [](const TimelineBucket &b) { return b.fds_max; }) == 7);
+}

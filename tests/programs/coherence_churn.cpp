@@ -16,6 +16,9 @@
 //   coherence_churn leak     allocates `threads` buffers and exits without
 //                            freeing them (what the shim unpins at exit)
 //   coherence_churn hold     allocates them and waits to be killed
+//   coherence_churn sleep    allocates them, sleeps `iterations` ms, frees
+//                            them and exits (a quiet process with pins
+//                            held, for the shim's periodic samples)
 //   coherence_churn fork     gdrhook mode with `threads` buffers held (and
 //                            pinned) throughout; once the threads are half
 //                            way, fork(): the child churns on fresh threads
@@ -184,13 +187,13 @@ size_t used_bytes()
 int main(int argc, char **argv)
 {
     Options options;
-    static const char *const modes[] = {"gdrhook", "naive", "leak", "hold",
+    static const char *const modes[] = {"gdrhook", "naive", "leak",  "hold", "sleep",
                                         "fork",    "fork_exec", "exit", "_exit", "spin"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
-        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|fork|fork_exec|exit|_exit|spin "
+        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|_exit|spin "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -203,7 +206,7 @@ int main(int argc, char **argv)
         options.size = static_cast<size_t>(atoi(argv[4])) << 20;
 
     const bool uses_gdrhook = options.mode != "naive" && options.mode != "leak" &&
-                              options.mode != "hold";
+                              options.mode != "hold" && options.mode != "sleep";
     if (uses_gdrhook) {
         gdrhook_api.get = reinterpret_cast<decltype(&gdrhook_get)>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
         gdrhook_api.put = reinterpret_cast<decltype(&gdrhook_put)>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
@@ -233,6 +236,15 @@ int main(int argc, char **argv)
         fflush(stdout);
         while (options.mode == "hold")
             pause();
+        return 0;
+    }
+
+    if (options.mode == "sleep") {
+        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+        std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
+        free_all(held);
+        printf("mode=sleep buffers=%d size=%zu ms=%d\n", options.threads, options.size,
+               options.iterations);
         return 0;
     }
 

@@ -30,6 +30,7 @@ TEST_CASE("with no variables set every setting has its default")
     CHECK(c.queue_capacity == 4096);
     CHECK(c.backend == Backend::auto_select);
     CHECK(c.pin == PinPolicy::demand);
+    CHECK(c.sample_ms == 0);
 }
 
 TEST_CASE("valid values are taken, case-insensitively where they are words")
@@ -95,6 +96,36 @@ TEST_CASE("a size must start with a digit: blanks and signs are rejected, not wr
         Config c = parse({{"GDRHOOK_PIN_MIN_SIZE", value}}, d);
         CHECK(d.size() == 1);
         CHECK(c.pin_min_size == Config().pin_min_size);
+    }
+}
+
+TEST_CASE("GDRHOOK_SAMPLE_MS takes 0 or milliseconds from 10 to 3600000")
+{
+    for (auto [value, expected] : {std::pair<const char *, uint32_t>{"0", 0},
+                                   {"10", 10},
+                                   {"20", 20},
+                                   {"1000", 1000},
+                                   {"3600000", 3600000}}) {
+        INFO("GDRHOOK_SAMPLE_MS='" << value << "'");
+        Diagnostics d;
+        Config c = parse({{"GDRHOOK_SAMPLE_MS", value}}, d);
+        CHECK(d.empty());
+        CHECK(c.sample_ms == expected);
+    }
+}
+
+TEST_CASE("a bad GDRHOOK_SAMPLE_MS gives one line and sampling stays off")
+{
+    for (const char *value : {"", "5", "9", "3600001", "-20", " 20", "20ms", "1s", "2.5",
+                              "99999999999999999999999", "0x20"}) {
+        INFO("GDRHOOK_SAMPLE_MS='" << value << "'");
+        Diagnostics d;
+        Config c = parse({{"GDRHOOK_SAMPLE_MS", value}}, d);
+        REQUIRE(d.size() == 1);
+        CHECK(d[0] == std::string("gdrhook: GDRHOOK_SAMPLE_MS='") + value +
+                          "' is not valid: expected 0 (off) or milliseconds from 10 to "
+                          "3600000; using 0");
+        CHECK(c.sample_ms == 0);
     }
 }
 

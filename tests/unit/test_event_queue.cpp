@@ -144,6 +144,10 @@ TEST_CASE("the compact queue form refuses what it cannot hold")
     e.reason = "evicted";
     CHECK_FALSE(gdrhook::pack(e, queued));
     e.reason = nullptr;
+    gdrhook::ProcessSample sample{};
+    e.sample = &sample;
+    CHECK_FALSE(gdrhook::pack(e, queued));
+    e.sample = nullptr;
     e.dev = 300;
     CHECK_FALSE(gdrhook::pack(e, queued));
     e.dev = 0;

@@ -10,8 +10,10 @@ namespace gdrhook::cli {
 
 /// The "ev" values the tools act on. Anything else is `unknown` and is
 /// ignored by every command (the schema only ever adds values).
-enum class EventKind : uint8_t { alloc, free, pin, unpin, revoke, ctx_destroy, error, unknown };
-inline constexpr int event_kind_count = 8;
+enum class EventKind : uint8_t {
+    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, unknown
+};
+inline constexpr int event_kind_count = 9;
 
 std::string_view to_string(EventKind kind);
 EventKind event_kind_from(std::string_view name);
@@ -48,6 +50,14 @@ struct LogEvent {
     std::string_view via;     ///< "" when absent
     std::string_view mem_kind;///< "kind" on alloc/free, "" when absent
     std::string msg;          ///< "msg" on error, "" when absent
+
+    // A sample's measurements (GDRHOOK_SAMPLE_MS); has_* as above.
+    bool has_rss = false;
+    bool has_fds = false;
+    uint64_t rss_bytes = 0;
+    uint64_t fds = 0;
+    uint64_t pinned_bytes = 0;
+    uint64_t pins = 0;
 };
 
 /// True for memory kinds that are GPU memory owned by the process: what

@@ -158,6 +158,16 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
         } else if (key == "kind") {
             if ((problem = get_text(text, 0)).empty())
                 event.mem_kind = impl_->strings.intern(text);
+        } else if (key == "rss_bytes") {
+            problem = get_uint(event.rss_bytes, 0);
+            event.has_rss = problem.empty();
+        } else if (key == "fds") {
+            problem = get_uint(event.fds, 0);
+            event.has_fds = problem.empty();
+        } else if (key == "pinned_bytes") {
+            problem = get_uint(event.pinned_bytes, 0);
+        } else if (key == "pins") {
+            problem = get_uint(event.pins, 0);
         } else if (key == "msg") {
             if ((problem = get_text(text, 0)).empty())
                 event.msg.assign(text);

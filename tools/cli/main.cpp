@@ -49,6 +49,10 @@ int dispatch(int argc, char **argv)
         ->check(CLI::IsMember({"off", "alloc", "demand"}));
     run->add_flag("--verify", run_options.verify,
                   "cross-check every cache hit with the driver (GDRHOOK_VERIFY=1)");
+    run->add_option("--sample-ms", run_options.sample_ms,
+                    "log each process's RSS, open fds and pins every MS milliseconds, for "
+                    "`log timeline` (GDRHOOK_SAMPLE_MS; 0 or 10 to 3600000)")
+        ->type_name("MS");
     run->add_option("--log-level", run_options.log_level, "shim messages on stderr (GDRHOOK_LOG_LEVEL)")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
     run->add_option("--library", run_options.library,
@@ -79,7 +83,8 @@ int dispatch(int argc, char **argv)
     check->footer(exit_footer);
 
     CLI::App *timeline = log->add_subcommand(
-        "timeline", "plot pinned and live GPU memory over time, per process, as SVG");
+        "timeline", "plot pinned and live GPU memory over time, per process, as SVG (and "
+                    "each process's RSS and open fds where the log has samples)");
     add_files(timeline, log_options.files);
     timeline->add_option("-o,--output", log_options.output, "the SVG file to write")->required();
     timeline->footer(exit_footer);

@@ -161,6 +161,8 @@ std::vector<std::string> run_environment(const RunOptions &options, const std::s
         set_variable(env, "GDRHOOK_LOG_LEVEL", options.log_level);
     if (options.verify)
         set_variable(env, "GDRHOOK_VERIFY", "1");
+    if (!options.sample_ms.empty())
+        set_variable(env, "GDRHOOK_SAMPLE_MS", options.sample_ms);
     return env;
 }
 

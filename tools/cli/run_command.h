@@ -17,6 +17,7 @@ struct RunOptions {
     std::string pin;       ///< GDRHOOK_PIN
     std::string log_level; ///< GDRHOOK_LOG_LEVEL
     bool verify = false;   ///< GDRHOOK_VERIFY=1
+    std::string sample_ms; ///< GDRHOOK_SAMPLE_MS
     std::string library;   ///< the shim; else GDRHOOK_LIBRARY, else found
     bool summary = true;
 };

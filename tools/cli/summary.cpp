@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "summary.h"
 
+#include <algorithm>
+
 namespace gdrhook::cli {
 
 void SummaryBuilder::count(Tally &tally, const LogEvent &event)
@@ -10,6 +12,26 @@ void SummaryBuilder::count(Tally &tally, const LogEvent &event)
     tally.failed += !ok;
     tally.bytes += ok ? event.size : 0;
 }
+
+namespace {
+
+void add_sample(ProcessSamples &p, const LogEvent &event)
+{
+    auto take = [first = p.count == 0](SampleRange &range, uint64_t value) {
+        if (first)
+            range.first = value;
+        range.last = value;
+        range.max = std::max(range.max, value);
+    };
+    if (p.count == 0)
+        p.first_ts_ns = event.ts_ns;
+    p.last_ts_ns = event.ts_ns;
+    take(p.rss_bytes, event.rss_bytes);
+    take(p.fds, event.fds);
+    ++p.count;
+}
+
+} // namespace
 
 void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
 {
@@ -53,6 +75,9 @@ void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
             ++s.error_messages["(other)"];
         break;
     }
+    case EventKind::sample:
+        add_sample(s.samples[event.pid], event);
+        return; // describes the process, not its memory
     default:
         break;
     }

@@ -25,6 +25,23 @@ struct Tally {
     uint64_t bytes = 0;  ///< of the successful ones
 };
 
+/// First, last and highest value of one measurement across a process's
+/// samples.
+struct SampleRange {
+    uint64_t first = 0;
+    uint64_t last = 0;
+    uint64_t max = 0;
+};
+
+/// What the `sample` events of one process (GDRHOOK_SAMPLE_MS) showed.
+struct ProcessSamples {
+    uint64_t count = 0;
+    int64_t first_ts_ns = 0;
+    int64_t last_ts_ns = 0;
+    SampleRange rss_bytes;
+    SampleRange fds;
+};
+
 /// Everything `log summary` reports. Built in one pass, in memory bounded
 /// by what is live at one time and by the number of distinct API names.
 struct Summary {
@@ -55,6 +72,8 @@ struct Summary {
 
     uint64_t verify_findings = 0;
     std::map<std::string, uint64_t> error_messages; ///< capped, see SummaryBuilder
+
+    std::map<int64_t, ProcessSamples> samples; ///< by pid; processes with samples only
 };
 
 class SummaryBuilder {

@@ -22,6 +22,9 @@ std::string padded(const std::string &text, size_t width)
     return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }
 
+// Processes with samples listed one per line; the JSON has them all.
+constexpr size_t max_sampled_processes_shown = 20;
+
 const Tally &kind_tally(const Summary &s, EventKind kind)
 {
     return s.by_kind[static_cast<size_t>(kind)];
@@ -120,6 +123,24 @@ void print_summary(std::ostream &out, const Summary &s)
             << " (mean " << format_duration_ns(d.mean()) << ")\n";
     }
 
+    if (!s.samples.empty()) {
+        out << "\nprocess samples (first -> last, max)\n";
+        size_t shown = 0;
+        for (const auto &[pid, p] : s.samples) {
+            if (shown++ == max_sampled_processes_shown) {
+                out << "  ... and " << s.samples.size() - max_sampled_processes_shown
+                    << " more process(es) (--json lists all)\n";
+                break;
+            }
+            out << "  pid " << padded(std::to_string(pid), 8) << p.count << " sample(s) over "
+                << format_duration_ns(static_cast<double>(p.last_ts_ns - p.first_ts_ns))
+                << ": rss " << format_bytes(static_cast<double>(p.rss_bytes.first)) << " -> "
+                << format_bytes(static_cast<double>(p.rss_bytes.last)) << " (max "
+                << format_bytes(static_cast<double>(p.rss_bytes.max)) << "), open fds "
+                << p.fds.first << " -> " << p.fds.last << " (max " << p.fds.max << ")\n";
+        }
+    }
+
     const Tally &errors = kind_tally(s, EventKind::error);
     out << "\nerrors\n  " << errors.count << " error event(s), " << s.verify_findings
         << " verify-mode finding(s)\n";
@@ -154,6 +175,17 @@ std::string summary_json(const Summary &s)
     for (const auto &entry : s.error_messages)
         messages[entry.first] = entry.second;
     const LatencyHistogram &d = s.unpin_delay;
+    auto range = [](const SampleRange &r) {
+        return json{{"first", r.first}, {"last", r.last}, {"max", r.max}};
+    };
+    json samples = json::array();
+    for (const auto &[pid, p] : s.samples)
+        samples.push_back({{"pid", pid},
+                           {"count", p.count},
+                           {"first_ts_ns", p.first_ts_ns},
+                           {"last_ts_ns", p.last_ts_ns},
+                           {"rss_bytes", range(p.rss_bytes)},
+                           {"fds", range(p.fds)}});
 
     json out = {
         {"files", s.files},
@@ -185,6 +217,7 @@ std::string summary_json(const Summary &s)
         {"errors", {{"count", s.by_kind[static_cast<size_t>(EventKind::error)].count},
                     {"verify_findings", s.verify_findings},
                     {"messages", messages}}},
+        {"samples", samples},
     };
     return out.dump(2) + "\n";
 }

@@ -5,6 +5,18 @@
 
 namespace gdrhook::cli {
 
+namespace {
+
+/// One value into a bucket's highest and last; the first value a bucket
+/// gets is its highest so far.
+void record(bool seen_before, uint64_t value, uint64_t &max, uint64_t &last)
+{
+    max = seen_before ? std::max(max, value) : value;
+    last = value;
+}
+
+} // namespace
+
 size_t TimelineBuilder::series_for(int64_t pid)
 {
     auto found = series_of_pid_.find(pid);
@@ -38,6 +50,12 @@ void TimelineBuilder::halve_resolution()
             const TimelineBucket &latest = second.touched ? second : first;
             merged.live_last = latest.live_last;
             merged.pinned_last = latest.pinned_last;
+            merged.sampled = first.sampled || second.sampled;
+            merged.rss_max = std::max(first.rss_max, second.rss_max);
+            merged.fds_max = std::max(first.fds_max, second.fds_max);
+            const TimelineBucket &latest_sample = second.sampled ? second : first;
+            merged.rss_last = latest_sample.rss_last;
+            merged.fds_last = latest_sample.fds_last;
             merged.frees = first.frees + second.frees;
             merged.revokes = first.revokes + second.revokes;
             b[i] = merged;
@@ -63,11 +81,35 @@ size_t TimelineBuilder::bucket_for(int64_t ts_ns)
     return bucket;
 }
 
+void TimelineBuilder::add_sample(const LogEvent &event, size_t bucket)
+{
+    if (!event.has_rss && !event.has_fds)
+        return; // not one this reader can draw
+    ++timeline_.samples;
+    size_t index = series_for(event.pid);
+    uint64_t rss = event.rss_bytes, fds = event.fds;
+    if (index == other_) {
+        auto &latest = other_samples_[event.pid];
+        other_rss_ += rss - latest.first;
+        other_fds_ += fds - latest.second;
+        latest = {rss, fds};
+        rss = other_rss_;
+        fds = other_fds_;
+    }
+    TimelineBucket &b = timeline_.series[index].buckets[bucket];
+    record(b.sampled, rss, b.rss_max, b.rss_last);
+    record(b.sampled, fds, b.fds_max, b.fds_last);
+    b.sampled = true;
+}
+
 void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
 {
     ++timeline_.events;
     size_t bucket = bucket_for(event.ts_ns);
     switch (event.kind) {
+    case EventKind::sample:
+        add_sample(event, bucket);
+        return;
     case EventKind::alloc:
     case EventKind::free:
     case EventKind::pin:
@@ -100,15 +142,9 @@ void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
         pinned = own.pinned_bytes;
     }
     TimelineBucket &b = series.buckets[bucket];
-    if (!b.touched) {
-        b.live_max = live;
-        b.pinned_max = pinned;
-    }
+    record(b.touched, live, b.live_max, b.live_last);
+    record(b.touched, pinned, b.pinned_max, b.pinned_last);
     b.touched = true;
-    b.live_max = std::max(b.live_max, live);
-    b.pinned_max = std::max(b.pinned_max, pinned);
-    b.live_last = live;
-    b.pinned_last = pinned;
     if (event.kind == EventKind::free && event.rc == 0)
         ++b.frees;
     if (event.kind == EventKind::revoke)

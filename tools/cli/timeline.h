@@ -14,13 +14,19 @@ namespace gdrhook::cli {
 
 /// One bucket of one series: the highest value seen in it (so a short peak
 /// still shows), the value it ended with (carried into empty buckets), and
-/// the frees and revocations that happened in it.
+/// the frees and revocations that happened in it. `touched`: memory events
+/// fell in it; `sampled`: samples (GDRHOOK_SAMPLE_MS) did.
 struct TimelineBucket {
     bool touched = false;
+    bool sampled = false;
     uint64_t live_max = 0;
     uint64_t live_last = 0;
     uint64_t pinned_max = 0;
     uint64_t pinned_last = 0;
+    uint64_t rss_max = 0;
+    uint64_t rss_last = 0;
+    uint64_t fds_max = 0;
+    uint64_t fds_last = 0;
     uint32_t frees = 0;
     uint32_t revokes = 0;
 };
@@ -30,15 +36,18 @@ struct TimelineSeries {
     std::vector<TimelineBucket> buckets;
 };
 
-/// Pinned and live GPU bytes over time per process, downsampled as it is
-/// read: a fixed number of buckets whose width doubles whenever the log
-/// runs past the last one, so memory does not grow with the log.
+/// Pinned and live GPU bytes over time per process, and the processes'
+/// own samples (resident memory, open fds) where the log has them,
+/// downsampled as it is read: a fixed number of buckets whose width
+/// doubles whenever the log runs past the last one, so memory does not
+/// grow with the log.
 struct Timeline {
     int64_t t0_ns = 0;
     int64_t bucket_ns = 0;
     size_t used_buckets = 0; ///< buckets up to the last event
     uint64_t events = 0;
     uint64_t processes = 0;
+    uint64_t samples = 0;    ///< `sample` events among them
     std::vector<TimelineSeries> series;
 };
 
@@ -54,11 +63,16 @@ private:
     size_t series_for(int64_t pid);
     size_t bucket_for(int64_t ts_ns);
     void halve_resolution();
+    void add_sample(const LogEvent &event, size_t bucket);
 
     Timeline timeline_;
     MemoryState memory_;
     std::unordered_map<int64_t, size_t> series_of_pid_;
     size_t other_ = SIZE_MAX; // index of the "other processes" series
+    // The latest sample of each process in the "other" series, and their
+    // sums: what that series draws.
+    std::unordered_map<int64_t, std::pair<uint64_t, uint64_t>> other_samples_;
+    uint64_t other_rss_ = 0, other_fds_ = 0;
 };
 
 struct SvgOptions {
@@ -66,9 +80,11 @@ struct SvgOptions {
     std::vector<std::string> files;
 };
 
-/// A self-contained SVG: two panels sharing the time axis (live GPU memory
-/// on top, pinned memory below), one colour per process, free ticks and
-/// revocation triangles, axes with units and a legend.
+/// A self-contained SVG: panels sharing the time axis (live GPU memory on
+/// top, pinned memory below it, and when the log has samples, each
+/// process's resident memory and open fds below those), one colour per
+/// process, free ticks and revocation triangles, axes with units and a
+/// legend.
 std::string render_timeline_svg(const Timeline &timeline, const SvgOptions &options);
 
 } // namespace gdrhook::cli

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-// Draws a Timeline as SVG by hand: the picture is two line plots, a
-// legend and some markers, which is less code than binding a plotting
+// Draws a Timeline as SVG by hand: the picture is two to four line plots,
+// a legend and some markers, which is less code than binding a plotting
 // library and keeps the output a plain, diffable text file.
 #include "timeline.h"
 #include "units.h"
@@ -24,6 +24,10 @@ constexpr double width = 1100, height = 700;
 constexpr double left = 90, right_edge = 840; // plot area; legend to the right
 constexpr double live_top = 70, live_bottom = 330;
 constexpr double pinned_top = 390, pinned_bottom = 630;
+// With samples: two smaller panels below, and a taller picture.
+constexpr double rss_top = 690, rss_bottom = 870;
+constexpr double fds_top = 930, fds_bottom = 1050;
+constexpr double height_with_samples = 1110;
 
 std::string escape(const std::string &text)
 {
@@ -75,11 +79,46 @@ const char *colour_of(const TimelineSeries &series, size_t index)
     return series.pid == -1 ? other_colour : palette[index % std::size(palette)];
 }
 
+// What a panel draws of each bucket.
+enum class Quantity { live, pinned, rss, fds };
+
 struct Panel {
     double top, bottom;
     const char *title;
-    bool pinned; // which value of the buckets it draws
+    Quantity what;
 };
+
+bool is_sampled(Quantity what)
+{
+    return what == Quantity::rss || what == Quantity::fds;
+}
+
+bool has_value(const TimelineBucket &b, Quantity what)
+{
+    return is_sampled(what) ? b.sampled : b.touched;
+}
+
+uint64_t max_of(const TimelineBucket &b, Quantity what)
+{
+    switch (what) {
+    case Quantity::live: return b.live_max;
+    case Quantity::pinned: return b.pinned_max;
+    case Quantity::rss: return b.rss_max;
+    case Quantity::fds: return b.fds_max;
+    }
+    return 0;
+}
+
+uint64_t last_of(const TimelineBucket &b, Quantity what)
+{
+    switch (what) {
+    case Quantity::live: return b.live_last;
+    case Quantity::pinned: return b.pinned_last;
+    case Quantity::rss: return b.rss_last;
+    case Quantity::fds: return b.fds_last;
+    }
+    return 0;
+}
 
 class Plot {
 public:
@@ -112,11 +151,13 @@ public:
             << ")</text>\n";
     }
 
-    /// Returns the byte unit and the axis maximum it chose.
-    std::pair<Unit, double> axes_y(std::ostream &out, const Panel &panel, uint64_t max_bytes) const
+    /// Returns the unit (bytes, or a plain count of fds) and the axis
+    /// maximum it chose.
+    std::pair<Unit, double> axes_y(std::ostream &out, const Panel &panel, uint64_t max_value) const
     {
-        Unit unit = byte_unit_for(static_cast<double>(max_bytes));
-        double top_value = static_cast<double>(max_bytes) / unit.divisor;
+        Unit unit = panel.what == Quantity::fds ? Unit{1, "descriptors"}
+                                                : byte_unit_for(static_cast<double>(max_value));
+        double top_value = static_cast<double>(max_value) / unit.divisor;
         double step = nice_step(top_value > 0 ? top_value : 1, 5);
         double axis_max = std::max(step, std::ceil(top_value / step) * step);
         for (double v = 0; v <= axis_max * 1.0001; v += step) {
@@ -138,24 +179,25 @@ public:
     }
 
     /// A step line through each bucket's maximum, carrying the last value
-    /// across buckets without events.
+    /// across buckets without events (or samples).
     void series_line(std::ostream &out, const Panel &panel, const TimelineSeries &series,
-                     const char *colour, double axis_max_bytes) const
+                     const char *colour, double axis_max) const
     {
-        auto y_of = [&](uint64_t bytes) {
+        auto y_of = [&](uint64_t value) {
             return panel.bottom -
-                   (panel.bottom - panel.top) * static_cast<double>(bytes) / axis_max_bytes;
+                   (panel.bottom - panel.top) * static_cast<double>(value) / axis_max;
         };
         std::ostringstream path;
         bool started = false;
         uint64_t carried = 0;
         for (size_t i = 0; i < t_.used_buckets; ++i) {
             const TimelineBucket &b = series.buckets[i];
-            if (!started && !b.touched)
+            const bool has = has_value(b, panel.what);
+            if (!started && !has)
                 continue;
-            uint64_t value = b.touched ? (panel.pinned ? b.pinned_max : b.live_max) : carried;
-            if (b.touched)
-                carried = panel.pinned ? b.pinned_last : b.live_last;
+            uint64_t value = has ? max_of(b, panel.what) : carried;
+            if (has)
+                carried = last_of(b, panel.what);
             double x = x_of_bucket(i);
             if (!started) {
                 path << "M" << num(x) << "," << num(y_of(value));
@@ -246,9 +288,12 @@ void legend(std::ostream &out, const Timeline &t)
 std::string render_timeline_svg(const Timeline &t, const SvgOptions &options)
 {
     std::ostringstream out;
+    const bool samples = t.samples != 0;
+    const double picture_height = samples ? height_with_samples : height;
     out << "<?xml version='1.0' encoding='UTF-8'?>\n"
-        << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='" << height
-        << "' viewBox='0 0 " << width << ' ' << height << "' font-family='sans-serif' font-size='12'>\n"
+        << "<svg xmlns='http://www.w3.org/2000/svg' width='" << width << "' height='"
+        << picture_height << "' viewBox='0 0 " << width << ' ' << picture_height
+        << "' font-family='sans-serif' font-size='12'>\n"
         << "<style>.title{font-size:16px;font-weight:bold}.panel{font-weight:bold}"
            ".note{fill:#555;font-size:11px}</style>\n"
         << "<rect width='100%' height='100%' fill='white'/>\n";
@@ -262,18 +307,20 @@ std::string render_timeline_svg(const Timeline &t, const SvgOptions &options)
     out << "<text x='" << num(left) << "' y='44' class='note'>" << escape(files) << "</text>\n";
 
     bool empty = t.used_buckets == 0 || t.series.empty();
-    uint64_t live_max = 0, pinned_max = 0;
-    for (const auto &s : t.series)
-        for (const auto &b : s.buckets) {
-            live_max = std::max(live_max, b.live_max);
-            pinned_max = std::max(pinned_max, b.pinned_max);
-        }
-
     Plot plot(t);
-    Panel live{live_top, live_bottom, "live GPU memory", false};
-    Panel pinned{pinned_top, pinned_bottom, "pinned memory", true};
-    for (const Panel &panel : {live, pinned}) {
-        auto [unit, axis_max] = plot.axes_y(out, panel, panel.pinned ? pinned_max : live_max);
+    Panel live{live_top, live_bottom, "live GPU memory", Quantity::live};
+    Panel pinned{pinned_top, pinned_bottom, "pinned memory", Quantity::pinned};
+    std::vector<Panel> panels{live, pinned};
+    if (samples) {
+        panels.push_back({rss_top, rss_bottom, "process memory (resident, sampled)", Quantity::rss});
+        panels.push_back({fds_top, fds_bottom, "open file descriptors (sampled)", Quantity::fds});
+    }
+    for (const Panel &panel : panels) {
+        uint64_t highest = 0;
+        for (const auto &s : t.series)
+            for (const auto &b : s.buckets)
+                highest = std::max(highest, max_of(b, panel.what));
+        auto [unit, axis_max] = plot.axes_y(out, panel, highest);
         (void)unit;
         plot.axes_x(out, panel);
         if (empty)
