@@ -8,7 +8,7 @@
 namespace gdrhook {
 namespace {
 
-std::atomic<uint32_t> fork_generation{1};
+GDRHOOK_HOT_DATA std::atomic<uint32_t> fork_generation{1};
 
 struct CachedTid {
     uint32_t generation = 0;

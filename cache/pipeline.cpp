@@ -93,7 +93,8 @@ void EventPipeline::submit(const Event &event)
     QueuedEvent queued;
     const bool compact = pack(event, queued);
     if (compact && !stopped_.load(std::memory_order_acquire)) {
-        ensure_worker();
+        if (!worker_running_.load(std::memory_order_acquire))
+            ensure_worker(); // not inlined, and off the hot pages
         if (worker_running_.load(std::memory_order_acquire) && queue_.try_push(queued)) {
             publish_then_check_sleeper();
             // Shutdown may have drained the queue just before our push.

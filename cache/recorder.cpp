@@ -10,14 +10,14 @@
 
 // Defined by the shim (hook/driver_queries.cpp) over the real driver;
 // absent in unit tests, which call set_driver_queries instead.
-extern "C" const gdrhook::DriverQueries gdrhook_driver_queries __attribute__((weak));
+extern "C" gdrhook::DriverQueries gdrhook_driver_queries __attribute__((weak));
 
 namespace gdrhook {
 namespace {
 
 const DriverQueries no_queries{};
 DriverQueries test_queries;
-const DriverQueries *test_override = nullptr;
+GDRHOOK_HOT_DATA const DriverQueries *test_override = nullptr;
 
 const DriverQueries &queries()
 {
@@ -29,7 +29,7 @@ GDRHOOK_THREAD_LOCAL uint64_t thread_event_count = 0;
 // The device of the calling thread's current context, remembered per
 // thread: asking the driver costs a call per allocation. Any context
 // teardown bumps the generation, since a handle may be reused.
-std::atomic<uint32_t> context_generation{1};
+GDRHOOK_HOT_DATA std::atomic<uint32_t> context_generation{1};
 struct DeviceOfContext {
     uint64_t context = 0;
     uint32_t generation = 0;

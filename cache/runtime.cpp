@@ -18,9 +18,9 @@ namespace {
 
 enum State : int { uninitialized, initializing, enabled, disabled };
 
-std::atomic<int> state{uninitialized};
+GDRHOOK_HOT_DATA std::atomic<int> state{uninitialized};
 std::mutex init_lock;
-Runtime *the_runtime = nullptr;
+GDRHOOK_HOT_DATA Runtime *the_runtime = nullptr;
 std::string events_pattern; // GDRHOOK_EVENTS as written, for the forked child
 
 void print_statistics()

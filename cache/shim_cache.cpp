@@ -22,7 +22,7 @@
 namespace gdrhook {
 namespace {
 
-std::atomic<RegistrationCache *> the_cache{nullptr};
+GDRHOOK_HOT_DATA std::atomic<RegistrationCache *> the_cache{nullptr};
 std::atomic<bool> creation_failed{false};
 std::mutex creation_lock;
 const char *backend_name = "none";

@@ -27,8 +27,8 @@ F lookup_driver(std::atomic<void *> &cache, const char *symbol)
 }
 
 std::atomic<void *> address_range_fn{nullptr};
-std::atomic<void *> current_context_fn{nullptr};
-std::atomic<void *> current_device_fn{nullptr};
+GDRHOOK_HOT_DATA std::atomic<void *> current_context_fn{nullptr};
+GDRHOOK_HOT_DATA std::atomic<void *> current_device_fn{nullptr};
 
 bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
 {
@@ -84,10 +84,15 @@ void driver_api(DriverApi *out)
 } // namespace gdrhook
 
 // Constant-initialized: the recorder finds it without any code running at
-// load time (see cache/recorder.cpp).
-extern "C" const gdrhook::DriverQueries gdrhook_driver_queries = {
+// load time (see cache/recorder.cpp). Not const on purpose: its relocated
+// pointers would put it alone on a read-only page, and every allocation
+// reads it; writable, it shares .data with the other globals the hot path
+// reads (see cache/hot_path.h).
+extern "C" {
+GDRHOOK_HOT_DATA gdrhook::DriverQueries gdrhook_driver_queries = {
     gdrhook::address_range,
     gdrhook::current_context,
     gdrhook::current_device,
     gdrhook::driver_api,
 };
+}

@@ -9,7 +9,7 @@
 namespace gdrhook {
 namespace {
 
-std::atomic<void *> slots[entry_count];
+GDRHOOK_HOT_DATA std::atomic<void *> slots[entry_count];
 std::atomic<DlsymFunction> glibc_dlsym{nullptr};
 std::atomic<void *> libcuda{nullptr};
 
