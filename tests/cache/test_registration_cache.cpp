@@ -352,6 +352,25 @@ TEST_CASE("a pin that raced a free of its range is never published", "[cache]")
     REQUIRE(f.backend->is_live(reg.handle));
 }
 
+TEST_CASE("frees of other ranges while a pin runs do not make it pin again", "[cache]")
+{
+    // Pin-on-alloc under many threads: a thousand unrelated frees land
+    // while one pin is in the backend.
+    Fixture f;
+    f.memory.allocate(0x120000000, MiB);
+    int calls = 0;
+    f.backend->during_pin = [&](uint64_t, uint64_t) {
+        if (calls++ == 0)
+            for (uint64_t i = 0; i < 1000; ++i)
+                f.cache->invalidate(0x300000000 + i * MiB, MiB);
+    };
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x120000000, 10, reg).ok());
+    CacheStats s = f.cache->stats();
+    CHECK(s.stale_pins == 0);
+    CHECK(s.pins == 1);
+}
+
 TEST_CASE("one drain unpins its whole batch in one backend call", "[cache]")
 {
     Fixture f;
