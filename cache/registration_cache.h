@@ -294,9 +294,9 @@ private:
     };
     // While any pin is in flight every free is logged here, whatever its
     // range; a pin that outlives a full lap cannot tell whether its range
-    // was among them and pins again. 256 wrapped under 16 threads churning
-    // with pin-on-alloc (a pin gave up after three laps, ten times in 16 M
-    // cycles); 4096 records are 96 KiB per cache.
+    // was among them and pins again, and gives up after three. A thousand
+    // frees during one pin wrapped 256 records (tests/cache); 4096 records
+    // are 96 KiB per cache.
     static constexpr size_t invalidation_log_size = 4096;
     bool invalidated_since(uint64_t since, uint64_t start, uint64_t end,
                            uint64_t pin_started) const;
