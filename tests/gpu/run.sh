@@ -15,6 +15,7 @@
 #   check             `gdrhook log check` of the logs
 #   stdout, exit      stdout the same, both exit statuses 0
 #   time x            wall time hooked / plain
+# With two or more GPUs, a row for torchrun and NCCL (tests/gpu/ddp_check.py).
 # (tests/gpu/table_row.py judges a row.) Then the coherence churn of issue 3
 # (threads freeing and reallocating with lookups in between, no stale
 # lookup, memory back) and the shim's overhead on alloc/free pairs.
@@ -107,6 +108,20 @@ python_case torch_expandable expandable torch \
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- python3 "$here/torch_check.py"
 python_case cupy default cupy -- python3 "$here/cupy_check.py"
 python_case jax platform jax -- python3 "$here/jax_check.py"
+# Several GPUs: torchrun starts one process per GPU, NCCL all-reduces the
+# gradients; each rank logs to its own file (events.%p), all checked together.
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU ")
+if [ "$gpus" -lt 2 ]; then
+    echo "ddp_nccl: skipped, $gpus GPU(s) here: the torchrun/NCCL row needs two or more"
+    skipped+=(ddp_nccl)
+elif ! python3 -c "import torch.distributed" 2>/dev/null; then
+    echo "ddp_nccl: skipped, python3 cannot import torch.distributed"
+    skipped+=(ddp_nccl)
+else
+    run_case ddp_nccl "nccl x$gpus" 0 -- \
+        torchrun --standalone --nproc-per-node="$gpus" "$here/ddp_check.py"
+    "$cli" log summary "$out/ddp_nccl"/events.*.jsonl | head -1 # the ranks' logs merged
+fi
 
 echo
 echo "== coherence: 8 threads x 500 free/alloc/lookup of 64 MiB, hooked (${hook_env[*]})"
@@ -141,7 +156,7 @@ if [ "${GDRHOOK_GPU_OVERHEAD:-1}" != 0 ]; then # a few minutes; 0 leaves it out
 fi
 
 echo
-[ ${#skipped[@]} -eq 0 ] || echo "skipped (not installed): ${skipped[*]}"
+[ ${#skipped[@]} -eq 0 ] || echo "skipped (see above): ${skipped[*]}"
 echo "logs and outputs: $out/PROGRAM/ (notes.txt: frees by API)"
 if [ $failures -eq 0 ]; then echo "GPU MATRIX: PASS"; else echo "GPU MATRIX: FAIL ($failures)"; fi
 [ $failures -eq 0 ]
