@@ -16,6 +16,7 @@ namespace cuda {
 inline constexpr int success = 0;
 inline constexpr int error_invalid_value = 1;
 inline constexpr int error_out_of_memory = 2;
+inline constexpr int error_not_supported = 801;
 inline constexpr int mem_range_handle_type_dma_buf_fd = 1;
 inline constexpr int pointer_attribute_sync_memops = 6;
 inline constexpr int pointer_attribute_buffer_id = 7;
@@ -45,9 +46,14 @@ struct DriverApi {
 inline int set_sync_memops(const DriverApi &driver, unsigned long long addr)
 {
     unsigned int one = 1;
-    return driver.pointer_set_attribute
-               ? driver.pointer_set_attribute(&one, cuda::pointer_attribute_sync_memops, addr)
-               : cuda::success;
+    int rc = driver.pointer_set_attribute
+                 ? driver.pointer_set_attribute(&one, cuda::pointer_attribute_sync_memops, addr)
+                 : cuda::success;
+    // Memory mapped with cuMemMap (VMM: PyTorch's expandable segments, JAX,
+    // NCCL's buffers) has no such attribute, and the driver says
+    // CUDA_ERROR_NOT_SUPPORTED; what it needs for RDMA is fixed when it is
+    // created. On an H100 all 194 pins of NCCL's mappings failed here.
+    return rc == cuda::error_not_supported ? cuda::success : rc;
 }
 
 } // namespace gdrhook

@@ -27,6 +27,7 @@ struct FakeDriver {
     std::mutex mutex;
     std::set<unsigned long long> managed;
     std::set<unsigned long long> sync_memops;
+    std::set<unsigned long long> vmm; // cuMemMap'ed: no SYNC_MEMOPS attribute
     std::set<int> exported;
     int export_result = cuda::success;
     int dma_buf_supported = 1;
@@ -41,7 +42,7 @@ int fake_get_handle(void *handle, unsigned long long dptr, size_t size, int type
         return cuda::error_invalid_value;
     if (driver_state.export_result != cuda::success)
         return driver_state.export_result;
-    int fd = eventfd(0, EFD_CLOEXEC);
+    int fd = eventfd(0, 0); // the backend, not the driver, makes it close-on-exec
     driver_state.exported.insert(fd);
     driver_state.exports++;
     *static_cast<int *>(handle) = fd;
@@ -54,6 +55,8 @@ int fake_set_attribute(const void *value, int attribute, unsigned long long ptr)
     if (attribute != cuda::pointer_attribute_sync_memops ||
         *static_cast<const unsigned int *>(value) != 1)
         return cuda::error_invalid_value;
+    if (driver_state.vmm.count(ptr))
+        return cuda::error_not_supported; // what the real driver says
     driver_state.sync_memops.insert(ptr);
     return cuda::success;
 }
@@ -95,6 +98,7 @@ void reset_driver()
     std::lock_guard<std::mutex> lock(driver_state.mutex);
     driver_state.managed.clear();
     driver_state.sync_memops.clear();
+    driver_state.vmm.clear();
     driver_state.exported.clear();
     driver_state.export_result = cuda::success;
     driver_state.dma_buf_supported = 1;
@@ -117,6 +121,22 @@ TEST_CASE("the dma-buf backend sets SYNC_MEMOPS, exports an fd, and unpins by cl
     REQUIRE(backend.unpin(&pin, 1).ok());
     REQUIRE_FALSE(pin.fd.valid());
     REQUIRE_FALSE(fd_open(fd));
+}
+
+TEST_CASE("the dma-buf backend pins VMM mappings, which have no SYNC_MEMOPS", "[backend]")
+{
+    // On an H100 every pin of NCCL's, JAX's and PyTorch's cuMemMap'ed memory
+    // failed on CUDA_ERROR_NOT_SUPPORTED from that attribute.
+    reset_driver();
+    DmabufBackend backend(fake_api());
+    driver_state.vmm.insert(0x7400000);
+    Pin pin;
+    REQUIRE(backend.pin(0x7400000, 2 << 20, pin).ok());
+    REQUIRE(pin.fd.valid());
+    CHECK(driver_state.sync_memops.count(0x7400000) == 0);
+    // A program the application execs must not inherit the export.
+    CHECK((fcntl(pin.fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
+    REQUIRE(backend.unpin(&pin, 1).ok());
 }
 
 TEST_CASE("the dma-buf backend refuses managed memory and maps driver errors", "[backend]")
