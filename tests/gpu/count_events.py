@@ -74,6 +74,7 @@ def count(events, window=False):
         "unmapped_bytes": sum(e["size"] for e in ok if e["ev"] == "free" and e["api"] == "cuMemUnmap"),
         "releases": frees.get("cuMemRelease", 0),
         "unmaps": frees.get("cuMemUnmap", 0),
+        "maps": sum(1 for e in ok if e["ev"] == "alloc" and e["api"] == "cuMemMap"),
         "pool_trims": frees.get("cuMemPoolTrimTo", 0),
         "ipc_closes": frees.get("cuIpcCloseMemHandle", 0),
         "events": len(events),

@@ -55,5 +55,10 @@ dist.destroy_process_group()
 del model, optimizer, teacher, x, loss, total
 torch.cuda.synchronize()
 torch.cuda.empty_cache()
+# What this rank knows it freed: torch's caching allocator counts its own
+# cudaFree calls. NCCL keeps no count of its frees; all its cuMem mappings
+# must be gone, though, once the process group is destroyed.
+print(f"expect_min frees={torch.cuda.memory_stats()['segment.all.freed']}", file=sys.stderr)
 if rank == 0:
+    print("expect_same maps unmaps", file=sys.stderr)
     marker.report_mem_delta(used_at_start)

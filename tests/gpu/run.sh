@@ -74,8 +74,14 @@ run_case() {
     env "${envs[@]}" timeout -k 10 "$limit" "$@" >"$dir/plain.out" 2>"$dir/plain.err"
     plain_rc=$?
     t1=$(now)
-    env "${envs[@]}" "${hook_env[@]}" GDRHOOK_EVENTS="$dir/events.%p.jsonl" \
-        LD_PRELOAD="$shim" timeout -k 10 "$limit" "$@" >"$dir/hooked.out" 2>"$dir/hooked.err"
+    if [ "${hook_through_cli:-0}" = 1 ]; then # `gdrhook run` sets GDRHOOK_EVENTS, LD_PRELOAD
+        env "${envs[@]}" "${hook_env[@]}" timeout -k 10 "$limit" "$cli" run \
+            --library "$shim" --events "$dir/events.%p.jsonl" --no-summary -- "$@" \
+            >"$dir/hooked.out" 2>"$dir/hooked.err"
+    else
+        env "${envs[@]}" "${hook_env[@]}" GDRHOOK_EVENTS="$dir/events.%p.jsonl" \
+            LD_PRELOAD="$shim" timeout -k 10 "$limit" "$@" >"$dir/hooked.out" 2>"$dir/hooked.err"
+    fi
     hooked_rc=$?
     t2=$(now)
     python3 "$here/table_row.py" "$name" "$mode" "$dir" "$window" "$plain_rc" "$hooked_rc" \
@@ -118,7 +124,8 @@ elif ! python3 -c "import torch.distributed" 2>/dev/null; then
     echo "ddp_nccl: skipped, python3 cannot import torch.distributed"
     skipped+=(ddp_nccl)
 else
-    run_case ddp_nccl "nccl x$gpus" 0 -- \
+    # The hooked run goes through `gdrhook run`, as a user would start it.
+    hook_through_cli=1 run_case ddp_nccl "nccl x$gpus" 0 -- \
         torchrun --standalone --nproc-per-node="$gpus" "$here/ddp_check.py"
     "$cli" log summary "$out/ddp_nccl"/events.*.jsonl | head -1 # the ranks' logs merged
 fi

@@ -13,7 +13,8 @@ if there is any:
   - the frees the log shows differ from the frees the program made (its
     "frees_made=N" on stdout, or its "expect KEY=N", "expect_min KEY=N",
     "expect_same KEY KEY" lines on stderr, checked against
-    tests/gpu/count_events.py's figures; the hooked run's own lines);
+    tests/gpu/count_events.py's figures; the hooked run's own lines; the
+    values several processes give for one key add up);
   - pins and unpins differ, an unpin failed, verify mode found a stale hit
     (an `error` event whose msg starts with "verify", or the exit report's
     "N stale hits"), or `gdrhook log check` (CLI) fails;
@@ -64,25 +65,30 @@ def mib(value):
 
 def expectations(err, counts, problems):
     """Checks the program's expect lines; returns what it said it freed
-    ("-" if it said other things only, None if nothing)."""
-    made = None
+    ("-" if it said other things only, None if nothing). Each process of a
+    program speaks for itself and the logs of all of them are counted
+    together, so the values of an "expect"/"expect_min" key add up."""
+    said = {}
+    same = []
     for line in err.splitlines():
         parts = line.split()
         if not parts or parts[0] not in ("expect", "expect_min", "expect_same"):
             continue
-        made = made or "-"
         if parts[0] == "expect_same":
-            a, b = parts[1], parts[2]
-            if counts[a] != counts[b]:
-                problems.append(f"{a} {counts[a]} != {b} {counts[b]}")
+            same.append((parts[1], parts[2]))
             continue
         key, value = parts[1].split("=")
-        value = int(value)
+        said[(parts[0], key)] = said.get((parts[0], key), 0) + int(value)
+    for a, b in same:
+        if counts[a] != counts[b]:
+            problems.append(f"{a} {counts[a]} != {b} {counts[b]}")
+    made = "-" if said or same else None
+    for (kind, key), value in said.items():
         if key == "frees":
-            made = str(value) if parts[0] == "expect" else f">={value}"
-        if parts[0] == "expect" and counts[key] != value:
+            made = str(value) if kind == "expect" else f">={value}"
+        if kind == "expect" and counts[key] != value:
             problems.append(f"{key} {counts[key]} != {value}")
-        if parts[0] == "expect_min" and counts[key] < value:
+        if kind == "expect_min" and counts[key] < value:
             problems.append(f"{key} {counts[key]} < {value}")
     return made
 
