@@ -7,6 +7,7 @@
 // allocation path. Not thread-safe: the tracker locks around it.
 #pragma once
 
+#include "cache/hot_arena.h"
 #include "cache/hot_path.h"
 #include <cstdint>
 #include <memory>
@@ -106,16 +107,16 @@ private:
     void grow()
     {
         size_t old_capacity = capacity_;
-        std::unique_ptr<Slot[]> old = std::move(slots_);
+        HotArray<Slot> old = std::move(slots_);
         capacity_ = old_capacity ? old_capacity * 2 : 64;
-        slots_.reset(new Slot[capacity_]);
+        slots_ = make_hot_array<Slot>(capacity_);
         size_ = 0;
         for (size_t i = 0; i < old_capacity; ++i)
             if (old[i].used)
                 put(old[i].key, old[i].value);
     }
 
-    std::unique_ptr<Slot[]> slots_;
+    HotArray<Slot> slots_; // hot_arena.h: with the rest of the hot path
     size_t capacity_ = 0;
     size_t size_ = 0;
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/clock.h"
+#include "cache/thread_state.h"
 
 #include <atomic>
 #include <sys/syscall.h>
@@ -10,22 +11,18 @@ namespace {
 
 GDRHOOK_HOT_DATA std::atomic<uint32_t> fork_generation{1};
 
-struct CachedTid {
-    uint32_t generation = 0;
-    int32_t tid = 0;
-};
-GDRHOOK_THREAD_LOCAL CachedTid cached_tid;
 
 } // namespace
 
 int32_t current_tid()
 {
     uint32_t generation = fork_generation.load(std::memory_order_relaxed);
-    if (cached_tid.generation != generation) {
-        cached_tid.tid = static_cast<int32_t>(syscall(SYS_gettid));
-        cached_tid.generation = generation;
+    HotThreadState &cached = hot_thread_state();
+    if (cached.tid_generation != generation) {
+        cached.tid = static_cast<int32_t>(syscall(SYS_gettid));
+        cached.tid_generation = generation;
     }
-    return cached_tid.tid;
+    return cached.tid;
 }
 
 void forget_cached_thread_ids()

@@ -56,7 +56,8 @@ struct ProcessSample {
 };
 
 struct Event {
-    uint64_t ts_ns = 0;        // CLOCK_REALTIME, taken before the real call ran
+    uint64_t ts_ns = 0;        // CLOCK_REALTIME, taken before the real call ran...
+    uint64_t tsc = 0;          // ...or, when set, the TSC then (event_clock.h)
     uint64_t seq = 0;          // per-process order in which events were recorded
     uint64_t addr = 0;
     uint64_t size = 0;

@@ -3,6 +3,7 @@
 
 #include "cache/append_file_sink.h"
 #include "cache/diagnostics.h"
+#include "cache/event_clock.h"
 
 #include <spdlog/logger.h>
 
@@ -19,7 +20,7 @@ size_t format_event_line(const Event &event, int pid, char *out)
     auto result = fmt::format_to_n(
         out, max_line_size - 1,
         R"({{"ts_ns":{},"seq":{},"pid":{},"tid":{},"ev":"{}","api":"{}","addr":"{:#x}","size":{},"dev":{},"rc":{},"via":"{}")",
-        event.ts_ns, event.seq, pid, event.tid, to_string(event.kind), event.api,
+        event_realtime_ns(event), event.seq, pid, event.tid, to_string(event.kind), event.api,
         event.addr, event.size, event.dev, event.rc, to_string(event.via));
     char *end = result.out;
     const char *limit = out + max_line_size - 2; // room for "}\n"

@@ -19,6 +19,8 @@
 // returns false and the caller handles the item itself (no item is lost).
 #pragma once
 
+#include "cache/hot_arena.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -56,7 +58,7 @@ class alignas(cache_line_size) BoundedMpscQueue
 public:
     // capacity must be a power of two, at least 2.
     explicit BoundedMpscQueue(size_t capacity)
-        : mask_(capacity - 1), cells_(new Cell[capacity])
+        : mask_(capacity - 1), cells_(make_hot_array<Cell>(capacity))
     {
         for (size_t i = 0; i < capacity; ++i)
             cells_[i].sequence.store(i, std::memory_order_relaxed);
@@ -151,7 +153,7 @@ private:
     };
 
     const size_t mask_;
-    std::unique_ptr<Cell[]> cells_;
+    HotArray<Cell> cells_; // hot_arena.h: with the rest of the hot path
     // Producers and the consumer write different counters: keep them on
     // separate cache lines so they do not bounce.
     alignas(cache_line_size) std::atomic<size_t> enqueue_pos_{0};

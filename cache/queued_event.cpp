@@ -11,6 +11,9 @@ const char anchor[] = "";
 constexpr int32_t null_offset = INT32_MIN;
 // Not an EventKind any event has.
 constexpr auto placeholder_kind = static_cast<EventKind>(UINT8_MAX);
+// Neither a TSC reading (2^63 ticks are a century at 3 GHz) nor ns since
+// 1970 (until 2262) has the top bit set.
+constexpr uint64_t time_is_tsc = 1ull << 63;
 
 bool to_offset(const char *text, int32_t &out)
 {
@@ -40,7 +43,9 @@ bool pack(const Event &event, QueuedEvent &out)
     if (!to_offset(event.api, out.api) || !to_offset(event.msg, out.msg) ||
         !to_offset(event.backend, out.backend))
         return false;
-    out.ts_ns = event.ts_ns;
+    if ((event.tsc | event.ts_ns) & time_is_tsc)
+        return false;
+    out.time = event.tsc ? event.tsc | time_is_tsc : event.ts_ns;
     out.addr = event.addr;
     out.size = event.size;
     out.handle = event.handle;
@@ -68,7 +73,10 @@ bool is_placeholder(const QueuedEvent &queued)
 Event unpack(const QueuedEvent &queued, uint64_t seq)
 {
     Event event;
-    event.ts_ns = queued.ts_ns;
+    if (queued.time & time_is_tsc)
+        event.tsc = queued.time & ~time_is_tsc;
+    else
+        event.ts_ns = queued.time;
     event.seq = seq;
     event.addr = queued.addr;
     event.size = queued.size;

@@ -22,7 +22,7 @@
 namespace gdrhook {
 
 struct QueuedEvent {
-    uint64_t ts_ns;
+    uint64_t time;     // Event::tsc with its top bit set, or Event::ts_ns
     uint64_t addr;
     uint64_t size;
     uint64_t handle;

@@ -2,8 +2,10 @@
 #include "cache/recorder.h"
 
 #include "cache/clock.h"
+#include "cache/event_clock.h"
 #include "cache/runtime.h"
 #include "cache/shim_cache.h"
+#include "cache/thread_state.h"
 
 #include <array>
 #include <atomic>
@@ -24,26 +26,20 @@ const DriverQueries &queries()
     return driver_queries();
 }
 
-GDRHOOK_THREAD_LOCAL uint64_t thread_event_count = 0;
-
 // The device of the calling thread's current context, remembered per
 // thread: asking the driver costs a call per allocation. Any context
 // teardown bumps the generation, since a handle may be reused.
 GDRHOOK_HOT_DATA std::atomic<uint32_t> context_generation{1};
-struct DeviceOfContext {
-    uint64_t context = 0;
-    uint32_t generation = 0;
-    int32_t dev = -1;
-};
-GDRHOOK_THREAD_LOCAL DeviceOfContext device_cache;
-
 int32_t device_of(uint64_t context)
 {
     uint32_t generation = context_generation.load(std::memory_order_acquire);
-    if (context && device_cache.context == context && device_cache.generation == generation)
-        return device_cache.dev;
+    HotThreadState &cached = hot_thread_state();
+    if (context && cached.context == context && cached.device_generation == generation)
+        return cached.device;
     int32_t dev = queries().current_device ? queries().current_device() : -1;
-    device_cache = DeviceOfContext{context, generation, dev};
+    cached.context = context;
+    cached.device_generation = generation;
+    cached.device = dev;
     return dev;
 }
 
@@ -56,7 +52,7 @@ std::array<PrimaryContext, max_devices> primary_contexts;
 
 void submit(const Event &event)
 {
-    ++thread_event_count;
+    ++hot_thread_state().events_recorded;
     runtime().pipeline->submit(event);
 }
 
@@ -85,7 +81,7 @@ Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem,
                  uint64_t addr, uint64_t size)
 {
     Event event;
-    event.ts_ns = realtime_ns();
+    stamp_now(event);
     event.tid = current_tid();
     event.kind = kind;
     event.api = api;
@@ -265,7 +261,7 @@ uint64_t primary_context_of(int32_t dev)
 
 uint64_t events_recorded_by_this_thread()
 {
-    return thread_event_count;
+    return hot_thread_state().events_recorded;
 }
 
 } // namespace gdrhook

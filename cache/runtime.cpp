@@ -3,6 +3,8 @@
 
 #include "cache/clock.h"
 #include "cache/diagnostics.h"
+#include "cache/event_clock.h"
+#include "cache/hot_arena.h"
 #include "cache/process_sample.h"
 #include "cache/public_api.h"
 #include "cache/shim_cache.h"
@@ -79,7 +81,8 @@ void after_fork_in_child()
 
 void initialize()
 {
-    auto *rt = new Runtime(); // never freed: see runtime.h
+    // Never freed (see runtime.h); with the other hot objects (hot_arena.h).
+    auto *rt = new (hot_arena_allocate(sizeof(Runtime), alignof(Runtime))) Runtime();
     rt->pid = static_cast<int>(getpid());
 
     Diagnostics problems;
@@ -97,10 +100,12 @@ void initialize()
         return;
     }
 
+    start_event_clock();
     std::string error = rt->log.open(rt->config.events_path);
     if (!error.empty())
         diagnostics().error("{}; events are not logged", error);
-    rt->pipeline = new EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
+    rt->pipeline = new (hot_arena_allocate(sizeof(EventPipeline), alignof(EventPipeline)))
+        EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
     if (rt->config.pin != PinPolicy::off) {
         rt->pipeline->set_handler(note_logged_pin);
         rt->pipeline->set_batch_hook(unpin_batch); // eager unpin, once per batch

@@ -5,6 +5,7 @@
 #include "cache/backend_select.h"
 #include "cache/clock.h"
 #include "cache/diagnostics.h"
+#include "cache/event_clock.h"
 #include "cache/recorder.h"
 #include "cache/registration_cache.h"
 #include "cache/runtime.h"
@@ -197,7 +198,7 @@ void log_inherited_pins(EventPipeline &pipeline, ConsumerState &state)
     state.inherited_unlogged = false;
     for (auto &[handle, pin] : state.pins_logged) {
         Event event = pin;
-        event.ts_ns = realtime_ns();
+        stamp_now(event);
         event.tid = current_tid();
         event.reason = "inherited";
         pin = event;

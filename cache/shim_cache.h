@@ -28,7 +28,7 @@ class RegistrationCache;
 RegistrationCache *shim_cache();
 
 // The cache if it exists already; never creates it (free paths).
-RegistrationCache *existing_shim_cache();
+GDRHOOK_HOT RegistrationCache *existing_shim_cache();
 
 // The application frees [addr, addr + size) (size 0: the allocation that
 // contains addr): before the real free, invalidate_freed(); after it

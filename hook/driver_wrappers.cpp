@@ -49,14 +49,14 @@ uint64_t made(CUresult rc, const CUmemGenericAllocationHandle *out)
 
 // ---- deallocation --------------------------------------------------------
 
-GDRHOOK_WRAPPER(CUresult, cuMemFree_v2, (CUdeviceptr dptr))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemFree_v2, (CUdeviceptr dptr))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemFree_v2, CUDA_ERROR_NOT_INITIALIZED);
     return hooked_free("cuMemFree_v2", MemoryKind::device, as_u64(dptr), 0,
                        [&] { return real(dptr); });
 }
 
-GDRHOOK_WRAPPER(CUresult, cuMemFreeAsync, (CUdeviceptr dptr, CUstream stream))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemFreeAsync, (CUdeviceptr dptr, CUstream stream))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemFreeAsync, CUDA_ERROR_NOT_INITIALIZED);
     return hooked_free("cuMemFreeAsync", MemoryKind::pool, as_u64(dptr), 0,
@@ -84,14 +84,14 @@ GDRHOOK_WRAPPER(CUresult, cuMemHostUnregister, (void *p))
                        0, [&] { return real(p); });
 }
 
-GDRHOOK_WRAPPER(CUresult, cuMemUnmap, (CUdeviceptr ptr, size_t size))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemUnmap, (CUdeviceptr ptr, size_t size))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemUnmap, CUDA_ERROR_NOT_INITIALIZED);
     return hooked_free("cuMemUnmap", MemoryKind::vmm_mapping, as_u64(ptr), size,
                        [&] { return real(ptr, size); });
 }
 
-GDRHOOK_WRAPPER(CUresult, cuMemRelease, (CUmemGenericAllocationHandle handle))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemRelease, (CUmemGenericAllocationHandle handle))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemRelease, CUDA_ERROR_NOT_INITIALIZED);
     return hooked_free("cuMemRelease", MemoryKind::vmm_physical, handle, 0,
@@ -197,7 +197,7 @@ GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice d
 #define GDRHOOK_RECORD_ALLOC(api, kind, addr, size)                            \
     record_alloc(api, current_via(), kind, addr, size, rc)
 
-GDRHOOK_WRAPPER(CUresult, cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAlloc_v2, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(dptr, bytesize);
@@ -216,8 +216,8 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocPitch_v2,
     return rc;
 }
 
-GDRHOOK_WRAPPER(CUresult, cuMemAllocAsync,
-                (CUdeviceptr * dptr, size_t bytesize, CUstream stream))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemAllocAsync,
+                    (CUdeviceptr * dptr, size_t bytesize, CUstream stream))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocAsync, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(dptr, bytesize, stream);
@@ -255,9 +255,9 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocFromPoolAsync_ptsz,
     return rc;
 }
 
-GDRHOOK_WRAPPER(CUresult, cuMemCreate,
-                (CUmemGenericAllocationHandle * handle, size_t size,
-                 const CUmemAllocationProp *prop, unsigned long long flags))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemCreate,
+                    (CUmemGenericAllocationHandle * handle, size_t size,
+                     const CUmemAllocationProp *prop, unsigned long long flags))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemCreate, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(handle, size, prop, flags);
@@ -265,9 +265,9 @@ GDRHOOK_WRAPPER(CUresult, cuMemCreate,
     return rc;
 }
 
-GDRHOOK_WRAPPER(CUresult, cuMemMap,
-                (CUdeviceptr ptr, size_t size, size_t offset,
-                 CUmemGenericAllocationHandle handle, unsigned long long flags))
+GDRHOOK_HOT_WRAPPER(CUresult, cuMemMap,
+                    (CUdeviceptr ptr, size_t size, size_t offset,
+                     CUmemGenericAllocationHandle handle, unsigned long long flags))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemMap, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(ptr, size, offset, handle, flags);

@@ -65,6 +65,22 @@
     RUNTIME(cudaGetDriverEntryPointByVersion)                              \
     RUNTIME(cudaGetDriverEntryPointByVersion_ptsz)
 
+// The entry points a running program calls over and over (a caching
+// allocator growing and trimming, a pool's frees, VMM mappings): their
+// wrappers and thunks go on the hot pages with the recorder (hot_path.h),
+// the others, called a few times per process, do not. Each page the path
+// spans is a TLB miss per call on a real GPU.
+#define GDRHOOK_HOT_ENTRY_POINTS(X)                                        \
+    X(cuMemFree_v2)                                                        \
+    X(cuMemFreeAsync)                                                      \
+    X(cuMemAlloc_v2)                                                       \
+    X(cuMemAllocAsync)                                                     \
+    X(cuMemCreate)                                                         \
+    X(cuMemMap)                                                            \
+    X(cuMemUnmap)                                                          \
+    X(cuMemRelease)                                                        \
+    X(cudaFree)
+
 namespace gdrhook {
 
 enum class EntryId : int {
@@ -76,5 +92,15 @@ enum class EntryId : int {
 };
 
 inline constexpr int entry_count = static_cast<int>(EntryId::count);
+
+constexpr bool is_hot_entry(EntryId id)
+{
+#define GDRHOOK_IS_HOT(symbol)                                                 \
+    if (id == EntryId::symbol)                                                 \
+        return true;
+    GDRHOOK_HOT_ENTRY_POINTS(GDRHOOK_IS_HOT)
+#undef GDRHOOK_IS_HOT
+    return false;
+}
 
 } // namespace gdrhook

@@ -17,7 +17,7 @@ GDRHOOK_RUNTIME_ENTRY_POINTS(GDRHOOK_DECLARE_IMPL)
 namespace gdrhook {
 namespace {
 
-template <typename F, F *impl>
+template <typename F, F *impl, bool hot>
 constexpr EntryInfo make_entry(EntryId id, const char *symbol, const char *base,
                                int version, bool per_thread, bool runtime)
 {
@@ -25,19 +25,21 @@ constexpr EntryInfo make_entry(EntryId id, const char *symbol, const char *base,
         id, symbol, base, version, per_thread, runtime,
         {
             reinterpret_cast<void *>(impl),
-            reinterpret_cast<void *>(&ViaThunk<F, impl, Via::dlsym>::call),
-            reinterpret_cast<void *>(&ViaThunk<F, impl, Via::proc_address>::call),
-            reinterpret_cast<void *>(&ViaThunk<F, impl, Via::runtime_entry>::call),
+            reinterpret_cast<void *>(&ViaThunk<F, impl, Via::dlsym, hot>::call),
+            reinterpret_cast<void *>(&ViaThunk<F, impl, Via::proc_address, hot>::call),
+            reinterpret_cast<void *>(&ViaThunk<F, impl, Via::runtime_entry, hot>::call),
         },
     };
 }
 
 const EntryInfo entries[] = {
 #define GDRHOOK_DRIVER_ROW(symbol, base, version, ptsz)                        \
-    make_entry<decltype(::symbol), &gdrhook_impl_##symbol>(                   \
+    make_entry<decltype(::symbol), &gdrhook_impl_##symbol,                    \
+               is_hot_entry(EntryId::symbol)>(                                 \
         EntryId::symbol, #symbol, #base, version, ptsz, false),
 #define GDRHOOK_RUNTIME_ROW(symbol)                                            \
-    make_entry<decltype(::symbol), &gdrhook_impl_##symbol>(                   \
+    make_entry<decltype(::symbol), &gdrhook_impl_##symbol,                    \
+               is_hot_entry(EntryId::symbol)>(                                 \
         EntryId::symbol, #symbol, "", 0, false, true),
     GDRHOOK_DRIVER_ENTRY_POINTS(GDRHOOK_DRIVER_ROW)
     GDRHOOK_RUNTIME_ENTRY_POINTS(GDRHOOK_RUNTIME_ROW)
@@ -90,6 +92,5 @@ const EntryInfo *entry_for_wrapper(const void *function)
     return nullptr;
 }
 
-GDRHOOK_THREAD_LOCAL Via current_via_slot = Via::symbol;
 
 } // namespace gdrhook

@@ -28,7 +28,7 @@ cudaError_t runtime_free(const char *api, MemoryKind kind, const void *ptr,
 
 } // namespace
 
-GDRHOOK_WRAPPER(cudaError_t, cudaFree, (void *devPtr))
+GDRHOOK_HOT_WRAPPER(cudaError_t, cudaFree, (void *devPtr))
 {
     GDRHOOK_REAL_OR_RETURN(real, cudaFree, cudaErrorInitializationError);
     return runtime_free("cudaFree", MemoryKind::device, devPtr,

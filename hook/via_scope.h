@@ -8,36 +8,44 @@
 #pragma once
 
 #include "cache/hot_path.h"
-#include "cache/clock.h"
-#include "cache/event.h"
+#include "cache/thread_state.h"
 
 namespace gdrhook {
 
-extern GDRHOOK_THREAD_LOCAL Via current_via_slot;
-
 inline Via current_via()
 {
-    return current_via_slot;
+    return hot_thread_state().via;
 }
 
 class ViaScope
 {
 public:
-    explicit ViaScope(Via via) : saved_(current_via_slot) { current_via_slot = via; }
-    ~ViaScope() { current_via_slot = saved_; }
+    explicit ViaScope(Via via) : state_(hot_thread_state()), saved_(state_.via) { state_.via = via; }
+    ~ViaScope() { state_.via = saved_; }
     ViaScope(const ViaScope &) = delete;
     ViaScope &operator=(const ViaScope &) = delete;
 
 private:
+    HotThreadState &state_;
     Via saved_;
 };
 
-template <typename F, F *impl, Via via>
+// `hot`: laid out with the hot path (is_hot_entry of the wrapped entry).
+template <typename F, F *impl, Via via, bool hot>
 struct ViaThunk;
 
 template <typename R, typename... Args, R (*impl)(Args...), Via via>
-struct ViaThunk<R(Args...), impl, via> {
+struct ViaThunk<R(Args...), impl, via, true> {
     GDRHOOK_HOT static R call(Args... args)
+    {
+        ViaScope scope(via);
+        return impl(args...);
+    }
+};
+
+template <typename R, typename... Args, R (*impl)(Args...), Via via>
+struct ViaThunk<R(Args...), impl, via, false> {
+    static R call(Args... args)
     {
         ViaScope scope(via);
         return impl(args...);

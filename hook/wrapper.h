@@ -13,9 +13,18 @@
 #include "hook/via_scope.h"
 
 #define GDRHOOK_WRAPPER(ret, name, params)                                     \
-    extern "C" __attribute__((visibility("hidden"), hot)) ret gdrhook_impl_##name params; \
-    extern "C" __attribute__((visibility("default"), hot, alias("gdrhook_impl_" #name))) \
-    ret name params;                                                           \
+    GDRHOOK_WRAPPER_LAID_OUT(false, , ret, name, params)
+
+// For the entries of GDRHOOK_HOT_ENTRY_POINTS (checked at compile time).
+#define GDRHOOK_HOT_WRAPPER(ret, name, params)                                 \
+    GDRHOOK_WRAPPER_LAID_OUT(true, GDRHOOK_HOT, ret, name, params)
+
+#define GDRHOOK_WRAPPER_LAID_OUT(hot, hot_attribute, ret, name, params)        \
+    static_assert(::gdrhook::is_hot_entry(::gdrhook::EntryId::name) == hot,    \
+                  #name ": GDRHOOK_HOT_WRAPPER if and only if in GDRHOOK_HOT_ENTRY_POINTS"); \
+    extern "C" __attribute__((visibility("hidden"))) hot_attribute ret gdrhook_impl_##name params; \
+    extern "C" __attribute__((visibility("default"), alias("gdrhook_impl_" #name))) \
+    hot_attribute ret name params;                                             \
     extern "C" ret gdrhook_impl_##name params
 
 // The result a wrapper returns when the real function cannot be found (the

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// What the hot path keeps per thread, in one struct.
+//
+// A thread_local of a shared library (initial-exec) is found through its
+// GOT entry: one more page per call, on the GOT, which the driver's time
+// in the kernel has evicted from the TLB by the next call (hot_path.h).
+// The offset of a static TLS block from the thread pointer is the same in
+// every thread, so it is read once and kept with the other hot globals.
+#pragma once
+
+#include "cache/clock.h"
+#include "cache/event.h"
+#include "cache/hot_path.h"
+
+#include <atomic>
+#include <cstdint>
+
+namespace gdrhook {
+
+struct HotThreadState {
+    Via via = Via::symbol;       // how the call in progress reached the hook
+    uint32_t tid_generation = 0; // current_tid(): fork generation of `tid`
+    int32_t tid = 0;
+    int32_t device = -1;         // device_of(): the device of `context`...
+    uint32_t device_generation = 0; // ...while no context was torn down
+    uint64_t context = 0;
+    uint64_t events_recorded = 0;
+};
+
+extern GDRHOOK_THREAD_LOCAL HotThreadState hot_thread_state_slot;
+
+// Offset of hot_thread_state_slot from the thread pointer; 0 until known
+// (a static TLS block never starts at the thread pointer itself).
+extern GDRHOOK_HOT_DATA std::atomic<intptr_t> hot_thread_state_offset;
+
+intptr_t find_hot_thread_state_offset();
+
+inline HotThreadState &hot_thread_state()
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+    intptr_t offset = hot_thread_state_offset.load(std::memory_order_relaxed);
+    if (__builtin_expect(offset == 0, 0))
+        offset = find_hot_thread_state_offset();
+    return *reinterpret_cast<HotThreadState *>(
+        static_cast<char *>(__builtin_thread_pointer()) + offset);
+#else
+    return hot_thread_state_slot;
+#endif
+}
+
+} // namespace gdrhook
