@@ -71,7 +71,9 @@ public:
     size_t size() const { return size_; }
 
 private:
-    struct Slot {
+    // One cache line each: a lookup after the driver has evicted the table
+    // (hot_path.h) then misses once, not twice for a slot across two lines.
+    struct alignas(64) Slot {
         uint64_t key = 0;
         Value value{};
         bool used = false;

@@ -152,11 +152,13 @@ private:
         T item;
     };
 
+    // What a push reads and writes besides its cell, on one line: the
+    // consumer only reads mask_ and cells_ here, once per drain, while the
+    // producers write enqueue_pos_.
     const size_t mask_;
     HotArray<Cell> cells_; // hot_arena.h: with the rest of the hot path
-    // Producers and the consumer write different counters: keep them on
-    // separate cache lines so they do not bounce.
-    alignas(cache_line_size) std::atomic<size_t> enqueue_pos_{0};
+    std::atomic<size_t> enqueue_pos_{0};
+    // The consumer's counter, on a line of its own so it does not bounce.
     alignas(cache_line_size) std::atomic<size_t> dequeue_pos_{0};
 };
 

@@ -117,26 +117,28 @@ private:
 
     BoundedMpscQueue<QueuedEvent> queue_; // cache-line aligned and padded inside
 
-    // Read on every submit, written only at start, stop and fork.
+    // Read on every submit; written at start, stop and fork, and by the
+    // sleep protocol when the worker falls asleep (after lingering idle,
+    // so not while events flow) or is woken. One line for a push to read.
     alignas(cache_line_size) std::atomic<bool> worker_running_{false};
     std::atomic<bool> stopped_{false};
     std::atomic<bool> stopping_{false};
     // membarrier(2) lets the rarely-sleeping worker pay for the full fence
     // of the sleep protocol instead of every producer (see pipeline.cpp).
     std::atomic<bool> asymmetric_fences_{false};
+    std::atomic<uint32_t> worker_sleeping_{0};
+    std::atomic<uint32_t> wake_word_{0};
+
+    // Read by the consumer only, or rarely.
+    alignas(cache_line_size) std::atomic<uint64_t> wakeups_{0};
+    std::atomic<uint64_t> overflowed_{0};
+    std::atomic<bool> poked_{false};
     EventLog &log_;
     int pid_;
     EventHandler handler_;
     BatchHook batch_hook_;
     SampleHook sample_hook_;
     uint64_t sample_interval_ns_ = 0;
-
-    // The sleep protocol: written when the worker falls asleep or is woken.
-    alignas(cache_line_size) std::atomic<uint32_t> wake_word_{0};
-    std::atomic<uint32_t> worker_sleeping_{0};
-    std::atomic<uint64_t> wakeups_{0};
-    std::atomic<uint64_t> overflowed_{0};
-    std::atomic<bool> poked_{false};
 
     // The consumer's: written on every drain.
     alignas(cache_line_size) std::mutex consumer_lock_;

@@ -106,6 +106,7 @@ void initialize()
         diagnostics().error("{}; events are not logged", error);
     rt->pipeline = new (hot_arena_allocate(sizeof(EventPipeline), alignof(EventPipeline)))
         EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
+    set_pin_on_alloc(rt->config.pin == PinPolicy::alloc);
     if (rt->config.pin != PinPolicy::off) {
         rt->pipeline->set_handler(note_logged_pin);
         rt->pipeline->set_batch_hook(unpin_batch); // eager unpin, once per batch

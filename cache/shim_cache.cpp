@@ -38,6 +38,7 @@ struct PinCause {
     int32_t dev = -1;
 };
 GDRHOOK_THREAD_LOCAL PinCause pin_cause;
+GDRHOOK_HOT_DATA bool pin_on_alloc = false;
 
 // An event of the cache's, stamped now on the calling thread.
 Event cache_event(EventKind kind, const char *api, uint64_t addr, uint64_t size)
@@ -273,8 +274,15 @@ void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock)
         runtime().pipeline->poke();
 }
 
+void set_pin_on_alloc(bool on)
+{
+    pin_on_alloc = on;
+}
+
 void pin_new_allocation(const char *api, Via via, const Allocation &allocation)
 {
+    if (!pin_on_alloc)
+        return;
     const Config &config = runtime().config;
     if (config.pin != PinPolicy::alloc || allocation.size < config.pin_min_size)
         return;

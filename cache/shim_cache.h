@@ -44,6 +44,10 @@ GDRHOOK_HOT void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t cl
 // allocation: a pin that fails is logged as an `error` event.
 GDRHOOK_HOT void pin_new_allocation(const char *api, Via via, const Allocation &allocation);
 
+// GDRHOOK_PIN=alloc, told by the runtime as it starts and kept with the
+// hot globals (hot_path.h): every allocation asks.
+void set_pin_on_alloc(bool on);
+
 // The event worker's batch hook (EventPipeline::set_batch_hook) and its
 // per-event handler (EventPipeline::set_handler).
 void unpin_batch();

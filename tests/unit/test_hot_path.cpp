@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The pieces that keep the shim's allocation path short (hot_path.h): event
+// times from the TSC, the huge-page arena, the per-thread state found
+// without the GOT.
+#include "cache/event_clock.h"
+#include "cache/hot_arena.h"
+#include "cache/queued_event.h"
+#include "cache/thread_state.h"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+using namespace gdrhook;
+
+TEST_CASE("an event stamped with the TSC is written with the wall time it was stamped at")
+{
+    start_event_clock(true);
+    if (!event_clock_counts_tsc)
+        WARN("no invariant TSC kept by the kernel here: only CLOCK_REALTIME is tested");
+    const uint64_t before = realtime_ns();
+    Event event;
+    stamp_now(event);
+    const uint64_t after = realtime_ns();
+    CHECK((event.tsc != 0) == event_clock_counts_tsc);
+    // Converted later, as the worker does: the event's age is taken away.
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    const uint64_t written = event_realtime_ns(event);
+    const uint64_t slack = 20000; // 20 us: the clocks' read jitter, and then some
+    CHECK(written + slack >= before);
+    CHECK(written <= after + slack);
+    start_event_clock(true); // leave the clock as the runtime would
+}
+
+TEST_CASE("without the TSC an event carries CLOCK_REALTIME itself")
+{
+    start_event_clock(false);
+    const uint64_t before = realtime_ns();
+    Event event;
+    stamp_now(event);
+    CHECK(event.tsc == 0);
+    CHECK(event.ts_ns >= before);
+    CHECK(event_realtime_ns(event) == event.ts_ns);
+    start_event_clock(true);
+}
+
+TEST_CASE("the queue's compact form keeps which clock an event's time is on")
+{
+    Event tsc_event;
+    tsc_event.tsc = 123456789012345ull;
+    QueuedEvent queued;
+    REQUIRE(pack(tsc_event, queued));
+    Event back = unpack(queued, 1);
+    CHECK(back.tsc == tsc_event.tsc);
+    CHECK(back.ts_ns == 0);
+
+    Event wall_event;
+    wall_event.ts_ns = 1795366155830512914ull;
+    REQUIRE(pack(wall_event, queued));
+    back = unpack(queued, 2);
+    CHECK(back.ts_ns == wall_event.ts_ns);
+    CHECK(back.tsc == 0);
+
+    Event odd; // a time with the top bit set cannot be told apart: sent whole
+    odd.ts_ns = 1ull << 63;
+    CHECK_FALSE(pack(odd, queued));
+}
+
+TEST_CASE("the hot arena hands out aligned memory, then the heap once it is full")
+{
+    void *first = hot_arena_allocate(100, 64);
+    REQUIRE(first != nullptr);
+    CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
+    const bool mapped = in_hot_arena(first);
+    if (!mapped)
+        WARN("the arena could not be mapped here: everything came from the heap");
+
+    // Larger than the whole arena: always the heap, and it can be freed.
+    void *big = hot_arena_allocate(hot_arena_size + 1, 4096);
+    CHECK_FALSE(in_hot_arena(big));
+    CHECK(reinterpret_cast<uintptr_t>(big) % 4096 == 0);
+    static_cast<char *>(big)[hot_arena_size] = 1;
+    hot_arena_release(big);
+
+    // Fill the arena: every block is aligned, inside it or (once full) not.
+    size_t in_arena = 0, on_heap = 0;
+    std::vector<void *> blocks;
+    for (int i = 0; i < 80; ++i) {
+        void *block = hot_arena_allocate(64 << 10, 128);
+        CHECK(reinterpret_cast<uintptr_t>(block) % 128 == 0);
+        static_cast<char *>(block)[0] = 1;
+        (in_hot_arena(block) ? in_arena : on_heap) += 1;
+        blocks.push_back(block);
+    }
+    CHECK(on_heap > 0); // 80 x 64 KiB do not fit in 2 MiB
+    if (mapped)
+        CHECK(in_arena > 0);
+    for (void *block : blocks)
+        hot_arena_release(block); // frees the heap ones, keeps the others
+    hot_arena_release(first);
+}
+
+TEST_CASE("a hot array constructs and destroys its elements")
+{
+    static int alive = 0;
+    struct Counted {
+        Counted() { ++alive; }
+        ~Counted() { --alive; }
+        int value = 7;
+    };
+    {
+        HotArray<Counted> array = make_hot_array<Counted>(5);
+        CHECK(alive == 5);
+        CHECK(array[4].value == 7);
+    }
+    CHECK(alive == 0);
+}
+
+TEST_CASE("each thread finds its own hot state, where the compiler puts it")
+{
+    HotThreadState *mine = &hot_thread_state();
+    CHECK(mine == &hot_thread_state_slot);
+    mine->tid = 11;
+    HotThreadState *theirs = nullptr;
+    int their_tid = -1;
+    std::thread([&] {
+        theirs = &hot_thread_state();
+        their_tid = theirs->tid;
+        CHECK(theirs == &hot_thread_state_slot);
+    }).join();
+    CHECK(theirs != mine);
+    CHECK(their_tid == 0); // a fresh thread's copy, not ours
+    CHECK(hot_thread_state().tid == 11);
+    mine->tid = 0;
+}
