@@ -32,6 +32,15 @@ uint64_t raw_ns()
 }
 
 #if defined(__x86_64__)
+TscPair now_raw()
+{
+    TscPair pair;
+    pair.tsc = __rdtsc();
+    pair.raw_ns = raw_ns();
+    pair.tsc += (__rdtsc() - pair.tsc) / 2;
+    return pair;
+}
+
 bool tsc_is_invariant()
 {
     unsigned eax, ebx, ecx, edx;
@@ -64,8 +73,7 @@ void start_event_clock(bool allow_tsc)
 #if defined(__x86_64__)
     if (!allow_tsc || !tsc_is_invariant() || !kernel_keeps_time_with_tsc())
         return;
-    reference.tsc = __rdtsc();
-    reference.raw_ns = raw_ns();
+    reference = now_raw();
     event_clock_counts_tsc = true;
 #else
     (void)allow_tsc;
@@ -77,20 +85,20 @@ uint64_t event_realtime_ns(const Event &event)
 #if defined(__x86_64__)
     if (!event.tsc)
         return event.ts_ns;
-    // Now, as a TSC reading, wall time and RAW time; the event is
-    // `now - age`, its age measured in TSC ticks at the rate seen since the
-    // reference. The rate's error is the clocks' read jitter over the time
-    // since the reference, and an event is younger than that: the error
-    // stays within that jitter (tens of ns).
-    const uint64_t before = __rdtsc();
+    // Now, as wall time and RAW time each paired with the TSC midway
+    // through its read; the event is `now - age`, its age measured in TSC
+    // ticks at the rate seen since the reference. The rate's error is the
+    // clocks' read jitter over the time since the reference, and an event
+    // is younger than that: the error stays within that jitter (tens of ns).
+    const TscPair raw = now_raw();
+    uint64_t wall_tsc = __rdtsc();
     const uint64_t wall = realtime_ns();
-    const uint64_t raw = raw_ns();
-    const uint64_t now_tsc = before + (__rdtsc() - before) / 2;
-    if (now_tsc <= event.tsc || now_tsc <= reference.tsc || raw <= reference.raw_ns)
+    wall_tsc += (__rdtsc() - wall_tsc) / 2;
+    if (wall_tsc <= event.tsc || raw.tsc <= reference.tsc || raw.raw_ns <= reference.raw_ns)
         return wall; // same instant (or a counter a few ticks apart across CPUs)
-    const double ns_per_tick = static_cast<double>(raw - reference.raw_ns) /
-                               static_cast<double>(now_tsc - reference.tsc);
-    const auto age_ns = static_cast<uint64_t>(static_cast<double>(now_tsc - event.tsc) * ns_per_tick);
+    const double ns_per_tick = static_cast<double>(raw.raw_ns - reference.raw_ns) /
+                               static_cast<double>(raw.tsc - reference.tsc);
+    const auto age_ns = static_cast<uint64_t>(static_cast<double>(wall_tsc - event.tsc) * ns_per_tick);
     return age_ns < wall ? wall - age_ns : 0;
 #else
     return event.ts_ns;
