@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/event_clock.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -80,26 +81,61 @@ void start_event_clock(bool allow_tsc)
 #endif
 }
 
+#if defined(__x86_64__)
+namespace {
+
+// The line from the TSC to wall time: wall time at one TSC reading, and
+// the TSC's rate seen since the reference. Between two anchors every event
+// lies on one line, so a thread's events keep their order; an anchor is
+// taken afresh once events are newer than it by a sixteenth of the
+// rate's baseline (the rate's error then moves an event by a sixteenth of
+// the clocks' read jitter at most) or by 50 ms (wall time follows NTP and
+// clock steps). Each converting thread has its own: no lock, fork-safe.
+struct Anchor {
+    uint64_t tsc = 0;
+    uint64_t wall_ns = 0;
+    double ns_per_tick = 0;
+    uint64_t lifetime_ticks = 0;
+};
+GDRHOOK_THREAD_LOCAL Anchor anchor;
+constexpr uint64_t anchor_lifetime_ns = 50'000'000;
+
+Anchor take_anchor()
+{
+    const TscPair raw = now_raw();
+    Anchor fresh;
+    fresh.tsc = __rdtsc();
+    fresh.wall_ns = realtime_ns();
+    fresh.tsc += (__rdtsc() - fresh.tsc) / 2;
+    if (raw.tsc <= reference.tsc || raw.raw_ns <= reference.raw_ns)
+        return fresh; // no baseline yet: every event is "now" (lifetime 0)
+    const uint64_t baseline_ns = raw.raw_ns - reference.raw_ns;
+    fresh.ns_per_tick = static_cast<double>(baseline_ns) /
+                        static_cast<double>(raw.tsc - reference.tsc);
+    const uint64_t lifetime_ns = std::min(anchor_lifetime_ns, baseline_ns / 16);
+    fresh.lifetime_ticks = static_cast<uint64_t>(static_cast<double>(lifetime_ns) / fresh.ns_per_tick);
+    return fresh;
+}
+
+} // namespace
+#endif
+
 uint64_t event_realtime_ns(const Event &event)
 {
 #if defined(__x86_64__)
     if (!event.tsc)
         return event.ts_ns;
-    // Now, as wall time and RAW time each paired with the TSC midway
-    // through its read; the event is `now - age`, its age measured in TSC
-    // ticks at the rate seen since the reference. The rate's error is the
-    // clocks' read jitter over the time since the reference, and an event
-    // is younger than that: the error stays within that jitter (tens of ns).
-    const TscPair raw = now_raw();
-    uint64_t wall_tsc = __rdtsc();
-    const uint64_t wall = realtime_ns();
-    wall_tsc += (__rdtsc() - wall_tsc) / 2;
-    if (wall_tsc <= event.tsc || raw.tsc <= reference.tsc || raw.raw_ns <= reference.raw_ns)
-        return wall; // same instant (or a counter a few ticks apart across CPUs)
-    const double ns_per_tick = static_cast<double>(raw.raw_ns - reference.raw_ns) /
-                               static_cast<double>(raw.tsc - reference.tsc);
-    const auto age_ns = static_cast<uint64_t>(static_cast<double>(wall_tsc - event.tsc) * ns_per_tick);
-    return age_ns < wall ? wall - age_ns : 0;
+    if (!anchor.ns_per_tick || event.tsc > anchor.tsc + anchor.lifetime_ticks) {
+        anchor = take_anchor();
+        if (!anchor.ns_per_tick)
+            return anchor.wall_ns;
+    }
+    // Older events (a backlog) lie on the same line, before the anchor.
+    // In integers but the offset: a double holds ns since 1970 only to
+    // within 256 ns.
+    const auto ticks = static_cast<int64_t>(event.tsc - anchor.tsc);
+    const auto offset_ns = static_cast<int64_t>(static_cast<double>(ticks) * anchor.ns_per_tick);
+    return anchor.wall_ns + static_cast<uint64_t>(offset_ns);
 #else
     return event.ts_ns;
 #endif
