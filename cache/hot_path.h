@@ -7,6 +7,11 @@
 // TLB entries (on a virtual machine a TLB miss walks two page tables), so
 // the shim's cost per call is mostly the pages and lines it touches, not
 // the instructions it runs. Measured with tests/gpu/alloc_free_ab.
+//
+// The same reason is behind hot_arena.h (the hot objects on one huge
+// page), thread_state.h (per-thread state without the GOT), event_clock.h
+// (the TSC instead of the vDSO's pages) and GDRHOOK_HOT_ENTRY_POINTS (only
+// the wrappers called over and over on these pages).
 #pragma once
 
 #define GDRHOOK_HOT __attribute__((hot))
