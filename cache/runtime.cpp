@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <new>
+#include <utility>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -81,13 +83,16 @@ void after_fork_in_child()
 
 void initialize()
 {
-    // Never freed (see runtime.h); with the other hot objects (hot_arena.h).
-    auto *rt = new (hot_arena_allocate(sizeof(Runtime), alignof(Runtime))) Runtime();
-    rt->pid = static_cast<int>(getpid());
-
+    const int pid = static_cast<int>(getpid());
     Diagnostics problems;
-    rt->config = parse_config([](const char *name) { return getenv(name); },
-                              rt->pid, problems);
+    Config config = parse_config([](const char *name) { return getenv(name); }, pid, problems);
+    // Never freed (see runtime.h). With the other hot objects (hot_arena.h),
+    // unless the shim only forwards: pass-through maps no 2 MiB region.
+    void *memory = config.disabled ? ::operator new(sizeof(Runtime), std::align_val_t{alignof(Runtime)})
+                                   : hot_arena_allocate(sizeof(Runtime), alignof(Runtime));
+    auto *rt = new (memory) Runtime();
+    rt->pid = pid;
+    rt->config = std::move(config);
     if (const char *pattern = getenv("GDRHOOK_EVENTS"))
         events_pattern = pattern;
     set_diagnostics_level(rt->config.log_level);
