@@ -11,7 +11,8 @@
 // A bump allocator: what is given back stays used. The objects placed
 // here live as long as the process, or are the tracker's tables, which
 // only ever double; once the region is full, or where it cannot be mapped,
-// allocations come from the heap as before.
+// allocations come from the heap as before. Under AddressSanitizer they
+// always do, so that it sees overruns.
 #pragma once
 
 #include <cstddef>

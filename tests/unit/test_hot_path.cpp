@@ -77,7 +77,7 @@ TEST_CASE("the hot arena hands out aligned memory, then the heap once it is full
     CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
     const bool mapped = in_hot_arena(first);
     if (!mapped)
-        WARN("the arena could not be mapped here: everything came from the heap");
+        WARN("no arena here (it cannot be mapped, or AddressSanitizer is on): everything came from the heap");
 
     // Larger than the whole arena: always the heap, and it can be freed.
     void *big = hot_arena_allocate(hot_arena_size + 1, 4096);
