@@ -11,7 +11,6 @@ namespace {
 
 GDRHOOK_HOT_DATA std::atomic<uint32_t> fork_generation{1};
 
-
 } // namespace
 
 int32_t current_tid()

@@ -13,18 +13,28 @@ namespace gdrhook {
 
 GDRHOOK_HOT_DATA bool event_clock_counts_tsc = false;
 
+#if defined(__x86_64__)
 namespace {
 
-// A TSC reading and CLOCK_MONOTONIC_RAW at about the same instant. RAW,
-// not REALTIME: the kernel derives it from the TSC at a fixed rate, so the
-// ratio of two such pairs is the TSC's rate whatever NTP or settimeofday
-// do to wall time in between.
+// A clock's reading and the TSC midway through taking it.
 struct TscPair {
     uint64_t tsc = 0;
-    uint64_t raw_ns = 0;
+    uint64_t ns = 0;
 };
-TscPair reference;
 
+template <typename Clock>
+TscPair read_with_tsc(Clock clock)
+{
+    TscPair pair;
+    pair.tsc = __rdtsc();
+    pair.ns = clock();
+    pair.tsc += (__rdtsc() - pair.tsc) / 2;
+    return pair;
+}
+
+// CLOCK_MONOTONIC_RAW, not REALTIME, gives the TSC's rate: the kernel
+// derives it from the TSC at a fixed rate, so the ratio of two such pairs
+// is the TSC's rate whatever NTP or settimeofday do to wall time between.
 uint64_t raw_ns()
 {
     timespec ts;
@@ -32,15 +42,7 @@ uint64_t raw_ns()
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-#if defined(__x86_64__)
-TscPair now_raw()
-{
-    TscPair pair;
-    pair.tsc = __rdtsc();
-    pair.raw_ns = raw_ns();
-    pair.tsc += (__rdtsc() - pair.tsc) / 2;
-    return pair;
-}
+TscPair reference; // RAW time, taken as the clock starts
 
 bool tsc_is_invariant()
 {
@@ -64,25 +66,6 @@ bool kernel_keeps_time_with_tsc()
     fclose(f);
     return tsc;
 }
-#endif
-
-} // namespace
-
-void start_event_clock(bool allow_tsc)
-{
-    event_clock_counts_tsc = false;
-#if defined(__x86_64__)
-    if (!allow_tsc || !tsc_is_invariant() || !kernel_keeps_time_with_tsc())
-        return;
-    reference = now_raw();
-    event_clock_counts_tsc = true;
-#else
-    (void)allow_tsc;
-#endif
-}
-
-#if defined(__x86_64__)
-namespace {
 
 // The line from the TSC to wall time: wall time at one TSC reading, and
 // the TSC's rate seen since the reference. Between two anchors every event
@@ -92,8 +75,7 @@ namespace {
 // the clocks' read jitter at most) or by 50 ms (wall time follows NTP and
 // clock steps). Each converting thread has its own: no lock, fork-safe.
 struct Anchor {
-    uint64_t tsc = 0;
-    uint64_t wall_ns = 0;
+    TscPair wall;
     double ns_per_tick = 0;
     uint64_t lifetime_ticks = 0;
 };
@@ -102,14 +84,12 @@ constexpr uint64_t anchor_lifetime_ns = 50'000'000;
 
 Anchor take_anchor()
 {
-    const TscPair raw = now_raw();
+    const TscPair raw = read_with_tsc(raw_ns);
     Anchor fresh;
-    fresh.tsc = __rdtsc();
-    fresh.wall_ns = realtime_ns();
-    fresh.tsc += (__rdtsc() - fresh.tsc) / 2;
-    if (raw.tsc <= reference.tsc || raw.raw_ns <= reference.raw_ns)
+    fresh.wall = read_with_tsc(realtime_ns);
+    if (raw.tsc <= reference.tsc || raw.ns <= reference.ns)
         return fresh; // no baseline yet: every event is "now" (lifetime 0)
-    const uint64_t baseline_ns = raw.raw_ns - reference.raw_ns;
+    const uint64_t baseline_ns = raw.ns - reference.ns;
     fresh.ns_per_tick = static_cast<double>(baseline_ns) /
                         static_cast<double>(raw.tsc - reference.tsc);
     const uint64_t lifetime_ns = std::min(anchor_lifetime_ns, baseline_ns / 16);
@@ -120,22 +100,35 @@ Anchor take_anchor()
 } // namespace
 #endif
 
+void start_event_clock(bool allow_tsc)
+{
+    event_clock_counts_tsc = false;
+#if defined(__x86_64__)
+    if (!allow_tsc || !tsc_is_invariant() || !kernel_keeps_time_with_tsc())
+        return;
+    reference = read_with_tsc(raw_ns);
+    event_clock_counts_tsc = true;
+#else
+    (void)allow_tsc;
+#endif
+}
+
 uint64_t event_realtime_ns(const Event &event)
 {
 #if defined(__x86_64__)
     if (!event.tsc)
         return event.ts_ns;
-    if (!anchor.ns_per_tick || event.tsc > anchor.tsc + anchor.lifetime_ticks) {
+    if (!anchor.ns_per_tick || event.tsc > anchor.wall.tsc + anchor.lifetime_ticks) {
         anchor = take_anchor();
         if (!anchor.ns_per_tick)
-            return anchor.wall_ns;
+            return anchor.wall.ns;
     }
     // Older events (a backlog) lie on the same line, before the anchor.
     // In integers but the offset: a double holds ns since 1970 only to
     // within 256 ns.
-    const auto ticks = static_cast<int64_t>(event.tsc - anchor.tsc);
+    const auto ticks = static_cast<int64_t>(event.tsc - anchor.wall.tsc);
     const auto offset_ns = static_cast<int64_t>(static_cast<double>(ticks) * anchor.ns_per_tick);
-    return anchor.wall_ns + static_cast<uint64_t>(offset_ns);
+    return anchor.wall.ns + static_cast<uint64_t>(offset_ns);
 #else
     return event.ts_ns;
 #endif

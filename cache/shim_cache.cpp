@@ -281,10 +281,7 @@ void set_pin_on_alloc(bool on)
 
 void pin_new_allocation(const char *api, Via via, const Allocation &allocation)
 {
-    if (!pin_on_alloc)
-        return;
-    const Config &config = runtime().config;
-    if (config.pin != PinPolicy::alloc || allocation.size < config.pin_min_size)
+    if (!pin_on_alloc || allocation.size < runtime().config.pin_min_size)
         return;
     switch (allocation.kind) {
     case MemoryKind::device:

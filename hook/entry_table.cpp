@@ -92,5 +92,4 @@ const EntryInfo *entry_for_wrapper(const void *function)
     return nullptr;
 }
 
-
 } // namespace gdrhook
