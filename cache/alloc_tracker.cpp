@@ -1,45 +1,65 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/alloc_tracker.h"
 
+#include <new>
 
 namespace gdrhook {
 
-uint64_t AllocTracker::key(MemoryKind kind, uint64_t addr)
-{
-    // Physical handles live in their own namespace: flip the top bit, which
-    // no canonical user-space address or driver handle has set.
-    return is_handle(kind) ? addr ^ (1ull << 63) : addr;
-}
-
 AllocTracker::Shard &AllocTracker::shard_for(uint64_t key) const
 {
-    // Allocations are at least 512-byte aligned; mix the bits above that.
-    uint64_t h = (key >> 9) * 0x9e3779b97f4a7c15ull;
-    return shards_[h >> 60];
+    return shards_[mix(key) >> 60];
 }
 
-void AllocTracker::insert(const Allocation &allocation)
+AllocTracker::FrontEntry *AllocTracker::make_front()
 {
-    uint64_t k = key(allocation.kind, allocation.addr);
+    std::lock_guard<std::mutex> lock(front_creation_);
+    if (FrontEntry *front = front_.load(std::memory_order_relaxed))
+        return front;
+    front_storage_ = make_hot_array<FrontEntry>(size_t{1} << front_bits);
+    front_.store(front_storage_.get(), std::memory_order_release);
+    return front_storage_.get();
+}
+
+template <typename Visit>
+void AllocTracker::for_each_front(Visit &&visit) const
+{
+    FrontEntry *front = front_.load(std::memory_order_acquire);
+    if (!front)
+        return;
+    for (size_t i = 0; i < (size_t{1} << front_bits); ++i) {
+        std::lock_guard<SpinLock> lock(front[i].lock);
+        if (front[i].used)
+            visit(front[i]);
+    }
+}
+
+void AllocTracker::insert_beyond_front(uint64_t k, const Allocation &allocation)
+{
+    if (!front_.load(std::memory_order_acquire)) {
+        make_front();
+        insert(allocation);
+        return;
+    }
     Shard &shard = shard_for(k);
     std::lock_guard<SpinLock> lock(shard.lock);
     shard.by_key.put(k, allocation);
 }
 
-std::optional<Allocation> AllocTracker::remove(MemoryKind kind, uint64_t addr)
+bool AllocTracker::take_beyond_front(uint64_t k, Allocation &out)
 {
-    uint64_t k = key(kind, addr);
     Shard &shard = shard_for(k);
     std::lock_guard<SpinLock> lock(shard.lock);
-    Allocation found;
-    if (!shard.by_key.take(k, found))
-        return std::nullopt;
-    return found;
+    return shard.by_key.take(k, out);
 }
 
 std::optional<Allocation> AllocTracker::find(MemoryKind kind, uint64_t addr) const
 {
     uint64_t k = key(kind, addr);
+    if (FrontEntry *front = front_entry(k)) {
+        std::lock_guard<SpinLock> lock(front->lock);
+        if (front->used && front->key == k)
+            return front->allocation;
+    }
     Shard &shard = shard_for(k);
     std::lock_guard<SpinLock> lock(shard.lock);
     if (const Allocation *found = shard.by_key.find(k))
@@ -56,10 +76,19 @@ std::vector<Allocation> AllocTracker::remove_mappings_in(uint64_t addr, uint64_t
         if (exact->size >= size)
             return removed;
     }
+    auto inside = [&](const Allocation &a) {
+        return a.kind == MemoryKind::vmm_mapping && a.addr >= addr && a.addr - addr < size;
+    };
+    for_each_front([&](FrontEntry &entry) {
+        if (inside(entry.allocation)) {
+            removed.push_back(entry.allocation);
+            entry.used = false;
+        }
+    });
     for (Shard &shard : shards_) {
         std::lock_guard<SpinLock> lock(shard.lock);
         shard.by_key.remove_if([&](uint64_t, const Allocation &a) {
-            if (a.kind != MemoryKind::vmm_mapping || a.addr < addr || a.addr - addr >= size)
+            if (!inside(a))
                 return false;
             removed.push_back(a);
             return true;
@@ -71,6 +100,12 @@ std::vector<Allocation> AllocTracker::remove_mappings_in(uint64_t addr, uint64_t
 std::vector<Allocation> AllocTracker::remove_context(uint64_t context)
 {
     std::vector<Allocation> removed;
+    for_each_front([&](FrontEntry &entry) {
+        if (entry.allocation.context == context) {
+            removed.push_back(entry.allocation);
+            entry.used = false;
+        }
+    });
     for (Shard &shard : shards_) {
         std::lock_guard<SpinLock> lock(shard.lock);
         shard.by_key.remove_if([&](uint64_t, const Allocation &a) {
@@ -86,6 +121,7 @@ std::vector<Allocation> AllocTracker::remove_context(uint64_t context)
 size_t AllocTracker::size() const
 {
     size_t total = 0;
+    for_each_front([&](const FrontEntry &) { ++total; });
     for (Shard &shard : shards_) {
         std::lock_guard<SpinLock> lock(shard.lock);
         total += shard.by_key.size();
@@ -95,6 +131,10 @@ size_t AllocTracker::size() const
 
 void AllocTracker::reinitialize_locks_after_fork()
 {
+    new (&front_creation_) std::mutex();
+    if (FrontEntry *front = front_.load(std::memory_order_relaxed))
+        for (size_t i = 0; i < (size_t{1} << front_bits); ++i)
+            front[i].lock.reset();
     for (Shard &shard : shards_)
         shard.lock.reset();
 }

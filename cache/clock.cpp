@@ -7,20 +7,13 @@
 #include <unistd.h>
 
 namespace gdrhook {
-namespace {
 
 GDRHOOK_HOT_DATA std::atomic<uint32_t> fork_generation{1};
 
-} // namespace
-
-int32_t current_tid()
+int32_t ask_tid(HotThreadState &cached, uint32_t generation)
 {
-    uint32_t generation = fork_generation.load(std::memory_order_relaxed);
-    HotThreadState &cached = hot_thread_state();
-    if (cached.tid_generation != generation) {
-        cached.tid = static_cast<int32_t>(syscall(SYS_gettid));
-        cached.tid_generation = generation;
-    }
+    cached.tid = static_cast<int32_t>(syscall(SYS_gettid));
+    cached.tid_generation = generation;
     return cached.tid;
 }
 

@@ -30,7 +30,7 @@ inline uint64_t monotonic_ns()
 
 // The calling thread's kernel id, cached per thread. The cache is dropped in
 // a forked child, whose only thread has a new id.
-GDRHOOK_HOT int32_t current_tid();
+// current_tid() is in thread_state.h, with the per-thread state it reads.
 
 // Called in the child after fork(), before anything else runs there.
 void forget_cached_thread_ids();

@@ -16,6 +16,7 @@
 #include "cache/clock.h"
 #include "cache/event.h"
 #include "cache/hot_path.h"
+#include "cache/queued_event.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -46,6 +47,16 @@ inline void stamp_now(Event &event)
 }
 
 // CLOCK_REALTIME in ns of an event: its ts_ns, or its TSC converted.
+// The same stamp in the form an event has in the queue (queued_event.h).
+inline uint64_t queued_time_now()
+{
+#if defined(__x86_64__)
+    if (event_clock_counts_tsc)
+        return __rdtsc() | queued_time_is_tsc;
+#endif
+    return realtime_ns();
+}
+
 uint64_t event_realtime_ns(const Event &event);
 
 } // namespace gdrhook

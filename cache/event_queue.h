@@ -47,9 +47,18 @@ inline void prefetch_for_write(const void *address)
 #endif
 }
 
+// Nothing extra on the producers' line (see BoundedMpscQueue).
+struct NoProducerShared {
+};
+
 // Aligned and padded to whole cache lines, so that whatever an enclosing
 // object puts next to it does not share a line with dequeue_pos_.
-template <typename T>
+//
+// ProducerShared: what the owner of the queue has every producer read on
+// each push (a pipeline's flags), kept on the line the push writes anyway:
+// a push after the line was evicted then misses once, not twice. Written
+// rarely, or the producers would bounce it.
+template <typename T, typename ProducerShared = NoProducerShared>
 class alignas(cache_line_size) BoundedMpscQueue
 {
     static_assert(std::is_trivially_copyable_v<T>,
@@ -68,6 +77,9 @@ public:
     BoundedMpscQueue &operator=(const BoundedMpscQueue &) = delete;
 
     size_t capacity() const { return mask_ + 1; }
+
+    ProducerShared &producer_shared() { return producer_shared_; }
+    const ProducerShared &producer_shared() const { return producer_shared_; }
 
     // Any thread. Returns false when the ring is full.
     bool try_push(const T &item)
@@ -154,10 +166,15 @@ private:
 
     // What a push reads and writes besides its cell, on one line: the
     // consumer only reads mask_ and cells_ here, once per drain, while the
-    // producers write enqueue_pos_.
+    // producers write enqueue_pos_ and read producer_shared_.
+    static_assert(sizeof(size_t) + sizeof(HotArray<Cell>) + sizeof(std::atomic<size_t>) +
+                          sizeof(ProducerShared) <=
+                      cache_line_size,
+                  "a push's line holds the counter and the shared flags");
     const size_t mask_;
     HotArray<Cell> cells_; // hot_arena.h: with the rest of the hot path
     std::atomic<size_t> enqueue_pos_{0};
+    [[no_unique_address]] ProducerShared producer_shared_;
     // The consumer's counter, on a line of its own so it does not bounce.
     alignas(cache_line_size) std::atomic<size_t> dequeue_pos_{0};
 };

@@ -19,4 +19,6 @@
 // The same for the globals those functions read: one section, so that they
 // share a page of .data rather than spreading over .data, .bss and the
 // read-only relocated data.
-#define GDRHOOK_HOT_DATA __attribute__((section(".data.gdrhook_hot")))
+// Hidden also where only declared: the code then reaches them directly,
+// not through the GOT (another line, on another page).
+#define GDRHOOK_HOT_DATA __attribute__((section(".data.gdrhook_hot"), visibility("hidden")))

@@ -59,30 +59,11 @@ EventPipeline::~EventPipeline()
     shutdown();
 }
 
-// The sleep protocol is a Dekker pairing: the worker publishes "sleeping"
-// and then looks at the queue; a producer publishes its item and then looks
-// at "sleeping". A full fence on both sides makes sure one of them sees the
-// other. The producer's fence waits for its store to the queue cell, which
-// usually misses the cache (the worker read that cell last), and was half
-// of the shim's cost per event. With membarrier(2), the worker forces that
-// fence onto every running thread of the process on the rare occasions it
-// goes to sleep, and producers need only stop the compiler from reordering.
-void EventPipeline::publish_then_check_sleeper()
-{
-    if (asymmetric_fences_.load(std::memory_order_relaxed))
-        std::atomic_signal_fence(std::memory_order_seq_cst);
-    else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-    // Only the first producer to find the worker asleep wakes it.
-    if (worker_sleeping_.load(std::memory_order_relaxed) &&
-        worker_sleeping_.exchange(0, std::memory_order_relaxed))
-        wake_worker();
-}
-
+// The sleep protocol: see publish_then_check_sleeper() in pipeline.h.
 void EventPipeline::announce_sleep()
 {
-    worker_sleeping_.store(1, std::memory_order_relaxed);
-    if (asymmetric_fences_.load(std::memory_order_relaxed))
+    flags().worker_sleeping.store(1, std::memory_order_relaxed);
+    if (flags().asymmetric_fences.load(std::memory_order_relaxed))
         syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
     else
         std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -91,19 +72,24 @@ void EventPipeline::announce_sleep()
 void EventPipeline::submit(const Event &event)
 {
     QueuedEvent queued;
-    const bool compact = pack(event, queued);
-    if (compact && !stopped_.load(std::memory_order_acquire)) {
-        if (!worker_running_.load(std::memory_order_acquire))
-            ensure_worker(); // not inlined, and off the hot pages
-        if (worker_running_.load(std::memory_order_acquire) && queue_.try_push(queued)) {
+    if (pack(event, queued))
+        submit(queued);
+    else
+        submit_on_this_thread(event, false, queued);
+}
+
+void EventPipeline::submit_beyond_queue(const QueuedEvent &queued)
+{
+    if (!flags().stopped.load(std::memory_order_acquire)) {
+        ensure_worker();
+        if (flags().worker_running.load(std::memory_order_acquire) && queue_.try_push(queued)) {
             publish_then_check_sleeper();
-            // Shutdown may have drained the queue just before our push.
-            if (stopped_.load(std::memory_order_acquire))
+            if (flags().stopped.load(std::memory_order_acquire))
                 drain_now();
             return;
         }
     }
-    submit_on_this_thread(event, compact, queued);
+    submit_on_this_thread(Event{}, true, queued);
 }
 
 // Full queue, no worker (thread creation failed), after shutdown, or an
@@ -147,17 +133,17 @@ void EventPipeline::wake_worker()
 
 void EventPipeline::ensure_worker()
 {
-    if (worker_running_.load(std::memory_order_acquire))
+    if (flags().worker_running.load(std::memory_order_acquire))
         return;
     std::lock_guard<std::mutex> lock(worker_start_lock_);
-    if (worker_running_.load(std::memory_order_relaxed) ||
-        stopped_.load(std::memory_order_relaxed))
+    if (flags().worker_running.load(std::memory_order_relaxed) ||
+        flags().stopped.load(std::memory_order_relaxed))
         return;
 
     // Registration is once per process and cheap; without it (kernels
     // before 4.14, seccomp) producers fall back to a full fence.
     if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-        asymmetric_fences_.store(true, std::memory_order_relaxed);
+        flags().asymmetric_fences.store(true, std::memory_order_relaxed);
 
     // The worker must not take signals meant for the application.
     sigset_t all, previous;
@@ -165,7 +151,7 @@ void EventPipeline::ensure_worker()
     pthread_sigmask(SIG_BLOCK, &all, &previous);
     try {
         worker_ = std::thread([this] { worker_main(); });
-        worker_running_.store(true, std::memory_order_release);
+        flags().worker_running.store(true, std::memory_order_release);
     } catch (const std::exception &error) {
         // Without a worker every event is handled on its own thread.
         diagnostics().warn("cannot start the event worker ({}); events are "
@@ -236,7 +222,7 @@ void EventPipeline::worker_main()
         if (!queue_.maybe_nonempty() && !poked_.load(std::memory_order_acquire) &&
             !stopping_.load(std::memory_order_acquire))
             timed_out = futex_wait(wake_word_, word, until_sample);
-        worker_sleeping_.store(0, std::memory_order_relaxed);
+        flags().worker_sleeping.store(0, std::memory_order_relaxed);
         // Woken by a producer: linger after its events. Woken by the clock
         // for a sample: nobody is producing; back to sleep after it.
         lingered = timed_out;
@@ -288,8 +274,8 @@ void EventPipeline::write_from_consumer(Event &event)
 void EventPipeline::poke()
 {
     poked_.store(true, std::memory_order_release);
-    if (stopped_.load(std::memory_order_acquire) ||
-        !worker_running_.load(std::memory_order_acquire)) {
+    if (flags().stopped.load(std::memory_order_acquire) ||
+        !flags().worker_running.load(std::memory_order_acquire)) {
         // No worker to do it: whoever drains next runs the hook. At exit
         // the exit handler drains last.
         return;
@@ -309,15 +295,15 @@ void EventPipeline::shutdown()
 {
     {
         std::lock_guard<std::mutex> lock(worker_start_lock_);
-        if (stopped_.exchange(true))
+        if (flags().stopped.exchange(true))
             return;
         stopping_.store(true, std::memory_order_release);
     }
-    if (worker_running_.load(std::memory_order_acquire)) {
+    if (flags().worker_running.load(std::memory_order_acquire)) {
         wake_worker();
         if (worker_.joinable())
             worker_.join();
-        worker_running_.store(false, std::memory_order_release);
+        flags().worker_running.store(false, std::memory_order_release);
     }
     drain_now();
 }
@@ -343,8 +329,8 @@ void EventPipeline::after_fork_in_child(int child_pid)
     // The worker thread does not exist in the child; forget its handle
     // without joining or destroying it.
     new (&worker_) std::thread();
-    worker_running_.store(false, std::memory_order_relaxed);
-    worker_sleeping_.store(0, std::memory_order_relaxed);
+    flags().worker_running.store(false, std::memory_order_relaxed);
+    flags().worker_sleeping.store(0, std::memory_order_relaxed);
     queue_.reset();
     pid_ = child_pid;
 }

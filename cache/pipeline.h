@@ -81,7 +81,25 @@ public:
     // Any thread. Assigns the event's sequence number (its position in the
     // queue: every event goes through it). Never blocks on the worker
     // unless the queue is full.
-    GDRHOOK_HOT void submit(const Event &event);
+    void submit(const Event &event);
+
+    // The same for an event already in its queued form (the recorder's
+    // allocations and frees): inline, the queue push and nothing else
+    // while the worker runs and the queue has room.
+    void submit(const QueuedEvent &queued)
+    {
+        if (__builtin_expect(!flags().stopped.load(std::memory_order_acquire) &&
+                                 flags().worker_running.load(std::memory_order_acquire),
+                             1) &&
+            queue_.try_push(queued)) {
+            publish_then_check_sleeper();
+            // Shutdown may have drained the queue just before our push.
+            if (__builtin_expect(flags().stopped.load(std::memory_order_acquire), 0))
+                drain_now();
+            return;
+        }
+        submit_beyond_queue(queued);
+    }
 
     // Writes everything queued so far, on the calling thread.
     void drain_now();
@@ -106,27 +124,56 @@ private:
     void worker_main();
     size_t drain_locked();      // consumer_lock_ held
     void handle_locked(Event &event);
+    // No worker yet, queue full, stopped: the slow way.
+    void submit_beyond_queue(const QueuedEvent &queued);
     void submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued);
     void wake_worker();
-    GDRHOOK_HOT void publish_then_check_sleeper();
     void announce_sleep();
+
+    // The sleep protocol is a Dekker pairing: the worker publishes "sleeping"
+    // and then looks at the queue; a producer publishes its item and then looks
+    // at "sleeping". A full fence on both sides makes sure one of them sees the
+    // other. The producer's fence waits for its store to the queue cell, which
+    // usually misses the cache (the worker read that cell last), and was half
+    // of the shim's cost per event. With membarrier(2), the worker forces that
+    // fence onto every running thread of the process on the rare occasions it
+    // goes to sleep, and producers need only stop the compiler from reordering.
+    void publish_then_check_sleeper()
+    {
+        if (flags().asymmetric_fences.load(std::memory_order_relaxed))
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        else
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+        // Only the first producer to find the worker asleep wakes it.
+        if (flags().worker_sleeping.load(std::memory_order_relaxed) &&
+            flags().worker_sleeping.exchange(0, std::memory_order_relaxed))
+            wake_worker();
+    }
 
     // Members are grouped by who writes them, each group on its own cache
     // lines: a producer's push should touch the queue cell it fills and
     // lines nobody else writes, nothing the worker writes per event.
 
-    BoundedMpscQueue<QueuedEvent> queue_; // cache-line aligned and padded inside
-
     // Read on every submit; written at start, stop and fork, and by the
     // sleep protocol when the worker falls asleep (after lingering idle,
-    // so not while events flow) or is woken. One line for a push to read.
-    alignas(cache_line_size) std::atomic<bool> worker_running_{false};
-    std::atomic<bool> stopped_{false};
-    std::atomic<bool> stopping_{false};
-    // membarrier(2) lets the rarely-sleeping worker pay for the full fence
-    // of the sleep protocol instead of every producer (see pipeline.cpp).
-    std::atomic<bool> asymmetric_fences_{false};
-    std::atomic<uint32_t> worker_sleeping_{0};
+    // so not while events flow) or is woken. Kept on the queue's line that
+    // a push writes (event_queue.h).
+    struct ProducerFlags {
+        std::atomic<bool> worker_running{false};
+        std::atomic<bool> stopped{false};
+        // membarrier(2) lets the rarely-sleeping worker pay for the full
+        // fence of the sleep protocol instead of every producer (see
+        // pipeline.cpp).
+        std::atomic<bool> asymmetric_fences{false};
+        std::atomic<uint32_t> worker_sleeping{0};
+    };
+    ProducerFlags &flags() { return queue_.producer_shared(); }
+    const ProducerFlags &flags() const { return queue_.producer_shared(); }
+
+    BoundedMpscQueue<QueuedEvent, ProducerFlags> queue_; // cache-line aligned and padded inside
+
+    // The worker's and the wakers'.
+    alignas(cache_line_size) std::atomic<bool> stopping_{false};
     std::atomic<uint32_t> wake_word_{0};
 
     // Read by the consumer only, or rarely.

@@ -4,33 +4,16 @@
 #include <climits>
 
 namespace gdrhook {
+
+const char queued_text_anchor[] = "";
+
 namespace {
 
-// Offsets are taken from here; INT32_MIN stands for a null pointer.
-const char anchor[] = "";
-constexpr int32_t null_offset = INT32_MIN;
-// Not an EventKind any event has.
 constexpr auto placeholder_kind = static_cast<EventKind>(UINT8_MAX);
-// Neither a TSC reading (2^63 ticks are a century at 3 GHz) nor ns since
-// 1970 (until 2262) has the top bit set.
-constexpr uint64_t time_is_tsc = 1ull << 63;
-
-bool to_offset(const char *text, int32_t &out)
-{
-    if (!text) {
-        out = null_offset;
-        return true;
-    }
-    intptr_t offset = reinterpret_cast<intptr_t>(text) - reinterpret_cast<intptr_t>(anchor);
-    if (offset <= INT32_MIN || offset > INT32_MAX)
-        return false;
-    out = static_cast<int32_t>(offset);
-    return true;
-}
 
 const char *from_offset(int32_t offset)
 {
-    return offset == null_offset ? nullptr : anchor + offset;
+    return offset == queued_null_text ? nullptr : queued_text_anchor + offset;
 }
 
 } // namespace
@@ -40,12 +23,12 @@ bool pack(const Event &event, QueuedEvent &out)
     if (event.lat_ns || event.reason || event.sample || event.dev < INT8_MIN ||
         event.dev > INT8_MAX)
         return false;
-    if (!to_offset(event.api, out.api) || !to_offset(event.msg, out.msg) ||
-        !to_offset(event.backend, out.backend))
+    if (!queued_text(event.api, out.api) || !queued_text(event.msg, out.msg) ||
+        !queued_text(event.backend, out.backend))
         return false;
-    if ((event.tsc | event.ts_ns) & time_is_tsc)
+    if ((event.tsc | event.ts_ns) & queued_time_is_tsc)
         return false;
-    out.time = event.tsc ? event.tsc | time_is_tsc : event.ts_ns;
+    out.time = event.tsc ? event.tsc | queued_time_is_tsc : event.ts_ns;
     out.addr = event.addr;
     out.size = event.size;
     out.handle = event.handle;
@@ -73,8 +56,8 @@ bool is_placeholder(const QueuedEvent &queued)
 Event unpack(const QueuedEvent &queued, uint64_t seq)
 {
     Event event;
-    if (queued.time & time_is_tsc)
-        event.tsc = queued.time & ~time_is_tsc;
+    if (queued.time & queued_time_is_tsc)
+        event.tsc = queued.time & ~queued_time_is_tsc;
     else
         event.ts_ns = queued.time;
     event.seq = seq;

@@ -17,6 +17,7 @@
 #include "cache/event.h"
 #include "cache/hot_path.h"
 
+#include <climits>
 #include <cstdint>
 
 namespace gdrhook {
@@ -39,7 +40,28 @@ struct QueuedEvent {
 static_assert(sizeof(QueuedEvent) == 56, "one cache line with the queue's sequence word");
 
 // False when the event does not fit the compact form; `out` is then unset.
-GDRHOOK_HOT bool pack(const Event &event, QueuedEvent &out);
+bool pack(const Event &event, QueuedEvent &out);
+
+// The pieces of the compact form, for the recorder, which builds the
+// events of allocations and frees in it directly (recorder.h).
+inline constexpr uint64_t queued_time_is_tsc = 1ull << 63; // time: TSC, else realtime ns
+inline constexpr int32_t queued_null_text = INT32_MIN;
+extern const char queued_text_anchor[] __attribute__((visibility("hidden")));
+
+// A static string as its offset from the anchor; false if out of reach.
+inline bool queued_text(const char *text, int32_t &out)
+{
+    if (!text) {
+        out = queued_null_text;
+        return true;
+    }
+    const intptr_t offset =
+        reinterpret_cast<intptr_t>(text) - reinterpret_cast<intptr_t>(queued_text_anchor);
+    if (__builtin_expect(offset <= INT32_MIN || offset > INT32_MAX, 0))
+        return false;
+    out = static_cast<int32_t>(offset);
+    return true;
+}
 
 // Holds the place of an event handed over whole (see EventPipeline::submit).
 QueuedEvent placeholder();

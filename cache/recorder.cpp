@@ -2,12 +2,14 @@
 #include "cache/recorder.h"
 
 #include "cache/clock.h"
+#include "cache/queued_event.h"
 #include "cache/event_clock.h"
 #include "cache/runtime.h"
 #include "cache/shim_cache.h"
 #include "cache/thread_state.h"
 
 #include <array>
+#include <climits>
 #include <atomic>
 
 // Defined by the shim (hook/driver_queries.cpp) over the real driver;
@@ -54,6 +56,66 @@ void submit(const Event &event)
 {
     ++hot_thread_state().events_recorded;
     runtime().pipeline->submit(event);
+}
+
+RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind mem,
+                           uint64_t addr, uint64_t size)
+{
+    RecordedEvent event;
+    event.time = queued_time_now();
+    event.addr = addr;
+    event.size = size;
+    event.api = api;
+    event.tid = current_tid();
+    event.kind = kind;
+    event.via = via;
+    event.mem = mem;
+    return event;
+}
+
+// The rare event the queue's form cannot hold (queued_event.h) goes whole.
+Event whole(const RecordedEvent &recorded)
+{
+    Event event;
+    if (recorded.time & queued_time_is_tsc)
+        event.tsc = recorded.time & ~queued_time_is_tsc;
+    else
+        event.ts_ns = recorded.time;
+    event.addr = recorded.addr;
+    event.size = recorded.size;
+    event.api = recorded.api;
+    event.tid = recorded.tid;
+    event.dev = recorded.dev;
+    event.rc = recorded.rc;
+    event.kind = recorded.kind;
+    event.via = recorded.via;
+    event.mem = recorded.mem;
+    return event;
+}
+
+GDRHOOK_HOT void submit(const RecordedEvent &event)
+{
+    ++hot_thread_state().events_recorded;
+    QueuedEvent queued;
+    if (__builtin_expect(!queued_text(event.api, queued.api) || event.dev < INT8_MIN ||
+                             event.dev > INT8_MAX,
+                         0)) {
+        runtime().pipeline->submit(whole(event));
+        return;
+    }
+    queued.time = event.time;
+    queued.addr = event.addr;
+    queued.size = event.size;
+    queued.handle = 0;
+    queued.msg = queued_null_text;
+    queued.backend = queued_null_text;
+    queued.tid = event.tid;
+    queued.rc = event.rc;
+    queued.dev = static_cast<int8_t>(event.dev);
+    queued.kind = event.kind;
+    queued.via = event.via;
+    queued.mem = event.mem;
+    runtime().pipeline->submit(queued);
 }
 
 bool is_device_pointer_kind(MemoryKind kind)
@@ -116,37 +178,36 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
     if (!hook_enabled())
         return ticket;
     ticket.active = true;
-    ticket.event = make_event(EventKind::free, api, via, kind, addr, size_hint);
+    ticket.event = recorded_now(EventKind::free, api, via, kind, addr, size_hint);
 
     Runtime &rt = runtime();
-    std::optional<Allocation> found;
     if (kind == MemoryKind::vmm_mapping) {
         // One unmap may end several mappings; report the range unmapped.
         auto mappings = rt.tracker.remove_mappings_in(addr, size_hint);
         if (!mappings.empty()) {
-            found = mappings.front();
-            found->size = size_hint;
+            ticket.tracked = true;
+            ticket.allocation = mappings.front();
+            ticket.allocation.size = size_hint;
         }
     } else {
-        found = rt.tracker.remove(kind, addr);
+        ticket.tracked = rt.tracker.take(kind, addr, ticket.allocation);
         // The application may free through another family than it
         // allocated with (cuMemFree on pool memory, say): look there too.
-        if (!found && is_device_pointer_kind(kind)) {
+        if (__builtin_expect(!ticket.tracked && is_device_pointer_kind(kind), 0)) {
             for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch,
                                      MemoryKind::pool, MemoryKind::managed,
                                      MemoryKind::ipc}) {
-                if (other != kind && (found = rt.tracker.remove(other, addr)))
+                if (other != kind && (ticket.tracked = rt.tracker.take(other, addr,
+                                                                        ticket.allocation)))
                     break;
             }
         }
     }
-    if (found) {
-        ticket.tracked = true;
-        ticket.allocation = *found;
-        ticket.event.mem = found->kind;
-        ticket.event.dev = found->dev;
+    if (ticket.tracked) {
+        ticket.event.mem = ticket.allocation.kind;
+        ticket.event.dev = ticket.allocation.dev;
         if (!size_hint)
-            ticket.event.size = found->size;
+            ticket.event.size = ticket.allocation.size;
     } else if (!size_hint && is_device_pointer_kind(kind) && queries().address_range) {
         uint64_t base = 0, size = 0;
         if (queries().address_range(addr, &base, &size))
@@ -154,7 +215,7 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
     }
     // Before the real free: once it returns the address can come back from
     // the next allocation, and no lookup may find the old registration.
-    if (is_gpu_range_kind(kind))
+    if (is_gpu_range_kind(kind) && existing_shim_cache())
         invalidate_freed(addr, ticket.event.size);
     return ticket;
 }
@@ -166,7 +227,7 @@ void end_free(FreeTicket &ticket, int rc)
     ticket.event.rc = rc;
     if (rc != 0 && ticket.tracked)
         runtime().tracker.insert(ticket.allocation); // still allocated
-    else if (rc == 0 && is_gpu_range_kind(ticket.event.mem))
+    else if (rc == 0 && is_gpu_range_kind(ticket.event.mem) && existing_shim_cache())
         // A lookup racing the free may have pinned between the first
         // invalidation and the real free; pins started after the free are
         // of new allocations (the address may be another thread's already).
@@ -179,7 +240,7 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
 {
     if (!hook_enabled())
         return;
-    Event event = make_event(EventKind::alloc, api, via, kind, addr, size);
+    RecordedEvent event = recorded_now(EventKind::alloc, api, via, kind, addr, size);
     event.rc = rc;
     if (rc == 0 && size == 0 && kind == MemoryKind::ipc && queries().address_range) {
         uint64_t base = 0;
@@ -196,16 +257,17 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         event.dev = allocation.dev;
         runtime().tracker.insert(allocation);
         submit(event);
-        pin_new_allocation(api, via, allocation); // logs `pin` after `alloc`
+        if (shim_pins_on_alloc)
+            pin_new_allocation(api, via, allocation); // logs `pin` after `alloc`
         return;
     }
     submit(event);
 }
 
-FreeTicket begin_context_teardown(const char *api, Via via, uint64_t context,
-                                  int32_t dev)
+TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
+                                      int32_t dev)
 {
-    FreeTicket ticket;
+    TeardownTicket ticket;
     if (!hook_enabled())
         return ticket;
     ticket.active = true;
@@ -215,7 +277,7 @@ FreeTicket begin_context_teardown(const char *api, Via via, uint64_t context,
     return ticket;
 }
 
-void end_context_teardown(FreeTicket &ticket, int rc)
+void end_context_teardown(TeardownTicket &ticket, int rc)
 {
     if (!ticket.active)
         return;

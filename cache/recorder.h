@@ -34,12 +34,28 @@ struct DriverQueries {
 void set_driver_queries(const DriverQueries &queries);
 
 // An event stamped now (CLOCK_REALTIME, the calling thread's id).
-GDRHOOK_HOT Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
                  uint64_t size);
-GDRHOOK_HOT const DriverQueries &driver_queries();
+const DriverQueries &driver_queries();
+
+// An allocation's or a free's event as the hot path records it: the fields
+// such an event has, the time already in the queue's form (queued_event.h),
+// so that it is built and queued without the detour through Event.
+struct RecordedEvent {
+    uint64_t time = 0;  // queued_time_now()
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    const char *api = "";
+    int32_t tid = 0;
+    int32_t dev = -1;
+    int32_t rc = 0;
+    EventKind kind = EventKind::error;
+    Via via = Via::symbol;
+    MemoryKind mem = MemoryKind::none;
+};
 
 struct FreeTicket {
-    Event event;
+    RecordedEvent event;
     Allocation allocation;     // what the free ends, if it was tracked
     bool tracked = false;
     bool active = false;       // false: pass-through, nothing to log
@@ -48,18 +64,22 @@ struct FreeTicket {
 // A free of one allocation (or handle) of `kind`, at addr. size_hint is the
 // size the API call names (cuMemUnmap, cuMemAddressFree), else 0.
 GDRHOOK_HOT FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
-                      uint64_t size_hint);
+                                  uint64_t size_hint);
 GDRHOOK_HOT void end_free(FreeTicket &ticket, int rc);
 
 // A successful or failed allocation; addr is the pointer or handle made.
 GDRHOOK_HOT void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
-                  uint64_t size, int rc);
+                              uint64_t size, int rc);
 
 // cuCtxDestroy and the primary-context teardowns: everything allocated in
 // `context` ends. Returns the ticket to finish after the real call.
-FreeTicket begin_context_teardown(const char *api, Via via, uint64_t context,
-                                  int32_t dev);
-void end_context_teardown(FreeTicket &ticket, int rc);
+struct TeardownTicket {
+    Event event;
+    bool active = false;
+};
+TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
+                                      int32_t dev);
+void end_context_teardown(TeardownTicket &ticket, int rc);
 
 // Primary contexts are reference counted by the driver; the hook mirrors the
 // count so that the release that destroys one is treated as a teardown.

@@ -20,11 +20,7 @@
 namespace gdrhook {
 namespace {
 
-enum State : int { uninitialized, initializing, enabled, disabled };
-
-GDRHOOK_HOT_DATA std::atomic<int> state{uninitialized};
 std::mutex init_lock;
-GDRHOOK_HOT_DATA Runtime *the_runtime = nullptr;
 std::string events_pattern; // GDRHOOK_EVENTS as written, for the forked child
 
 void print_statistics()
@@ -39,7 +35,7 @@ void print_statistics()
 
 void at_exit()
 {
-    if (state.load(std::memory_order_acquire) != enabled)
+    if (runtime_state.load(std::memory_order_acquire) != runtime_enabled)
         return;
     // Nothing stays pinned past the process: every registration is
     // unpinned, and logged, by the last drain of the queue.
@@ -51,20 +47,20 @@ void at_exit()
 
 void before_fork()
 {
-    if (state.load(std::memory_order_acquire) == enabled)
+    if (runtime_state.load(std::memory_order_acquire) == runtime_enabled)
         the_runtime->pipeline->before_fork();
 }
 
 void after_fork_in_parent()
 {
-    if (state.load(std::memory_order_acquire) == enabled)
+    if (runtime_state.load(std::memory_order_acquire) == runtime_enabled)
         the_runtime->pipeline->after_fork_in_parent();
 }
 
 void after_fork_in_child()
 {
     forget_cached_thread_ids();
-    if (state.load(std::memory_order_acquire) != enabled)
+    if (runtime_state.load(std::memory_order_acquire) != runtime_enabled)
         return;
     Runtime &rt = *the_runtime;
     rt.pid = static_cast<int>(getpid());
@@ -101,7 +97,7 @@ void initialize()
 
     if (rt->config.disabled) {
         the_runtime = rt;
-        state.store(disabled, std::memory_order_release);
+        runtime_state.store(runtime_disabled, std::memory_order_release);
         return;
     }
 
@@ -127,33 +123,31 @@ void initialize()
     diagnostics().debug("initialized: events '{}', queue capacity {}, sample interval {} ms (0: none)",
                         rt->config.events_path, rt->config.queue_capacity,
                         rt->config.sample_ms);
-    state.store(enabled, std::memory_order_release);
+    runtime_state.store(runtime_enabled, std::memory_order_release);
 }
 
 } // namespace
 
-bool hook_enabled()
+GDRHOOK_HOT_DATA std::atomic<int> runtime_state{runtime_uninitialized};
+GDRHOOK_HOT_DATA Runtime *the_runtime = nullptr;
+
+bool hook_enabled_after_first_call()
 {
-    int s = state.load(std::memory_order_acquire);
-    if (__builtin_expect(s == enabled, 1))
+    int s = runtime_state.load(std::memory_order_acquire);
+    if (s == runtime_enabled)
         return true;
-    if (s == disabled)
+    if (s == runtime_disabled)
         return false;
     std::lock_guard<std::mutex> lock(init_lock);
-    s = state.load(std::memory_order_acquire);
-    if (s == uninitialized) {
+    s = runtime_state.load(std::memory_order_acquire);
+    if (s == runtime_uninitialized) {
         // A wrapper reached from inside initialization (it makes no CUDA
         // call, but be safe) sees "initializing" and only forwards.
-        state.store(initializing, std::memory_order_relaxed);
+        runtime_state.store(runtime_initializing, std::memory_order_relaxed);
         initialize();
-        s = state.load(std::memory_order_acquire);
+        s = runtime_state.load(std::memory_order_acquire);
     }
-    return s == enabled;
-}
-
-Runtime &runtime()
-{
-    return *the_runtime;
+    return s == runtime_enabled;
 }
 
 void shutdown_runtime()

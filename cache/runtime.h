@@ -12,6 +12,8 @@
 #include "cache/event_log.h"
 #include "cache/pipeline.h"
 
+#include <atomic>
+
 namespace gdrhook {
 
 struct Runtime {
@@ -22,12 +24,34 @@ struct Runtime {
     int pid = 0;
 };
 
+enum RuntimeState : int {
+    runtime_uninitialized,
+    runtime_initializing,
+    runtime_enabled,
+    runtime_disabled,
+};
+
+// Hot data (hot_path.h), read inline by every wrapper.
+extern GDRHOOK_HOT_DATA std::atomic<int> runtime_state;
+extern GDRHOOK_HOT_DATA Runtime *the_runtime;
+
+// The first call initializes; later ones answer from runtime_state.
+bool hook_enabled_after_first_call();
+
 // True when the shim should record (initializes on first call). False with
 // GDRHOOK_DISABLE=1: every wrapper then only forwards.
-GDRHOOK_HOT bool hook_enabled();
+inline bool hook_enabled()
+{
+    if (__builtin_expect(runtime_state.load(std::memory_order_acquire) == runtime_enabled, 1))
+        return true;
+    return hook_enabled_after_first_call();
+}
 
 // Initialized state; call only after hook_enabled() returned true.
-GDRHOOK_HOT Runtime &runtime();
+inline Runtime &runtime()
+{
+    return *the_runtime;
+}
 
 // Flushes the event log and stops the worker (the exit handler does this;
 // tests call it to read a complete log).

@@ -9,6 +9,7 @@
 #include "cache/recorder.h"
 #include "cache/registration_cache.h"
 #include "cache/runtime.h"
+#include "cache/thread_state.h"
 
 #include <atomic>
 #include <mutex>
@@ -23,7 +24,6 @@
 namespace gdrhook {
 namespace {
 
-GDRHOOK_HOT_DATA std::atomic<RegistrationCache *> the_cache{nullptr};
 std::atomic<bool> creation_failed{false};
 std::mutex creation_lock;
 const char *backend_name = "none";
@@ -38,7 +38,6 @@ struct PinCause {
     int32_t dev = -1;
 };
 GDRHOOK_THREAD_LOCAL PinCause pin_cause;
-GDRHOOK_HOT_DATA bool pin_on_alloc = false;
 
 // An event of the cache's, stamped now on the calling thread.
 Event cache_event(EventKind kind, const char *api, uint64_t addr, uint64_t size)
@@ -226,24 +225,22 @@ void write_releases_whose_pin_is_logged(EventPipeline &pipeline)
 
 } // namespace
 
-RegistrationCache *existing_shim_cache()
-{
-    return the_cache.load(std::memory_order_acquire);
-}
+GDRHOOK_HOT_DATA std::atomic<RegistrationCache *> the_shim_cache{nullptr};
+GDRHOOK_HOT_DATA bool shim_pins_on_alloc = false;
 
 RegistrationCache *shim_cache()
 {
-    if (RegistrationCache *cache = the_cache.load(std::memory_order_acquire))
+    if (RegistrationCache *cache = the_shim_cache.load(std::memory_order_acquire))
         return cache;
     if (creation_failed.load(std::memory_order_relaxed) || !hook_enabled() ||
         runtime().config.pin == PinPolicy::off)
         return nullptr;
     std::lock_guard<std::mutex> lock(creation_lock);
-    if (RegistrationCache *cache = the_cache.load(std::memory_order_relaxed))
+    if (RegistrationCache *cache = the_shim_cache.load(std::memory_order_relaxed))
         return cache;
     try {
         RegistrationCache *cache = create_cache();
-        the_cache.store(cache, std::memory_order_release);
+        the_shim_cache.store(cache, std::memory_order_release);
         return cache;
     } catch (const std::exception &error) {
         diagnostics().error("cannot create the registration cache ({}); nothing is pinned",
@@ -276,12 +273,12 @@ void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock)
 
 void set_pin_on_alloc(bool on)
 {
-    pin_on_alloc = on;
+    shim_pins_on_alloc = on;
 }
 
 void pin_new_allocation(const char *api, Via via, const Allocation &allocation)
 {
-    if (!pin_on_alloc || allocation.size < runtime().config.pin_min_size)
+    if (!shim_pins_on_alloc || allocation.size < runtime().config.pin_min_size)
         return;
     switch (allocation.kind) {
     case MemoryKind::device:

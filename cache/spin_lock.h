@@ -18,6 +18,21 @@ class SpinLock
 public:
     void lock()
     {
+        if (__builtin_expect(!locked_.exchange(true, std::memory_order_acquire), 1))
+            return;
+        lock_contended();
+    }
+
+    void unlock() { locked_.store(false, std::memory_order_release); }
+
+    // In a forked child: a thread that held it does not exist there.
+    void reset() { locked_.store(false, std::memory_order_relaxed); }
+
+private:
+    // Out of line: the uncontended lock is one exchange, and its callers'
+    // code stays short (hot_path.h).
+    __attribute__((noinline, cold)) void lock_contended()
+    {
         for (int spins = 0;; ++spins) {
             // Test before test-and-set: waiters read a shared line and do
             // not bounce it between cores until it looks free.
@@ -31,12 +46,6 @@ public:
         }
     }
 
-    void unlock() { locked_.store(false, std::memory_order_release); }
-
-    // In a forked child: a thread that held it does not exist there.
-    void reset() { locked_.store(false, std::memory_order_relaxed); }
-
-private:
     static void cpu_relax()
     {
 #if defined(__x86_64__) || defined(__i386__)

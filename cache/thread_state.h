@@ -18,7 +18,8 @@
 
 namespace gdrhook {
 
-struct HotThreadState {
+// One cache line: the hot path reads and writes it on every call.
+struct alignas(64) HotThreadState {
     Via via = Via::symbol;       // how the call in progress reached the hook
     uint32_t tid_generation = 0; // current_tid(): fork generation of `tid`
     int32_t tid = 0;
@@ -47,6 +48,20 @@ inline HotThreadState &hot_thread_state()
 #else
     return hot_thread_state_slot;
 #endif
+}
+
+// Bumped in a forked child, whose threads have new ids (clock.cpp).
+extern GDRHOOK_HOT_DATA std::atomic<uint32_t> fork_generation;
+int32_t ask_tid(HotThreadState &cached, uint32_t generation);
+
+// The calling thread's id, asked of the kernel once per thread and fork.
+inline int32_t current_tid()
+{
+    const uint32_t generation = fork_generation.load(std::memory_order_relaxed);
+    HotThreadState &cached = hot_thread_state();
+    if (__builtin_expect(cached.tid_generation == generation, 1))
+        return cached.tid;
+    return ask_tid(cached, generation);
 }
 
 } // namespace gdrhook

@@ -28,7 +28,7 @@ CUresult hooked_free(const char *api, MemoryKind kind, uint64_t addr,
 template <typename Call>
 CUresult hooked_teardown(const char *api, uint64_t context, int dev, Call &&real_call)
 {
-    FreeTicket ticket = begin_context_teardown(api, current_via(), context, dev);
+    TeardownTicket ticket = begin_context_teardown(api, current_via(), context, dev);
     CUresult rc = real_call();
     end_context_teardown(ticket, rc);
     return rc;

@@ -93,14 +93,31 @@ enum class EntryId : int {
 
 inline constexpr int entry_count = static_cast<int>(EntryId::count);
 
+// The hot entries numbered among themselves: their real-function slots sit
+// with the other hot globals (real_functions.h), the rest elsewhere.
+enum class HotEntryId : int {
+#define GDRHOOK_HOT_ID(symbol) symbol,
+    GDRHOOK_HOT_ENTRY_POINTS(GDRHOOK_HOT_ID)
+#undef GDRHOOK_HOT_ID
+    count
+};
+
+inline constexpr int hot_entry_count = static_cast<int>(HotEntryId::count);
+
+// -1 for an entry that is not hot.
+constexpr int hot_index(EntryId id)
+{
+#define GDRHOOK_HOT_INDEX(symbol)                                              \
+    if (id == EntryId::symbol)                                                 \
+        return static_cast<int>(HotEntryId::symbol);
+    GDRHOOK_HOT_ENTRY_POINTS(GDRHOOK_HOT_INDEX)
+#undef GDRHOOK_HOT_INDEX
+    return -1;
+}
+
 constexpr bool is_hot_entry(EntryId id)
 {
-#define GDRHOOK_IS_HOT(symbol)                                                 \
-    if (id == EntryId::symbol)                                                 \
-        return true;
-    GDRHOOK_HOT_ENTRY_POINTS(GDRHOOK_IS_HOT)
-#undef GDRHOOK_IS_HOT
-    return false;
+    return hot_index(id) >= 0;
 }
 
 } // namespace gdrhook

@@ -9,11 +9,13 @@
 namespace gdrhook {
 namespace {
 
-GDRHOOK_HOT_DATA std::atomic<void *> slots[entry_count];
 std::atomic<DlsymFunction> glibc_dlsym{nullptr};
 std::atomic<void *> libcuda{nullptr};
 
 } // namespace
+
+GDRHOOK_HOT_DATA std::atomic<void *> hot_real_slots[hot_entry_count];
+std::atomic<void *> real_slots[entry_count];
 
 DlsymFunction real_dlsym()
 {
@@ -45,13 +47,10 @@ void *libcuda_handle()
     return handle;
 }
 
-void *real_function(EntryId id)
+void *find_real_function(EntryId id)
 {
-    std::atomic<void *> &slot = slots[static_cast<int>(id)];
-    void *function = slot.load(std::memory_order_acquire);
-    if (__builtin_expect(function != nullptr, 1))
-        return function;
-
+    std::atomic<void *> &slot = real_slot(id);
+    void *function = nullptr;
     const EntryInfo &info = entry_info(id);
     DlsymFunction lookup = real_dlsym();
     if (!lookup)
@@ -73,8 +72,7 @@ void *real_function(EntryId id)
 void remember_real_function(EntryId id, void *function)
 {
     void *expected = nullptr;
-    slots[static_cast<int>(id)].compare_exchange_strong(expected, function,
-                                                        std::memory_order_acq_rel);
+    real_slot(id).compare_exchange_strong(expected, function, std::memory_order_acq_rel);
 }
 
 } // namespace gdrhook

@@ -10,6 +10,8 @@
 #include "cache/hot_path.h"
 #include "hook/entry_points.h"
 
+#include <atomic>
+
 namespace gdrhook {
 
 using DlsymFunction = void *(*)(void *, const char *);
@@ -20,7 +22,29 @@ DlsymFunction real_dlsym();
 // The handle of the libcuda the application uses (loaded on demand).
 void *libcuda_handle();
 
-GDRHOOK_HOT void *real_function(EntryId id);
+// Filled once each, then only read. The hot entries' slots are hot data
+// (hot_path.h): the wrappers called over and over read a line or two of
+// slots, not the whole table.
+extern GDRHOOK_HOT_DATA std::atomic<void *> hot_real_slots[hot_entry_count];
+extern std::atomic<void *> real_slots[entry_count];
+
+inline std::atomic<void *> &real_slot(EntryId id)
+{
+    const int hot = hot_index(id);
+    return hot >= 0 ? hot_real_slots[hot] : real_slots[static_cast<int>(id)];
+}
+
+// The first call of an entry point: looks its real function up.
+void *find_real_function(EntryId id);
+
+inline void *real_function(EntryId id)
+{
+    void *function = real_slot(id).load(std::memory_order_acquire);
+    if (__builtin_expect(function != nullptr, 1))
+        return function;
+    return find_real_function(id);
+}
+
 void remember_real_function(EntryId id, void *function);
 
 } // namespace gdrhook
