@@ -8,8 +8,6 @@
 
 namespace gdrhook {
 
-GDRHOOK_HOT_DATA std::atomic<uint32_t> fork_generation{1};
-
 int32_t ask_tid(HotThreadState &cached, uint32_t generation)
 {
     cached.tid = static_cast<int32_t>(syscall(SYS_gettid));
@@ -19,7 +17,7 @@ int32_t ask_tid(HotThreadState &cached, uint32_t generation)
 
 void forget_cached_thread_ids()
 {
-    fork_generation.fetch_add(1, std::memory_order_relaxed);
+    hot_globals.fork_generation.fetch_add(1, std::memory_order_relaxed);
 }
 
 } // namespace gdrhook

@@ -11,7 +11,6 @@
 
 namespace gdrhook {
 
-GDRHOOK_HOT_DATA bool event_clock_counts_tsc = false;
 
 #if defined(__x86_64__)
 namespace {
@@ -102,12 +101,12 @@ Anchor take_anchor()
 
 void start_event_clock(bool allow_tsc)
 {
-    event_clock_counts_tsc = false;
+    hot_globals.event_clock_counts_tsc = false;
 #if defined(__x86_64__)
     if (!allow_tsc || !tsc_is_invariant() || !kernel_keeps_time_with_tsc())
         return;
     reference = read_with_tsc(raw_ns);
-    event_clock_counts_tsc = true;
+    hot_globals.event_clock_counts_tsc = true;
 #else
     (void)allow_tsc;
 #endif

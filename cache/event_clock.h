@@ -15,6 +15,7 @@
 
 #include "cache/clock.h"
 #include "cache/event.h"
+#include "cache/hot_globals.h"
 #include "cache/hot_path.h"
 #include "cache/queued_event.h"
 
@@ -25,7 +26,11 @@
 namespace gdrhook {
 
 // Decided once, by start_event_clock(); read on every event.
-extern GDRHOOK_HOT_DATA bool event_clock_counts_tsc;
+// Whether events are stamped with the TSC (start_event_clock decides).
+inline bool event_clock_counts_tsc()
+{
+    return hot_globals.event_clock_counts_tsc;
+}
 
 // Decides whether events carry the TSC and takes the reference that turns
 // it into wall time. The runtime calls it as it initializes; tests call it
@@ -36,7 +41,7 @@ void start_event_clock(bool allow_tsc = true);
 inline void stamp_now(Event &event)
 {
 #if defined(__x86_64__)
-    if (event_clock_counts_tsc) {
+    if (event_clock_counts_tsc()) {
         event.tsc = __rdtsc();
         event.ts_ns = 0;
         return;
@@ -51,7 +56,7 @@ inline void stamp_now(Event &event)
 inline uint64_t queued_time_now()
 {
 #if defined(__x86_64__)
-    if (event_clock_counts_tsc)
+    if (event_clock_counts_tsc())
         return __rdtsc() | queued_time_is_tsc;
 #endif
     return realtime_ns();

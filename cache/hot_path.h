@@ -9,9 +9,13 @@
 // the instructions it runs. Measured with tests/gpu/alloc_free_ab.
 //
 // The same reason is behind hot_arena.h (the hot objects on one huge
-// page), thread_state.h (per-thread state without the GOT), event_clock.h
-// (the TSC instead of the vDSO's pages) and GDRHOOK_HOT_ENTRY_POINTS (only
-// the wrappers called over and over on these pages).
+// page), hot_globals.h (the globals every call reads, on one line),
+// thread_state.h (per-thread state without the GOT), event_clock.h (the
+// TSC instead of the vDSO's pages), GDRHOOK_HOT_ENTRY_POINTS (only the
+// wrappers called over and over on these pages), and the inline fast
+// paths with their slow cases out of line (recorder.h, pipeline.h,
+// alloc_tracker.h). tools/bench has no counter for lines; valgrind's
+// lackey over one alloc/free pair against the fake driver counts them.
 #pragma once
 
 #define GDRHOOK_HOT __attribute__((hot))

@@ -29,8 +29,8 @@ struct QueuedEvent {
     uint64_t handle;
     int32_t api;       // offsets of static strings, see above
     int32_t msg;
-    int32_t backend;
-    int32_t tid;
+    int32_t tid;       // between msg and backend: two null texts side by side
+    int32_t backend;   // make a 64-bit constant the hot path loads from memory
     int32_t rc;
     int8_t dev;
     EventKind kind;

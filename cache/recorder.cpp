@@ -21,20 +21,29 @@ namespace {
 
 const DriverQueries no_queries{};
 DriverQueries test_queries;
-GDRHOOK_HOT_DATA const DriverQueries *test_override = nullptr;
 
 const DriverQueries &queries()
 {
     return driver_queries();
 }
 
+// The calling thread's current context: straight to the driver's function
+// once the hook has looked it up (hot_globals.h), else through queries().
+uint64_t current_context_of_thread()
+{
+    if (auto query = hot_globals.context_query.load(std::memory_order_acquire)) {
+        void *context = nullptr;
+        return query(&context) == 0 ? reinterpret_cast<uint64_t>(context) : 0;
+    }
+    return queries().current_context ? queries().current_context() : 0;
+}
+
 // The device of the calling thread's current context, remembered per
 // thread: asking the driver costs a call per allocation. Any context
 // teardown bumps the generation, since a handle may be reused.
-GDRHOOK_HOT_DATA std::atomic<uint32_t> context_generation{1};
 int32_t device_of(uint64_t context)
 {
-    uint32_t generation = context_generation.load(std::memory_order_acquire);
+    uint32_t generation = hot_globals.context_generation.load(std::memory_order_acquire);
     HotThreadState &cached = hot_thread_state();
     if (context && cached.context == context && cached.device_generation == generation)
         return cached.device;
@@ -67,6 +76,8 @@ RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind 
     event.size = size;
     event.api = api;
     event.tid = current_tid();
+    event.dev = -1;
+    event.rc = 0;
     event.kind = kind;
     event.via = via;
     event.mem = mem;
@@ -156,21 +167,21 @@ Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem,
 
 const DriverQueries &driver_queries()
 {
-    if (test_override)
-        return *test_override;
+    if (hot_globals.test_queries)
+        return *hot_globals.test_queries;
     return &gdrhook_driver_queries ? gdrhook_driver_queries : no_queries;
 }
 
 void set_driver_queries(const DriverQueries &q)
 {
     test_queries = q;
-    test_override = &test_queries;
+    hot_globals.test_queries = &test_queries;
 }
 
 FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
                       uint64_t size_hint)
 {
-    FreeTicket ticket;
+    FreeTicket ticket{}; // zeroed: RecordedEvent has no defaults
     // Freeing a null pointer frees nothing (cudaFree(nullptr) is how
     // programs initialize the runtime): no event.
     if (addr == 0 && is_pointer_kind(kind))
@@ -252,12 +263,12 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         allocation.addr = addr;
         allocation.size = size;
         allocation.kind = kind;
-        allocation.context = queries().current_context ? queries().current_context() : 0;
+        allocation.context = current_context_of_thread();
         allocation.dev = device_of(allocation.context);
         event.dev = allocation.dev;
         runtime().tracker.insert(allocation);
         submit(event);
-        if (shim_pins_on_alloc)
+        if (hot_globals.pin_on_alloc)
             pin_new_allocation(api, via, allocation); // logs `pin` after `alloc`
         return;
     }
@@ -282,7 +293,7 @@ void end_context_teardown(TeardownTicket &ticket, int rc)
     if (!ticket.active)
         return;
     ticket.event.rc = rc;
-    context_generation.fetch_add(1, std::memory_order_acq_rel);
+    hot_globals.context_generation.fetch_add(1, std::memory_order_acq_rel);
     if (rc == 0 && ticket.event.addr) {
         uint64_t bytes = 0;
         const uint64_t clock = pin_clock_after_free();

@@ -40,22 +40,24 @@ const DriverQueries &driver_queries();
 
 // An allocation's or a free's event as the hot path records it: the fields
 // such an event has, the time already in the queue's form (queued_event.h),
-// so that it is built and queued without the detour through Event.
+// so that it is built and queued without the detour through Event. No
+// default values: the recorder sets every field, and defaults would cost a
+// line of constants per call (hot_path.h).
 struct RecordedEvent {
-    uint64_t time = 0;  // queued_time_now()
-    uint64_t addr = 0;
-    uint64_t size = 0;
-    const char *api = "";
-    int32_t tid = 0;
-    int32_t dev = -1;
-    int32_t rc = 0;
-    EventKind kind = EventKind::error;
-    Via via = Via::symbol;
-    MemoryKind mem = MemoryKind::none;
+    uint64_t time;  // queued_time_now()
+    uint64_t addr;
+    uint64_t size;
+    const char *api;
+    int32_t tid;
+    int32_t dev;
+    int32_t rc;
+    EventKind kind;
+    Via via;
+    MemoryKind mem;
 };
 
 struct FreeTicket {
-    RecordedEvent event;
+    RecordedEvent event;       // set when active
     Allocation allocation;     // what the free ends, if it was tracked
     bool tracked = false;
     bool active = false;       // false: pass-through, nothing to log

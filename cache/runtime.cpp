@@ -25,7 +25,7 @@ std::string events_pattern; // GDRHOOK_EVENTS as written, for the forked child
 
 void print_statistics()
 {
-    Runtime &rt = *the_runtime;
+    Runtime &rt = *hot_globals.runtime;
     PipelineStats s = rt.pipeline->stats();
     diagnostics().info("events: {} queued, {} handled by their producer (queue "
                        "full or worker stopped), {} written; {} allocations "
@@ -35,34 +35,34 @@ void print_statistics()
 
 void at_exit()
 {
-    if (runtime_state.load(std::memory_order_acquire) != runtime_enabled)
+    if (hot_globals.runtime_state.load(std::memory_order_acquire) != runtime_enabled)
         return;
     // Nothing stays pinned past the process: every registration is
     // unpinned, and logged, by the last drain of the queue.
     retire_shim_cache_at_exit();
-    the_runtime->pipeline->shutdown();
+    hot_globals.runtime->pipeline->shutdown();
     print_statistics();
     print_shim_cache_statistics();
 }
 
 void before_fork()
 {
-    if (runtime_state.load(std::memory_order_acquire) == runtime_enabled)
-        the_runtime->pipeline->before_fork();
+    if (hot_globals.runtime_state.load(std::memory_order_acquire) == runtime_enabled)
+        hot_globals.runtime->pipeline->before_fork();
 }
 
 void after_fork_in_parent()
 {
-    if (runtime_state.load(std::memory_order_acquire) == runtime_enabled)
-        the_runtime->pipeline->after_fork_in_parent();
+    if (hot_globals.runtime_state.load(std::memory_order_acquire) == runtime_enabled)
+        hot_globals.runtime->pipeline->after_fork_in_parent();
 }
 
 void after_fork_in_child()
 {
     forget_cached_thread_ids();
-    if (runtime_state.load(std::memory_order_acquire) != runtime_enabled)
+    if (hot_globals.runtime_state.load(std::memory_order_acquire) != runtime_enabled)
         return;
-    Runtime &rt = *the_runtime;
+    Runtime &rt = *hot_globals.runtime;
     rt.pid = static_cast<int>(getpid());
     rt.tracker.reinitialize_locks_after_fork();
     shim_cache_after_fork_in_child();
@@ -96,8 +96,8 @@ void initialize()
         diagnostics().error("{}", line);
 
     if (rt->config.disabled) {
-        the_runtime = rt;
-        runtime_state.store(runtime_disabled, std::memory_order_release);
+        hot_globals.runtime = rt;
+        hot_globals.runtime_state.store(runtime_disabled, std::memory_order_release);
         return;
     }
 
@@ -116,36 +116,33 @@ void initialize()
     if (rt->config.sample_ms && rt->log.is_open())
         rt->pipeline->set_sample_hook(uint64_t{rt->config.sample_ms} * 1000000,
                                       write_process_sample);
-    the_runtime = rt;
+    hot_globals.runtime = rt;
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);
     diagnostics().debug("initialized: events '{}', queue capacity {}, sample interval {} ms (0: none)",
                         rt->config.events_path, rt->config.queue_capacity,
                         rt->config.sample_ms);
-    runtime_state.store(runtime_enabled, std::memory_order_release);
+    hot_globals.runtime_state.store(runtime_enabled, std::memory_order_release);
 }
 
 } // namespace
 
-GDRHOOK_HOT_DATA std::atomic<int> runtime_state{runtime_uninitialized};
-GDRHOOK_HOT_DATA Runtime *the_runtime = nullptr;
-
 bool hook_enabled_after_first_call()
 {
-    int s = runtime_state.load(std::memory_order_acquire);
+    int s = hot_globals.runtime_state.load(std::memory_order_acquire);
     if (s == runtime_enabled)
         return true;
     if (s == runtime_disabled)
         return false;
     std::lock_guard<std::mutex> lock(init_lock);
-    s = runtime_state.load(std::memory_order_acquire);
+    s = hot_globals.runtime_state.load(std::memory_order_acquire);
     if (s == runtime_uninitialized) {
         // A wrapper reached from inside initialization (it makes no CUDA
         // call, but be safe) sees "initializing" and only forwards.
-        runtime_state.store(runtime_initializing, std::memory_order_relaxed);
+        hot_globals.runtime_state.store(runtime_initializing, std::memory_order_relaxed);
         initialize();
-        s = runtime_state.load(std::memory_order_acquire);
+        s = hot_globals.runtime_state.load(std::memory_order_acquire);
     }
     return s == runtime_enabled;
 }

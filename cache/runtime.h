@@ -10,6 +10,7 @@
 #include "cache/alloc_tracker.h"
 #include "cache/config.h"
 #include "cache/event_log.h"
+#include "cache/hot_globals.h"
 #include "cache/pipeline.h"
 
 #include <atomic>
@@ -31,10 +32,6 @@ enum RuntimeState : int {
     runtime_disabled,
 };
 
-// Hot data (hot_path.h), read inline by every wrapper.
-extern GDRHOOK_HOT_DATA std::atomic<int> runtime_state;
-extern GDRHOOK_HOT_DATA Runtime *the_runtime;
-
 // The first call initializes; later ones answer from runtime_state.
 bool hook_enabled_after_first_call();
 
@@ -42,7 +39,9 @@ bool hook_enabled_after_first_call();
 // GDRHOOK_DISABLE=1: every wrapper then only forwards.
 inline bool hook_enabled()
 {
-    if (__builtin_expect(runtime_state.load(std::memory_order_acquire) == runtime_enabled, 1))
+    if (__builtin_expect(hot_globals.runtime_state.load(std::memory_order_acquire) ==
+                             runtime_enabled,
+                         1))
         return true;
     return hook_enabled_after_first_call();
 }
@@ -50,7 +49,7 @@ inline bool hook_enabled()
 // Initialized state; call only after hook_enabled() returned true.
 inline Runtime &runtime()
 {
-    return *the_runtime;
+    return *hot_globals.runtime;
 }
 
 // Flushes the event log and stops the worker (the exit handler does this;

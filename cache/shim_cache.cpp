@@ -225,22 +225,19 @@ void write_releases_whose_pin_is_logged(EventPipeline &pipeline)
 
 } // namespace
 
-GDRHOOK_HOT_DATA std::atomic<RegistrationCache *> the_shim_cache{nullptr};
-GDRHOOK_HOT_DATA bool shim_pins_on_alloc = false;
-
 RegistrationCache *shim_cache()
 {
-    if (RegistrationCache *cache = the_shim_cache.load(std::memory_order_acquire))
+    if (RegistrationCache *cache = hot_globals.shim_cache.load(std::memory_order_acquire))
         return cache;
     if (creation_failed.load(std::memory_order_relaxed) || !hook_enabled() ||
         runtime().config.pin == PinPolicy::off)
         return nullptr;
     std::lock_guard<std::mutex> lock(creation_lock);
-    if (RegistrationCache *cache = the_shim_cache.load(std::memory_order_relaxed))
+    if (RegistrationCache *cache = hot_globals.shim_cache.load(std::memory_order_relaxed))
         return cache;
     try {
         RegistrationCache *cache = create_cache();
-        the_shim_cache.store(cache, std::memory_order_release);
+        hot_globals.shim_cache.store(cache, std::memory_order_release);
         return cache;
     } catch (const std::exception &error) {
         diagnostics().error("cannot create the registration cache ({}); nothing is pinned",
@@ -273,12 +270,12 @@ void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock)
 
 void set_pin_on_alloc(bool on)
 {
-    shim_pins_on_alloc = on;
+    hot_globals.pin_on_alloc = on;
 }
 
 void pin_new_allocation(const char *api, Via via, const Allocation &allocation)
 {
-    if (!shim_pins_on_alloc || allocation.size < runtime().config.pin_min_size)
+    if (!hot_globals.pin_on_alloc || allocation.size < runtime().config.pin_min_size)
         return;
     switch (allocation.kind) {
     case MemoryKind::device:

@@ -16,6 +16,7 @@
 #include "cache/hot_path.h"
 #include "cache/alloc_tracker.h"
 #include "cache/event.h"
+#include "cache/hot_globals.h"
 
 #include <atomic>
 #include <cstdint>
@@ -28,14 +29,10 @@ class RegistrationCache;
 // the shim is disabled, or creation failed (said once on stderr).
 RegistrationCache *shim_cache();
 
-// Hot data (hot_path.h): the cache once made, and GDRHOOK_PIN=alloc.
-extern GDRHOOK_HOT_DATA std::atomic<RegistrationCache *> the_shim_cache;
-extern GDRHOOK_HOT_DATA bool shim_pins_on_alloc;
-
 // The cache if it exists already; never creates it (free paths).
 inline RegistrationCache *existing_shim_cache()
 {
-    return the_shim_cache.load(std::memory_order_acquire);
+    return hot_globals.shim_cache.load(std::memory_order_acquire);
 }
 
 // The application frees [addr, addr + size) (size 0: the allocation that

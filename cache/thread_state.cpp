@@ -4,14 +4,13 @@
 namespace gdrhook {
 
 GDRHOOK_THREAD_LOCAL HotThreadState hot_thread_state_slot;
-GDRHOOK_HOT_DATA std::atomic<intptr_t> hot_thread_state_offset{0};
 
 intptr_t find_hot_thread_state_offset()
 {
     // Every thread computes the same value; the first store wins nothing.
     const intptr_t offset = reinterpret_cast<char *>(&hot_thread_state_slot) -
                             static_cast<char *>(__builtin_thread_pointer());
-    hot_thread_state_offset.store(offset, std::memory_order_relaxed);
+    hot_globals.thread_state_offset.store(offset, std::memory_order_relaxed);
     return offset;
 }
 

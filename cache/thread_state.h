@@ -6,11 +6,13 @@
 // GOT entry: one more page per call, on the GOT, which the driver's time
 // in the kernel has evicted from the TLB by the next call (hot_path.h).
 // The offset of a static TLS block from the thread pointer is the same in
-// every thread, so it is read once and kept with the other hot globals.
+// every thread, so it is read once and kept with the other hot globals
+// (hot_globals.h).
 #pragma once
 
 #include "cache/clock.h"
 #include "cache/event.h"
+#include "cache/hot_globals.h"
 #include "cache/hot_path.h"
 
 #include <atomic>
@@ -31,16 +33,13 @@ struct alignas(64) HotThreadState {
 
 extern GDRHOOK_THREAD_LOCAL HotThreadState hot_thread_state_slot;
 
-// Offset of hot_thread_state_slot from the thread pointer; 0 until known
-// (a static TLS block never starts at the thread pointer itself).
-extern GDRHOOK_HOT_DATA std::atomic<intptr_t> hot_thread_state_offset;
-
 intptr_t find_hot_thread_state_offset();
 
 inline HotThreadState &hot_thread_state()
 {
 #if defined(__x86_64__) || defined(__aarch64__)
-    intptr_t offset = hot_thread_state_offset.load(std::memory_order_relaxed);
+    // 0 until known: a static TLS block never starts at the thread pointer.
+    intptr_t offset = hot_globals.thread_state_offset.load(std::memory_order_relaxed);
     if (__builtin_expect(offset == 0, 0))
         offset = find_hot_thread_state_offset();
     return *reinterpret_cast<HotThreadState *>(
@@ -50,14 +49,13 @@ inline HotThreadState &hot_thread_state()
 #endif
 }
 
-// Bumped in a forked child, whose threads have new ids (clock.cpp).
-extern GDRHOOK_HOT_DATA std::atomic<uint32_t> fork_generation;
 int32_t ask_tid(HotThreadState &cached, uint32_t generation);
 
 // The calling thread's id, asked of the kernel once per thread and fork.
 inline int32_t current_tid()
 {
-    const uint32_t generation = fork_generation.load(std::memory_order_relaxed);
+    // Bumped in a forked child, whose threads have new ids (clock.cpp).
+    const uint32_t generation = hot_globals.fork_generation.load(std::memory_order_relaxed);
     HotThreadState &cached = hot_thread_state();
     if (__builtin_expect(cached.tid_generation == generation, 1))
         return cached.tid;

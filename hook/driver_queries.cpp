@@ -3,6 +3,7 @@
 // The few driver queries the recorder needs (sizes of untracked frees, the
 // context and device of an allocation), answered by the real libcuda.
 // These entry points are not intercepted, so they are looked up directly.
+#include "cache/hot_globals.h"
 #include "cache/recorder.h"
 #include "hook/cuda_api.h"
 #include "hook/real_functions.h"
@@ -27,8 +28,7 @@ F lookup_driver(std::atomic<void *> &cache, const char *symbol)
 }
 
 std::atomic<void *> address_range_fn{nullptr};
-GDRHOOK_HOT_DATA std::atomic<void *> current_context_fn{nullptr};
-GDRHOOK_HOT_DATA std::atomic<void *> current_device_fn{nullptr};
+std::atomic<void *> current_device_fn{nullptr};
 
 bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
 {
@@ -43,17 +43,23 @@ bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
     return true;
 }
 
-GDRHOOK_HOT uint64_t current_context()
+// Also leaves the driver's function in hot_globals, where the recorder
+// calls it directly from then on.
+uint64_t current_context()
 {
-    auto fn = lookup_driver<decltype(&::cuCtxGetCurrent)>(current_context_fn,
-                                                          "cuCtxGetCurrent");
+    static_assert(std::is_same_v<decltype(&::cuCtxGetCurrent), CUresult (*)(CUcontext *)>,
+                  "hot_globals.context_query has this ABI");
+    static std::atomic<void *> looked_up{nullptr};
+    auto fn = lookup_driver<decltype(&::cuCtxGetCurrent)>(looked_up, "cuCtxGetCurrent");
+    hot_globals.context_query.store(reinterpret_cast<int (*)(void **)>(fn),
+                                    std::memory_order_release);
     CUcontext context = nullptr;
     if (!fn || fn(&context) != CUDA_SUCCESS)
         return 0;
     return reinterpret_cast<uint64_t>(context);
 }
 
-GDRHOOK_HOT int32_t current_device()
+int32_t current_device()
 {
     auto fn = lookup_driver<decltype(&::cuCtxGetDevice)>(current_device_fn,
                                                          "cuCtxGetDevice");
@@ -84,12 +90,10 @@ void driver_api(DriverApi *out)
 } // namespace gdrhook
 
 // Constant-initialized: the recorder finds it without any code running at
-// load time (see cache/recorder.cpp). Not const on purpose: its relocated
-// pointers would put it alone on a read-only page, and every allocation
-// reads it; writable, it shares .data with the other globals the hot path
-// reads (see cache/hot_path.h).
+// load time (see cache/recorder.cpp). Off the hot path: after the first
+// allocation the recorder calls cuCtxGetCurrent through hot_globals.
 extern "C" {
-GDRHOOK_HOT_DATA gdrhook::DriverQueries gdrhook_driver_queries = {
+gdrhook::DriverQueries gdrhook_driver_queries = {
     gdrhook::address_range,
     gdrhook::current_context,
     gdrhook::current_device,

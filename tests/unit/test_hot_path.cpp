@@ -20,13 +20,13 @@ using namespace gdrhook;
 TEST_CASE("an event stamped with the TSC is written with the wall time it was stamped at")
 {
     start_event_clock(true);
-    if (!event_clock_counts_tsc)
+    if (!event_clock_counts_tsc())
         WARN("no invariant TSC kept by the kernel here: only CLOCK_REALTIME is tested");
     const uint64_t before = realtime_ns();
     Event event;
     stamp_now(event);
     const uint64_t after = realtime_ns();
-    CHECK((event.tsc != 0) == event_clock_counts_tsc);
+    CHECK((event.tsc != 0) == event_clock_counts_tsc());
     // Converted later, as the worker does: the event's age is taken away.
     std::this_thread::sleep_for(std::chrono::milliseconds(30));
     const uint64_t written = event_realtime_ns(event);
