@@ -9,7 +9,8 @@
 // few percent, ten times the target) cancels out.
 //
 // Prints the median time of each kind, the median and trimmed mean of the
-// difference between neighbouring pairs, with a 95% interval, and the ratio.
+// difference between neighbouring pairs, with a 95% interval, percentiles
+// of that difference, and the ratio.
 //
 // usage: alloc_free_ab [PAIRS [BYTES]]
 #include <cuda.h>
@@ -169,6 +170,11 @@ int main(int argc, char **argv)
            plain_median, median(hooked));
     printf("added_ns_median=%.1f added_ns_trimmed_mean=%.1f ci95=%.1f\n", median(difference),
            mean, half_width);
+    // Where the added time sits: a mean above the median means a few
+    // hooked pairs cost much more than the rest.
+    auto at = [&](double q) { return sorted[static_cast<size_t>(q * (sorted.size() - 1))]; };
+    printf("added_ns_percentiles p10=%.0f p25=%.0f p50=%.0f p75=%.0f p90=%.0f\n", at(0.10),
+           at(0.25), at(0.50), at(0.75), at(0.90));
     printf("overhead_percent=%.3f (trimmed mean / plain median; 95%% interval %.3f..%.3f)\n",
            100 * mean / plain_median, 100 * (mean - half_width) / plain_median,
            100 * (mean + half_width) / plain_median);
