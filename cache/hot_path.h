@@ -18,7 +18,13 @@
 // lackey over one alloc/free pair against the fake driver counts them.
 #pragma once
 
-#define GDRHOOK_HOT __attribute__((hot))
+#define GDRHOOK_HOT __attribute__((hot, aligned(64)))
+
+// For the branches of the hot functions: what is rare goes to the end of
+// the function (or to .text.unlikely), so that the common path runs
+// through as few lines as possible.
+#define GDRHOOK_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GDRHOOK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 // The same for the globals those functions read: one section, so that they
 // share a page of .data rather than spreading over .data, .bss and the

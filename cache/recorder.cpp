@@ -31,7 +31,8 @@ const DriverQueries &queries()
 // once the hook has looked it up (hot_globals.h), else through queries().
 uint64_t current_context_of_thread()
 {
-    if (auto query = hot_globals.context_query.load(std::memory_order_acquire)) {
+    if (auto query = hot_globals.context_query.load(std::memory_order_acquire);
+        GDRHOOK_LIKELY(query)) {
         void *context = nullptr;
         return query(&context) == 0 ? reinterpret_cast<uint64_t>(context) : 0;
     }
@@ -45,7 +46,8 @@ int32_t device_of(uint64_t context)
 {
     uint32_t generation = hot_globals.context_generation.load(std::memory_order_acquire);
     HotThreadState &cached = hot_thread_state();
-    if (context && cached.context == context && cached.device_generation == generation)
+    if (GDRHOOK_LIKELY(context && cached.context == context &&
+                       cached.device_generation == generation))
         return cached.device;
     int32_t dev = queries().current_device ? queries().current_device() : -1;
     cached.context = context;
@@ -178,55 +180,75 @@ void set_driver_queries(const DriverQueries &q)
     hot_globals.test_queries = &test_queries;
 }
 
+namespace {
+
+// The rare frees, out of the hot path: a VMM unmap, which may end several
+// mappings, and a free of an address that was not tracked where `kind`
+// says (freed through another family than it was allocated with, or never
+// seen: then the driver names its size, the free has not run yet).
+__attribute__((noinline, cold)) void find_untracked(FreeTicket &ticket, MemoryKind kind,
+                                                    uint64_t addr, uint64_t size_hint)
+{
+    AllocTracker &tracker = runtime().tracker;
+    if (kind == MemoryKind::vmm_mapping) {
+        // One unmap may end several mappings; report the range unmapped.
+        auto mappings = tracker.remove_mappings_in(addr, size_hint);
+        if (!mappings.empty()) {
+            ticket.tracked = true;
+            ticket.allocation = mappings.front();
+            ticket.allocation.size = size_hint;
+        }
+        return;
+    }
+    if (!is_device_pointer_kind(kind))
+        return;
+    for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch, MemoryKind::pool,
+                             MemoryKind::managed, MemoryKind::ipc}) {
+        if (other != kind && (ticket.tracked = tracker.take(other, addr, ticket.allocation)))
+            return;
+    }
+    uint64_t base = 0, size = 0;
+    if (!size_hint && queries().address_range && queries().address_range(addr, &base, &size))
+        ticket.event.size = size;
+}
+
+// An imported IPC mapping: its size is the driver's to say.
+__attribute__((noinline, cold)) uint64_t size_of_imported(uint64_t addr)
+{
+    uint64_t base = 0, size = 0;
+    if (queries().address_range)
+        queries().address_range(addr, &base, &size);
+    return size;
+}
+
+} // namespace
+
 FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
                       uint64_t size_hint)
 {
     FreeTicket ticket{}; // zeroed: RecordedEvent has no defaults
     // Freeing a null pointer frees nothing (cudaFree(nullptr) is how
     // programs initialize the runtime): no event.
-    if (addr == 0 && is_pointer_kind(kind))
+    if (GDRHOOK_UNLIKELY(addr == 0 && is_pointer_kind(kind)))
         return ticket;
     if (!hook_enabled())
         return ticket;
     ticket.active = true;
     ticket.event = recorded_now(EventKind::free, api, via, kind, addr, size_hint);
 
-    Runtime &rt = runtime();
-    if (kind == MemoryKind::vmm_mapping) {
-        // One unmap may end several mappings; report the range unmapped.
-        auto mappings = rt.tracker.remove_mappings_in(addr, size_hint);
-        if (!mappings.empty()) {
-            ticket.tracked = true;
-            ticket.allocation = mappings.front();
-            ticket.allocation.size = size_hint;
-        }
-    } else {
-        ticket.tracked = rt.tracker.take(kind, addr, ticket.allocation);
-        // The application may free through another family than it
-        // allocated with (cuMemFree on pool memory, say): look there too.
-        if (__builtin_expect(!ticket.tracked && is_device_pointer_kind(kind), 0)) {
-            for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch,
-                                     MemoryKind::pool, MemoryKind::managed,
-                                     MemoryKind::ipc}) {
-                if (other != kind && (ticket.tracked = rt.tracker.take(other, addr,
-                                                                        ticket.allocation)))
-                    break;
-            }
-        }
-    }
-    if (ticket.tracked) {
+    if (GDRHOOK_LIKELY(kind != MemoryKind::vmm_mapping))
+        ticket.tracked = runtime().tracker.take(kind, addr, ticket.allocation);
+    if (GDRHOOK_UNLIKELY(!ticket.tracked))
+        find_untracked(ticket, kind, addr, size_hint);
+    if (GDRHOOK_LIKELY(ticket.tracked)) {
         ticket.event.mem = ticket.allocation.kind;
         ticket.event.dev = ticket.allocation.dev;
         if (!size_hint)
             ticket.event.size = ticket.allocation.size;
-    } else if (!size_hint && is_device_pointer_kind(kind) && queries().address_range) {
-        uint64_t base = 0, size = 0;
-        if (queries().address_range(addr, &base, &size))
-            ticket.event.size = size;
     }
     // Before the real free: once it returns the address can come back from
     // the next allocation, and no lookup may find the old registration.
-    if (is_gpu_range_kind(kind) && existing_shim_cache())
+    if (GDRHOOK_UNLIKELY(is_gpu_range_kind(kind) && existing_shim_cache()))
         invalidate_freed(addr, ticket.event.size);
     return ticket;
 }
@@ -236,9 +258,10 @@ void end_free(FreeTicket &ticket, int rc)
     if (!ticket.active)
         return;
     ticket.event.rc = rc;
-    if (rc != 0 && ticket.tracked)
+    if (GDRHOOK_UNLIKELY(rc != 0 && ticket.tracked))
         runtime().tracker.insert(ticket.allocation); // still allocated
-    else if (rc == 0 && is_gpu_range_kind(ticket.event.mem) && existing_shim_cache())
+    else if (GDRHOOK_UNLIKELY(rc == 0 && is_gpu_range_kind(ticket.event.mem) &&
+                              existing_shim_cache()))
         // A lookup racing the free may have pinned between the first
         // invalidation and the real free; pins started after the free are
         // of new allocations (the address may be another thread's already).
@@ -253,12 +276,9 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         return;
     RecordedEvent event = recorded_now(EventKind::alloc, api, via, kind, addr, size);
     event.rc = rc;
-    if (rc == 0 && size == 0 && kind == MemoryKind::ipc && queries().address_range) {
-        uint64_t base = 0;
-        queries().address_range(addr, &base, &event.size); // an imported mapping
-        size = event.size;
-    }
-    if (rc == 0) {
+    if (GDRHOOK_UNLIKELY(rc == 0 && size == 0 && kind == MemoryKind::ipc))
+        size = event.size = size_of_imported(addr);
+    if (GDRHOOK_LIKELY(rc == 0)) {
         Allocation allocation;
         allocation.addr = addr;
         allocation.size = size;
@@ -268,7 +288,7 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         event.dev = allocation.dev;
         runtime().tracker.insert(allocation);
         submit(event);
-        if (hot_globals.pin_on_alloc)
+        if (GDRHOOK_UNLIKELY(hot_globals.pin_on_alloc))
             pin_new_allocation(api, via, allocation); // logs `pin` after `alloc`
         return;
     }
