@@ -14,6 +14,7 @@
 namespace gdrhook {
 
 struct Runtime;
+class EventPipeline;
 class RegistrationCache;
 struct DriverQueries;
 
@@ -24,13 +25,14 @@ struct alignas(64) HotGlobals {
     bool event_clock_counts_tsc = false;          // event_clock.cpp
     bool pin_on_alloc = false;                    // shim_cache.cpp: GDRHOOK_PIN=alloc
     Runtime *runtime = nullptr;                   // runtime.cpp
+    EventPipeline *pipeline = nullptr;            // runtime.cpp: runtime->pipeline
     std::atomic<intptr_t> thread_state_offset{0}; // thread_state.cpp
     std::atomic<RegistrationCache *> shim_cache{nullptr}; // shim_cache.cpp
-    const DriverQueries *test_queries = nullptr;  // recorder.cpp: set_driver_queries()
     // The driver's cuCtxGetCurrent once looked up (hook/driver_queries.cpp),
     // called through this plain-int signature (the ABI of cuda.h's, as in
     // driver_api.h).
     std::atomic<int (*)(void **)> context_query{nullptr};
+    const DriverQueries *test_queries = nullptr;  // recorder.cpp: set_driver_queries()
 };
 static_assert(sizeof(HotGlobals) == 64, "one cache line");
 

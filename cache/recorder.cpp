@@ -113,7 +113,7 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
     if (__builtin_expect(!queued_text(event.api, queued.api) || event.dev < INT8_MIN ||
                              event.dev > INT8_MAX,
                          0)) {
-        runtime().pipeline->submit(whole(event));
+        hot_globals.pipeline->submit(whole(event));
         return;
     }
     queued.time = event.time;
@@ -128,7 +128,7 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
     queued.kind = event.kind;
     queued.via = event.via;
     queued.mem = event.mem;
-    runtime().pipeline->submit(queued);
+    hot_globals.pipeline->submit(queued);
 }
 
 bool is_device_pointer_kind(MemoryKind kind)

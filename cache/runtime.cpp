@@ -96,7 +96,8 @@ void initialize()
         diagnostics().error("{}", line);
 
     if (rt->config.disabled) {
-        hot_globals.runtime = rt;
+        hot_globals.pipeline = rt->pipeline;
+    hot_globals.runtime = rt;
         hot_globals.runtime_state.store(runtime_disabled, std::memory_order_release);
         return;
     }
@@ -116,6 +117,7 @@ void initialize()
     if (rt->config.sample_ms && rt->log.is_open())
         rt->pipeline->set_sample_hook(uint64_t{rt->config.sample_ms} * 1000000,
                                       write_process_sample);
+    hot_globals.pipeline = rt->pipeline;
     hot_globals.runtime = rt;
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
