@@ -79,6 +79,7 @@ public:
         return take_beyond_front(k, out);
     }
 
+    // The same, as an optional.
     std::optional<Allocation> remove(MemoryKind kind, uint64_t addr)
     {
         Allocation found;

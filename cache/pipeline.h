@@ -163,7 +163,7 @@ private:
         std::atomic<bool> stopped{false};
         // membarrier(2) lets the rarely-sleeping worker pay for the full
         // fence of the sleep protocol instead of every producer (see
-        // pipeline.cpp).
+        // publish_then_check_sleeper()).
         std::atomic<bool> asymmetric_fences{false};
         std::atomic<uint32_t> worker_sleeping{0};
     };
