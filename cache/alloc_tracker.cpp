@@ -15,7 +15,7 @@ AllocTracker::FrontEntry *AllocTracker::make_front()
     std::lock_guard<std::mutex> lock(front_creation_);
     if (FrontEntry *front = front_.load(std::memory_order_relaxed))
         return front;
-    front_storage_ = make_hot_array<FrontEntry>(size_t{1} << front_bits);
+    front_storage_ = make_hot_array<FrontEntry>(front_size);
     front_.store(front_storage_.get(), std::memory_order_release);
     return front_storage_.get();
 }
@@ -26,7 +26,7 @@ void AllocTracker::for_each_front(Visit &&visit) const
     FrontEntry *front = front_.load(std::memory_order_acquire);
     if (!front)
         return;
-    for (size_t i = 0; i < (size_t{1} << front_bits); ++i) {
+    for (size_t i = 0; i < front_size; ++i) {
         std::lock_guard<SpinLock> lock(front[i].lock);
         if (front[i].used)
             visit(front[i]);
@@ -133,7 +133,7 @@ void AllocTracker::reinitialize_locks_after_fork()
 {
     new (&front_creation_) std::mutex();
     if (FrontEntry *front = front_.load(std::memory_order_relaxed))
-        for (size_t i = 0; i < (size_t{1} << front_bits); ++i)
+        for (size_t i = 0; i < front_size; ++i)
             front[i].lock.reset();
     for (Shard &shard : shards_)
         shard.lock.reset();

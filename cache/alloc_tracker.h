@@ -131,6 +131,7 @@ private:
     };
     static_assert(sizeof(FrontEntry) == 64, "one line per front entry");
     static constexpr size_t front_bits = 12;
+    static constexpr size_t front_size = size_t{1} << front_bits;
 
     // Null until the first insert: a pass-through process
     // (GDRHOOK_DISABLE=1) never maps the hot arena for it.

@@ -28,9 +28,9 @@ inline uint64_t monotonic_ns()
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-// The calling thread's kernel id, cached per thread. The cache is dropped in
-// a forked child, whose only thread has a new id.
-// current_tid() is in thread_state.h, with the per-thread state it reads.
+// The calling thread's kernel id, cached per thread: current_tid(), in
+// thread_state.h with the per-thread state it reads. The cache is dropped
+// in a forked child, whose only thread has a new id.
 
 // Called in the child after fork(), before anything else runs there.
 void forget_cached_thread_ids();

@@ -11,7 +11,6 @@
 
 namespace gdrhook {
 
-
 #if defined(__x86_64__)
 namespace {
 

@@ -25,8 +25,8 @@
 
 namespace gdrhook {
 
-// Decided once, by start_event_clock(); read on every event.
-// Whether events are stamped with the TSC (start_event_clock decides).
+// Whether events carry the TSC: decided once, by start_event_clock(); read
+// on every event.
 inline bool event_clock_counts_tsc()
 {
     return hot_globals.event_clock_counts_tsc;
@@ -51,7 +51,6 @@ inline void stamp_now(Event &event)
     event.ts_ns = realtime_ns();
 }
 
-// CLOCK_REALTIME in ns of an event: its ts_ns, or its TSC converted.
 // The same stamp in the form an event has in the queue (queued_event.h).
 inline uint64_t queued_time_now()
 {
@@ -62,6 +61,7 @@ inline uint64_t queued_time_now()
     return realtime_ns();
 }
 
+// CLOCK_REALTIME in ns of an event: its ts_ns, or its TSC converted.
 uint64_t event_realtime_ns(const Event &event);
 
 } // namespace gdrhook

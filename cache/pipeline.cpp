@@ -82,12 +82,8 @@ void EventPipeline::submit_beyond_queue(const QueuedEvent &queued)
 {
     if (!flags().stopped.load(std::memory_order_acquire)) {
         ensure_worker();
-        if (flags().worker_running.load(std::memory_order_acquire) && queue_.try_push(queued)) {
-            publish_then_check_sleeper();
-            if (flags().stopped.load(std::memory_order_acquire))
-                drain_now();
+        if (flags().worker_running.load(std::memory_order_acquire) && push_for_worker(queued))
             return;
-        }
     }
     submit_on_this_thread(Event{}, true, queued);
 }

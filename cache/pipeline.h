@@ -91,13 +91,8 @@ public:
         if (__builtin_expect(!flags().stopped.load(std::memory_order_acquire) &&
                                  flags().worker_running.load(std::memory_order_acquire),
                              1) &&
-            queue_.try_push(queued)) {
-            publish_then_check_sleeper();
-            // Shutdown may have drained the queue just before our push.
-            if (__builtin_expect(flags().stopped.load(std::memory_order_acquire), 0))
-                drain_now();
+            push_for_worker(queued))
             return;
-        }
         submit_beyond_queue(queued);
     }
 
@@ -124,6 +119,18 @@ private:
     void worker_main();
     size_t drain_locked();      // consumer_lock_ held
     void handle_locked(Event &event);
+    // Into the queue for the running worker; false if the queue is full.
+    bool push_for_worker(const QueuedEvent &queued)
+    {
+        if (!queue_.try_push(queued))
+            return false;
+        publish_then_check_sleeper();
+        // Shutdown may have drained the queue just before our push.
+        if (__builtin_expect(flags().stopped.load(std::memory_order_acquire), 0))
+            drain_now();
+        return true;
+    }
+
     // No worker yet, queue full, stopped: the slow way.
     void submit_beyond_queue(const QueuedEvent &queued);
     void submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued);

@@ -56,10 +56,7 @@ bool is_placeholder(const QueuedEvent &queued)
 Event unpack(const QueuedEvent &queued, uint64_t seq)
 {
     Event event;
-    if (queued.time & queued_time_is_tsc)
-        event.tsc = queued.time & ~queued_time_is_tsc;
-    else
-        event.ts_ns = queued.time;
+    set_time_from_queued(event, queued.time);
     event.seq = seq;
     event.addr = queued.addr;
     event.size = queued.size;

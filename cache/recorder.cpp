@@ -2,15 +2,15 @@
 #include "cache/recorder.h"
 
 #include "cache/clock.h"
-#include "cache/queued_event.h"
 #include "cache/event_clock.h"
+#include "cache/queued_event.h"
 #include "cache/runtime.h"
 #include "cache/shim_cache.h"
 #include "cache/thread_state.h"
 
 #include <array>
-#include <climits>
 #include <atomic>
+#include <climits>
 
 // Defined by the shim (hook/driver_queries.cpp) over the real driver;
 // absent in unit tests, which call set_driver_queries instead.
@@ -90,10 +90,7 @@ RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind 
 Event whole(const RecordedEvent &recorded)
 {
     Event event;
-    if (recorded.time & queued_time_is_tsc)
-        event.tsc = recorded.time & ~queued_time_is_tsc;
-    else
-        event.ts_ns = recorded.time;
+    set_time_from_queued(event, recorded.time);
     event.addr = recorded.addr;
     event.size = recorded.size;
     event.api = recorded.api;

@@ -96,8 +96,7 @@ void initialize()
         diagnostics().error("{}", line);
 
     if (rt->config.disabled) {
-        hot_globals.pipeline = rt->pipeline;
-    hot_globals.runtime = rt;
+        hot_globals.runtime = rt;
         hot_globals.runtime_state.store(runtime_disabled, std::memory_order_release);
         return;
     }
