@@ -46,6 +46,32 @@ size_t check_pins_released(const std::vector<EventLine> &events)
     return pins;
 }
 
+// Pins made at allocation (GDRHOOK_PIN=alloc) and re-pins made by a
+// library's gdrhook_get(). A free drops every pin that started before the
+// freeing thread read the cache's pin clock after the real free returned
+// (registration_cache.h, invalidate()): when another thread got the same
+// address back and pinned it in that window, its fresh pin is dropped too
+// and the next lookup pins again. That is the safe answer to an ambiguous
+// interleaving, so the counts below are invariants, not exact totals.
+struct PinCauses {
+    size_t at_alloc = 0;
+    size_t by_lookup = 0;
+};
+
+PinCauses count_pin_causes(const std::vector<EventLine> &events)
+{
+    PinCauses causes;
+    for (const EventLine &e : events) {
+        if (e["ev"] != "pin")
+            continue;
+        if (e["api"] == "gdrhook_get")
+            ++causes.by_lookup;
+        else
+            ++causes.at_alloc;
+    }
+    return causes;
+}
+
 } // namespace
 
 TEST_CASE("pin on alloc: every free unpins, lookups are never stale, memory comes back")
@@ -77,8 +103,12 @@ TEST_CASE("pin on alloc: every free unpins, lookups are never stale, memory come
             ++unpins_by_free;
     CHECK(allocs == 1200);
     CHECK(frees == 1200);
-    CHECK(check_pins_released(events) == 1200);
-    CHECK(unpins_by_free == 1200);
+    const size_t pins = check_pins_released(events);
+    const PinCauses causes = count_pin_causes(events);
+    INFO(causes.by_lookup << " re-pins by lookups whose pin a racing free dropped");
+    CHECK(causes.at_alloc == allocs); // every allocation pinned once, when made
+    CHECK(pins == causes.at_alloc + causes.by_lookup);
+    CHECK(unpins_by_free == pins); // every pin ended by the free of its range
 }
 
 TEST_CASE("without the hook a cache that never hears of frees is stale and keeps memory")
@@ -154,7 +184,10 @@ TEST_CASE("a forked child that only execs another program leaves no log and no p
         logs.push_back(entry.path().string());
     REQUIRE(logs.size() == 1);
     std::vector<EventLine> events = read_event_file(logs[0]);
-    CHECK(check_pins_released(events) == 3 + 3 * 20);
+    const size_t pins = check_pins_released(events);
+    const PinCauses causes = count_pin_causes(events);
+    CHECK(causes.at_alloc == 3 + 3 * 20);
+    CHECK(pins == causes.at_alloc + causes.by_lookup);
     for (const EventLine &e : events)
         CHECK(e["reason"] != "inherited");
 }
