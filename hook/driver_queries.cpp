@@ -3,8 +3,8 @@
 // The few driver queries the recorder needs (sizes of untracked frees, the
 // context and device of an allocation), answered by the real libcuda.
 // These entry points are not intercepted, so they are looked up directly.
-#include "cache/hot_globals.h"
-#include "cache/recorder.h"
+#include "cache/prim/hot_line.h"
+#include "cache/record/recorder.h"
 #include "hook/cuda_api.h"
 #include "hook/real_functions.h"
 
@@ -43,15 +43,15 @@ bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
     return true;
 }
 
-// Also leaves the driver's function in hot_globals, where the recorder
+// Also leaves the driver's function in hot_line, where the recorder
 // calls it directly from then on.
 uint64_t current_context()
 {
     static_assert(std::is_same_v<decltype(&::cuCtxGetCurrent), CUresult (*)(CUcontext *)>,
-                  "hot_globals.context_query has this ABI");
+                  "hot_line.context_query has this ABI");
     static std::atomic<void *> looked_up{nullptr};
     auto fn = lookup_driver<decltype(&::cuCtxGetCurrent)>(looked_up, "cuCtxGetCurrent");
-    hot_globals.context_query.store(reinterpret_cast<int (*)(void **)>(fn),
+    hot_line.context_query.store(reinterpret_cast<int (*)(void **)>(fn),
                                     std::memory_order_release);
     CUcontext context = nullptr;
     if (!fn || fn(&context) != CUDA_SUCCESS)
@@ -71,7 +71,7 @@ int32_t current_device()
 
 // The registration cache's backends call these. dlsym answers once per
 // name, when the cache is created; the plain-int signatures of
-// cache/driver_api.h are the same ABI as cuda.h's enums and CUresult.
+// cache/base/driver_api.h are the same ABI as cuda.h's enums and CUresult.
 void driver_api(DriverApi *out)
 {
     void *handle = libcuda_handle();
@@ -90,8 +90,8 @@ void driver_api(DriverApi *out)
 } // namespace gdrhook
 
 // Constant-initialized: the recorder finds it without any code running at
-// load time (see cache/recorder.cpp). Off the hot path: after the first
-// allocation the recorder calls cuCtxGetCurrent through hot_globals.
+// load time (see cache/record/recorder.cpp). Off the hot path: after the first
+// allocation the recorder calls cuCtxGetCurrent through hot_line.
 extern "C" {
 gdrhook::DriverQueries gdrhook_driver_queries = {
     gdrhook::address_range,

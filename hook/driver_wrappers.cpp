@@ -2,7 +2,7 @@
 //
 // The driver API's allocation and deallocation entry points. Each wrapper
 // calls the real function exactly once and returns its result unchanged;
-// what the call means is decided in cache/recorder.cpp.
+// what the call means is decided in cache/record/recorder.cpp.
 #include "hook/wrapper.h"
 
 using namespace gdrhook;

@@ -4,7 +4,7 @@
 // each one answers, and the wrapper to hand out for each resolution path.
 #pragma once
 
-#include "cache/event.h"
+#include "cache/events/event.h"
 #include "hook/entry_points.h"
 
 #include <optional>

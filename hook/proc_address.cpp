@@ -5,7 +5,7 @@
 // function, and the runtime's cudaGetDriverEntryPoint(ByVersion).
 #include "hook/resolution.h"
 
-#include "cache/runtime.h"
+#include "cache/core/runtime.h"
 #include "hook/entry_table.h"
 #include "hook/wrapper.h"
 

@@ -7,7 +7,7 @@
 // entries) or after us in the search order (runtime entries).
 #pragma once
 
-#include "cache/hot_path.h"
+#include "cache/prim/hot_path.h"
 #include "hook/entry_points.h"
 
 #include <atomic>

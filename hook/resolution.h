@@ -4,7 +4,7 @@
 // wrapper the application should get instead.
 #pragma once
 
-#include "cache/event.h"
+#include "cache/events/event.h"
 
 namespace gdrhook {
 

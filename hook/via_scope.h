@@ -7,8 +7,8 @@
 // the hook.
 #pragma once
 
-#include "cache/hot_path.h"
-#include "cache/thread_state.h"
+#include "cache/prim/hot_path.h"
+#include "cache/events/thread_state.h"
 
 namespace gdrhook {
 

@@ -6,8 +6,8 @@
 // implementation directly, whatever else in the process defines <name>.
 #pragma once
 
-#include "cache/recorder.h"
-#include "cache/runtime.h"
+#include "cache/record/recorder.h"
+#include "cache/core/runtime.h"
 #include "hook/cuda_api.h"
 #include "hook/real_functions.h"
 #include "hook/via_scope.h"

@@ -4,7 +4,7 @@
 shim, counted with valgrind's lackey against the fake driver.
 
 On a real GPU the driver evicts the shim between two calls, so these
-lines, not the instructions, are what the shim costs (cache/hot_path.h).
+lines, not the instructions, are what the shim costs (cache/prim/hot_path.h).
 The count is exact and repeatable where timings are not: use it to judge a
 change to the hot path before timing it on the GPU (tests/gpu/overhead.py).
 

@@ -7,8 +7,8 @@
 // double unpin or an unpin of a held registration.
 #pragma once
 
-#include "cache/pin_backend.h"
-#include "cache/registration_cache.h"
+#include "cache/backends/pin_backend.h"
+#include "cache/registration/registration_cache.h"
 
 #include <atomic>
 #include <chrono>

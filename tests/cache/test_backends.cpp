@@ -3,10 +3,10 @@
 // The dma-buf backend over a fake driver whose exported "dma-buf" fds are
 // real (eventfds), so that closing them is observable; the kmod backend
 // without a module; the GDRHOOK_BACKEND selection.
-#include "cache/backend_dmabuf.h"
-#include "cache/backend_kmod.h"
-#include "cache/backend_select.h"
-#include "cache/registration_cache.h"
+#include "cache/backends/dmabuf_backend.h"
+#include "cache/backends/kmod_backend.h"
+#include "cache/backends/select_backend.h"
+#include "cache/registration/registration_cache.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// The page hash in front of the index (cache/page_hash.h): on its own
+// The page hash in front of the index (cache/registration/page_hash.h): on its own
 // against a model, then inside the cache: hits, misses after an invalidation
 // on another thread, large entries through the index, and a stress test
 // that checks every hit against a buffer ID the test keeps per address.
-#include "cache/page_hash.h"
+#include "cache/registration/page_hash.h"
 #include "fakes.h"
 
 #include <catch2/catch.hpp>

@@ -3,7 +3,7 @@
 // include/gdrhook.h over a test cache.
 #include "include/gdrhook.h"
 
-#include "cache/public_api.h"
+#include "cache/core/public_api.h"
 #include "fakes.h"
 
 #include <catch2/catch.hpp>

@@ -2,7 +2,7 @@
 //
 // The index against a plain std::map model: random inserts and removals,
 // then every kind of query compared.
-#include "cache/range_index.h"
+#include "cache/registration/range_index.h"
 
 #include <catch2/catch.hpp>
 

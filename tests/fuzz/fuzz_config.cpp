@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// libFuzzer target: the GDRHOOK_* environment parser (cache/config.cpp).
+// libFuzzer target: the GDRHOOK_* environment parser (cache/base/config.cpp).
 // The input is an environment, one NAME=VALUE per line; parse_config reads
 // it through its EnvLookup. Besides the sanitizers' findings, any result
 // that breaks the parser's contract aborts: an accepted value lands in the
 // struct, a rejected one leaves the default and names its variable, and
 // the queue capacity is a power of two within its bounds.
-#include "cache/config.h"
+#include "cache/base/config.h"
 
 #include <cstdint>
 #include <cstdlib>

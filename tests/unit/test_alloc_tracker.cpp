@@ -3,7 +3,7 @@
 // The allocation tracker's two levels (alloc_tracker.h): whatever level an
 // allocation lands in, it is found, removed once, counted, and taken down
 // with its context or its mapping range.
-#include "cache/alloc_tracker.h"
+#include "cache/record/alloc_tracker.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "cache/config.h"
+#include "cache/base/config.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "cache/event_log.h"
-#include "cache/pipeline.h"
+#include "cache/events/event_log.h"
+#include "cache/events/event_pipeline.h"
 #include "event_lines.h"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "cache/event_queue.h"
-#include "cache/queued_event.h"
+#include "cache/events/event_queue.h"
+#include "cache/events/queued_event.h"
 
 #include <catch2/catch.hpp>
 

@@ -3,10 +3,10 @@
 // The pieces that keep the shim's allocation path short (hot_path.h): event
 // times from the TSC, the huge-page arena, the per-thread state found
 // without the GOT.
-#include "cache/event_clock.h"
-#include "cache/hot_arena.h"
-#include "cache/queued_event.h"
-#include "cache/thread_state.h"
+#include "cache/events/event_clock.h"
+#include "cache/prim/hot_arena.h"
+#include "cache/events/queued_event.h"
+#include "cache/events/thread_state.h"
 
 #include <catch2/catch.hpp>
 

@@ -3,9 +3,9 @@
 // GDRHOOK_SAMPLE_MS below the shim: what a sample measures, how its line
 // reads, and that the worker takes one about every interval while it
 // sleeps in between (no polling), and none without a sample hook.
-#include "cache/event_log.h"
-#include "cache/pipeline.h"
-#include "cache/process_sample.h"
+#include "cache/events/event_log.h"
+#include "cache/events/event_pipeline.h"
+#include "cache/core/process_sample.h"
 #include "event_lines.h"
 
 #include <catch2/catch.hpp>

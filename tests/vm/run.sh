@@ -80,7 +80,7 @@ mkdir -p "$IR/bin" "$IR/modules"
 # real module.
 g++ -std=c++17 -O2 -Wall -Wextra -Werror -static -pthread \
 	-I"$ROOT" -I"$ROOT/kmod/include/uapi" -I"$ROOT/kmod/test_provider" \
-	-o "$IR/bin/gdrhook-vmtest" "$HERE"/guest/*.cpp "$ROOT/cache/backend_kmod.cpp" ||
+	-o "$IR/bin/gdrhook-vmtest" "$HERE"/guest/*.cpp "$ROOT/cache/backends/kmod_backend.cpp" ||
 	die "test program build failed"
 
 # The pipeline test: a dynamically linked program under the shim, with the

@@ -6,7 +6,7 @@
 // runs on both.
 #pragma once
 
-#include "cache/driver_api.h"
+#include "cache/base/driver_api.h"
 
 #include <cstddef>
 #include <cstdint>

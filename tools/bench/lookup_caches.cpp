@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "lookup_caches.h"
 
-#include "cache/backend_none.h"
+#include "cache/backends/none_backend.h"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 //   ucs_rcache       UCX's ucs_rcache_get + ucs_rcache_region_put
 #pragma once
 
-#include "cache/registration_cache.h"
+#include "cache/registration/registration_cache.h"
 #include "cuda_loader.h"
 
 #include <cstdint>

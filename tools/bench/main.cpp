@@ -20,8 +20,8 @@
 // memory with a protection it can check, so it gets an mmap'd arena with
 // the same layout. Without any driver every buffer is in that arena and the
 // tag check is skipped.
-#include "cache/backend_dmabuf.h"
-#include "cache/backend_none.h"
+#include "cache/backends/dmabuf_backend.h"
+#include "cache/backends/none_backend.h"
 #include "cuda_loader.h"
 #include "lookup_bench.h"
 #include "pipeline_bench.h"

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "pipeline_bench.h"
 
-#include "cache/clock.h"
-#include "cache/event_log.h"
-#include "cache/event_queue.h"
-#include "cache/pipeline.h"
-#include "cache/registration_cache.h"
+#include "cache/base/clock.h"
+#include "cache/events/event_log.h"
+#include "cache/events/event_queue.h"
+#include "cache/events/event_pipeline.h"
+#include "cache/registration/registration_cache.h"
 
 #include <algorithm>
 #include <atomic>

@@ -6,7 +6,7 @@
 // handler drains the cache's unpins).
 #pragma once
 
-#include "cache/pin_backend.h"
+#include "cache/backends/pin_backend.h"
 
 #include <cstdint>
 #include <memory>

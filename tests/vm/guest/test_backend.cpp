@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
-// test_backend.cpp - the cache's kmod backend (cache/backend_kmod.cpp, linked
+// test_backend.cpp - the cache's kmod backend (cache/backends/kmod_backend.cpp, linked
 // in as is) against the real module: revocations the provider causes reach
 // take_revocations() once each, poll() on revocation_fd() signals them, a
 // record for a handle already unpinned is ignored, and when the module's
 // event queue overflows the backend still reports every revoked handle.
 #include "common.hpp"
 
-#include "cache/backend_kmod.h"
+#include "cache/backends/kmod_backend.h"
 
 #include <algorithm>
 #include <poll.h>

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/backends/dmabuf_backend.h"
+
+#include <fcntl.h>
+
+namespace gdrhook {
+
+Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
+{
+    if (!driver_.mem_get_handle_for_address_range)
+        return Status::error(StatusCode::no_device, 0,
+                             "cuMemGetHandleForAddressRange is not available");
+    if (driver_.pointer_get_attribute) {
+        unsigned int managed = 0;
+        if (driver_.pointer_get_attribute(&managed, cuda::pointer_attribute_is_managed,
+                                          addr) == cuda::success &&
+            managed)
+            return Status::error(StatusCode::managed, 0, "managed memory is never pinned");
+    }
+    if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
+        return Status::error(rc == cuda::error_out_of_memory ? StatusCode::no_space
+                                                             : StatusCode::invalid,
+                             rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
+    int fd = -1;
+    int rc = driver_.mem_get_handle_for_address_range(
+        &fd, addr, length, cuda::mem_range_handle_type_dma_buf_fd, 0);
+    if (rc == cuda::error_out_of_memory)
+        return Status::error(StatusCode::no_space, rc,
+                             "cuMemGetHandleForAddressRange: out of memory");
+    if (rc == cuda::error_invalid_value)
+        return Status::error(StatusCode::invalid, rc,
+                             "cuMemGetHandleForAddressRange: not an allocated range");
+    if (rc != cuda::success || fd < 0)
+        return Status::error(StatusCode::driver_error, rc,
+                             "cuMemGetHandleForAddressRange failed");
+    // A program the application execs must not inherit the export: the fd
+    // would keep the freed GPU memory allocated for as long as it runs.
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    out.fd.reset(fd);
+    out.handle = 0;
+    return Status::success();
+}
+
+Status DmabufBackend::unpin(Pin *pins, size_t count)
+{
+    Status first;
+    for (size_t i = 0; i < count; ++i) {
+        int error = pins[i].fd.reset();
+        if (error && first.ok())
+            first = Status::error(StatusCode::io_error, error, "close() of a dma-buf fd failed");
+    }
+    return first;
+}
+
+bool DmabufBackend::device_supports(const DriverApi &driver, int device)
+{
+    int supported = 0;
+    return driver.device_get_attribute && driver.mem_get_handle_for_address_range &&
+           driver.device_get_attribute(&supported, cuda::device_attribute_dma_buf_supported,
+                                       device) == cuda::success &&
+           supported == 1;
+}
+
+} // namespace gdrhook

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// GDRHOOK_BACKEND=dmabuf: a pin is a dma-buf fd exported by the driver with
+// cuMemGetHandleForAddressRange (what ibv_reg_dmabuf_mr consumes); the
+// unpin is close(). The export keeps the memory allocated until the fd is
+// closed (DESIGN.md, "dma-buf leak"), which is why the worker closes it as
+// soon as the application frees.
+#pragma once
+
+#include "cache/base/driver_api.h"
+#include "cache/backends/pin_backend.h"
+
+namespace gdrhook {
+
+class DmabufBackend final : public PinBackend
+{
+public:
+    explicit DmabufBackend(const DriverApi &driver) : driver_(driver) {}
+
+    BackendKind kind() const override { return BackendKind::dmabuf; }
+    const char *name() const override { return "dmabuf"; }
+    // dma-buf sub-ranges export at 4 KiB offsets (DESIGN.md).
+    uint64_t alignment() const override { return 4096; }
+
+    // Refuses managed memory, sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the
+    // allocation (the GPUDirect RDMA guide requires it for memory a peer
+    // device reads or writes), then exports the fd.
+    Status pin(uint64_t addr, uint64_t length, Pin &out) override;
+
+    // close() of each fd: there is no batch form.
+    Status unpin(Pin *pins, size_t count) override;
+
+    // Whether the device reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED.
+    static bool device_supports(const DriverApi &driver, int device);
+
+private:
+    DriverApi driver_;
+};
+
+} // namespace gdrhook

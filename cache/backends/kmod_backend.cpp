@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/backends/kmod_backend.h"
+
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <vector>
+
+#if __has_include("kmod/include/uapi/gdrhook_ioctl.h")
+#include "kmod/include/uapi/gdrhook_ioctl.h"
+#define GDRHOOK_HAVE_UAPI 1
+#else
+#define GDRHOOK_HAVE_UAPI 0
+#endif
+
+namespace gdrhook {
+
+const char *KmodBackend::default_path()
+{
+#if GDRHOOK_HAVE_UAPI
+    return GDRHOOK_DEVICE_PATH;
+#else
+    return "/dev/gdrhook";
+#endif
+}
+
+#if GDRHOOK_HAVE_UAPI
+
+namespace {
+
+// ioctl() restarted on EINTR; returns 0 or the errno.
+int checked_ioctl(int fd, unsigned long request, void *argument)
+{
+    for (;;) {
+        if (::ioctl(fd, request, argument) == 0)
+            return 0;
+        if (errno != EINTR)
+            return errno;
+    }
+}
+
+Status from_errno(int error, const char *what)
+{
+    switch (error) {
+    case ENOSPC:
+    case ENOMEM:
+        return Status::error(StatusCode::no_space, error, what);
+    case EINVAL:
+    case EFAULT:
+        return Status::error(StatusCode::invalid, error, what);
+    case EOPNOTSUPP:
+        return Status::error(StatusCode::unsupported, error, what);
+    default:
+        return Status::error(StatusCode::io_error, error, what);
+    }
+}
+
+} // namespace
+
+Status KmodBackend::open(const std::string &path)
+{
+    // O_NONBLOCK only changes read(): the revocation records are drained
+    // without waiting. ioctls are unaffected.
+    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        int error = errno;
+        if (error == ENOENT || error == ENXIO || error == ENODEV)
+            return Status::error(StatusCode::no_device, error,
+                                 "/dev/gdrhook is absent (gdrhook.ko not loaded)");
+        return Status::error(StatusCode::io_error, error, "cannot open /dev/gdrhook");
+    }
+    UniqueFd device(fd);
+    gdrhook_ioc_version version{};
+    if (int error = checked_ioctl(device.get(), GDRHOOK_IOCTL_GET_VERSION, &version))
+        return Status::error(StatusCode::no_device, error,
+                             "/dev/gdrhook does not answer GET_VERSION");
+    if (version.abi_major != GDRHOOK_ABI_MAJOR)
+        return Status::error(StatusCode::unsupported, static_cast<int>(version.abi_major),
+                             "gdrhook.ko speaks another ABI major version");
+    if (!(version.features & GDRHOOK_FEATURE_NVP2P))
+        return Status::error(StatusCode::no_device, 0,
+                             "gdrhook.ko found no nvidia_p2p_* provider");
+    batch_max_ = version.unpin_batch_max ? version.unpin_batch_max : 1;
+    device_ = std::move(device);
+    return Status::success();
+}
+
+Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
+{
+    if (!device_.valid())
+        return Status::error(StatusCode::no_device, 0, "/dev/gdrhook is not open");
+    if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
+        return Status::error(StatusCode::invalid, rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
+    gdrhook_ioc_pin request{};
+    request.backend = GDRHOOK_BACKEND_NVP2P;
+    request.addr = addr;
+    request.length = length;
+    request.dmabuf_fd = -1;
+    request.user_tag = addr;
+    std::shared_lock<std::shared_mutex> in_flight(pins_in_flight_);
+    if (int error = checked_ioctl(device_.get(), GDRHOOK_IOCTL_PIN, &request))
+        return from_errno(error, "GDRHOOK_IOCTL_PIN failed");
+    out.handle = request.handle;
+    std::lock_guard<std::mutex> lock(held_mutex_);
+    held_[request.handle] = false;
+    return Status::success();
+}
+
+Status KmodBackend::unpin(Pin *pins, size_t count)
+{
+    Status first;
+    std::vector<__u64> handles;
+    handles.reserve(count < batch_max_ ? count : batch_max_);
+    size_t i = 0;
+    while (i < count) {
+        handles.clear();
+        for (; i < count && handles.size() < batch_max_; ++i) {
+            if (pins[i].handle)
+                handles.push_back(pins[i].handle);
+            pins[i].handle = 0;
+        }
+        if (handles.empty())
+            continue;
+        {
+            // Forgotten first: a record that names one of these from now
+            // on is about a pin the cache has already let go.
+            std::lock_guard<std::mutex> lock(held_mutex_);
+            for (__u64 handle : handles)
+                held_.erase(handle);
+        }
+        gdrhook_ioc_unpin_batch request{};
+        request.handles = reinterpret_cast<uintptr_t>(handles.data());
+        request.count = static_cast<__u32>(handles.size());
+        // The module unpins every valid handle even when one fails.
+        if (int error = checked_ioctl(device_.get(), GDRHOOK_IOCTL_UNPIN_BATCH, &request);
+            error && first.ok())
+            first = from_errno(error, "GDRHOOK_IOCTL_UNPIN_BATCH failed");
+    }
+    return first;
+}
+
+size_t KmodBackend::take_revocations(std::vector<uint64_t> &handles)
+{
+    if (!device_.valid())
+        return 0;
+    std::vector<uint64_t> named;
+    bool overflow = false;
+    gdrhook_event records[64];
+    for (;;) {
+        ssize_t got = ::read(device_.get(), records, sizeof(records));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break; // EAGAIN: drained
+        const size_t n = static_cast<size_t>(got) / sizeof(records[0]);
+        for (size_t k = 0; k < n; ++k) {
+            switch (records[k].type) {
+            case GDRHOOK_EVENT_REVOKED_NVP2P:
+            case GDRHOOK_EVENT_REVOKED_DMABUF:
+                named.push_back(records[k].handle);
+                break;
+            case GDRHOOK_EVENT_OVERFLOW:
+                overflow = true;
+                break;
+            default:
+                break; // a kind added by a later minor version
+            }
+        }
+        if (n < sizeof(records) / sizeof(records[0]))
+            break; // short read: the queue was emptied
+    }
+
+    if (named.empty() && !overflow)
+        return 0;
+    // Wait out the pins in flight: one of them may have made a handle
+    // named here (revoked as soon as it was published) and not yet
+    // recorded it in held_.
+    std::unique_lock<std::shared_mutex> no_pin_in_flight(pins_in_flight_);
+    if (overflow) {
+        // Records were lost: ask about every handle not yet reported. Pins
+        // wait meanwhile; unpins do not, and a handle they take away is
+        // skipped below because it is no longer held.
+        std::vector<uint64_t> candidates;
+        {
+            std::lock_guard<std::mutex> lock(held_mutex_);
+            candidates.reserve(held_.size());
+            for (const auto &[handle, reported] : held_)
+                if (!reported)
+                    candidates.push_back(handle);
+        }
+        for (uint64_t handle : candidates) {
+            gdrhook_ioc_query query{};
+            query.handle = handle;
+            if (checked_ioctl(device_.get(), GDRHOOK_IOCTL_QUERY, &query) == 0 &&
+                query.state == GDRHOOK_STATE_REVOKED)
+                named.push_back(handle);
+        }
+    }
+
+    size_t added = 0;
+    std::lock_guard<std::mutex> lock(held_mutex_);
+    for (uint64_t handle : named) {
+        auto it = held_.find(handle);
+        if (it == held_.end() || it->second)
+            continue; // unpinned already, or reported already
+        it->second = true;
+        handles.push_back(handle);
+        ++added;
+    }
+    return added;
+}
+
+#else // no uapi header yet: the device is reported absent
+
+Status KmodBackend::open(const std::string &)
+{
+    return Status::error(StatusCode::no_device, 0,
+                         "built without gdrhook_ioctl.h: the kmod backend is unavailable");
+}
+Status KmodBackend::pin(uint64_t, uint64_t, Pin &)
+{
+    return Status::error(StatusCode::no_device, 0, "the kmod backend is unavailable");
+}
+Status KmodBackend::unpin(Pin *, size_t)
+{
+    return Status::success();
+}
+size_t KmodBackend::take_revocations(std::vector<uint64_t> &)
+{
+    return 0;
+}
+
+#endif
+
+} // namespace gdrhook

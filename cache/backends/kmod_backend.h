@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// GDRHOOK_BACKEND=kmod: pins through gdrhook.ko's /dev/gdrhook. One object
+// owns the open file (handles are per open file, and closing it releases
+// every pin), and turns each ioctl of kmod/include/uapi/gdrhook_ioctl.h into
+// a typed method returning a Status. While the module is not loaded, open()
+// reports StatusCode::no_device and `auto` moves on to dma-buf.
+//
+// Revocations: the module queues a record for every pin it lost without
+// being asked (the NVIDIA free callback). The file is opened O_NONBLOCK so
+// that take_revocations() drains them with read() and never waits; the
+// backend remembers which handles it holds, so a record for a handle that
+// was unpinned meanwhile is ignored, each revoked handle is reported once,
+// and an OVERFLOW record (the module's queue was full) is answered by
+// QUERYing every handle still held.
+#pragma once
+
+#include "cache/base/driver_api.h"
+#include "cache/backends/pin_backend.h"
+
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+namespace gdrhook {
+
+class KmodBackend final : public PinBackend
+{
+public:
+    KmodBackend() = default;
+    // The driver functions pin() uses to set SYNC_MEMOPS; may be empty.
+    explicit KmodBackend(const DriverApi &driver) : driver_(driver) {}
+
+    // Opens `path` (normally /dev/gdrhook) and checks the ABI version.
+    Status open(const std::string &path);
+
+    BackendKind kind() const override { return BackendKind::kmod; }
+    const char *name() const override { return "kmod"; }
+    // nv-p2p pins whole GPU pages.
+    uint64_t alignment() const override { return 64 * 1024; }
+
+    Status pin(uint64_t addr, uint64_t length, Pin &out) override;
+    // GDRHOOK_IOCTL_UNPIN_BATCH, in chunks of the module's batch limit.
+    Status unpin(Pin *pins, size_t count) override;
+
+    // Reads the module's revocation records without blocking; appends each
+    // revoked handle this backend still holds, once.
+    size_t take_revocations(std::vector<uint64_t> &handles) override;
+    // The open /dev/gdrhook: poll() says POLLIN when records are queued.
+    int revocation_fd() const override { return device_.get(); }
+
+    static const char *default_path();
+
+private:
+    DriverApi driver_;
+    // Handles this backend has pinned and not yet unpinned -> whether
+    // take_revocations() already reported them. Touched by pin() (any
+    // thread), unpin() and take_revocations() (the worker).
+    std::unordered_map<uint64_t, bool> held_;
+    std::mutex held_mutex_;
+    // Shared by every pin() from before its PIN ioctl until its handle is
+    // in held_; taken exclusively by take_revocations() before it matches
+    // records, so that a record read while the PIN that made its handle
+    // was still returning is matched after the handle is known, not lost.
+    std::shared_mutex pins_in_flight_;
+
+    UniqueFd device_;
+    uint32_t batch_max_ = 0;
+};
+
+} // namespace gdrhook

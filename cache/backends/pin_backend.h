@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// How the registration cache pins and unpins: one interface, three
+// implementations (backend_none, backend_dmabuf, backend_kmod). The cache
+// calls pin() on a miss, outside its locks, and unpin() from the worker with
+// every pin of one batch, so that a backend with a batch call (the module's
+// UNPIN_BATCH) makes one system call per batch.
+#pragma once
+
+#include "cache/base/status.h"
+#include "cache/base/unique_fd.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace gdrhook {
+
+enum class BackendKind : uint8_t { none, dmabuf, kmod };
+const char *to_string(BackendKind kind);
+
+// One pinned range. Move-only: the fd (dma-buf) or the handle (kmod) is
+// released exactly once, by the backend's unpin().
+struct Pin {
+    UniqueFd fd;          // dma-buf fd, or invalid
+    uint64_t handle = 0;  // kmod handle, or 0
+};
+
+class PinBackend
+{
+public:
+    virtual ~PinBackend() = default;
+
+    virtual BackendKind kind() const = 0;
+    virtual const char *name() const = 0;
+
+    // What addresses and lengths handed to pin() must be multiples of.
+    virtual uint64_t alignment() const = 0;
+
+    // Pins [addr, addr + length). StatusCode::no_space when the device has
+    // no room left (the cache then evicts and retries), ::managed for
+    // managed memory, ::invalid when the range is not (wholly) allocated.
+    virtual Status pin(uint64_t addr, uint64_t length, Pin &out) = 0;
+
+    // Releases every pin of the batch, even when some fail; returns the
+    // first failure. The pins are left empty.
+    virtual Status unpin(Pin *pins, size_t count) = 0;
+
+    // Pins the backend lost without being asked (gdrhook.ko's revocation
+    // events: the NVIDIA free callback, a dma-buf move): appends their
+    // handles without blocking and returns how many. The worker calls it
+    // after every batch; the cache then drops those entries. A pin
+    // reported here still needs its unpin() (the module frees the handle
+    // then). Backends that cannot lose pins report none.
+    virtual size_t take_revocations(std::vector<uint64_t> &handles)
+    {
+        (void)handles;
+        return 0;
+    }
+
+    // A descriptor that becomes readable when take_revocations() has
+    // something to report, or -1.
+    virtual int revocation_fd() const { return -1; }
+};
+
+} // namespace gdrhook

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// When an event happened, read on the application's thread.
+//
+// clock_gettime is a vDSO call that reads the kernel's clock page: libc's
+// wrapper, the vDSO's code and its data are three pages that the driver,
+// ~100 us in the kernel per allocation, has pushed out of the TLB by the
+// next call (tests/gpu/alloc_free_ab: ~100 ns of the shim's cost per
+// alloc/free pair). Where the kernel keeps time with the time-stamp
+// counter itself (invariant TSC, clocksource "tsc"), an event carries the
+// counter, one instruction that touches no memory, and whoever writes the
+// line turns it into CLOCK_REALTIME. Elsewhere events carry CLOCK_REALTIME
+// as they always did.
+#pragma once
+
+#include "cache/base/clock.h"
+#include "cache/events/event.h"
+#include "cache/prim/hot_line.h"
+#include "cache/prim/hot_path.h"
+#include "cache/events/queued_event.h"
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+namespace gdrhook {
+
+// Whether events carry the TSC: decided once, by start_event_clock(); read
+// on every event.
+inline bool event_clock_counts_tsc()
+{
+    return hot_line.event_clock_counts_tsc;
+}
+
+// Decides whether events carry the TSC and takes the reference that turns
+// it into wall time. The runtime calls it as it initializes; tests call it
+// again to force a mode (`allow_tsc` false: CLOCK_REALTIME always).
+void start_event_clock(bool allow_tsc = true);
+
+// Sets event.tsc (TSC mode) or event.ts_ns (otherwise) to now.
+inline void stamp_now(Event &event)
+{
+#if defined(__x86_64__)
+    if (event_clock_counts_tsc()) {
+        event.tsc = __rdtsc();
+        event.ts_ns = 0;
+        return;
+    }
+#endif
+    event.tsc = 0;
+    event.ts_ns = realtime_ns();
+}
+
+// The same stamp in the form an event has in the queue (queued_event.h).
+inline uint64_t queued_time_now()
+{
+#if defined(__x86_64__)
+    if (event_clock_counts_tsc())
+        return __rdtsc() | queued_time_is_tsc;
+#endif
+    return realtime_ns();
+}
+
+// CLOCK_REALTIME in ns of an event: its ts_ns, or its TSC converted.
+uint64_t event_realtime_ns(const Event &event);
+
+} // namespace gdrhook

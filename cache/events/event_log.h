@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The event log: one JSON object per line (the schema is in README.md and is
+// a stable interface), written through spdlog into a file opened O_APPEND.
+// Lines are only ever written whole, so processes that share one file (a
+// pattern without %p) never interleave inside a line.
+#pragma once
+
+#include "cache/events/event.h"
+
+#include <memory>
+#include <string>
+
+namespace spdlog { class logger; }
+
+namespace gdrhook {
+
+// Formats `event` as one JSON line (with the trailing newline) into `out`,
+// which must hold at least max_line_size bytes. Returns the length.
+inline constexpr size_t max_line_size = 512;
+size_t format_event_line(const Event &event, int pid, char *out);
+
+class EventLog
+{
+public:
+    // An empty path gives a log that drops every line.
+    // Returns an empty message on success, else why the file cannot be
+    // written (the log then drops lines). The file itself is created by the
+    // first line: a process that loads the shim but records nothing (a
+    // helper process started with the same environment) leaves no empty
+    // file behind. Its folder is checked now, so a bad path shows at once.
+    std::string open(const std::string &path);
+
+    // Whether lines go somewhere (the file may not exist yet).
+    bool is_open() const { return !path_.empty() && !failed_; }
+    const std::string &path() const { return path_; }
+
+    // Callers serialize write/flush (the pipeline's consumer lock).
+    void write(const Event &event, int pid);
+    void flush();
+
+private:
+    bool create_file(); // on the first line
+
+    std::shared_ptr<spdlog::logger> logger_;
+    std::string path_;
+    bool failed_ = false;
+};
+
+} // namespace gdrhook

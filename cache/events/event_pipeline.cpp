@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/events/event_pipeline.h"
+
+#include "cache/base/clock.h"
+#include "cache/base/diagnostics.h"
+
+#include <cerrno>
+#include <climits>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <new>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace gdrhook {
+namespace {
+
+constexpr size_t batch_size = 256;
+
+// After the queue runs dry the worker lingers this long before it goes to
+// sleep for good. While it lingers producers see it awake and never make a
+// system call to wake it: in a program that allocates and frees steadily
+// (tens of microseconds apart on a real GPU) the application's threads pay
+// for a queue push only. An idle process still ends up in a plain futex
+// sleep, and the wait from a free to its logging stays under this bound.
+// Each time the worker looks at the queue it takes the next cell's line
+// from the core that will write it; a longer linger means fewer such
+// transfers per event (measured: 200 us cost the application more per
+// alloc/free pair at a GPU's pace). Frees that unpin do not wait for it:
+// they poke the worker (process_cache.cpp).
+constexpr uint64_t linger_ns = 1000 * 1000;
+
+// Returns true when the wait ended because the timeout ran out (0: none).
+bool futex_wait(std::atomic<uint32_t> &word, uint32_t expected, uint64_t timeout_ns = 0)
+{
+    timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
+                     static_cast<long>(timeout_ns % 1000000000)};
+    return syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE,
+                   expected, timeout_ns ? &timeout : nullptr, nullptr, 0) != 0 &&
+           errno == ETIMEDOUT;
+}
+
+void futex_wake_all(std::atomic<uint32_t> &word)
+{
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE,
+            INT_MAX, nullptr, nullptr, 0);
+}
+
+} // namespace
+
+EventPipeline::EventPipeline(size_t capacity, EventLog &log, int pid)
+    : queue_(capacity), log_(log), pid_(pid)
+{
+}
+
+EventPipeline::~EventPipeline()
+{
+    shutdown();
+}
+
+// The sleep protocol: see publish_then_check_sleeper() in event_pipeline.h.
+void EventPipeline::announce_sleep()
+{
+    flags().worker_sleeping.store(1, std::memory_order_relaxed);
+    if (flags().asymmetric_fences.load(std::memory_order_relaxed))
+        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void EventPipeline::submit(const Event &event)
+{
+    QueuedEvent queued;
+    if (pack(event, queued))
+        submit(queued);
+    else
+        submit_on_this_thread(event, false, queued);
+}
+
+void EventPipeline::submit_beyond_queue(const QueuedEvent &queued)
+{
+    if (!flags().stopped.load(std::memory_order_acquire)) {
+        ensure_worker();
+        if (flags().worker_running.load(std::memory_order_acquire) && push_for_worker(queued))
+            return;
+    }
+    submit_on_this_thread(Event{}, true, queued);
+}
+
+// Full queue, no worker (thread creation failed), after shutdown, or an
+// event the compact form cannot hold: do the consumer's work here. The
+// event goes through the queue all the same (whole events as a placeholder
+// that the drain swaps back), behind everything already in it, so each
+// thread's events stay in the order it recorded them. A slot claimed by a
+// producer that has not yet published it holds the drain up for a few
+// instructions.
+void EventPipeline::submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued)
+{
+    overflowed_.fetch_add(1, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(consumer_lock_);
+    if (!compact) {
+        queued = placeholder();
+        whole_event_ = &event;
+    }
+    for (;;) {
+        size_t drained = drain_locked();
+        if (queue_.try_push(queued))
+            break;
+        if (!drained)
+            std::this_thread::yield();
+    }
+    while (drain_locked() == batch_size) {
+    }
+    // The placeholder may sit behind a slot still being filled.
+    while (whole_event_) {
+        if (!drain_locked())
+            std::this_thread::yield();
+    }
+    log_.flush();
+}
+
+void EventPipeline::wake_worker()
+{
+    wakeups_.fetch_add(1, std::memory_order_relaxed);
+    wake_word_.fetch_add(1, std::memory_order_release);
+    futex_wake_all(wake_word_);
+}
+
+void EventPipeline::ensure_worker()
+{
+    if (flags().worker_running.load(std::memory_order_acquire))
+        return;
+    std::lock_guard<std::mutex> lock(worker_start_lock_);
+    if (flags().worker_running.load(std::memory_order_relaxed) ||
+        flags().stopped.load(std::memory_order_relaxed))
+        return;
+
+    // Registration is once per process and cheap; without it (kernels
+    // before 4.14, seccomp) producers fall back to a full fence.
+    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        flags().asymmetric_fences.store(true, std::memory_order_relaxed);
+
+    // The worker must not take signals meant for the application.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
+    try {
+        worker_ = std::thread([this] { worker_main(); });
+        flags().worker_running.store(true, std::memory_order_release);
+    } catch (const std::exception &error) {
+        // Without a worker every event is handled on its own thread.
+        diagnostics().warn("cannot start the event worker ({}); events are "
+                           "written synchronously",
+                           error.what());
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void EventPipeline::worker_main()
+{
+    pthread_setname_np(pthread_self(), "gdrhook-worker");
+    const bool sampling = sample_hook_ && sample_interval_ns_;
+    // The first sample as the worker starts (with the first event, which
+    // may be logged just after it): the baseline the later ones are read
+    // against.
+    uint64_t next_sample_ns = sampling ? monotonic_ns() : UINT64_MAX;
+    bool lingered = false;
+    for (;;) {
+        size_t drained;
+        {
+            std::lock_guard<std::mutex> lock(consumer_lock_);
+            const uint64_t written = written_.load(std::memory_order_relaxed);
+            drained = drain_locked();
+            if (sampling && !stopping_.load(std::memory_order_relaxed)) {
+                const uint64_t now = monotonic_ns();
+                if (now >= next_sample_ns) {
+                    sample_hook_();
+                    // On the interval's grid; after a stall (a stopped or
+                    // starved process) one sample, not a burst of them.
+                    next_sample_ns += sample_interval_ns_;
+                    if (next_sample_ns <= now)
+                        next_sample_ns = now + sample_interval_ns_;
+                }
+            }
+            // The batch hook may have logged unpins without any event.
+            if (written_.load(std::memory_order_relaxed) != written)
+                log_.flush();
+        }
+        if (drained) {
+            lingered = false;
+            continue;
+        }
+        if (stopping_.load(std::memory_order_acquire))
+            return;
+
+        uint32_t word = wake_word_.load(std::memory_order_acquire);
+        // With samples, no wait lasts past the next one.
+        uint64_t until_sample = 0; // 0: no limit
+        if (sampling) {
+            const uint64_t now = monotonic_ns();
+            if (now >= next_sample_ns)
+                continue;
+            until_sample = next_sample_ns - now;
+        }
+        if (!lingered) {
+            // Still "awake" for producers; a shutdown wakes us early. A
+            // sample due first cuts the linger short; it starts again after.
+            const bool sample_first = until_sample && until_sample < linger_ns;
+            futex_wait(wake_word_, word, sample_first ? until_sample : linger_ns);
+            lingered = !sample_first;
+            continue;
+        }
+        announce_sleep();
+        // A poke() that stored its flag after our drain looked at it bumps
+        // wake_word_ after `word` was read, so the wait returns at once.
+        bool timed_out = false;
+        if (!queue_.maybe_nonempty() && !poked_.load(std::memory_order_acquire) &&
+            !stopping_.load(std::memory_order_acquire))
+            timed_out = futex_wait(wake_word_, word, until_sample);
+        flags().worker_sleeping.store(0, std::memory_order_relaxed);
+        // Woken by a producer: linger after its events. Woken by the clock
+        // for a sample: nobody is producing; back to sleep after it.
+        lingered = timed_out;
+    }
+}
+
+size_t EventPipeline::drain_locked()
+{
+    size_t count = 0;
+    QueuedEvent queued;
+    size_t position;
+    while (queue_.try_pop(queued, position)) {
+        if (is_placeholder(queued)) {
+            Event whole = *whole_event_;
+            whole_event_ = nullptr;
+            whole.seq = position;
+            handle_locked(whole);
+        } else {
+            Event event = unpack(queued, position);
+            handle_locked(event);
+        }
+        if (++count == batch_size)
+            break; // let the worker flush; producers that drain take it all
+    }
+    // exchange first: a poke() that lands while the hook runs is kept.
+    bool poked = poked_.load(std::memory_order_relaxed) &&
+                 poked_.exchange(false, std::memory_order_acq_rel);
+    if (batch_hook_ && (count || poked))
+        batch_hook_();
+    return count;
+}
+
+void EventPipeline::handle_locked(Event &event)
+{
+    last_seq_ = event.seq;
+    if (handler_)
+        handler_(event);
+    log_.write(event, pid_);
+    written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void EventPipeline::write_from_consumer(Event &event)
+{
+    event.seq = last_seq_;
+    log_.write(event, pid_);
+    written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void EventPipeline::poke()
+{
+    poked_.store(true, std::memory_order_release);
+    if (flags().stopped.load(std::memory_order_acquire) ||
+        !flags().worker_running.load(std::memory_order_acquire)) {
+        // No worker to do it: whoever drains next runs the hook. At exit
+        // the exit handler drains last.
+        return;
+    }
+    wake_worker();
+}
+
+void EventPipeline::drain_now()
+{
+    std::lock_guard<std::mutex> lock(consumer_lock_);
+    while (drain_locked() == batch_size) {
+    }
+    log_.flush();
+}
+
+void EventPipeline::shutdown()
+{
+    {
+        std::lock_guard<std::mutex> lock(worker_start_lock_);
+        if (flags().stopped.exchange(true))
+            return;
+        stopping_.store(true, std::memory_order_release);
+    }
+    if (flags().worker_running.load(std::memory_order_acquire)) {
+        wake_worker();
+        if (worker_.joinable())
+            worker_.join();
+        flags().worker_running.store(false, std::memory_order_release);
+    }
+    drain_now();
+}
+
+void EventPipeline::before_fork()
+{
+    worker_start_lock_.lock();
+    consumer_lock_.lock();
+}
+
+void EventPipeline::after_fork_in_parent()
+{
+    consumer_lock_.unlock();
+    worker_start_lock_.unlock();
+}
+
+void EventPipeline::after_fork_in_child(int child_pid)
+{
+    // The locks were taken by this thread in before_fork, but a fresh object
+    // is the only portable way to get an unlocked mutex here.
+    new (&consumer_lock_) std::mutex();
+    new (&worker_start_lock_) std::mutex();
+    // The worker thread does not exist in the child; forget its handle
+    // without joining or destroying it.
+    new (&worker_) std::thread();
+    flags().worker_running.store(false, std::memory_order_relaxed);
+    flags().worker_sleeping.store(0, std::memory_order_relaxed);
+    queue_.reset();
+    pid_ = child_pid;
+}
+
+PipelineStats EventPipeline::stats() const
+{
+    PipelineStats s;
+    s.overflowed = overflowed_.load(std::memory_order_relaxed);
+    s.written = written_.load(std::memory_order_relaxed);
+    s.pushed = s.written >= s.overflowed ? s.written - s.overflowed : 0;
+    s.wakeups = wakeups_.load(std::memory_order_relaxed);
+    return s;
+}
+
+} // namespace gdrhook

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// From the application's threads to the log: events go into a bounded
+// lock-free queue and a worker thread drains it in batches. The worker is
+// started on the first event, sleeps on a futex when the queue is empty and
+// is woken by the push that finds it asleep (or, with GDRHOOK_SAMPLE_MS, by
+// the futex's timeout when the next sample is due).
+//
+// The consumer role is exclusive: whoever drains (the worker, or a producer
+// that found the queue full, or the exit handler) holds consumer_lock_.
+// A producer that finds the queue full drains it itself and then handles
+// its own event, so nothing is lost and the log stays in order.
+#pragma once
+
+#include "cache/prim/hot_path.h"
+#include "cache/events/event.h"
+#include "cache/events/event_log.h"
+#include "cache/events/event_queue.h"
+#include "cache/events/queued_event.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace gdrhook {
+
+struct PipelineStats {
+    uint64_t pushed = 0;        // handed to the worker (written - overflowed)
+    uint64_t overflowed = 0;    // the producer did the work itself
+    uint64_t written = 0;       // lines handed to the log
+    uint64_t wakeups = 0;       // futex wakes issued by producers
+};
+
+class EventPipeline
+{
+public:
+    // Called by the consumer for every event, in order, before it is logged
+    // (the cache's eager unpin hooks in here). May be empty.
+    using EventHandler = std::function<void(Event &)>;
+
+    EventPipeline(size_t capacity, EventLog &log, int pid);
+    ~EventPipeline();
+
+    EventPipeline(const EventPipeline &) = delete;
+    EventPipeline &operator=(const EventPipeline &) = delete;
+
+    void set_handler(EventHandler handler) { handler_ = std::move(handler); }
+
+    // Called by the consumer after each batch it took from the queue, and
+    // after poke(): the cache's eager unpin runs here, once per batch, and
+    // logs what it did with write_from_consumer(). Set it before the first
+    // submit. May be empty.
+    using BatchHook = std::function<void()>;
+    void set_batch_hook(BatchHook hook) { batch_hook_ = std::move(hook); }
+
+    // Called by the worker, and only by it, once every `interval_ns` while
+    // it runs (the first time as it starts, with the first event), under
+    // the consumer lock: it measures and logs a `sample` with
+    // write_from_consumer(). Producers never run it, and a worker with
+    // nothing to do sleeps until the next one is due. Set it before the
+    // first submit; interval 0 or an empty hook: no samples.
+    using SampleHook = std::function<void()>;
+    void set_sample_hook(uint64_t interval_ns, SampleHook hook)
+    {
+        sample_interval_ns_ = interval_ns;
+        sample_hook_ = std::move(hook);
+    }
+
+    // Any thread: have the consumer run the batch hook soon even if no
+    // event arrives (an eviction or a revocation left work for it).
+    void poke();
+
+    // Only from inside the batch hook or the sample hook: logs an event the
+    // consumer itself produced (unpin, revoke, sample). Its seq is that of
+    // the last event taken from the queue, so it sorts right after what
+    // caused it (a sample: after what it has seen).
+    void write_from_consumer(Event &event);
+
+    // Any thread. Assigns the event's sequence number (its position in the
+    // queue: every event goes through it). Never blocks on the worker
+    // unless the queue is full.
+    void submit(const Event &event);
+
+    // The same for an event already in its queued form (the recorder's
+    // allocations and frees): inline, the queue push and nothing else
+    // while the worker runs and the queue has room.
+    void submit(const QueuedEvent &queued)
+    {
+        if (__builtin_expect(!flags().stopped.load(std::memory_order_acquire) &&
+                                 flags().worker_running.load(std::memory_order_acquire),
+                             1) &&
+            push_for_worker(queued))
+            return;
+        submit_beyond_queue(queued);
+    }
+
+    // Writes everything queued so far, on the calling thread.
+    void drain_now();
+
+    // Stops the worker after it has written everything; later submits are
+    // handled on the submitting thread. Idempotent.
+    void shutdown();
+
+    // fork() support: prepare holds the consumer lock so that no thread is
+    // inside the log at the fork; the child forgets the parent's queued
+    // events (the parent logs them) and its worker, and starts its own on
+    // its next event.
+    void before_fork();
+    void after_fork_in_parent();
+    void after_fork_in_child(int child_pid);
+
+    PipelineStats stats() const;
+    size_t capacity() const { return queue_.capacity(); }
+
+private:
+    void ensure_worker();
+    void worker_main();
+    size_t drain_locked();      // consumer_lock_ held
+    void handle_locked(Event &event);
+    // Into the queue for the running worker; false if the queue is full.
+    bool push_for_worker(const QueuedEvent &queued)
+    {
+        if (!queue_.try_push(queued))
+            return false;
+        publish_then_check_sleeper();
+        // Shutdown may have drained the queue just before our push.
+        if (__builtin_expect(flags().stopped.load(std::memory_order_acquire), 0))
+            drain_now();
+        return true;
+    }
+
+    // No worker yet, queue full, stopped: the slow way.
+    void submit_beyond_queue(const QueuedEvent &queued);
+    void submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued);
+    void wake_worker();
+    void announce_sleep();
+
+    // The sleep protocol is a Dekker pairing: the worker publishes "sleeping"
+    // and then looks at the queue; a producer publishes its item and then looks
+    // at "sleeping". A full fence on both sides makes sure one of them sees the
+    // other. The producer's fence waits for its store to the queue cell, which
+    // usually misses the cache (the worker read that cell last), and was half
+    // of the shim's cost per event. With membarrier(2), the worker forces that
+    // fence onto every running thread of the process on the rare occasions it
+    // goes to sleep, and producers need only stop the compiler from reordering.
+    void publish_then_check_sleeper()
+    {
+        if (flags().asymmetric_fences.load(std::memory_order_relaxed))
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        else
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+        // Only the first producer to find the worker asleep wakes it.
+        if (flags().worker_sleeping.load(std::memory_order_relaxed) &&
+            flags().worker_sleeping.exchange(0, std::memory_order_relaxed))
+            wake_worker();
+    }
+
+    // Members are grouped by who writes them, each group on its own cache
+    // lines: a producer's push should touch the queue cell it fills and
+    // lines nobody else writes, nothing the worker writes per event.
+
+    // Read on every submit; written at start, stop and fork, and by the
+    // sleep protocol when the worker falls asleep (after lingering idle,
+    // so not while events flow) or is woken. Kept on the queue's line that
+    // a push writes (event_queue.h).
+    struct ProducerFlags {
+        std::atomic<bool> worker_running{false};
+        std::atomic<bool> stopped{false};
+        // membarrier(2) lets the rarely-sleeping worker pay for the full
+        // fence of the sleep protocol instead of every producer (see
+        // publish_then_check_sleeper()).
+        std::atomic<bool> asymmetric_fences{false};
+        std::atomic<uint32_t> worker_sleeping{0};
+    };
+    ProducerFlags &flags() { return queue_.producer_shared(); }
+    const ProducerFlags &flags() const { return queue_.producer_shared(); }
+
+    BoundedMpscQueue<QueuedEvent, ProducerFlags> queue_; // cache-line aligned and padded inside
+
+    // The worker's and the wakers'.
+    alignas(cache_line_size) std::atomic<bool> stopping_{false};
+    std::atomic<uint32_t> wake_word_{0};
+
+    // Read by the consumer only, or rarely.
+    alignas(cache_line_size) std::atomic<uint64_t> wakeups_{0};
+    std::atomic<uint64_t> overflowed_{0};
+    std::atomic<bool> poked_{false};
+    EventLog &log_;
+    int pid_;
+    EventHandler handler_;
+    BatchHook batch_hook_;
+    SampleHook sample_hook_;
+    uint64_t sample_interval_ns_ = 0;
+
+    // The consumer's: written on every drain.
+    alignas(cache_line_size) std::mutex consumer_lock_;
+    std::atomic<uint64_t> written_{0};
+    uint64_t last_seq_ = 0;
+    // An event too big for a queue cell, while its placeholder is queued.
+    const Event *whole_event_ = nullptr;
+
+    alignas(cache_line_size) std::mutex worker_start_lock_;
+    std::thread worker_;
+};
+
+} // namespace gdrhook

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/record/recorder.h"
+
+#include "cache/base/clock.h"
+#include "cache/events/event_clock.h"
+#include "cache/events/queued_event.h"
+#include "cache/core/runtime.h"
+#include "cache/core/process_cache.h"
+#include "cache/events/thread_state.h"
+
+#include <array>
+#include <atomic>
+#include <climits>
+
+// Defined by the shim (hook/driver_queries.cpp) over the real driver;
+// absent in unit tests, which call set_driver_queries instead.
+extern "C" gdrhook::DriverQueries gdrhook_driver_queries __attribute__((weak));
+
+namespace gdrhook {
+namespace {
+
+const DriverQueries no_queries{};
+DriverQueries test_queries;
+
+const DriverQueries &queries()
+{
+    return driver_queries();
+}
+
+// The calling thread's current context: straight to the driver's function
+// once the hook has looked it up (hot_line.h), else through queries().
+uint64_t current_context_of_thread()
+{
+    if (auto query = hot_line.context_query.load(std::memory_order_acquire);
+        GDRHOOK_LIKELY(query)) {
+        void *context = nullptr;
+        return query(&context) == 0 ? reinterpret_cast<uint64_t>(context) : 0;
+    }
+    return queries().current_context ? queries().current_context() : 0;
+}
+
+// The device of the calling thread's current context, remembered per
+// thread: asking the driver costs a call per allocation. Any context
+// teardown bumps the generation, since a handle may be reused.
+int32_t device_of(uint64_t context)
+{
+    uint32_t generation = hot_line.context_generation.load(std::memory_order_acquire);
+    HotThreadState &cached = hot_thread_state();
+    if (GDRHOOK_LIKELY(context && cached.context == context &&
+                       cached.device_generation == generation))
+        return cached.device;
+    int32_t dev = queries().current_device ? queries().current_device() : -1;
+    cached.context = context;
+    cached.device_generation = generation;
+    cached.device = dev;
+    return dev;
+}
+
+constexpr int max_devices = 64;
+struct PrimaryContext {
+    std::atomic<uint64_t> context{0};
+    std::atomic<int64_t> references{0};
+};
+std::array<PrimaryContext, max_devices> primary_contexts;
+
+void submit(const Event &event)
+{
+    ++hot_thread_state().events_recorded;
+    runtime().pipeline->submit(event);
+}
+
+RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind mem,
+                           uint64_t addr, uint64_t size)
+{
+    RecordedEvent event;
+    event.time = queued_time_now();
+    event.addr = addr;
+    event.size = size;
+    event.api = api;
+    event.tid = current_tid();
+    event.dev = -1;
+    event.rc = 0;
+    event.kind = kind;
+    event.via = via;
+    event.mem = mem;
+    return event;
+}
+
+// The rare event the queue's form cannot hold (queued_event.h) goes whole.
+Event whole(const RecordedEvent &recorded)
+{
+    Event event;
+    set_time_from_queued(event, recorded.time);
+    event.addr = recorded.addr;
+    event.size = recorded.size;
+    event.api = recorded.api;
+    event.tid = recorded.tid;
+    event.dev = recorded.dev;
+    event.rc = recorded.rc;
+    event.kind = recorded.kind;
+    event.via = recorded.via;
+    event.mem = recorded.mem;
+    return event;
+}
+
+GDRHOOK_HOT void submit(const RecordedEvent &event)
+{
+    ++hot_thread_state().events_recorded;
+    QueuedEvent queued;
+    if (__builtin_expect(!queued_text(event.api, queued.api) || event.dev < INT8_MIN ||
+                             event.dev > INT8_MAX,
+                         0)) {
+        hot_line.pipeline->submit(whole(event));
+        return;
+    }
+    queued.time = event.time;
+    queued.addr = event.addr;
+    queued.size = event.size;
+    queued.handle = 0;
+    queued.msg = queued_null_text;
+    queued.backend = queued_null_text;
+    queued.tid = event.tid;
+    queued.rc = event.rc;
+    queued.dev = static_cast<int8_t>(event.dev);
+    queued.kind = event.kind;
+    queued.via = event.via;
+    queued.mem = event.mem;
+    hot_line.pipeline->submit(queued);
+}
+
+bool is_device_pointer_kind(MemoryKind kind)
+{
+    return kind == MemoryKind::device || kind == MemoryKind::pitch ||
+           kind == MemoryKind::pool || kind == MemoryKind::managed ||
+           kind == MemoryKind::ipc;
+}
+
+// Kinds whose address range the registration cache may hold.
+bool is_gpu_range_kind(MemoryKind kind)
+{
+    return is_device_pointer_kind(kind) || kind == MemoryKind::vmm_mapping;
+}
+
+bool is_pointer_kind(MemoryKind kind)
+{
+    return is_device_pointer_kind(kind) || kind == MemoryKind::host ||
+           kind == MemoryKind::host_registered || kind == MemoryKind::vmm_mapping;
+}
+
+} // namespace
+
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem,
+                 uint64_t addr, uint64_t size)
+{
+    Event event;
+    stamp_now(event);
+    event.tid = current_tid();
+    event.kind = kind;
+    event.api = api;
+    event.via = via;
+    event.mem = mem;
+    event.addr = addr;
+    event.size = size;
+    return event;
+}
+
+const DriverQueries &driver_queries()
+{
+    if (hot_line.test_queries)
+        return *hot_line.test_queries;
+    return &gdrhook_driver_queries ? gdrhook_driver_queries : no_queries;
+}
+
+void set_driver_queries(const DriverQueries &q)
+{
+    test_queries = q;
+    hot_line.test_queries = &test_queries;
+}
+
+namespace {
+
+// The rare frees, out of the hot path: a VMM unmap, which may end several
+// mappings, and a free of an address that was not tracked where `kind`
+// says (freed through another family than it was allocated with, or never
+// seen: then the driver names its size, the free has not run yet).
+__attribute__((noinline, cold)) void find_untracked(FreeTicket &ticket, MemoryKind kind,
+                                                    uint64_t addr, uint64_t size_hint)
+{
+    AllocTracker &tracker = runtime().tracker;
+    if (kind == MemoryKind::vmm_mapping) {
+        // One unmap may end several mappings; report the range unmapped.
+        auto mappings = tracker.remove_mappings_in(addr, size_hint);
+        if (!mappings.empty()) {
+            ticket.tracked = true;
+            ticket.allocation = mappings.front();
+            ticket.allocation.size = size_hint;
+        }
+        return;
+    }
+    if (!is_device_pointer_kind(kind))
+        return;
+    for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch, MemoryKind::pool,
+                             MemoryKind::managed, MemoryKind::ipc}) {
+        if (other != kind && (ticket.tracked = tracker.take(other, addr, ticket.allocation)))
+            return;
+    }
+    uint64_t base = 0, size = 0;
+    if (!size_hint && queries().address_range && queries().address_range(addr, &base, &size))
+        ticket.event.size = size;
+}
+
+// An imported IPC mapping: its size is the driver's to say.
+__attribute__((noinline, cold)) uint64_t size_of_imported(uint64_t addr)
+{
+    uint64_t base = 0, size = 0;
+    if (queries().address_range)
+        queries().address_range(addr, &base, &size);
+    return size;
+}
+
+} // namespace
+
+FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
+                      uint64_t size_hint)
+{
+    FreeTicket ticket{}; // zeroed: RecordedEvent has no defaults
+    // Freeing a null pointer frees nothing (cudaFree(nullptr) is how
+    // programs initialize the runtime): no event.
+    if (GDRHOOK_UNLIKELY(addr == 0 && is_pointer_kind(kind)))
+        return ticket;
+    if (!hook_enabled())
+        return ticket;
+    ticket.active = true;
+    ticket.event = recorded_now(EventKind::free, api, via, kind, addr, size_hint);
+
+    if (GDRHOOK_LIKELY(kind != MemoryKind::vmm_mapping))
+        ticket.tracked = runtime().tracker.take(kind, addr, ticket.allocation);
+    if (GDRHOOK_UNLIKELY(!ticket.tracked))
+        find_untracked(ticket, kind, addr, size_hint);
+    if (GDRHOOK_LIKELY(ticket.tracked)) {
+        ticket.event.mem = ticket.allocation.kind;
+        ticket.event.dev = ticket.allocation.dev;
+        if (!size_hint)
+            ticket.event.size = ticket.allocation.size;
+    }
+    // Before the real free: once it returns the address can come back from
+    // the next allocation, and no lookup may find the old registration.
+    if (GDRHOOK_UNLIKELY(is_gpu_range_kind(kind) && existing_shim_cache()))
+        invalidate_freed(addr, ticket.event.size);
+    return ticket;
+}
+
+void end_free(FreeTicket &ticket, int rc)
+{
+    if (!ticket.active)
+        return;
+    ticket.event.rc = rc;
+    if (GDRHOOK_UNLIKELY(rc != 0 && ticket.tracked))
+        runtime().tracker.insert(ticket.allocation); // still allocated
+    else if (GDRHOOK_UNLIKELY(rc == 0 && is_gpu_range_kind(ticket.event.mem) &&
+                              existing_shim_cache()))
+        // A lookup racing the free may have pinned between the first
+        // invalidation and the real free; pins started after the free are
+        // of new allocations (the address may be another thread's already).
+        invalidate_after_free(ticket.event.addr, ticket.event.size, pin_clock_after_free());
+    submit(ticket.event);
+}
+
+void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
+                  uint64_t size, int rc)
+{
+    if (!hook_enabled())
+        return;
+    RecordedEvent event = recorded_now(EventKind::alloc, api, via, kind, addr, size);
+    event.rc = rc;
+    if (GDRHOOK_UNLIKELY(rc == 0 && size == 0 && kind == MemoryKind::ipc))
+        size = event.size = size_of_imported(addr);
+    if (GDRHOOK_LIKELY(rc == 0)) {
+        Allocation allocation;
+        allocation.addr = addr;
+        allocation.size = size;
+        allocation.kind = kind;
+        allocation.context = current_context_of_thread();
+        allocation.dev = device_of(allocation.context);
+        event.dev = allocation.dev;
+        runtime().tracker.insert(allocation);
+        submit(event);
+        if (GDRHOOK_UNLIKELY(hot_line.pin_on_alloc))
+            pin_new_allocation(api, via, allocation); // logs `pin` after `alloc`
+        return;
+    }
+    submit(event);
+}
+
+TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
+                                      int32_t dev)
+{
+    TeardownTicket ticket;
+    if (!hook_enabled())
+        return ticket;
+    ticket.active = true;
+    ticket.event = make_event(EventKind::ctx_destroy, api, via, MemoryKind::none,
+                              context, 0);
+    ticket.event.dev = dev;
+    return ticket;
+}
+
+void end_context_teardown(TeardownTicket &ticket, int rc)
+{
+    if (!ticket.active)
+        return;
+    ticket.event.rc = rc;
+    hot_line.context_generation.fetch_add(1, std::memory_order_acq_rel);
+    if (rc == 0 && ticket.event.addr) {
+        uint64_t bytes = 0;
+        const uint64_t clock = pin_clock_after_free();
+        for (const Allocation &a : runtime().tracker.remove_context(ticket.event.addr)) {
+            bytes += a.size;
+            if (is_gpu_range_kind(a.kind))
+                invalidate_after_free(a.addr, a.size, clock);
+        }
+        ticket.event.size = bytes; // what the teardown released
+    }
+    submit(ticket.event);
+}
+
+void note_primary_context_retained(int32_t dev, uint64_t context)
+{
+    if (dev < 0 || dev >= max_devices)
+        return;
+    primary_contexts[dev].context.store(context, std::memory_order_relaxed);
+    primary_contexts[dev].references.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t primary_context_release_would_destroy(int32_t dev)
+{
+    if (dev < 0 || dev >= max_devices)
+        return 0;
+    PrimaryContext &pc = primary_contexts[dev];
+    if (pc.references.fetch_sub(1, std::memory_order_relaxed) == 1)
+        return pc.context.load(std::memory_order_relaxed);
+    return 0;
+}
+
+uint64_t primary_context_of(int32_t dev)
+{
+    if (dev < 0 || dev >= max_devices)
+        return 0;
+    return primary_contexts[dev].context.load(std::memory_order_relaxed);
+}
+
+uint64_t events_recorded_by_this_thread()
+{
+    return hot_thread_state().events_recorded;
+}
+
+} // namespace gdrhook

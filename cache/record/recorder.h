@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// What the hook calls around each intercepted CUDA entry point. The hook
+// only forwards; this file decides what an allocation, a free or a context
+// teardown means: which tracked allocations it ends, what the event says,
+// and in which order things happen around the real call:
+//
+//   free:   begin_free (stamp, forget the allocation, invalidate)  ->
+//           real free  ->  end_free (log with the real result; restore the
+//           allocation if the driver refused the free)
+//   alloc:  real alloc ->  record_alloc
+#pragma once
+
+#include "cache/prim/hot_path.h"
+#include "cache/record/alloc_tracker.h"
+#include "cache/base/driver_api.h"
+#include "cache/events/event.h"
+
+#include <cstdint>
+
+namespace gdrhook {
+
+// Driver queries the recorder may need, supplied by the hook (real driver
+// functions, never the wrappers). Any of them may be null.
+struct DriverQueries {
+    // Base and size of the allocation containing addr; false if unknown.
+    bool (*address_range)(uint64_t addr, uint64_t *base, uint64_t *size) = nullptr;
+    // The calling thread's current context and its device.
+    uint64_t (*current_context)() = nullptr;
+    int32_t (*current_device)() = nullptr;
+    // The functions the cache's backends call (cache/base/driver_api.h).
+    void (*driver_api)(DriverApi *out) = nullptr;
+};
+void set_driver_queries(const DriverQueries &queries);
+
+// An event stamped now (CLOCK_REALTIME, the calling thread's id).
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
+                 uint64_t size);
+const DriverQueries &driver_queries();
+
+// An allocation's or a free's event as the hot path records it: the fields
+// such an event has, the time already in the queue's form (queued_event.h),
+// so that it is built and queued without the detour through Event. No
+// default values: the recorder sets every field, and defaults would cost a
+// line of constants per call (hot_path.h).
+struct RecordedEvent {
+    uint64_t time;  // queued_time_now()
+    uint64_t addr;
+    uint64_t size;
+    const char *api;
+    int32_t tid;
+    int32_t dev;
+    int32_t rc;
+    EventKind kind;
+    Via via;
+    MemoryKind mem;
+};
+
+struct FreeTicket {
+    RecordedEvent event;       // set when active
+    Allocation allocation;     // what the free ends, if it was tracked
+    bool tracked = false;
+    bool active = false;       // false: pass-through, nothing to log
+};
+
+// A free of one allocation (or handle) of `kind`, at addr. size_hint is the
+// size the API call names (cuMemUnmap, cuMemAddressFree), else 0.
+GDRHOOK_HOT FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
+                                  uint64_t size_hint);
+GDRHOOK_HOT void end_free(FreeTicket &ticket, int rc);
+
+// A successful or failed allocation; addr is the pointer or handle made.
+GDRHOOK_HOT void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
+                              uint64_t size, int rc);
+
+// cuCtxDestroy and the primary-context teardowns: everything allocated in
+// `context` ends. Returns the ticket to finish after the real call.
+struct TeardownTicket {
+    Event event;
+    bool active = false;
+};
+TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
+                                      int32_t dev);
+void end_context_teardown(TeardownTicket &ticket, int rc);
+
+// Primary contexts are reference counted by the driver; the hook mirrors the
+// count so that the release that destroys one is treated as a teardown.
+void note_primary_context_retained(int32_t dev, uint64_t context);
+// Returns the context if this release drops the last reference, else 0.
+uint64_t primary_context_release_would_destroy(int32_t dev);
+uint64_t primary_context_of(int32_t dev);
+
+// Runtime-API calls (cudaFree...) wrap driver calls the hook also sees. The
+// runtime wrapper records a fallback event only when no driver-level event
+// was recorded on this thread during its call.
+uint64_t events_recorded_by_this_thread();
+
+} // namespace gdrhook
