@@ -3,7 +3,7 @@
 // The dlsym resolution path. The exported dlsym (dlsym_trampoline.S) asks
 // gdrhook_dlsym_target where to jump; names we do not intercept go straight
 // to glibc, untouched, so this path costs other lookups two compares.
-#include "cache/core/runtime.h"
+#include "hook/runtime_start.h"
 #include "hook/entry_table.h"
 #include "hook/real_functions.h"
 

@@ -3,8 +3,9 @@
 // The few driver queries the recorder needs (sizes of untracked frees, the
 // context and device of an allocation), answered by the real libcuda.
 // These entry points are not intercepted, so they are looked up directly.
-#include "cache/prim/hot_line.h"
-#include "cache/record/recorder.h"
+#include "hook/runtime_start.h"
+
+#include "cache/core/runtime.h"
 #include "hook/cuda_api.h"
 #include "hook/real_functions.h"
 
@@ -43,16 +44,15 @@ bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
     return true;
 }
 
-// Also leaves the driver's function in hot_line, where the recorder
-// calls it directly from then on.
+// Also hands the driver's function to the runtime, which puts it on the
+// hot line: the recorder calls it directly from then on.
 uint64_t current_context()
 {
     static_assert(std::is_same_v<decltype(&::cuCtxGetCurrent), CUresult (*)(CUcontext *)>,
                   "hot_line.context_query has this ABI");
     static std::atomic<void *> looked_up{nullptr};
     auto fn = lookup_driver<decltype(&::cuCtxGetCurrent)>(looked_up, "cuCtxGetCurrent");
-    hot_line.context_query.store(reinterpret_cast<int (*)(void **)>(fn),
-                                    std::memory_order_release);
+    publish_context_query(reinterpret_cast<int (*)(void **)>(fn));
     CUcontext context = nullptr;
     if (!fn || fn(&context) != CUDA_SUCCESS)
         return 0;
@@ -87,16 +87,11 @@ void driver_api(DriverApi *out)
     find(out->device_get_attribute, "cuDeviceGetAttribute");
 }
 
-} // namespace gdrhook
-
-// Constant-initialized: the recorder finds it without any code running at
-// load time (see cache/record/recorder.cpp). Off the hot path: after the first
-// allocation the recorder calls cuCtxGetCurrent through hot_line.
-extern "C" {
-gdrhook::DriverQueries gdrhook_driver_queries = {
-    gdrhook::address_range,
-    gdrhook::current_context,
-    gdrhook::current_device,
-    gdrhook::driver_api,
-};
+const DriverQueries &hook_driver_queries()
+{
+    static const DriverQueries queries = {address_range, current_context, current_device,
+                                          driver_api};
+    return queries;
 }
+
+} // namespace gdrhook

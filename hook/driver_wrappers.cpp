@@ -19,7 +19,8 @@ template <typename Call>
 CUresult hooked_free(const char *api, MemoryKind kind, uint64_t addr,
                      uint64_t size_hint, Call &&real_call)
 {
-    FreeTicket ticket = begin_free(api, current_via(), kind, addr, size_hint);
+    FreeTicket ticket =
+        hook_enabled() ? begin_free(api, current_via(), kind, addr, size_hint) : FreeTicket{};
     CUresult rc = real_call();
     end_free(ticket, rc);
     return rc;
@@ -28,7 +29,8 @@ CUresult hooked_free(const char *api, MemoryKind kind, uint64_t addr,
 template <typename Call>
 CUresult hooked_teardown(const char *api, uint64_t context, int dev, Call &&real_call)
 {
-    TeardownTicket ticket = begin_context_teardown(api, current_via(), context, dev);
+    TeardownTicket ticket =
+        hook_enabled() ? begin_context_teardown(api, current_via(), context, dev) : TeardownTicket{};
     CUresult rc = real_call();
     end_context_teardown(ticket, rc);
     return rc;
@@ -195,7 +197,8 @@ GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice d
 // ---- allocation ----------------------------------------------------------
 
 #define GDRHOOK_RECORD_ALLOC(api, kind, addr, size)                            \
-    record_alloc(api, current_via(), kind, addr, size, rc)
+    if (hook_enabled())                                                        \
+        record_alloc(api, current_via(), kind, addr, size, rc)
 
 GDRHOOK_HOT_WRAPPER(CUresult, cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize))
 {

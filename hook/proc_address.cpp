@@ -5,7 +5,7 @@
 // function, and the runtime's cudaGetDriverEntryPoint(ByVersion).
 #include "hook/resolution.h"
 
-#include "cache/core/runtime.h"
+#include "hook/runtime_start.h"
 #include "hook/entry_table.h"
 #include "hook/wrapper.h"
 

@@ -18,7 +18,8 @@ cudaError_t runtime_free(const char *api, MemoryKind kind, const void *ptr,
 {
     uint64_t before = events_recorded_by_this_thread();
     cudaError_t rc = real_call();
-    if (rc == cudaSuccess && ptr && events_recorded_by_this_thread() == before) {
+    if (rc == cudaSuccess && ptr && events_recorded_by_this_thread() == before &&
+        hook_enabled()) {
         FreeTicket ticket = begin_free(api, current_via(), kind,
                                        reinterpret_cast<uint64_t>(ptr), 0);
         end_free(ticket, rc);

@@ -7,9 +7,9 @@
 #pragma once
 
 #include "cache/record/recorder.h"
-#include "cache/core/runtime.h"
 #include "hook/cuda_api.h"
 #include "hook/real_functions.h"
+#include "hook/runtime_start.h"
 #include "hook/via_scope.h"
 
 #define GDRHOOK_WRAPPER(ret, name, params)                                     \

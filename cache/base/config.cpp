@@ -199,8 +199,10 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
     parse_choice(lookup, "GDRHOOK_LOG_LEVEL", level_names, level_values,
                  config.log_level, diagnostics);
 
-    if (const char *events = lookup("GDRHOOK_EVENTS"))
+    if (const char *events = lookup("GDRHOOK_EVENTS")) {
+        config.events_pattern = events;
         config.events_path = expand_path_pattern(events, pid);
+    }
 
     uint64_t capacity = config.queue_capacity;
     parse_size_var(lookup, "GDRHOOK_QUEUE_CAPACITY", 2, 1u << 20, capacity,

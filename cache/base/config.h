@@ -21,6 +21,7 @@ struct Config {
     bool disabled = false;                 // GDRHOOK_DISABLE
     LogLevel log_level = LogLevel::warn;   // GDRHOOK_LOG_LEVEL
     std::string events_path;               // GDRHOOK_EVENTS, %p expanded
+    std::string events_pattern;            // GDRHOOK_EVENTS as written (a forked child expands it again)
     size_t queue_capacity = 4096;          // GDRHOOK_QUEUE_CAPACITY
     Backend backend = Backend::auto_select;// GDRHOOK_BACKEND
     PinPolicy pin = PinPolicy::demand;     // GDRHOOK_PIN

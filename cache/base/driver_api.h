@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gdrhook {
 
@@ -55,5 +56,18 @@ inline int set_sync_memops(const DriverApi &driver, unsigned long long addr)
     // created. On an H100 all 194 pins of NCCL's mappings failed here.
     return rc == cuda::error_not_supported ? cuda::success : rc;
 }
+
+// Driver queries the recorder and the cache's wiring need, supplied by the
+// hook (real driver functions, never the wrappers) when it starts the
+// runtime. Any of them may be null.
+struct DriverQueries {
+    // Base and size of the allocation containing addr; false if unknown.
+    bool (*address_range)(uint64_t addr, uint64_t *base, uint64_t *size) = nullptr;
+    // The calling thread's current context and its device.
+    uint64_t (*current_context)() = nullptr;
+    int32_t (*current_device)() = nullptr;
+    // The functions the cache's backends call (cache/base/driver_api.h).
+    void (*driver_api)(DriverApi *out) = nullptr;
+};
 
 } // namespace gdrhook

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/core/process_sample.h"
 
-#include "cache/record/recorder.h"
-#include "cache/registration/registration_cache.h"
-#include "cache/core/runtime.h"
-#include "cache/core/process_cache.h"
 #include "cache/base/unique_fd.h"
+#include "cache/events/event_clock.h"
+#include "cache/events/event_pipeline.h"
+#include "cache/prim/hot_line.h"
+#include "cache/registration/registration_cache.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -58,14 +58,14 @@ uint64_t open_fd_count()
     return count;
 }
 
-void write_process_sample()
+void write_process_sample(EventPipeline &pipeline)
 {
     ProcessSample sample;
     sample.rss_bytes = resident_bytes();
     sample.fds = open_fd_count();
     // Without a cache (GDRHOOK_PIN=off, or no gdrhook_get yet) nothing is
     // pinned; never create one from here.
-    if (RegistrationCache *cache = existing_shim_cache()) {
+    if (RegistrationCache *cache = hot_line.cache.load(std::memory_order_acquire)) {
         PinnedNow pinned = cache->pinned_now();
         sample.pins = pinned.pins;
         sample.pinned_bytes = pinned.bytes;
@@ -73,7 +73,7 @@ void write_process_sample()
     Event event = make_event(EventKind::sample, "gdrhook_worker", Via::symbol,
                              MemoryKind::none, 0, 0);
     event.sample = &sample;
-    runtime().pipeline->write_from_consumer(event);
+    pipeline.write_from_consumer(event);
 }
 
 } // namespace gdrhook

@@ -11,6 +11,8 @@
 
 namespace gdrhook {
 
+class EventPipeline;
+
 // Resident set of this process in bytes (/proc/self/statm); 0 when it
 // cannot be read.
 uint64_t resident_bytes();
@@ -21,6 +23,6 @@ uint64_t open_fd_count();
 
 // The event worker's sample hook (EventPipeline::set_sample_hook): measures
 // now and logs one `sample` event. Runs under the consumer lock.
-void write_process_sample();
+void write_process_sample(EventPipeline &pipeline);
 
 } // namespace gdrhook

@@ -5,6 +5,8 @@
 #include "include/gdrhook.h"
 
 #include "cache/core/public_api.h"
+
+#include "cache/core/process_cache.h"
 #include "cache/registration/registration_cache.h"
 
 #include <atomic>
@@ -20,7 +22,9 @@ RegistrationCache *the_cache()
 {
     if (RegistrationCache *cache = testing_cache.load(std::memory_order_acquire))
         return cache;
-    return gdrhook_public_cache ? gdrhook_public_cache() : nullptr;
+    // Null until the shim has started (any interposed call starts it) or
+    // with GDRHOOK_PIN=off: the API then answers -ENODEV.
+    return process_cache();
 }
 
 int32_t kind_of(const PinBackend &backend)

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// Where include/gdrhook.h finds the process's registration cache. The shim's
-// runtime defines gdrhook_public_cache() (created on first use, like the
-// rest of the runtime); tests install a cache of their own instead.
+// Where include/gdrhook.h finds its registration cache: the process's
+// (core/process_cache.h), or one a test installs instead.
 #pragma once
 
 namespace gdrhook {
@@ -13,7 +12,3 @@ class RegistrationCache;
 void set_public_cache_for_testing(RegistrationCache *cache);
 
 } // namespace gdrhook
-
-// Defined by the runtime (weak here, so the cache library links without it):
-// the process's cache, or null when gdrhook is disabled.
-extern "C" gdrhook::RegistrationCache *gdrhook_public_cache() __attribute__((weak));

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The one place that builds the shim's objects: the configuration, the
+// event log, the allocation tracker, the event pipeline and, when pinning
+// is on, the unpinner the worker runs; it hands each the references it
+// uses and fills the hot line (cache/prim/hot_line.h) for the hot path.
 #include "cache/core/runtime.h"
 
-#include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
-#include "cache/events/event_clock.h"
-#include "cache/prim/hot_arena.h"
-#include "cache/core/process_sample.h"
-#include "cache/core/public_api.h"
 #include "cache/core/process_cache.h"
+#include "cache/core/process_sample.h"
+#include "cache/events/event_clock.h"
+#include "cache/events/thread_state.h"
+#include "cache/prim/hot_arena.h"
+#include "cache/registration/pin_events.h"
+#include "cache/registration/unpinner.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -21,11 +27,11 @@ namespace gdrhook {
 namespace {
 
 std::mutex init_lock;
-std::string events_pattern; // GDRHOOK_EVENTS as written, for the forked child
+Runtime *the_runtime = nullptr; // never freed (see runtime.h)
 
 void print_statistics()
 {
-    Runtime &rt = *hot_line.runtime;
+    Runtime &rt = *the_runtime;
     PipelineStats s = rt.pipeline->stats();
     diagnostics().info("events: {} queued, {} handled by their producer (queue "
                        "full or worker stopped), {} written; {} allocations "
@@ -35,49 +41,50 @@ void print_statistics()
 
 void at_exit()
 {
-    if (hot_line.runtime_state.load(std::memory_order_acquire) != runtime_enabled)
+    if (!runtime_running())
         return;
     // Nothing stays pinned past the process: every registration is
     // unpinned, and logged, by the last drain of the queue.
-    retire_shim_cache_at_exit();
-    hot_line.runtime->pipeline->shutdown();
+    retire_process_cache_at_exit();
+    the_runtime->pipeline->shutdown();
     print_statistics();
-    print_shim_cache_statistics();
+    print_process_cache_statistics();
 }
 
 void before_fork()
 {
-    if (hot_line.runtime_state.load(std::memory_order_acquire) == runtime_enabled)
-        hot_line.runtime->pipeline->before_fork();
+    if (runtime_running())
+        the_runtime->pipeline->before_fork();
 }
 
 void after_fork_in_parent()
 {
-    if (hot_line.runtime_state.load(std::memory_order_acquire) == runtime_enabled)
-        hot_line.runtime->pipeline->after_fork_in_parent();
+    if (runtime_running())
+        the_runtime->pipeline->after_fork_in_parent();
 }
 
 void after_fork_in_child()
 {
     forget_cached_thread_ids();
-    if (hot_line.runtime_state.load(std::memory_order_acquire) != runtime_enabled)
+    if (!runtime_running())
         return;
-    Runtime &rt = *hot_line.runtime;
+    Runtime &rt = *the_runtime;
     rt.pid = static_cast<int>(getpid());
     rt.tracker.reinitialize_locks_after_fork();
-    shim_cache_after_fork_in_child();
+    process_cache_after_fork_in_child();
     rt.pipeline->after_fork_in_child(rt.pid);
     // A pattern with %p names a file of the child's own.
-    std::string path = expand_path_pattern(events_pattern, rt.pid);
+    std::string path = expand_path_pattern(rt.config.events_pattern, rt.pid);
     if (path != rt.log.path()) {
         std::string error = rt.log.open(path);
         if (!error.empty())
             diagnostics().error("{}", error);
     }
-    note_fork_in_child();
+    if (rt.unpinner)
+        rt.unpinner->note_fork_in_child();
 }
 
-void initialize()
+void initialize(const DriverQueries &queries)
 {
     const int pid = static_cast<int>(getpid());
     Diagnostics problems;
@@ -89,14 +96,13 @@ void initialize()
     auto *rt = new (memory) Runtime();
     rt->pid = pid;
     rt->config = std::move(config);
-    if (const char *pattern = getenv("GDRHOOK_EVENTS"))
-        events_pattern = pattern;
+    rt->queries = queries;
     set_diagnostics_level(rt->config.log_level);
     for (const std::string &line : problems)
         diagnostics().error("{}", line);
 
+    the_runtime = rt;
     if (rt->config.disabled) {
-        hot_line.runtime = rt;
         hot_line.runtime_state.store(runtime_disabled, std::memory_order_release);
         return;
     }
@@ -107,17 +113,24 @@ void initialize()
         diagnostics().error("{}; events are not logged", error);
     rt->pipeline = new (hot_arena_allocate(sizeof(EventPipeline), alignof(EventPipeline)))
         EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
-    set_pin_on_alloc(rt->config.pin == PinPolicy::alloc);
     if (rt->config.pin != PinPolicy::off) {
-        rt->pipeline->set_handler(note_logged_pin);
-        rt->pipeline->set_batch_hook(unpin_batch); // eager unpin, once per batch
+        Unpinner *unpinner = new Unpinner(*rt->pipeline, hot_line.cache);
+        rt->unpinner = unpinner;
+        rt->pipeline->set_handler([unpinner](Event &event) { unpinner->note_written(event); });
+        // Eager unpin, once per batch.
+        rt->pipeline->set_batch_hook([unpinner] { unpinner->run_batch(); });
     }
+    if (rt->config.pin == PinPolicy::alloc)
+        set_up_pin_on_alloc(rt->config.pin_min_size, process_cache);
     // Samples only where they are written down.
     if (rt->config.sample_ms && rt->log.is_open())
         rt->pipeline->set_sample_hook(uint64_t{rt->config.sample_ms} * 1000000,
-                                      write_process_sample);
+                                      [rt] { write_process_sample(*rt->pipeline); });
+
+    hot_line.pin_on_alloc = rt->config.pin == PinPolicy::alloc;
     hot_line.pipeline = rt->pipeline;
-    hot_line.runtime = rt;
+    hot_line.tracker = &rt->tracker;
+    hot_line.queries = &rt->queries;
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);
@@ -129,7 +142,7 @@ void initialize()
 
 } // namespace
 
-bool hook_enabled_after_first_call()
+bool start_runtime(const DriverQueries &queries)
 {
     int s = hot_line.runtime_state.load(std::memory_order_acquire);
     if (s == runtime_enabled)
@@ -142,10 +155,20 @@ bool hook_enabled_after_first_call()
         // A wrapper reached from inside initialization (it makes no CUDA
         // call, but be safe) sees "initializing" and only forwards.
         hot_line.runtime_state.store(runtime_initializing, std::memory_order_relaxed);
-        initialize();
+        initialize(queries);
         s = hot_line.runtime_state.load(std::memory_order_acquire);
     }
     return s == runtime_enabled;
+}
+
+Runtime &runtime()
+{
+    return *the_runtime;
+}
+
+void publish_context_query(int (*query)(void **))
+{
+    hot_line.context_query.store(query, std::memory_order_release);
 }
 
 void shutdown_runtime()
@@ -154,9 +177,3 @@ void shutdown_runtime()
 }
 
 } // namespace gdrhook
-
-// The cache include/gdrhook.h serves (cache/core/public_api.h).
-extern "C" gdrhook::RegistrationCache *gdrhook_public_cache()
-{
-    return gdrhook::shim_cache();
-}

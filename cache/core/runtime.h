@@ -6,51 +6,40 @@
 // run still find a working shim.
 #pragma once
 
-#include "cache/prim/hot_path.h"
-#include "cache/record/alloc_tracker.h"
 #include "cache/base/config.h"
+#include "cache/base/driver_api.h"
 #include "cache/events/event_log.h"
-#include "cache/prim/hot_line.h"
 #include "cache/events/event_pipeline.h"
-
-#include <atomic>
+#include "cache/prim/hot_line.h"
+#include "cache/record/alloc_tracker.h"
 
 namespace gdrhook {
 
+class Unpinner;
+
+// What the runtime builds, once; its parts get references to what they use.
 struct Runtime {
     Config config;
     EventLog log;
     AllocTracker tracker;
+    DriverQueries queries;          // the hook's
     EventPipeline *pipeline = nullptr;
+    Unpinner *unpinner = nullptr;   // when pinning is on
     int pid = 0;
 };
 
-enum RuntimeState : int {
-    runtime_uninitialized,
-    runtime_initializing,
-    runtime_enabled,
-    runtime_disabled,
-};
+// The first call builds the runtime, with the driver queries of the hook
+// that starts it; later calls answer from hot_line.runtime_state. True when
+// the shim records (false with GDRHOOK_DISABLE=1: every wrapper then only
+// forwards).
+bool start_runtime(const DriverQueries &queries);
 
-// The first call initializes; later ones answer from runtime_state.
-bool hook_enabled_after_first_call();
+// The started runtime; call only once runtime_running() said so.
+Runtime &runtime();
 
-// True when the shim should record (initializes on first call). False with
-// GDRHOOK_DISABLE=1: every wrapper then only forwards.
-inline bool hook_enabled()
-{
-    if (__builtin_expect(hot_line.runtime_state.load(std::memory_order_acquire) ==
-                             runtime_enabled,
-                         1))
-        return true;
-    return hook_enabled_after_first_call();
-}
-
-// Initialized state; call only after hook_enabled() returned true.
-inline Runtime &runtime()
-{
-    return *hot_line.runtime;
-}
+// The hook found the driver's cuCtxGetCurrent: the recorder calls it
+// directly from now on (hot_line.h).
+void publish_context_query(int (*query)(void **));
 
 // Flushes the event log and stops the worker (the exit handler does this;
 // tests call it to read a complete log).

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/event_clock.h"
 
+#include "cache/events/thread_state.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -130,6 +132,21 @@ uint64_t event_realtime_ns(const Event &event)
 #else
     return event.ts_ns;
 #endif
+}
+
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
+                 uint64_t size)
+{
+    Event event;
+    stamp_now(event);
+    event.tid = current_tid();
+    event.kind = kind;
+    event.api = api;
+    event.via = via;
+    event.mem = mem;
+    event.addr = addr;
+    event.size = size;
+    return event;
 }
 
 } // namespace gdrhook

@@ -61,6 +61,10 @@ inline uint64_t queued_time_now()
     return realtime_ns();
 }
 
+// An event stamped now, with the calling thread's id.
+Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
+                 uint64_t size);
+
 // CLOCK_REALTIME in ns of an event: its ts_ns, or its TSC converted.
 uint64_t event_realtime_ns(const Event &event);
 

@@ -10,7 +10,6 @@
 // (hot_line.h).
 #pragma once
 
-#include "cache/base/clock.h"
 #include "cache/events/event.h"
 #include "cache/prim/hot_line.h"
 #include "cache/prim/hot_path.h"
@@ -50,6 +49,10 @@ inline HotThreadState &hot_thread_state()
 }
 
 int32_t ask_tid(HotThreadState &cached, uint32_t generation);
+
+// In a forked child, before anything else runs there: its threads have new
+// ids.
+void forget_cached_thread_ids();
 
 // The calling thread's id, asked of the kernel once per thread and fork.
 inline int32_t current_tid()

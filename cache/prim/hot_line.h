@@ -2,8 +2,13 @@
 //
 // The globals every allocation and free reads, together on one cache line.
 // After the driver has evicted the shim (hot_path.h), one miss brings them
-// all back; spread over .data they cost five. Each field is written only
-// by the file named beside it; everyone else reads.
+// all back; spread over .data they cost five.
+//
+// The line is a snapshot, not a registry: the runtime (core/runtime.cpp),
+// the one place that builds the shim's objects, fills the references once
+// (the cache when it is first needed) and nobody else writes them. The
+// rest are flags and counters that must be read on the same line; each is
+// written by the one file named beside it.
 #pragma once
 
 #include "cache/prim/hot_path.h"
@@ -13,29 +18,47 @@
 
 namespace gdrhook {
 
-struct Runtime;
+class AllocTracker;
 class EventPipeline;
 class RegistrationCache;
 struct DriverQueries;
 
+enum RuntimeState : int {
+    runtime_uninitialized,
+    runtime_initializing,
+    runtime_enabled,
+    runtime_disabled,
+};
+
 struct alignas(64) HotLine {
-    std::atomic<int> runtime_state{0};            // runtime.cpp (RuntimeState)
-    std::atomic<uint32_t> fork_generation{1};     // clock.cpp, for current_tid()
-    std::atomic<uint32_t> context_generation{1};  // recorder.cpp, for device_of()
-    bool event_clock_counts_tsc = false;          // event_clock.cpp
-    bool pin_on_alloc = false;                    // process_cache.cpp: GDRHOOK_PIN=alloc
-    Runtime *runtime = nullptr;                   // runtime.cpp
-    EventPipeline *pipeline = nullptr;            // runtime.cpp: runtime->pipeline
-    std::atomic<intptr_t> thread_state_offset{0}; // thread_state.cpp
-    std::atomic<RegistrationCache *> shim_cache{nullptr}; // process_cache.cpp
-    // The driver's cuCtxGetCurrent once looked up (hook/driver_queries.cpp),
-    // called through this plain-int signature (the ABI of cuda.h's, as in
-    // driver_api.h).
+    // Filled by the runtime, before runtime_state says enabled...
+    std::atomic<int> runtime_state{runtime_uninitialized};
+    // (counters and flags, below, fill the rest of the first 16 bytes)
+    std::atomic<uint32_t> fork_generation{1};     // events/thread_state.cpp
+    std::atomic<uint32_t> context_generation{1};  // record/recorder.cpp
+    bool event_clock_counts_tsc = false;          // events/event_clock.cpp
+    bool pin_on_alloc = false;                    // runtime: GDRHOOK_PIN=alloc
+    EventPipeline *pipeline = nullptr;            // runtime
+    AllocTracker *tracker = nullptr;              // runtime
+    const DriverQueries *queries = nullptr;       // runtime: the hook's (base/driver_api.h)
+    // ...or later, once, by the runtime: the process's registration cache
+    // when first needed, and the driver's cuCtxGetCurrent when the hook
+    // found it (called through this plain-int signature, the ABI of
+    // cuda.h's).
+    std::atomic<RegistrationCache *> cache{nullptr};
     std::atomic<int (*)(void **)> context_query{nullptr};
-    const DriverQueries *test_queries = nullptr;  // recorder.cpp: set_driver_queries()
+    std::atomic<intptr_t> thread_state_offset{0}; // events/thread_state.cpp
 };
 static_assert(sizeof(HotLine) == 64, "one cache line");
 
 extern GDRHOOK_HOT_DATA HotLine hot_line;
+
+// Whether the runtime runs (started, and not GDRHOOK_DISABLE=1). The hook
+// starts it on the first call (core/runtime.h); the layers below only ask.
+inline bool runtime_running()
+{
+    return GDRHOOK_LIKELY(hot_line.runtime_state.load(std::memory_order_acquire) ==
+                          runtime_enabled);
+}
 
 } // namespace gdrhook

@@ -32,3 +32,8 @@
 // Hidden also where only declared: the code then reaches them directly,
 // not through the GOT (another line, on another page).
 #define GDRHOOK_HOT_DATA __attribute__((section(".data.gdrhook_hot"), visibility("hidden")))
+
+// Thread-locals of the shim use the initial-exec model: the shim is loaded
+// at start-up (LD_PRELOAD or a link dependency), so its few bytes live in
+// static TLS and every access is one instruction, not a __tls_get_addr call.
+#define GDRHOOK_THREAD_LOCAL thread_local __attribute__((tls_model("initial-exec")))

@@ -1,30 +1,27 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/record/recorder.h"
 
-#include "cache/base/clock.h"
 #include "cache/events/event_clock.h"
+#include "cache/events/event_pipeline.h"
 #include "cache/events/queued_event.h"
-#include "cache/core/runtime.h"
-#include "cache/core/process_cache.h"
 #include "cache/events/thread_state.h"
+#include "cache/prim/hot_line.h"
+#include "cache/registration/free_invalidation.h"
+#include "cache/registration/pin_events.h"
 
 #include <array>
 #include <atomic>
 #include <climits>
 
-// Defined by the shim (hook/driver_queries.cpp) over the real driver;
-// absent in unit tests, which call set_driver_queries instead.
-extern "C" gdrhook::DriverQueries gdrhook_driver_queries __attribute__((weak));
-
 namespace gdrhook {
 namespace {
 
 const DriverQueries no_queries{};
-DriverQueries test_queries;
 
+// The hook's driver queries, handed to the runtime as it started.
 const DriverQueries &queries()
 {
-    return driver_queries();
+    return hot_line.queries ? *hot_line.queries : no_queries;
 }
 
 // The calling thread's current context: straight to the driver's function
@@ -66,7 +63,7 @@ std::array<PrimaryContext, max_devices> primary_contexts;
 void submit(const Event &event)
 {
     ++hot_thread_state().events_recorded;
-    runtime().pipeline->submit(event);
+    hot_line.pipeline->submit(event);
 }
 
 RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind mem,
@@ -147,37 +144,6 @@ bool is_pointer_kind(MemoryKind kind)
            kind == MemoryKind::host_registered || kind == MemoryKind::vmm_mapping;
 }
 
-} // namespace
-
-Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem,
-                 uint64_t addr, uint64_t size)
-{
-    Event event;
-    stamp_now(event);
-    event.tid = current_tid();
-    event.kind = kind;
-    event.api = api;
-    event.via = via;
-    event.mem = mem;
-    event.addr = addr;
-    event.size = size;
-    return event;
-}
-
-const DriverQueries &driver_queries()
-{
-    if (hot_line.test_queries)
-        return *hot_line.test_queries;
-    return &gdrhook_driver_queries ? gdrhook_driver_queries : no_queries;
-}
-
-void set_driver_queries(const DriverQueries &q)
-{
-    test_queries = q;
-    hot_line.test_queries = &test_queries;
-}
-
-namespace {
 
 // The rare frees, out of the hot path: a VMM unmap, which may end several
 // mappings, and a free of an address that was not tracked where `kind`
@@ -186,7 +152,7 @@ namespace {
 __attribute__((noinline, cold)) void find_untracked(FreeTicket &ticket, MemoryKind kind,
                                                     uint64_t addr, uint64_t size_hint)
 {
-    AllocTracker &tracker = runtime().tracker;
+    AllocTracker &tracker = *hot_line.tracker;
     if (kind == MemoryKind::vmm_mapping) {
         // One unmap may end several mappings; report the range unmapped.
         auto mappings = tracker.remove_mappings_in(addr, size_hint);
@@ -228,13 +194,13 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
     // programs initialize the runtime): no event.
     if (GDRHOOK_UNLIKELY(addr == 0 && is_pointer_kind(kind)))
         return ticket;
-    if (!hook_enabled())
+    if (!runtime_running())
         return ticket;
     ticket.active = true;
     ticket.event = recorded_now(EventKind::free, api, via, kind, addr, size_hint);
 
     if (GDRHOOK_LIKELY(kind != MemoryKind::vmm_mapping))
-        ticket.tracked = runtime().tracker.take(kind, addr, ticket.allocation);
+        ticket.tracked = hot_line.tracker->take(kind, addr, ticket.allocation);
     if (GDRHOOK_UNLIKELY(!ticket.tracked))
         find_untracked(ticket, kind, addr, size_hint);
     if (GDRHOOK_LIKELY(ticket.tracked)) {
@@ -245,7 +211,7 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
     }
     // Before the real free: once it returns the address can come back from
     // the next allocation, and no lookup may find the old registration.
-    if (GDRHOOK_UNLIKELY(is_gpu_range_kind(kind) && existing_shim_cache()))
+    if (GDRHOOK_UNLIKELY(is_gpu_range_kind(kind) && existing_process_cache()))
         invalidate_freed(addr, ticket.event.size);
     return ticket;
 }
@@ -256,9 +222,9 @@ void end_free(FreeTicket &ticket, int rc)
         return;
     ticket.event.rc = rc;
     if (GDRHOOK_UNLIKELY(rc != 0 && ticket.tracked))
-        runtime().tracker.insert(ticket.allocation); // still allocated
+        hot_line.tracker->insert(ticket.allocation); // still allocated
     else if (GDRHOOK_UNLIKELY(rc == 0 && is_gpu_range_kind(ticket.event.mem) &&
-                              existing_shim_cache()))
+                              existing_process_cache()))
         // A lookup racing the free may have pinned between the first
         // invalidation and the real free; pins started after the free are
         // of new allocations (the address may be another thread's already).
@@ -269,7 +235,7 @@ void end_free(FreeTicket &ticket, int rc)
 void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
                   uint64_t size, int rc)
 {
-    if (!hook_enabled())
+    if (!runtime_running())
         return;
     RecordedEvent event = recorded_now(EventKind::alloc, api, via, kind, addr, size);
     event.rc = rc;
@@ -283,10 +249,10 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         allocation.context = current_context_of_thread();
         allocation.dev = device_of(allocation.context);
         event.dev = allocation.dev;
-        runtime().tracker.insert(allocation);
+        hot_line.tracker->insert(allocation);
         submit(event);
         if (GDRHOOK_UNLIKELY(hot_line.pin_on_alloc))
-            pin_new_allocation(api, via, allocation); // logs `pin` after `alloc`
+            pin_new_allocation(api, via, kind, allocation.dev, addr, size); // `pin` after `alloc`
         return;
     }
     submit(event);
@@ -296,7 +262,7 @@ TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context
                                       int32_t dev)
 {
     TeardownTicket ticket;
-    if (!hook_enabled())
+    if (!runtime_running())
         return ticket;
     ticket.active = true;
     ticket.event = make_event(EventKind::ctx_destroy, api, via, MemoryKind::none,
@@ -314,7 +280,7 @@ void end_context_teardown(TeardownTicket &ticket, int rc)
     if (rc == 0 && ticket.event.addr) {
         uint64_t bytes = 0;
         const uint64_t clock = pin_clock_after_free();
-        for (const Allocation &a : runtime().tracker.remove_context(ticket.event.addr)) {
+        for (const Allocation &a : hot_line.tracker->remove_context(ticket.event.addr)) {
             bytes += a.size;
             if (is_gpu_range_kind(a.kind))
                 invalidate_after_free(a.addr, a.size, clock);

@@ -20,23 +20,6 @@
 
 namespace gdrhook {
 
-// Driver queries the recorder may need, supplied by the hook (real driver
-// functions, never the wrappers). Any of them may be null.
-struct DriverQueries {
-    // Base and size of the allocation containing addr; false if unknown.
-    bool (*address_range)(uint64_t addr, uint64_t *base, uint64_t *size) = nullptr;
-    // The calling thread's current context and its device.
-    uint64_t (*current_context)() = nullptr;
-    int32_t (*current_device)() = nullptr;
-    // The functions the cache's backends call (cache/base/driver_api.h).
-    void (*driver_api)(DriverApi *out) = nullptr;
-};
-void set_driver_queries(const DriverQueries &queries);
-
-// An event stamped now (CLOCK_REALTIME, the calling thread's id).
-Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
-                 uint64_t size);
-const DriverQueries &driver_queries();
 
 // An allocation's or a free's event as the hot path records it: the fields
 // such an event has, the time already in the queue's form (queued_event.h),

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The events the registration cache causes, as the shim logs them: `pin`
+// (with what caused it: an allocation under GDRHOOK_PIN=alloc, else a
+// library's gdrhook_get()), verify findings, and the worker's `unpin` and
+// `revoke`; and pin-on-alloc itself, which the recorder calls after each
+// successful allocation.
+#pragma once
+
+#include "cache/events/event.h"
+#include "cache/prim/hot_path.h"
+
+#include <cstdint>
+
+namespace gdrhook {
+
+struct Registration;
+class RegistrationCache;
+
+// Told by the runtime once the process's cache has its backend.
+void set_pin_event_backend(const char *name);
+
+// CacheOptions::on_pin and on_mismatch of the process's cache.
+void log_pin(const Registration &reg);
+void log_stale_hit(uint64_t addr, uint64_t expected, uint64_t actual);
+
+// An event the worker records itself (revoke, unpin), stamped now.
+Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t handle);
+
+// GDRHOOK_PIN=alloc, as the runtime sets it up: allocations of at least
+// min_size are pinned in the cache `cache_on_first_need` returns (it
+// creates the process's cache the first time; null when it cannot).
+void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_need)());
+
+// A successful allocation: pins it when it is device memory of at least
+// the minimum size. Never fails the allocation: a pin that fails is logged
+// as an `error` event.
+GDRHOOK_HOT void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev,
+                                    uint64_t addr, uint64_t size);
+
+} // namespace gdrhook
