@@ -40,7 +40,7 @@ void *find_real_function(EntryId id);
 inline void *real_function(EntryId id)
 {
     void *function = real_slot(id).load(std::memory_order_acquire);
-    if (__builtin_expect(function != nullptr, 1))
+    if (GDRHOOK_LIKELY(function != nullptr))
         return function;
     return find_real_function(id);
 }

@@ -6,6 +6,8 @@
 // implementation directly, whatever else in the process defines <name>.
 #pragma once
 
+#include "cache/prim/hot_path.h"
+
 #include "cache/record/recorder.h"
 #include "hook/cuda_api.h"
 #include "hook/real_functions.h"
@@ -31,5 +33,5 @@
 // application reached the wrapper without libcuda or libcudart loadable).
 #define GDRHOOK_REAL_OR_RETURN(fn, symbol, missing)                            \
     auto fn = GDRHOOK_REAL(symbol);                                            \
-    if (__builtin_expect(fn == nullptr, 0))                                    \
+    if (GDRHOOK_UNLIKELY(fn == nullptr))                                       \
         return missing

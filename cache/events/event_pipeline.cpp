@@ -63,10 +63,7 @@ EventPipeline::~EventPipeline()
 void EventPipeline::announce_sleep()
 {
     flags().worker_sleeping.store(1, std::memory_order_relaxed);
-    if (flags().asymmetric_fences.load(std::memory_order_relaxed))
-        syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-    else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+    flags().sleep_fence.heavy();
 }
 
 void EventPipeline::submit(const Event &event)
@@ -136,10 +133,9 @@ void EventPipeline::ensure_worker()
         flags().stopped.load(std::memory_order_relaxed))
         return;
 
-    // Registration is once per process and cheap; without it (kernels
-    // before 4.14, seccomp) producers fall back to a full fence.
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
-        flags().asymmetric_fences.store(true, std::memory_order_relaxed);
+    // Without membarrier (kernels before 4.14, seccomp, ThreadSanitizer)
+    // producers keep a full fence.
+    flags().sleep_fence.enable();
 
     // The worker must not take signals meant for the application.
     sigset_t all, previous;

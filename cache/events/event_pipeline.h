@@ -14,6 +14,7 @@
 
 #include "cache/prim/hot_path.h"
 #include "cache/events/event.h"
+#include "cache/prim/asymmetric_fence.h"
 #include "cache/events/event_log.h"
 #include "cache/events/event_queue.h"
 #include "cache/events/queued_event.h"
@@ -88,9 +89,8 @@ public:
     // while the worker runs and the queue has room.
     void submit(const QueuedEvent &queued)
     {
-        if (__builtin_expect(!flags().stopped.load(std::memory_order_acquire) &&
-                                 flags().worker_running.load(std::memory_order_acquire),
-                             1) &&
+        if (GDRHOOK_LIKELY(!flags().stopped.load(std::memory_order_acquire) &&
+                                 flags().worker_running.load(std::memory_order_acquire)) &&
             push_for_worker(queued))
             return;
         submit_beyond_queue(queued);
@@ -126,7 +126,7 @@ private:
             return false;
         publish_then_check_sleeper();
         // Shutdown may have drained the queue just before our push.
-        if (__builtin_expect(flags().stopped.load(std::memory_order_acquire), 0))
+        if (GDRHOOK_UNLIKELY(flags().stopped.load(std::memory_order_acquire)))
             drain_now();
         return true;
     }
@@ -147,10 +147,7 @@ private:
     // goes to sleep, and producers need only stop the compiler from reordering.
     void publish_then_check_sleeper()
     {
-        if (flags().asymmetric_fences.load(std::memory_order_relaxed))
-            std::atomic_signal_fence(std::memory_order_seq_cst);
-        else
-            std::atomic_thread_fence(std::memory_order_seq_cst);
+        flags().sleep_fence.light();
         // Only the first producer to find the worker asleep wakes it.
         if (flags().worker_sleeping.load(std::memory_order_relaxed) &&
             flags().worker_sleeping.exchange(0, std::memory_order_relaxed))
@@ -168,10 +165,9 @@ private:
     struct ProducerFlags {
         std::atomic<bool> worker_running{false};
         std::atomic<bool> stopped{false};
-        // membarrier(2) lets the rarely-sleeping worker pay for the full
-        // fence of the sleep protocol instead of every producer (see
-        // publish_then_check_sleeper()).
-        std::atomic<bool> asymmetric_fences{false};
+        // The rarely-sleeping worker pays for the full fence of the sleep
+        // protocol instead of every producer (publish_then_check_sleeper()).
+        AsymmetricFence sleep_fence;
         std::atomic<uint32_t> worker_sleeping{0};
     };
     ProducerFlags &flags() { return queue_.producer_shared(); }

@@ -66,7 +66,7 @@ inline bool queued_text(const char *text, int32_t &out)
     }
     const intptr_t offset =
         reinterpret_cast<intptr_t>(text) - reinterpret_cast<intptr_t>(queued_text_anchor);
-    if (__builtin_expect(offset <= INT32_MIN || offset > INT32_MAX, 0))
+    if (GDRHOOK_UNLIKELY(offset <= INT32_MIN || offset > INT32_MAX))
         return false;
     out = static_cast<int32_t>(offset);
     return true;

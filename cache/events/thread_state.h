@@ -39,7 +39,7 @@ inline HotThreadState &hot_thread_state()
 #if defined(__x86_64__) || defined(__aarch64__)
     // 0 until known: a static TLS block never starts at the thread pointer.
     intptr_t offset = hot_line.thread_state_offset.load(std::memory_order_relaxed);
-    if (__builtin_expect(offset == 0, 0))
+    if (GDRHOOK_UNLIKELY(offset == 0))
         offset = find_hot_thread_state_offset();
     return *reinterpret_cast<HotThreadState *>(
         static_cast<char *>(__builtin_thread_pointer()) + offset);
@@ -60,7 +60,7 @@ inline int32_t current_tid()
     // Bumped in a forked child, whose threads have new ids (clock.cpp).
     const uint32_t generation = hot_line.fork_generation.load(std::memory_order_relaxed);
     HotThreadState &cached = hot_thread_state();
-    if (__builtin_expect(cached.tid_generation == generation, 1))
+    if (GDRHOOK_LIKELY(cached.tid_generation == generation))
         return cached.tid;
     return ask_tid(cached, generation);
 }

@@ -2,42 +2,50 @@
 #include "cache/prim/asymmetric_fence.h"
 
 #include <linux/membarrier.h>
-#include <mutex>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 namespace gdrhook {
 
-std::atomic<bool> membarrier_ready{false};
+AsymmetricFence registration_fence;
 
 namespace {
-std::once_flag registration;
 
 long membarrier(int command)
 {
     return syscall(SYS_membarrier, command, 0, 0);
 }
-} // namespace
 
-void enable_asymmetric_fence()
+// Whether this process may use membarrier(PRIVATE_EXPEDITED); asked once.
+// Never under ThreadSanitizer, which does not model it.
+bool process_registered()
 {
-#if !defined(GDRHOOK_TSAN)
-    std::call_once(registration, [] {
+#if defined(GDRHOOK_TSAN)
+    return false;
+#else
+    static const bool registered = [] {
         long supported = membarrier(MEMBARRIER_CMD_QUERY);
         if (supported < 0 || !(supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED))
-            return;
-        if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
-            return;
-        membarrier_ready.store(true, std::memory_order_seq_cst);
-    });
+            return false; // kernels before 4.14, seccomp
+        return membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+    }();
+    return registered;
 #endif
 }
 
-void heavy_fence()
+} // namespace
+
+void AsymmetricFence::enable()
 {
-    // The flag is read after our own stores: the reclaimer's caller has
-    // already published what readers must see.
-    if (membarrier_ready.load(std::memory_order_seq_cst) &&
+    if (process_registered())
+        ready_.store(true, std::memory_order_seq_cst);
+}
+
+void AsymmetricFence::heavy() const
+{
+    // The flag is read after our own stores: the caller has already
+    // published what the light side must see.
+    if (ready_.load(std::memory_order_seq_cst) &&
         membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
         return;
     std::atomic_thread_fence(std::memory_order_seq_cst);

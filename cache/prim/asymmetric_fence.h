@@ -28,24 +28,40 @@
 
 namespace gdrhook {
 
-extern std::atomic<bool> membarrier_ready;
-
-// Registers the process for membarrier(PRIVATE_EXPEDITED) once; call before
-// relying on the cheap light fence (the cache's constructor does).
-void enable_asymmetric_fence();
-
-inline void light_fence()
+// One pair of halves. Its flag is one byte, so that a user can keep it on
+// the cache line its light side reads anyway (the event pipeline keeps its
+// own on the queue's producer line).
+class AsymmetricFence
 {
-#if defined(GDRHOOK_TSAN)
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-#else
-    if (membarrier_ready.load(std::memory_order_relaxed))
-        std::atomic_signal_fence(std::memory_order_seq_cst);
-    else
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-#endif
-}
+public:
+    // Registers the process for membarrier(PRIVATE_EXPEDITED) (once per
+    // process) and, if that worked, arms this fence's cheap light half.
+    void enable();
 
-void heavy_fence();
+    void light() const
+    {
+#if defined(GDRHOOK_TSAN)
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+#else
+        if (ready_.load(std::memory_order_relaxed))
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        else
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+    }
+
+    // The caller has already published what the light side must see.
+    void heavy() const;
+
+private:
+    std::atomic<bool> ready_{false};
+};
+
+// The registration cache's: readers on lookups, the reclaimer on unpins.
+extern AsymmetricFence registration_fence;
+
+inline void enable_asymmetric_fence() { registration_fence.enable(); }
+inline void light_fence() { registration_fence.light(); }
+inline void heavy_fence() { registration_fence.heavy(); }
 
 } // namespace gdrhook

@@ -1,21 +1,34 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// Marks the functions an allocation or a free runs through. GCC puts them
-// into .text.hot, which the linker lays out together: the whole path then
-// spans a page or two of code instead of a dozen. On a real GPU the driver
-// runs for ~100 us between two calls of the shim and evicts its lines and
-// TLB entries (on a virtual machine a TLB miss walks two page tables), so
-// the shim's cost per call is mostly the pages and lines it touches, not
-// the instructions it runs. Measured with tests/gpu/alloc_free_ab.
+// The contract of the shim's speed techniques, and the index of where each
+// lives; the rest of the code calls them and stays plain.
 //
-// The same reason is behind hot_arena.h (the hot objects on one huge
-// page), hot_line.h (the globals every call reads, on one line),
-// thread_state.h (per-thread state without the GOT), event_clock.h (the
-// TSC instead of the vDSO's pages), GDRHOOK_HOT_ENTRY_POINTS (only the
-// wrappers called over and over on these pages), and the inline fast
-// paths with their slow cases out of line (recorder.h, event_pipeline.h,
-// alloc_tracker.h). tools/bench has no counter for lines; valgrind's
-// lackey over one alloc/free pair against the fake driver counts them.
+// Why: on a real GPU the driver runs for ~100 us between two calls of the
+// shim and evicts its lines and TLB entries (on a virtual machine a TLB
+// miss walks two page tables), so the cost of a call is mostly the cache
+// lines and pages it touches, not the instructions it runs.
+// tests/bench/hot_lines.py counts those lines for one alloc/free pair
+// (valgrind's lackey against the fake driver); docs/performance.md says how
+// the time is measured on a GPU.
+//
+// The techniques, all in cache/prim/ but the last three:
+//  - GDRHOOK_HOT (below): the functions of an allocation or a free in
+//    .text.hot, laid out together, each on its own line;
+//  - GDRHOOK_LIKELY/UNLIKELY: the rare branches out of the common path;
+//  - GDRHOOK_HOT_DATA: the globals those functions read in one section,
+//    hidden so that they are reached without the GOT;
+//  - GDRHOOK_THREAD_LOCAL: initial-exec TLS, one instruction an access;
+//  - hot_line.h: every global a call reads on one cache line;
+//  - hot_arena.h: the hot objects (runtime, queue cells, tracker tables)
+//    on one huge page;
+//  - asymmetric_fence.h: a store-load fence whose frequent half is a
+//    compiler barrier (membarrier(2) on the rare side);
+//  - spin_lock.h: the tracker's short critical sections;
+//  - cache/events/thread_state.h: per-thread state reached from the
+//    thread pointer, without the GOT;
+//  - cache/events/event_clock.h: the TSC instead of the vDSO's pages;
+//  - hook/entry_points.h, GDRHOOK_HOT_ENTRY_POINTS: only the wrappers
+//    called over and over sit on the hot pages.
 #pragma once
 
 #define GDRHOOK_HOT __attribute__((hot, aligned(64)))

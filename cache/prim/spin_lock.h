@@ -8,6 +8,8 @@
 // preempted does not make the others burn a whole time slice.
 #pragma once
 
+#include "cache/prim/hot_path.h"
+
 #include <atomic>
 #include <sched.h>
 
@@ -18,7 +20,7 @@ class SpinLock
 public:
     void lock()
     {
-        if (__builtin_expect(!locked_.exchange(true, std::memory_order_acquire), 1))
+        if (GDRHOOK_LIKELY(!locked_.exchange(true, std::memory_order_acquire)))
             return;
         lock_contended();
     }

@@ -104,9 +104,8 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
 {
     ++hot_thread_state().events_recorded;
     QueuedEvent queued;
-    if (__builtin_expect(!queued_text(event.api, queued.api) || event.dev < INT8_MIN ||
-                             event.dev > INT8_MAX,
-                         0)) {
+    if (GDRHOOK_UNLIKELY(!queued_text(event.api, queued.api) || event.dev < INT8_MIN ||
+                             event.dev > INT8_MAX)) {
         hot_line.pipeline->submit(whole(event));
         return;
     }

@@ -37,6 +37,8 @@
 // call, and reports each with its delay from the invalidation.
 #pragma once
 
+#include "cache/prim/hot_path.h"
+
 #include "cache/prim/asymmetric_fence.h"
 #include "cache/registration/cache_stats.h"
 #include "cache/base/config.h"
@@ -396,7 +398,7 @@ private:
 
 inline ThreadRecord *RegistrationCache::this_thread_record()
 {
-    if (__builtin_expect(tls_bindings[0].serial == serial_, 1))
+    if (GDRHOOK_LIKELY(tls_bindings[0].serial == serial_))
         return tls_bindings[0].record;
     return bind_thread();
 }
