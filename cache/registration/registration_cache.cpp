@@ -340,6 +340,9 @@ void RegistrationCache::hold_locked(ThreadRecord *record, CacheEntry *entry,
     }
 }
 
+// A miss: plan the pin (share one that exists or is under way, else
+// register the range as pending), pin with no lock held, then publish the
+// new entry unless its memory was freed meanwhile.
 Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end,
                                Registration &out, HeldRegistration *held)
 {
@@ -351,15 +354,73 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
         ++locked_stats_.managed_refused;
         return Status::error(StatusCode::managed, 0, "managed memory is never pinned");
     }
-    const uint64_t alignment = std::max<uint64_t>(backend_->alignment(), 1);
     // The whole allocation where known, else the 64 KiB pages the request
     // touches; then what the backend needs.
-    uint64_t want_start = known ? info.base : align_down(addr, cache_granule);
-    uint64_t want_end = known ? info.base + info.size : align_up(end, cache_granule);
-    bool exact_tried = known;
+    PinPlan plan;
+    plan.want_start = known ? info.base : align_down(addr, cache_granule);
+    plan.want_end = known ? info.base + info.size : align_up(end, cache_granule);
+    plan.exact_tried = known;
 
     std::unique_lock<std::mutex> lock(mu_);
     for (int attempt = 0;; ++attempt) {
+        if (plan_pin_locked(lock, record, addr, end, out, held, plan))
+            return Status::success(); // pinned by another thread meanwhile
+        lock.unlock();
+
+        Pin pin;
+        Status status = pin_with_eviction(plan.start, plan.stop, pin);
+        uint64_t buffer_id = status.ok() && options_.buffer_id ? options_.buffer_id(addr) : 0;
+
+        lock.lock();
+        pending_.erase(std::find_if(pending_.begin(), pending_.end(), [&](const PendingPin &p) {
+            return p.start == plan.start && p.end == plan.stop;
+        }));
+        pin_done_.notify_all();
+
+        if (!status.ok()) {
+            inflight_pins_.fetch_sub(1, std::memory_order_seq_cst);
+            ++locked_stats_.pin_failures;
+            if (status.code == StatusCode::invalid && !plan.exact_tried) {
+                // 64 KiB rounding reached past the allocation: pin only the
+                // pages asked for.
+                plan.exact_tried = true;
+                plan.want_start = addr;
+                plan.want_end = end;
+                continue;
+            }
+            return status;
+        }
+        ++locked_stats_.pins;
+        CacheEntry *entry = new_entry_locked(plan, std::move(pin), buffer_id);
+
+        if (invalidated_since(plan.invalidation_seq, plan.start, plan.stop, plan.pin_started)) {
+            // The memory was freed while we pinned it: never publish this
+            // pin; the reclaimer releases it.
+            ++locked_stats_.stale_pins;
+            retire_locked(entry, UnpinReason::stale, monotonic_ns());
+            inflight_pins_.fetch_sub(1, std::memory_order_seq_cst);
+            if (attempt >= 3)
+                return Status::error(StatusCode::invalid, 0,
+                                     "the range was freed while it was being pinned");
+            continue;
+        }
+
+        const bool wake_worker = publish_entry_locked(entry, record, addr, out, held);
+        lock.unlock();
+        if (wake_worker)
+            wake();
+        if (options_.on_pin)
+            options_.on_pin(out);
+        return Status::success();
+    }
+}
+
+bool RegistrationCache::plan_pin_locked(std::unique_lock<std::mutex> &lock, ThreadRecord *record,
+                                        uint64_t addr, uint64_t end, Registration &out,
+                                        HeldRegistration *held, PinPlan &plan)
+{
+    const uint64_t alignment = std::max<uint64_t>(backend_->alignment(), 1);
+    for (;;) {
         const IndexRoot *root = head_.load(std::memory_order_relaxed);
         if (const IndexRecord *found = index_find(root, addr, end)) {
             // Pinned by another thread meanwhile: share its pin.
@@ -367,10 +428,10 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
             fill_hit_slot(record, addr, *found, gen_.load(std::memory_order_relaxed));
             if (held)
                 hold_locked(record, found->entry, *held);
-            return Status::success();
+            return true;
         }
-        uint64_t start = align_down(want_start, alignment);
-        uint64_t stop = align_up(want_end, alignment);
+        uint64_t start = align_down(plan.want_start, alignment);
+        uint64_t stop = align_up(plan.want_end, alignment);
         bool busy = std::any_of(pending_.begin(), pending_.end(), [&](const PendingPin &p) {
             return overlaps(p.start, p.end, start, stop);
         });
@@ -387,153 +448,115 @@ Status RegistrationCache::miss(ThreadRecord *record, uint64_t addr, uint64_t end
             start = std::min(start, merged.front().start);
             stop = std::max(stop, merged.back().end);
         }
-
+        plan.start = start;
+        plan.stop = stop;
         pending_.push_back({start, stop});
-        const uint64_t pin_seq = invalidation_seq_;
-        const uint64_t pin_started = pin_starts_.load(std::memory_order_relaxed) + 1;
-        pin_starts_.store(pin_started, std::memory_order_seq_cst);
+        plan.invalidation_seq = invalidation_seq_;
+        plan.pin_started = pin_starts_.load(std::memory_order_relaxed) + 1;
+        pin_starts_.store(plan.pin_started, std::memory_order_seq_cst);
         // seq_cst: invalidate()'s lock-free path reads this after the free
         // it guards; see there.
         inflight_pins_.fetch_add(1, std::memory_order_seq_cst);
-        lock.unlock();
-
-        Pin pin;
-        Status status = pin_with_eviction(start, stop, pin);
-        uint64_t buffer_id = status.ok() && options_.buffer_id ? options_.buffer_id(addr) : 0;
-
-        lock.lock();
-        pending_.erase(std::find_if(pending_.begin(), pending_.end(), [&](const PendingPin &p) {
-            return p.start == start && p.end == stop;
-        }));
-        pin_done_.notify_all();
-
-        if (!status.ok()) {
-            inflight_pins_.fetch_sub(1, std::memory_order_seq_cst);
-            ++locked_stats_.pin_failures;
-            if (status.code == StatusCode::invalid && !exact_tried) {
-                // 64 KiB rounding reached past the allocation: pin only the
-                // pages asked for.
-                exact_tried = true;
-                want_start = addr;
-                want_end = end;
-                continue;
-            }
-            return status;
-        }
-        ++locked_stats_.pins;
-
-        auto *entry = new CacheEntry();
-        entry->start = start;
-        entry->end = stop;
-        entry->id = next_id_++;
-        entry->pin_started = pin_started;
-        entry->buffer_id = buffer_id;
-        entry->fd = pin.fd.get();
-        entry->handle = pin.handle;
-        entry->pin = std::move(pin);
-        const uint64_t size = stop - start;
-        uint64_t now_pinned = bytes_pinned_.fetch_add(size, std::memory_order_relaxed) + size;
-        uint64_t peak = peak_bytes_pinned_.load(std::memory_order_relaxed);
-        while (now_pinned > peak &&
-               !peak_bytes_pinned_.compare_exchange_weak(peak, now_pinned,
-                                                         std::memory_order_relaxed)) {
-        }
-
-        if (invalidated_since(pin_seq, start, stop, pin_started)) {
-            // The memory was freed while we pinned it: never publish this
-            // pin; the reclaimer releases it.
-            ++locked_stats_.stale_pins;
-            retire_locked(entry, UnpinReason::stale, monotonic_ns());
-            inflight_pins_.fetch_sub(1, std::memory_order_seq_cst);
-            if (attempt >= 3)
-                return Status::error(StatusCode::invalid, 0,
-                                     "the range was freed while it was being pinned");
-            continue;
-        }
-
-        // Publish: the new entry replaces what it merged; the budgets may
-        // push the least recently used ones out.
-        std::vector<IndexItem> removed;
-        index_overlapping(head_.load(std::memory_order_relaxed), start, stop, removed);
-        locked_stats_.merges += removed.size();
-        uint64_t removed_bytes = 0;
-        for (const IndexItem &item : removed)
-            removed_bytes += item.end - item.start;
-        size_t merged_count = removed.size();
-        for (const IndexItem &item : removed) { // out of the LRU before picking victims
-            CacheEntry *e = item.entry;
-            (e->lru_prev ? e->lru_prev->lru_next : lru_head_) = e->lru_next;
-            (e->lru_next ? e->lru_next->lru_prev : lru_tail_) = e->lru_prev;
-            e->lru_prev = e->lru_next = nullptr;
-        }
-        entries_ -= merged_count;
-        index_bytes_ -= removed_bytes;
-        uint64_t over_bytes = options_.max_bytes && index_bytes_ + size > options_.max_bytes
-                                  ? index_bytes_ + size - options_.max_bytes
-                                  : 0;
-        uint64_t over_entries = options_.max_entries && entries_ + 1 > options_.max_entries
-                                    ? entries_ + 1 - options_.max_entries
-                                    : 0;
-        std::vector<IndexItem> victims;
-        if (over_bytes || over_entries)
-            pick_victims_locked(over_bytes, over_entries, victims);
-        locked_stats_.evictions += victims.size();
-        removed.insert(removed.end(), victims.begin(), victims.end());
-
-        std::vector<void *> retired;
-        const IndexRoot *old = head_.load(std::memory_order_relaxed);
-        const IndexItem inserted = item_of(entry);
-        IndexRoot *fresh = index_rebuild(old, removed, inserted, retired);
-        hash_remove_locked(removed); // before the generation moves
-        head_.store(fresh, std::memory_order_release);
-        // After the index has it (the hash holds only indexed entries), and
-        // before inflight_pins_ drops (invalidate()'s lock-free path).
-        entry->hashed = hash_.insert(PageHashValue{entry->start, entry->end, entry->id,
-                                                   entry->buffer_id, entry->handle, entry->fd});
-        const uint64_t now = monotonic_ns();
-        if (!removed.empty()) {
-            gen_.fetch_add(1, std::memory_order_seq_cst);
-            for (size_t i = 0; i < removed.size(); ++i) {
-                CacheEntry *e = removed[i].entry;
-                if (i >= merged_count) { // victims are still linked
-                    (e->lru_prev ? e->lru_prev->lru_next : lru_head_) = e->lru_next;
-                    (e->lru_next ? e->lru_next->lru_prev : lru_tail_) = e->lru_prev;
-                    e->lru_prev = e->lru_next = nullptr;
-                    --entries_;
-                    index_bytes_ -= e->end - e->start;
-                }
-                retire_locked(e, i < merged_count ? UnpinReason::merged : UnpinReason::evicted,
-                              now);
-            }
-        }
-        const uint64_t tag = epoch_.load(std::memory_order_relaxed);
-        for (void *block : retired)
-            retired_nodes_.emplace_back(block, tag);
-
-        entry->lru_next = lru_head_;
-        (lru_head_ ? lru_head_->lru_prev : lru_tail_) = entry;
-        lru_head_ = entry;
-        ++entries_;
-        index_bytes_ += size;
-        inflight_pins_.fetch_sub(1, std::memory_order_seq_cst);
-
-        IndexRecord published;
-        published.start = inserted.start;
-        published.end = inserted.end;
-        published.entry = entry;
-        published.values = inserted.values;
-        copy_out(published, out);
-        fill_hit_slot(record, addr, published, gen_.load(std::memory_order_relaxed));
-        if (held)
-            hold_locked(record, entry, *held);
-        bool wake_worker = !removed.empty();
-        lock.unlock();
-        if (wake_worker)
-            wake();
-        if (options_.on_pin)
-            options_.on_pin(out);
-        return Status::success();
+        return false;
     }
+}
+
+CacheEntry *RegistrationCache::new_entry_locked(const PinPlan &plan, Pin pin, uint64_t buffer_id)
+{
+    auto *entry = new CacheEntry();
+    entry->start = plan.start;
+    entry->end = plan.stop;
+    entry->id = next_id_++;
+    entry->pin_started = plan.pin_started;
+    entry->buffer_id = buffer_id;
+    entry->fd = pin.fd.get();
+    entry->handle = pin.handle;
+    entry->pin = std::move(pin);
+    const uint64_t size = plan.stop - plan.start;
+    uint64_t now_pinned = bytes_pinned_.fetch_add(size, std::memory_order_relaxed) + size;
+    uint64_t peak = peak_bytes_pinned_.load(std::memory_order_relaxed);
+    while (now_pinned > peak &&
+           !peak_bytes_pinned_.compare_exchange_weak(peak, now_pinned,
+                                                     std::memory_order_relaxed)) {
+    }
+    return entry;
+}
+
+bool RegistrationCache::publish_entry_locked(CacheEntry *entry, ThreadRecord *record,
+                                             uint64_t addr, Registration &out,
+                                             HeldRegistration *held)
+{
+    const uint64_t start = entry->start, stop = entry->end, size = stop - start;
+    // Publish: the new entry replaces what it merged; the budgets may
+    // push the least recently used ones out.
+    std::vector<IndexItem> removed;
+    index_overlapping(head_.load(std::memory_order_relaxed), start, stop, removed);
+    locked_stats_.merges += removed.size();
+    uint64_t removed_bytes = 0;
+    for (const IndexItem &item : removed)
+        removed_bytes += item.end - item.start;
+    size_t merged_count = removed.size();
+    for (const IndexItem &item : removed) { // out of the LRU before picking victims
+        CacheEntry *e = item.entry;
+        lru_.unlink(e);
+    }
+    entries_ -= merged_count;
+    index_bytes_ -= removed_bytes;
+    uint64_t over_bytes = options_.max_bytes && index_bytes_ + size > options_.max_bytes
+                              ? index_bytes_ + size - options_.max_bytes
+                              : 0;
+    uint64_t over_entries = options_.max_entries && entries_ + 1 > options_.max_entries
+                                ? entries_ + 1 - options_.max_entries
+                                : 0;
+    std::vector<IndexItem> victims;
+    if (over_bytes || over_entries)
+        pick_victims_locked(over_bytes, over_entries, victims);
+    locked_stats_.evictions += victims.size();
+    removed.insert(removed.end(), victims.begin(), victims.end());
+
+    std::vector<void *> retired;
+    const IndexRoot *old = head_.load(std::memory_order_relaxed);
+    const IndexItem inserted = item_of(entry);
+    IndexRoot *fresh = index_rebuild(old, removed, inserted, retired);
+    hash_remove_locked(removed); // before the generation moves
+    head_.store(fresh, std::memory_order_release);
+    // After the index has it (the hash holds only indexed entries), and
+    // before inflight_pins_ drops (invalidate()'s lock-free path).
+    entry->hashed = hash_.insert(PageHashValue{entry->start, entry->end, entry->id,
+                                               entry->buffer_id, entry->handle, entry->fd});
+    const uint64_t now = monotonic_ns();
+    if (!removed.empty()) {
+        gen_.fetch_add(1, std::memory_order_seq_cst);
+        for (size_t i = 0; i < removed.size(); ++i) {
+            CacheEntry *e = removed[i].entry;
+            if (i >= merged_count) { // victims are still linked
+                lru_.unlink(e);
+                --entries_;
+                index_bytes_ -= e->end - e->start;
+            }
+            retire_locked(e, i < merged_count ? UnpinReason::merged : UnpinReason::evicted,
+                          now);
+        }
+    }
+    const uint64_t tag = epoch_.load(std::memory_order_relaxed);
+    for (void *block : retired)
+        retired_nodes_.emplace_back(block, tag);
+
+    lru_.push_front(entry);
+    ++entries_;
+    index_bytes_ += size;
+    inflight_pins_.fetch_sub(1, std::memory_order_seq_cst);
+
+    IndexRecord published;
+    published.start = inserted.start;
+    published.end = inserted.end;
+    published.entry = entry;
+    published.values = inserted.values;
+    copy_out(published, out);
+    fill_hit_slot(record, addr, published, gen_.load(std::memory_order_relaxed));
+    if (held)
+        hold_locked(record, entry, *held);
+    return !removed.empty();
 }
 
 void RegistrationCache::retire_locked(CacheEntry *entry, UnpinReason reason, uint64_t now)
@@ -551,7 +574,7 @@ bool RegistrationCache::pick_victims_locked(uint64_t need_bytes, uint64_t need_e
     // the front once instead of leaving. Two passes at most.
     uint64_t got_bytes = 0, got_entries = 0;
     size_t budget = 2 * entries_ + 1;
-    CacheEntry *e = lru_tail_;
+    CacheEntry *e = lru_.back();
     while (e && budget-- && (got_bytes < need_bytes || got_entries < need_entries)) {
         CacheEntry *prev = e->lru_prev;
         const IndexRecord *record =
@@ -561,15 +584,8 @@ bool RegistrationCache::pick_victims_locked(uint64_t need_bytes, uint64_t need_e
         if (record && (hash_referenced || record->referenced.load(std::memory_order_relaxed)) &&
             budget > entries_) {
             record->referenced.store(0, std::memory_order_relaxed);
-            if (e != lru_head_) { // move to the front
-                (e->lru_prev ? e->lru_prev->lru_next : lru_head_) = e->lru_next;
-                (e->lru_next ? e->lru_next->lru_prev : lru_tail_) = e->lru_prev;
-                e->lru_prev = nullptr;
-                e->lru_next = lru_head_;
-                lru_head_->lru_prev = e;
-                lru_head_ = e;
-            }
-            e = prev ? prev : lru_tail_;
+            lru_.move_to_front(e);
+            e = prev ? prev : lru_.back();
             continue;
         }
         bool chosen = std::any_of(victims.begin(), victims.end(),
@@ -626,9 +642,7 @@ void RegistrationCache::publish_locked(const std::vector<IndexItem> &removed,
         retired_nodes_.emplace_back(block, tag);
     for (const IndexItem &item : removed) {
         CacheEntry *e = item.entry;
-        (e->lru_prev ? e->lru_prev->lru_next : lru_head_) = e->lru_next;
-        (e->lru_next ? e->lru_next->lru_prev : lru_tail_) = e->lru_prev;
-        e->lru_prev = e->lru_next = nullptr;
+        lru_.unlink(e);
         --entries_;
         index_bytes_ -= e->end - e->start;
         retire_locked(e, reason, now);

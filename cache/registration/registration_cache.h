@@ -41,6 +41,7 @@
 
 #include "cache/prim/asymmetric_fence.h"
 #include "cache/registration/cache_stats.h"
+#include "cache/registration/lru_list.h"
 #include "cache/base/config.h"
 #include "cache/registration/page_hash.h"
 #include "cache/backends/pin_backend.h"
@@ -290,6 +291,24 @@ private:
     struct PendingPin {
         uint64_t start, end;
     };
+    // A miss's pin: the range wanted, the range pinned (aligned, merged
+    // with what it overlaps), and where the invalidation log and the pin
+    // clock stood when it started.
+    struct PinPlan {
+        uint64_t want_start = 0, want_end = 0;
+        bool exact_tried = false;
+        uint64_t start = 0, stop = 0;
+        uint64_t invalidation_seq = 0, pin_started = 0;
+    };
+    // True when the range is in the index already (out, held filled);
+    // else the plan is made and its range is pending.
+    bool plan_pin_locked(std::unique_lock<std::mutex> &lock, ThreadRecord *record, uint64_t addr,
+                         uint64_t end, Registration &out, HeldRegistration *held, PinPlan &plan);
+    CacheEntry *new_entry_locked(const PinPlan &plan, Pin pin, uint64_t buffer_id);
+    // Into the index, replacing what it merges and evicting for the
+    // budgets; returns whether entries were retired (the worker must run).
+    bool publish_entry_locked(CacheEntry *entry, ThreadRecord *record, uint64_t addr,
+                              Registration &out, HeldRegistration *held);
     struct InvalidationRecord {
         uint64_t start = 0, end = 0;
         uint64_t started_up_to = 0; // concerns pins started up to this clock
@@ -375,8 +394,7 @@ private:
     std::vector<PendingPin> pending_;
     std::array<InvalidationRecord, invalidation_log_size> invalidation_log_{};
     uint64_t invalidation_seq_ = 0;
-    CacheEntry *lru_head_ = nullptr; // most recently inserted / second-chanced
-    CacheEntry *lru_tail_ = nullptr;
+    LruList<CacheEntry> lru_; // front: most recently inserted or second-chanced
     uint64_t next_id_ = 1;
     uint64_t entries_ = 0;
     uint64_t index_bytes_ = 0;
