@@ -25,6 +25,8 @@
 // the first insert (not at load time) and lives as long as the cache.
 #pragma once
 
+#include "cache/registration/pinned_range.h"
+
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -39,11 +41,7 @@ inline constexpr uint64_t page_hash_max_pages = 64;
 inline constexpr uint32_t page_hash_max_probe = 32;
 
 // What a hit returns.
-struct PageHashValue {
-    uint64_t start = 0, end = 0;
-    uint64_t id = 0, buffer_id = 0, handle = 0;
-    int32_t fd = -1;
-};
+using PageHashValue = PinnedRange;
 
 // Members without initializers: the table is zeroed memory (key 0 = empty)
 // and constructing it touches no page.

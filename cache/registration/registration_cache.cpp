@@ -12,12 +12,8 @@ namespace gdrhook {
 // entry is published and never change afterwards; the pin itself is only
 // touched by writers (under mu_) and then the reclaimer.
 struct CacheEntry {
-    uint64_t start = 0, end = 0;
-    uint64_t id = 0;
+    PinnedRange range;
     uint64_t pin_started = 0;            // pin_clock() when its pin began
-    uint64_t buffer_id = 0;
-    int32_t fd = -1;
-    uint64_t handle = 0;
     bool hashed = false;                 // in the page hash (mu_)
 
     std::atomic<uint32_t> refs{0};       // counted holds (hold slots full)
@@ -206,29 +202,29 @@ void RegistrationCache::release_record(ThreadRecord *record)
 
 // --- lookups -----------------------------------------------------------
 
-void RegistrationCache::fill_hit_slot(ThreadRecord *record, uint64_t addr,
-                                      const IndexRecord &found, uint64_t gen)
+// The index keeps a registration's range in its keys and the rest beside
+// them (range_index.h): these two put them together and apart.
+static PinnedRange range_of(const IndexRecord &found)
 {
-    fill_hit_slot(record, addr,
-                  PageHashValue{found.start, found.end, found.values.id, found.values.buffer_id,
-                                found.values.handle, found.values.fd},
-                  gen);
-}
-
-static void copy_out(const IndexRecord &found, Registration &out)
-{
-    out.base = found.start;
-    out.length = found.end - found.start;
-    out.fd = found.values.fd;
-    out.handle = found.values.handle;
-    out.id = found.values.id;
-    out.buffer_id = found.values.buffer_id;
+    const IndexValues &v = found.values;
+    return PinnedRange{found.start, found.end, v.id, v.buffer_id, v.handle, v.fd};
 }
 
 static IndexItem item_of(CacheEntry *entry)
 {
-    return IndexItem{entry->start, entry->end, entry,
-                     IndexValues{entry->id, entry->buffer_id, entry->handle, entry->fd}};
+    const PinnedRange &r = entry->range;
+    return IndexItem{r.start, r.end, entry, IndexValues{r.id, r.buffer_id, r.handle, r.fd}};
+}
+
+void RegistrationCache::fill_hit_slot(ThreadRecord *record, uint64_t addr,
+                                      const IndexRecord &found, uint64_t gen)
+{
+    fill_hit_slot(record, addr, range_of(found), gen);
+}
+
+static void copy_out(const IndexRecord &found, Registration &out)
+{
+    out = Registration::of(range_of(found));
 }
 
 Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uint64_t end,
@@ -329,7 +325,7 @@ void RegistrationCache::hold_locked(ThreadRecord *record, CacheEntry *entry,
     // we release it and so sees the hold.
     int h = free_hold_slot(record);
     if (h >= 0) {
-        record->holds[h].store(entry->id, std::memory_order_release);
+        record->holds[h].store(entry->range.id, std::memory_order_release);
         held.record = record;
         held.slot = static_cast<uint32_t>(h);
         held.entry = nullptr;
@@ -464,13 +460,13 @@ bool RegistrationCache::plan_pin_locked(std::unique_lock<std::mutex> &lock, Thre
 CacheEntry *RegistrationCache::new_entry_locked(const PinPlan &plan, Pin pin, uint64_t buffer_id)
 {
     auto *entry = new CacheEntry();
-    entry->start = plan.start;
-    entry->end = plan.stop;
-    entry->id = next_id_++;
+    entry->range.start = plan.start;
+    entry->range.end = plan.stop;
+    entry->range.id = next_id_++;
     entry->pin_started = plan.pin_started;
-    entry->buffer_id = buffer_id;
-    entry->fd = pin.fd.get();
-    entry->handle = pin.handle;
+    entry->range.buffer_id = buffer_id;
+    entry->range.fd = pin.fd.get();
+    entry->range.handle = pin.handle;
     entry->pin = std::move(pin);
     const uint64_t size = plan.stop - plan.start;
     uint64_t now_pinned = bytes_pinned_.fetch_add(size, std::memory_order_relaxed) + size;
@@ -486,7 +482,7 @@ bool RegistrationCache::publish_entry_locked(CacheEntry *entry, ThreadRecord *re
                                              uint64_t addr, Registration &out,
                                              HeldRegistration *held)
 {
-    const uint64_t start = entry->start, stop = entry->end, size = stop - start;
+    const uint64_t start = entry->range.start, stop = entry->range.end, size = stop - start;
     // Publish: the new entry replaces what it merged; the budgets may
     // push the least recently used ones out.
     std::vector<IndexItem> removed;
@@ -522,8 +518,7 @@ bool RegistrationCache::publish_entry_locked(CacheEntry *entry, ThreadRecord *re
     head_.store(fresh, std::memory_order_release);
     // After the index has it (the hash holds only indexed entries), and
     // before inflight_pins_ drops (invalidate()'s lock-free path).
-    entry->hashed = hash_.insert(PageHashValue{entry->start, entry->end, entry->id,
-                                               entry->buffer_id, entry->handle, entry->fd});
+    entry->hashed = hash_.insert(entry->range);
     const uint64_t now = monotonic_ns();
     if (!removed.empty()) {
         gen_.fetch_add(1, std::memory_order_seq_cst);
@@ -532,7 +527,7 @@ bool RegistrationCache::publish_entry_locked(CacheEntry *entry, ThreadRecord *re
             if (i >= merged_count) { // victims are still linked
                 lru_.unlink(e);
                 --entries_;
-                index_bytes_ -= e->end - e->start;
+                index_bytes_ -= e->range.end - e->range.start;
             }
             retire_locked(e, i < merged_count ? UnpinReason::merged : UnpinReason::evicted,
                           now);
@@ -578,9 +573,9 @@ bool RegistrationCache::pick_victims_locked(uint64_t need_bytes, uint64_t need_e
     while (e && budget-- && (got_bytes < need_bytes || got_entries < need_entries)) {
         CacheEntry *prev = e->lru_prev;
         const IndexRecord *record =
-            index_find(head_.load(std::memory_order_relaxed), e->start, e->start + 1);
+            index_find(head_.load(std::memory_order_relaxed), e->range.start, e->range.start + 1);
         // Hits through the page hash mark the entry there.
-        const bool hash_referenced = e->hashed && hash_.take_referenced(e->start, e->end, e->id);
+        const bool hash_referenced = e->hashed && hash_.take_referenced(e->range.start, e->range.end, e->range.id);
         if (record && (hash_referenced || record->referenced.load(std::memory_order_relaxed)) &&
             budget > entries_) {
             record->referenced.store(0, std::memory_order_relaxed);
@@ -591,8 +586,8 @@ bool RegistrationCache::pick_victims_locked(uint64_t need_bytes, uint64_t need_e
         bool chosen = std::any_of(victims.begin(), victims.end(),
                                   [e](const IndexItem &v) { return v.entry == e; });
         if (!chosen) {
-            victims.push_back({e->start, e->end, e});
-            got_bytes += e->end - e->start;
+            victims.push_back({e->range.start, e->range.end, e});
+            got_bytes += e->range.end - e->range.start;
             ++got_entries;
         }
         e = prev;
@@ -618,7 +613,7 @@ void RegistrationCache::hash_remove_locked(const std::vector<IndexItem> &removed
     for (const IndexItem &item : removed) {
         CacheEntry *e = item.entry;
         if (e->hashed) {
-            hash_.remove(e->start, e->end, e->id);
+            hash_.remove(e->range.start, e->range.end, e->range.id);
             e->hashed = false;
         }
     }
@@ -644,7 +639,7 @@ void RegistrationCache::publish_locked(const std::vector<IndexItem> &removed,
         CacheEntry *e = item.entry;
         lru_.unlink(e);
         --entries_;
-        index_bytes_ -= e->end - e->start;
+        index_bytes_ -= e->range.end - e->range.start;
         retire_locked(e, reason, now);
     }
 }
@@ -713,8 +708,8 @@ std::vector<Registration> RegistrationCache::revoke(const std::vector<uint64_t> 
     {
         std::lock_guard<std::mutex> lock(mu_);
         index_for_each(head_.load(std::memory_order_relaxed), [&](const IndexItem &item) {
-            if (item.entry->handle &&
-                std::binary_search(wanted.begin(), wanted.end(), item.entry->handle))
+            if (item.entry->range.handle &&
+                std::binary_search(wanted.begin(), wanted.end(), item.entry->range.handle))
                 removed.push_back(item);
         });
         if (removed.empty())
@@ -722,16 +717,8 @@ std::vector<Registration> RegistrationCache::revoke(const std::vector<uint64_t> 
         locked_stats_.revoked += removed.size();
         publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::revoked);
     }
-    for (const IndexItem &item : removed) {
-        Registration reg;
-        reg.base = item.start;
-        reg.length = item.end - item.start;
-        reg.handle = item.entry->handle;
-        reg.fd = item.entry->fd;
-        reg.id = item.entry->id;
-        reg.buffer_id = item.entry->buffer_id;
-        revoked.push_back(reg);
-    }
+    for (const IndexItem &item : removed)
+        revoked.push_back(Registration::of(item.entry->range));
     return revoked;
 }
 
@@ -812,7 +799,7 @@ void RegistrationCache::reclaim()
     for (CacheEntry *e : considered_) {
         if (e->unpinned)
             continue;
-        if (std::binary_search(held.begin(), held.end(), e->id) ||
+        if (std::binary_search(held.begin(), held.end(), e->range.id) ||
             e->refs.load(std::memory_order_acquire) != 0) {
             still_held = true;
             deferred_.fetch_add(1, std::memory_order_relaxed);
@@ -831,16 +818,16 @@ void RegistrationCache::reclaim()
         uint64_t bytes = 0;
         for (CacheEntry *e : batch) {
             UnpinRecord record;
-            record.id = e->id;
-            record.addr = e->start;
-            record.length = e->end - e->start;
-            record.handle = e->handle;
-            record.fd = e->fd;
+            record.id = e->range.id;
+            record.addr = e->range.start;
+            record.length = e->range.end - e->range.start;
+            record.handle = e->range.handle;
+            record.fd = e->range.fd;
             record.lat_ns = now > e->retired_ns ? now - e->retired_ns : 0;
             record.reason = e->reason;
             record.status = status;
             reports_.push_back(record);
-            bytes += e->end - e->start;
+            bytes += e->range.end - e->range.start;
         }
         {
             // Together, as a pin adds to both: see pinned_now().

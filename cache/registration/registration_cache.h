@@ -44,6 +44,7 @@
 #include "cache/registration/lru_list.h"
 #include "cache/base/config.h"
 #include "cache/registration/page_hash.h"
+#include "cache/registration/pinned_range.h"
 #include "cache/backends/pin_backend.h"
 #include "cache/registration/range_index.h"
 #include "cache/base/status.h"
@@ -58,19 +59,6 @@
 #include <vector>
 
 namespace gdrhook {
-
-// The registration a lookup returns, by value: valid until the memory is
-// freed (lookup) or until put() (get).
-struct Registration {
-    uint64_t base = 0;        // the pinned range
-    uint64_t length = 0;
-    int32_t fd = -1;          // dma-buf fd (dmabuf backend), else -1
-    uint64_t handle = 0;      // kmod handle (kmod backend), else 0
-    uint64_t id = 0;          // the cache entry's id, unique in the cache
-    uint64_t buffer_id = 0;   // CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time, 0 if unknown
-
-    uint64_t offset_of(uint64_t addr) const { return addr - base; }
-};
 
 struct ThreadRecord;
 struct CacheEntry;
@@ -138,12 +126,11 @@ inline constexpr uint32_t hold_slot_count = 8;
 inline constexpr uint32_t hit_refresh_period = 1024;
 
 struct alignas(64) HitSlot { // one cache line a slot
-    uint64_t start = 0, end = 0;
+    PinnedRange range;
     uint64_t gen = 0;               // 0 never matches: the generation starts at 1
-    uint64_t id = 0, buffer_id = 0, handle = 0;
-    int32_t fd = -1;
     uint32_t uses = 0;
 };
+static_assert(sizeof(HitSlot) == 64, "one cache line");
 
 struct alignas(64) ThreadRecord {
     // Epoch the owner's read section began in; 0 outside one.
@@ -264,7 +251,7 @@ private:
     {
         HitSlot *set = &record->slots[set_index(addr) * hit_ways];
         for (uint32_t way = 0; way < hit_ways; ++way)
-            if (set[way].gen == gen && set[way].start <= addr && end <= set[way].end)
+            if (set[way].gen == gen && set[way].range.start <= addr && end <= set[way].range.end)
                 return &set[way];
         return nullptr;
     }
@@ -335,10 +322,9 @@ private:
     {
         HitSlot *set = &record->slots[set_index(addr) * hit_ways];
         // Most recent in way 0; the one it displaces moves to way 1.
-        if (set[0].id != found.id)
+        if (set[0].range.id != found.id)
             set[1] = set[0];
-        set[0] = HitSlot{found.start, found.end, gen, found.id, found.buffer_id,
-                         found.handle, found.fd, hit_refresh_period};
+        set[0] = HitSlot{found, gen, hit_refresh_period};
     }
     // A hit in the page hash: an expired hit-cache slot starts over (the
     // hash marked the entry referenced); an entry hit twice in a row in its
@@ -356,15 +342,6 @@ private:
             fill_hit_slot(record, addr, value, gen);
         else
             seen = value.id;
-    }
-    static void copy_hash_out(const PageHashValue &found, Registration &out)
-    {
-        out.base = found.start;
-        out.length = found.end - found.start;
-        out.fd = found.fd;
-        out.handle = found.handle;
-        out.id = found.id;
-        out.buffer_id = found.buffer_id;
     }
     void hash_remove_locked(const std::vector<IndexItem> &removed);
     void hold_locked(ThreadRecord *record, CacheEntry *entry, HeldRegistration &held);
@@ -430,18 +407,13 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
     const uint64_t gen = gen_.load(std::memory_order_acquire);
     HitSlot *slot = find_hit(record, addr, end, gen);
     if (slot && !verify_ && --slot->uses != 0) {
-        out.base = slot->start;
-        out.length = slot->end - slot->start;
-        out.fd = slot->fd;
-        out.handle = slot->handle;
-        out.id = slot->id;
-        out.buffer_id = slot->buffer_id;
+        out = Registration::of(slot->range);
         count(record->hits);
         return Status::success();
     }
     PageHashValue value;
     if (!verify_ && hash_.find(addr, end, value)) {
-        copy_hash_out(value, out);
+        out = Registration::of(value);
         note_hash_hit(record, addr, value, gen, slot);
         count(record->hits);
         return Status::success();
@@ -459,17 +431,12 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
         const HitSlot &slot = *found;
         int h = free_hold_slot(record);
         if (h >= 0) {
-            record->holds[h].store(slot.id, std::memory_order_relaxed);
+            record->holds[h].store(slot.range.id, std::memory_order_relaxed);
             // Hazard protocol: the hold is visible before we re-read the
             // generation; the reclaimer retires (gen moves) before it scans.
             light_fence();
             if (gen_.load(std::memory_order_acquire) == gen) {
-                out.reg.base = slot.start;
-                out.reg.length = slot.end - slot.start;
-                out.reg.fd = slot.fd;
-                out.reg.handle = slot.handle;
-                out.reg.id = slot.id;
-                out.reg.buffer_id = slot.buffer_id;
+                out.reg = Registration::of(slot.range);
                 out.record = record;
                 out.slot = static_cast<uint32_t>(h);
                 out.entry = nullptr;
@@ -489,7 +456,7 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
             record->holds[h].store(value.id, std::memory_order_relaxed);
             light_fence();
             if (gen_.load(std::memory_order_acquire) == gen) {
-                copy_hash_out(value, out.reg);
+                out.reg = Registration::of(value);
                 out.record = record;
                 out.slot = static_cast<uint32_t>(h);
                 out.entry = nullptr;
