@@ -3,7 +3,7 @@
 // GDRHOOK_BACKEND=dmabuf: a pin is a dma-buf fd exported by the driver with
 // cuMemGetHandleForAddressRange (what ibv_reg_dmabuf_mr consumes); the
 // unpin is close(). The export keeps the memory allocated until the fd is
-// closed (DESIGN.md, "dma-buf leak"), which is why the worker closes it as
+// closed (docs/design.md, "dma-buf leak"), which is why the worker closes it as
 // soon as the application frees.
 #pragma once
 
@@ -19,7 +19,7 @@ public:
 
     BackendKind kind() const override { return BackendKind::dmabuf; }
     const char *name() const override { return "dmabuf"; }
-    // dma-buf sub-ranges export at 4 KiB offsets (DESIGN.md).
+    // dma-buf sub-ranges export at 4 KiB offsets (docs/design.md).
     uint64_t alignment() const override { return 4096; }
 
     // Refuses managed memory, sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the

@@ -12,7 +12,7 @@
 //  - every entry here is also in the index: writers insert after publishing
 //    the index with it and remove before publishing the index without it,
 //    and both before the cache's generation moves, so an entry is gone from
-//    here before invalidate() returns (coherence, DESIGN.md 1);
+//    here before invalidate() returns (coherence, docs/design.md);
 //  - a slot's key and values change only inside its seqlock write (version
 //    odd), so a reader that sees the same even version before and after its
 //    reads has a consistent copy of one live entry. Every field is an atomic

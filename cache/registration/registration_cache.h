@@ -12,7 +12,7 @@
 //    it was filled. gen_ moves only when an entry leaves the index
 //    (invalidate, eviction, merge), after the index without it is
 //    published, so a thread that looks up after invalidate() returned sees
-//    the new generation and then the new index (coherence, DESIGN.md 1).
+//    the new generation and then the new index (coherence, docs/design.md).
 //  - Past its hit cache a thread probes the page hash (page_hash.h): one
 //    cache line per small entry's page, a copy of what a hit returns, kept
 //    by writers so that an entry leaves it before the generation moves. A

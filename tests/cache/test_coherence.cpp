@@ -3,7 +3,7 @@
 // Stress with checkers: many threads look up, hold, free and reallocate the
 // same addresses (VA reuse, as the driver does) while a worker drains.
 //
-//  - Coherence (DESIGN.md property 1): a lookup that starts after a free
+//  - Coherence (docs/design.md, property 1): a lookup that starts after a free
 //    (both invalidate calls) returned never gets the old buffer's
 //    registration. The checker reads the buffer ID before and after the
 //    lookup; when both reads agree, no free overlapped the lookup and the

@@ -2,7 +2,7 @@
 //
 // dma-buf export in the fake driver: cuMemGetHandleForAddressRange with
 // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD hands out a memfd that stands for the
-// dma-buf. As with the real driver (DESIGN.md, "dma-buf leak"), memory
+// dma-buf. As with the real driver (docs/design.md, "dma-buf leak"), memory
 // freed while an export of it is open stays allocated, and cuMemGetInfo
 // counts it, until every fd of it is closed.
 #include "fake_state.h"

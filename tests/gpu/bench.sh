@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 #
-# On the GPU machine: the full registration-cache benchmark (issue 3) in one
+# On the GPU machine: the full registration-cache benchmark (docs/performance.md) in one
 # run, table on stdout, JSON to a file. The binary is built elsewhere (the
 # GPU machine has no UCX) and carried with the UCX libraries it needs:
 #   here:  meson setup build-bench -Dwerror=true &&

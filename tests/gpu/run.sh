@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 #
-# Issue 6's one command, on a machine with an NVIDIA GPU: runs every real
+# One command, on a machine with an NVIDIA GPU: runs every real
 # program with and without the shim and prints one table, a row per
 # program and allocator mode:
 #   frees seen/made   successful free events in the log (between the
@@ -16,7 +16,7 @@
 #   stdout, exit      stdout the same, both exit statuses 0
 #   time x            wall time hooked / plain
 # With two or more GPUs, a row for torchrun and NCCL (tests/gpu/ddp_check.py).
-# (tests/gpu/table_row.py judges a row.) Then the coherence churn of issue 3
+# (tests/gpu/table_row.py judges a row.) Then the coherence churn
 # (threads freeing and reallocating with lookups in between, no stale
 # lookup, memory back) and the shim's overhead on alloc/free pairs.
 #

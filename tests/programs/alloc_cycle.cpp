@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // An unmodified driver-API program for the pin-on-alloc pipeline test
-// (issue 4, item 2): from two threads, allocates buffers of 1 to 4 MiB with
+// (the module's VM test with the shim): from two threads, allocates buffers of 1 to 4 MiB with
 // cuMemAlloc and frees them, in rounds, some at once and some after the
 // next allocations (so freed addresses come back, and frees race the
 // worker's unpins). Then it prints "alloc_cycle: freed N" and waits for its

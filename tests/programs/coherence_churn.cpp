@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// Issue 3's coherence check, runnable on the fake driver and on a GPU.
+// The coherence check (docs/design.md), runnable on the fake driver and on a GPU.
 // Several threads free and reallocate buffers of one size in a loop (the
 // driver hands the same address back) and look the buffer up between the
 // allocation and the free, the way a communication library's registration

@@ -206,7 +206,7 @@ TEST_CASE("16 threads churn through a queue of 64: every free logged once, no st
           "every pin unpinned",
           "[churn]")
 {
-    // Issue 6: "16 threads x 1,000,000 alloc/lookup/free operations".
+    // The scale the shim promises: 16 threads x 1,000,000 alloc/lookup/free operations.
     // GDRHOOK_STRESS_CYCLES is the total number of alloc/lookup/free
     // cycles over the 16 threads; CI runs 1,000,000 (~20-25 s on 2
     // cores). Read as 1,000,000 per thread, GDRHOOK_STRESS_CYCLES=16000000

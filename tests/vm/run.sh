@@ -1,5 +1,5 @@
 #!/bin/sh
-# run.sh - the gdrhook.ko VM test ("What must be shown" 1, 3, 4, 5 of issue 4).
+# run.sh - the gdrhook.ko VM test (kmod/README.md says what it covers).
 #
 # Builds gdrhook.ko and the test provider against Debian's linux-headers
 # for the installed linux-image-amd64, builds the static in-guest test
@@ -22,7 +22,7 @@
 #                        tests/vm/fake_free_revokes (with the
 #                        dynamic loader and the libraries they need) go into
 #                        the initramfs for the pin-on-alloc pipeline test
-#                        (issue 4, item 2); meson test sets it. Unset: that
+#                        (the shim pinning through the module); meson test sets it. Unset: that
 #                        test is skipped, and the run ends in SKIP (exit 77),
 #                        not PASS.
 #   GDRHOOK_VM_KEEP=1    keep the work directory

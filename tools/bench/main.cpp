@@ -10,7 +10,7 @@
 //                 [--unpin-backends eventfd,dmabuf,none] [--unpin-frees N] [--no-unpin]
 //
 // --json prints only the JSON on stdout; --json-out prints the table and
-// writes the JSON to PATH. Both end with "targets": issue 3's goals as
+// writes the JSON to PATH. Both end with "targets": the lookup and unpin goals of docs/performance.md as
 // ratios taken from this run (at the largest entry count, single thread
 // unless stated), each with the value found and whether it was met.
 //
@@ -249,7 +249,7 @@ const LookupResult *find(const std::vector<LookupResult> &all, const std::string
     return nullptr;
 }
 
-// One of issue 3's goals, as this run measured it.
+// One of the goals in docs/performance.md, as this run measured it.
 struct Target {
     std::string name;
     std::string what;
@@ -455,7 +455,7 @@ int main(int argc, char **argv)
     size_t largest = o.entries.empty() ? 0 : *std::max_element(o.entries.begin(), o.entries.end());
     int most_threads = o.threads.empty() ? 1 : *std::max_element(o.threads.begin(), o.threads.end());
     std::vector<Target> targets = targets_of(lookups, largest, most_threads);
-    say("\ntargets (issue 3), from this run:\n");
+    say("\ntargets (docs/performance.md), from this run:\n");
     for (const Target &t : targets) {
         auto met = t.met();
         say("  %-22s %10s  (goal %s %g)  %-4s  %s\n", t.name.c_str(),
