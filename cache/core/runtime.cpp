@@ -70,6 +70,8 @@ void after_fork_in_child()
         return;
     Runtime &rt = *the_runtime;
     rt.pid = static_cast<int>(getpid());
+    rt.forked_child = true;
+    rt.written_at_fork = rt.pipeline->stats().written;
     rt.tracker.reinitialize_locks_after_fork();
     process_cache_after_fork_in_child();
     rt.pipeline->after_fork_in_child(rt.pid);
@@ -173,6 +175,25 @@ void publish_context_query(int (*query)(void **))
 
 void shutdown_runtime()
 {
+    at_exit();
+}
+
+void finish_before_process_ends(bool replaced_by_exec)
+{
+    if (!runtime_running())
+        return;
+    Runtime &rt = *the_runtime;
+    // vfork() runs no fork handler: a pid other than ours is such a child,
+    // sharing the parent's memory; touching the shim there would change
+    // the parent.
+    if (static_cast<int>(getpid()) != rt.pid)
+        return;
+    // Python's subprocess and the like fork and exec at once: a child with
+    // nothing of its own to say leaves no log (the exec closes its copies
+    // of the parent's dma-buf fds).
+    if (replaced_by_exec && rt.forked_child &&
+        rt.pipeline->stats().written == rt.written_at_fork && !rt.pipeline->may_hold_events())
+        return;
     at_exit();
 }
 

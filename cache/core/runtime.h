@@ -26,6 +26,8 @@ struct Runtime {
     EventPipeline *pipeline = nullptr;
     Unpinner *unpinner = nullptr;   // when pinning is on
     int pid = 0;
+    bool forked_child = false;      // made by fork() of a recording process
+    uint64_t written_at_fork = 0;   // lines the pipeline had written then
 };
 
 // The first call builds the runtime, with the driver queries of the hook
@@ -44,5 +46,13 @@ void publish_context_query(int (*query)(void **));
 // Flushes the event log and stops the worker (the exit handler does this;
 // tests call it to read a complete log).
 void shutdown_runtime();
+
+// The process ends or is replaced without running exit handlers (_exit,
+// _Exit, quick_exit, exec): everything recorded is written to the log
+// first, as exit() would, and what is pinned is unpinned and logged (exec
+// closes the dma-buf fds; the module releases its pins at close). A forked
+// child that recorded nothing of its own execs without a log, as before.
+// Nothing in a vfork()ed child, which shares the parent's memory.
+void finish_before_process_ends(bool replaced_by_exec);
 
 } // namespace gdrhook

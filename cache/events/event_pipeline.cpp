@@ -304,6 +304,12 @@ void EventPipeline::before_fork()
 {
     worker_start_lock_.lock();
     consumer_lock_.lock();
+    // What was recorded before the fork is the parent's, and is written now:
+    // the child's queue starts empty, and the child knows exactly which
+    // pins its parent had logged (the ones it restates and releases).
+    while (drain_locked() == batch_size) {
+    }
+    log_.flush();
 }
 
 void EventPipeline::after_fork_in_parent()

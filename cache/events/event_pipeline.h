@@ -73,6 +73,9 @@ public:
     // event arrives (an eviction or a revocation left work for it).
     void poke();
 
+    // Whether an event may wait in the queue (a hint: producers run on).
+    bool may_hold_events() const { return queue_.maybe_nonempty(); }
+
     // Only from inside the batch hook or the sample hook: logs an event the
     // consumer itself produced (unpin, revoke, sample). Its seq is that of
     // the last event taken from the queue, so it sorts right after what

@@ -120,7 +120,7 @@ void churn(const Options &options, CUcontext context)
 {
     CHECK(cuCtxSetCurrent(context));
     CUdeviceptr previous = 0;
-    const bool forever = options.mode == "spin";
+    const bool forever = options.mode == "spin" || options.mode == "threads_exit";
     for (int i = 0; forever || i < options.iterations; ++i) {
         CUdeviceptr p = 0;
         CHECK(cuMemAlloc(&p, options.size));
@@ -187,13 +187,16 @@ size_t used_bytes()
 int main(int argc, char **argv)
 {
     Options options;
-    static const char *const modes[] = {"gdrhook", "naive", "leak",  "hold", "sleep",
-                                        "fork",    "fork_exec", "exit", "_exit", "spin"};
+    static const char *const modes[] = {"gdrhook",    "naive",  "leak",       "hold",
+                                        "sleep",      "fork",   "fork_exec",  "exit",
+                                        "_exit",      "_Exit",  "quick_exit", "exec",
+                                        "fork_exit",  "threads_exit", "spin"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
-        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|_exit|spin "
+        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|"
+                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|spin "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -301,6 +304,29 @@ int main(int argc, char **argv)
         child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         run_threads(options, context);
         free_all(held);
+    } else if (options.mode == "fork_exit") {
+        // The child ends with _exit holding its copies of the parent's pins.
+        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0)
+            _exit(0);
+        int status = 0;
+        if (child < 0 || waitpid(child, &status, 0) != child)
+            return 2;
+        child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        free_all(held);
+    } else if (options.mode == "threads_exit") {
+        // Threads free flat out while the main thread ends the process:
+        // every free they finished before it did must be in the log.
+        for (int t = 0; t < options.threads; ++t)
+            std::thread(churn, std::cref(options), context).detach();
+        while (iterations_done.load(std::memory_order_relaxed) < options.iterations)
+            std::this_thread::yield();
+        printf("mode=threads_exit threads=%d frees_before_exit=%ld\n", options.threads,
+               frees.load());
+        fflush(stdout);
+        _exit(0);
     } else if (options.mode == "spin") {
         printf("mode=spin threads=%d\n", options.threads);
         fflush(stdout);
@@ -308,7 +334,9 @@ int main(int argc, char **argv)
     } else {
         run_threads(options, context);
     }
-    if (options.mode == "exit" || options.mode == "_exit") {
+    const bool ends_abruptly = options.mode == "_exit" || options.mode == "_Exit" ||
+                               options.mode == "quick_exit" || options.mode == "exec";
+    if (options.mode == "exit" || ends_abruptly) {
         // A burst of frees, then out at once: their events are still in
         // the queue (or in the worker's hands) when the process ends.
         free_all(allocate(options.threads, options.size));
@@ -317,6 +345,12 @@ int main(int argc, char **argv)
         fflush(stdout);
         if (options.mode == "_exit")
             _exit(0);
+        if (options.mode == "_Exit")
+            _Exit(0);
+        if (options.mode == "quick_exit")
+            quick_exit(0);
+        if (options.mode == "exec")
+            execl("/bin/true", "true", static_cast<char *>(nullptr));
         exit(0);
     }
 

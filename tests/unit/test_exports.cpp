@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // The shim is invisible when unused: it exports the interposed entry points,
-// dlsym and gdrhook_* only; spdlog and fmt stay inside.
+// dlsym, the endings it writes its log before (hook/process_endings.cpp)
+// and gdrhook_* only; spdlog and fmt stay inside.
 #include "event_lines.h"
 #include "hook/entry_points.h"
 
@@ -10,7 +11,7 @@
 #include <cstdio>
 #include <set>
 
-TEST_CASE("the shim exports only the interposed symbols, dlsym and gdrhook_*")
+TEST_CASE("the shim exports only the interposed symbols, dlsym, the endings and gdrhook_*")
 {
     std::string command = "nm -D --defined-only " + build_path("GDRHOOK_SHIM");
     FILE *nm = popen(command.c_str(), "r");
@@ -24,7 +25,9 @@ TEST_CASE("the shim exports only the interposed symbols, dlsym and gdrhook_*")
     }
     REQUIRE(pclose(nm) == 0);
 
-    std::set<std::string> expected = {"dlsym"};
+    std::set<std::string> expected = {"dlsym",  "_exit",  "_Exit",   "quick_exit",
+                                      "execve", "execv",  "execvp",  "execvpe",
+                                      "fexecve", "execl", "execlp",  "execle"};
 #define GDRHOOK_NAME(symbol, ...) expected.insert(#symbol);
     GDRHOOK_DRIVER_ENTRY_POINTS(GDRHOOK_NAME)
     GDRHOOK_RUNTIME_ENTRY_POINTS(GDRHOOK_NAME)

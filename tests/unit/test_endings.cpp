@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// However the process ends, every event the shim recorded is in the log:
+// exit() runs the shim's exit handler; _exit, _Exit, quick_exit and exec
+// run none, and the shim interposes them (hook/process_endings.cpp). Each
+// case frees 8 x 50 + 8 pinned buffers just before it ends.
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <map>
+#include <sys/stat.h>
+
+namespace {
+
+struct LogTally {
+    long long frees = 0, pins = 0, unpins = 0;
+    long long pins_at_alloc = 0; // the rest are re-pins by lookups (test_pin_pipeline.cpp)
+};
+
+LogTally tally(const std::vector<EventLine> &events)
+{
+    LogTally t;
+    for (const EventLine &e : events) {
+        t.frees += e["ev"] == "free";
+        t.pins += e["ev"] == "pin";
+        t.pins_at_alloc += e["ev"] == "pin" && e["api"] != "gdrhook_get";
+        t.unpins += e["ev"] == "unpin";
+    }
+    return t;
+}
+
+std::vector<std::string> logs_in(const std::string &dir)
+{
+    std::vector<std::string> logs;
+    for (const auto &entry : std::filesystem::directory_iterator(dir))
+        logs.push_back(entry.path().string());
+    return logs;
+}
+
+} // namespace
+
+TEST_CASE("an ending without exit handlers still writes every free and unpin")
+{
+    const char *ending = GENERATE("exit", "_exit", "_Exit", "quick_exit", "exec");
+    INFO("the program ends with " << ending);
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), ending, "8", "50", "2"},
+                                pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    const long long made = output_field(run.output, "frees");
+    CHECK(made == 8 * 50 + 8);
+    LogTally t = tally(read_event_file(log));
+    CHECK(t.frees == made);
+    CHECK(t.pins_at_alloc == made); // pin-on-alloc: one pin per buffer freed
+    CHECK(t.unpins == t.pins);
+}
+
+TEST_CASE("a forked child that ends with _exit writes its log, as with exit")
+{
+    std::string dir = make_temp_dir() + "/fork_exit";
+    REQUIRE(mkdir(dir.c_str(), 0755) == 0);
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exit", "4", "0", "2"},
+                                pinning_environment(dir + "/events.%p.jsonl"));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(output_field(run.output, "child_status") == 0);
+    std::vector<std::string> logs = logs_in(dir);
+    REQUIRE(logs.size() == 2); // the parent's and the child's
+    std::map<long long, LogTally> by_pid;
+    for (const std::string &path : logs) {
+        std::vector<EventLine> events = read_event_file(path);
+        REQUIRE(!events.empty());
+        by_pid[events.front().number("pid")] = tally(events);
+    }
+    for (const auto &[pid, t] : by_pid) {
+        INFO("process " << pid);
+        CHECK(t.pins == 4); // the child restates the 4 it inherited
+        CHECK(t.unpins == 4);
+    }
+}
+
+TEST_CASE("threads freeing while the main thread calls _exit: what they finished is logged")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program(
+        {build_path("GDRHOOK_COHERENCE_CHURN"), "threads_exit", "16", "2000", "2"},
+        pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    const long long finished = output_field(run.output, "frees_before_exit");
+    CHECK(finished >= 2000 - 16);
+    // Threads go on freeing while the log is written: more may be there.
+    CHECK(tally(read_event_file(log)).frees >= finished);
+}
