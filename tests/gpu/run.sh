@@ -84,7 +84,8 @@ run_case() {
     fi
     hooked_rc=$?
     t2=$(now)
-    python3 "$here/table_row.py" "$name" "$mode" "$dir" "$window" "$plain_rc" "$hooked_rc" \
+    GDRHOOK_PIN="${GDRHOOK_PIN:-alloc}" \
+        python3 "$here/table_row.py" "$name" "$mode" "$dir" "$window" "$plain_rc" "$hooked_rc" \
         "$(seconds "$t0" "$t1")" "$(seconds "$t1" "$t2")" "$cli" ||
         failures=$((failures + 1))
 }

@@ -15,10 +15,13 @@ if there is any:
     "expect_same KEY KEY" lines on stderr, checked against
     tests/gpu/count_events.py's figures; the hooked run's own lines; the
     values several processes give for one key add up);
-  - pins and unpins differ, an unpin failed, verify mode found a stale hit
-    (an `error` event whose msg starts with "verify", or the exit report's
-    "N stale hits"), or `gdrhook log check` (CLI) fails;
-  - stdout differs, an exit status is not 0;
+  - pins and unpins differ, no pin at all under GDRHOOK_PIN=alloc (the
+    default of run.sh), an unpin failed, verify mode found a stale hit (an
+    `error` event whose msg starts with "verify", or the exit report's
+    "N stale hits"), any other `error` event, or `gdrhook log check` (CLI)
+    fails;
+  - stdout differs, stderr differs once the lines the shim adds are left
+    out (see STDERR_FILTER), an exit status is not 0;
   - the hooked run left more GPU memory in use than the plain one
     (mem_used_delta=N on stderr) by more than MEM_SLACK bytes.
 """
@@ -32,6 +35,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import count_events  # noqa: E402
 
 MEM_SLACK = 2 << 20
+# What may differ on stderr between the plain and the hooked run: the
+# shim's own diagnostics ("gdrhook[PID] ..."), and the GPU memory the
+# program measured (judged on its own, with MEM_SLACK).
+STDERR_FILTER = re.compile(r"^gdrhook\[\d+\] |mem_used_delta=")
 COLUMNS = [("program", 18), ("mode", 11), ("frees seen/made", 16), ("pins", 6),
            ("unpins", 7), ("verify", 7), ("mem MiB plain/hooked", 21), ("check", 6),
            ("stdout", 7), ("exit", 6), ("time x", 6)]
@@ -52,6 +59,10 @@ def read(path):
             return f.read()
     except OSError:
         return ""
+
+
+def program_stderr(text):
+    return [line for line in text.splitlines() if not STDERR_FILTER.search(line)]
 
 
 def mem_delta(text):
@@ -133,6 +144,8 @@ def judge(argv):
 
     if counts["pins"] != counts["unpins"]:
         problems.append(f"pins {counts['pins']} != unpins {counts['unpins']}")
+    if os.environ.get("GDRHOOK_PIN", "alloc") == "alloc" and counts["pins"] == 0:
+        problems.append("pin-on-alloc pinned nothing")
     if counts["failed_unpins"]:
         problems.append(f"{counts['failed_unpins']} failed unpins")
     stale = sum(int(n) for n in re.findall(r"verify: \d+ checks, (\d+) stale hits", hooked_err))
@@ -141,7 +154,9 @@ def judge(argv):
         problems.append(f"verify: {counts['verify_findings']} findings in the log, "
                         f"{stale} stale hits reported")
     if counts["other_errors"]:
-        notes.append(f"{counts['other_errors']} error events (see the log)")
+        problems.append(f"{counts['other_errors']} error events that are not verify findings")
+    if counts["failed_frees"]:
+        notes.append(f"{counts['failed_frees']} frees the driver refused (not in frees seen)")
 
     check, why = log_check(cli, logs, d) if logs else ("n/a", None)
     if why:
@@ -150,6 +165,8 @@ def judge(argv):
     same_out = plain_out == hooked_out
     if not same_out:
         problems.append(f"stdout differs (diff {d}/plain.out {d}/hooked.out)")
+    if program_stderr(plain_err) != program_stderr(hooked_err):
+        problems.append(f"stderr differs beyond the shim's lines (diff {d}/plain.err {d}/hooked.err)")
     if plain_rc != 0 or hooked_rc != 0:
         problems.append(f"exit status {plain_rc} plain, {hooked_rc} hooked")
 
