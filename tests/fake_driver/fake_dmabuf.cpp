@@ -45,7 +45,8 @@ size_t bytes_held_by_exports()
         if (!still_open(e))
             continue;
         open.push_back(e);
-        bool freed = driver().live.find(e.base) == driver().live.end();
+        bool freed = driver().live.find(e.base) == driver().live.end() &&
+                     !in_mapped_range(e.base, e.size);
         bool seen = std::find(counted.begin(), counted.end(), e.base) != counted.end();
         if (freed && !seen) {
             counted.push_back(e.base);
@@ -54,6 +55,16 @@ size_t bytes_held_by_exports()
     }
     exports.swap(open);
     return held;
+}
+
+bool in_mapped_range(uintptr_t ptr, size_t size)
+{
+    auto &mapped = driver().mapped;
+    auto it = mapped.upper_bound(ptr);
+    if (it == mapped.begin())
+        return false;
+    --it;
+    return ptr + size <= it->first + it->second;
 }
 
 } // namespace fake
@@ -68,6 +79,16 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
         (dptr | size) % 4096)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    if (in_mapped_range(dptr, size)) { // VMM memory exports, as on the real driver
+        int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
+        if (fd < 0)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        struct stat st;
+        fstat(fd, &st);
+        exports.push_back(Export{fd, st.st_ino, dptr, size});
+        *static_cast<int *>(handle) = fd;
+        return CUDA_SUCCESS;
+    }
     auto &live = driver().live;
     auto it = live.upper_bound(dptr);
     if (it == live.begin())
@@ -93,6 +114,9 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
     if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    // The real driver answers NOT_SUPPORTED for cuMemMap'ed ranges.
+    if (in_mapped_range(ptr, 1))
+        return CUDA_ERROR_NOT_SUPPORTED;
     auto &live = driver().live;
     auto it = live.upper_bound(ptr);
     if (it == live.begin() || ptr >= std::prev(it)->first + std::prev(it)->second.size)

@@ -39,6 +39,7 @@ struct Driver {
     std::map<int, Context *> primary;                 // device -> primary context
     std::map<int, int> primary_refs;
     std::map<uint64_t, size_t> physical;              // cuMemCreate handles
+    std::map<uintptr_t, size_t> mapped;               // cuMemMap ranges: start -> size
     uint64_t next_handle = 0x1000;
     uint64_t next_buffer_id = 1;
     std::map<uintptr_t, uint64_t> buffer_ids;
@@ -55,6 +56,8 @@ void count_call(const char *name);
 // VM test's nv-p2p provider can pin them as the real driver pins GPU memory.
 uintptr_t allocate_block(size_t size, bool host);   // mutex held
 size_t bytes_held_by_exports();                     // mutex held: freed, still exported
+// The cuMemMap'ed range containing [ptr, ptr + size), if any (mutex held).
+bool in_mapped_range(uintptr_t ptr, size_t size);
 void release_block(uintptr_t addr);                 // mutex held
 
 // Fires the test provider's nv-p2p free callbacks for the range, as the

@@ -72,7 +72,11 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHa
     }
     void *mapped = mmap(reinterpret_cast<void *>(ptr), size, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    return mapped == MAP_FAILED ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (mapped == MAP_FAILED)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    driver().mapped[ptr] = size;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
@@ -81,6 +85,9 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     {
         std::lock_guard<std::mutex> lock(driver().mutex);
         provider_free_range(ptr, size);
+        auto &mapped = driver().mapped;
+        for (auto it = mapped.lower_bound(ptr); it != mapped.end() && it->first < ptr + size;)
+            it = mapped.erase(it);
     }
     void *reserved = mmap(reinterpret_cast<void *>(ptr), size, PROT_NONE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
