@@ -43,6 +43,7 @@
 
 #include "include/gdrhook.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -190,13 +191,14 @@ int main(int argc, char **argv)
     static const char *const modes[] = {"gdrhook",    "naive",  "leak",       "hold",
                                         "sleep",      "fork",   "fork_exec",  "exit",
                                         "_exit",      "_Exit",  "quick_exit", "exec",
-                                        "fork_exit",  "threads_exit", "spin"};
+                                        "fork_exit",  "threads_exit", "ctx_destroy",
+                                        "spin"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
         fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|"
-                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|spin "
+                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|spin "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -316,6 +318,29 @@ int main(int argc, char **argv)
             return 2;
         child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         free_all(held);
+    } else if (options.mode == "ctx_destroy") {
+        // Pinned allocations die with their context (no free of their
+        // own); the primary context's next allocations get the addresses
+        // back, and a lookup must not find the dead registrations.
+        for (int round = 0; round < options.iterations; ++round) {
+            CUcontext own = nullptr;
+            CHECK(cuCtxCreate(&own, nullptr, 0, device));
+            std::vector<CUdeviceptr> dead = allocate(options.threads, options.size);
+            CHECK(cuCtxDestroy_v2(own));
+            CHECK(cuCtxSetCurrent(context));
+            std::vector<CUdeviceptr> fresh = allocate(options.threads, options.size);
+            for (CUdeviceptr p : fresh) {
+                same_address.fetch_add(std::count(dead.begin(), dead.end(), p));
+                gdrhook_registration reg;
+                if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) != 0)
+                    exit(2);
+                lookups.fetch_add(1);
+                if (reg.buffer_id != buffer_id(p))
+                    stale.fetch_add(1);
+                gdrhook_api.put(&reg);
+            }
+            free_all(fresh);
+        }
     } else if (options.mode == "threads_exit") {
         // Threads free flat out while the main thread ends the process:
         // every free they finished before it did must be in the log.

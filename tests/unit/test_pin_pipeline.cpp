@@ -191,3 +191,26 @@ TEST_CASE("a forked child that only execs another program leaves no log and no p
     for (const EventLine &e : events)
         CHECK(e["reason"] != "inherited");
 }
+
+TEST_CASE("a context teardown drops its allocations' registrations before their addresses come back")
+{
+    // cuCtxDestroy frees the context's allocations with no free call of
+    // their own; the primary context's next allocations get the same
+    // addresses, and their lookups must find new registrations.
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "ctx_destroy", "4", "10", "2"},
+                                pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(output_field(run.output, "same_address") > 0); // the case this test is about happened
+    CHECK(output_field(run.output, "stale") == 0);
+    CHECK(output_field(run.output, "verify_mismatches") == 0);
+    CHECK(output_field(run.output, "used_delta_bytes") == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    check_pins_released(events);
+    size_t unpinned_at_teardown = 0;
+    for (const EventLine &e : events)
+        unpinned_at_teardown += e["ev"] == "unpin" && e["reason"] == "invalidated";
+    // The 40 pins of the dead contexts and the 40 of the buffers freed after.
+    CHECK(unpinned_at_teardown == 2 * 4 * 10);
+}
