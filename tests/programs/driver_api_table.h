@@ -8,6 +8,11 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
 struct DriverApi {
     decltype(&cuInit) init;
     decltype(&cuDevicePrimaryCtxRetain) primary_retain;
@@ -42,6 +47,18 @@ struct DriverApi {
     decltype(&cuIpcOpenMemHandle_v2) ipc_open;
     decltype(&cuIpcCloseMemHandle) ipc_close;
 };
+
+// Counts the call `name` in the map `made`, makes it, and exits with status
+// 2 (and a line on stderr) if it fails.
+#define COUNTED_CALL(made, call, name)                                         \
+    do {                                                                       \
+        ++made[name];                                                          \
+        CUresult rc_ = (call);                                                 \
+        if (rc_ != CUDA_SUCCESS) {                                             \
+            fprintf(stderr, "%s failed: %d (line %d)\n", name, rc_, __LINE__); \
+            exit(2);                                                           \
+        }                                                                      \
+    } while (0)
 
 // (field, cuGetProcAddress base name, exported symbol, per-thread variant)
 #define FIELDS(X)                                                             \
@@ -86,3 +103,21 @@ using SymbolLookup = void *(*)(const char *symbol);
 
 bool fill_by_base_name(DriverApi &api, BaseNameLookup lookup);
 bool fill_by_symbol(DriverApi &api, SymbolLookup lookup);
+
+// Every field from the exported symbols the program links against.
+void fill_by_linked_symbols(DriverApi &api);
+
+// libcuda.so.1, dlopen()ed once (RTLD_LOCAL), and dlsym on that handle.
+void *libcuda_handle();
+void *libcuda_dlsym(const char *symbol);
+
+// cuGetProcAddress_v2 found with dlsym on libcuda's handle, then asked for
+// itself and that answer used from here on, as frameworks do.
+bool resolve_proc_address_v2();
+// A lookup through it (CUDA 13.0), once resolve_proc_address_v2() succeeded.
+void *proc_lookup_v2(const char *base, bool per_thread);
+
+// A 2 MiB VMM round trip: reserve a range, create memory, map, unmap,
+// release, free the range. Counts each call in `made`; returns the name of
+// the first call that failed, or nullptr.
+const char *vmm_round_trip(const DriverApi &api, std::map<std::string, long> &made);

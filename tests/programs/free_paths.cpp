@@ -36,15 +36,7 @@ namespace {
 
 std::map<std::string, long> calls_made;
 
-#define CHECK(call, name)                                                     \
-    do {                                                                      \
-        ++calls_made[name];                                                   \
-        CUresult rc_ = (call);                                                \
-        if (rc_ != CUDA_SUCCESS) {                                            \
-            fprintf(stderr, "%s failed: %d (line %d)\n", name, rc_, __LINE__); \
-            exit(2);                                                          \
-        }                                                                     \
-    } while (0)
+#define CHECK(call, name) COUNTED_CALL(calls_made, call, name)
 
 void exercise(const DriverApi &api)
 {
@@ -95,18 +87,10 @@ void exercise(const DriverApi &api)
     CHECK(api.host_register(page, sizeof(page), 0), "cuMemHostRegister_v2");
     CHECK(api.host_unregister(page), "cuMemHostUnregister");
 
-    const size_t granule = 2 << 20;
-    CUdeviceptr va = 0;
-    CUmemGenericAllocationHandle handle = 0;
-    CUmemAllocationProp prop{};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    CHECK(api.address_reserve(&va, granule, 0, 0, 0), "cuMemAddressReserve");
-    CHECK(api.mem_create(&handle, granule, &prop, 0), "cuMemCreate");
-    CHECK(api.mem_map(va, granule, 0, handle, 0), "cuMemMap");
-    CHECK(api.mem_unmap(va, granule), "cuMemUnmap");
-    CHECK(api.mem_release(handle), "cuMemRelease");
-    CHECK(api.address_free(va, granule), "cuMemAddressFree");
+    if (const char *failed = vmm_round_trip(api, calls_made)) {
+        fprintf(stderr, "%s failed\n", failed);
+        exit(2);
+    }
 
     CUipcMemHandle ipc{};
     CUdeviceptr imported = 0;
@@ -157,30 +141,7 @@ int check_driver_counts()
     return mismatches ? 3 : 0;
 }
 
-void *libcuda()
-{
-    static void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return handle;
-}
-
-void *dlsym_lookup(const char *symbol)
-{
-    return dlsym(libcuda(), symbol);
-}
-
-decltype(&cuGetProcAddress_v2) proc_address_v2;
 decltype(&cuGetProcAddress) proc_address_v1;
-
-void *proc_lookup_v2(const char *base, bool per_thread)
-{
-    void *fn = nullptr;
-    CUdriverProcAddressQueryResult status{};
-    proc_address_v2(base, &fn, 13000,
-                    per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-                               : CU_GET_PROC_ADDRESS_DEFAULT,
-                    &status);
-    return fn;
-}
 
 void *proc_lookup_v1(const char *base, bool per_thread)
 {
@@ -200,20 +161,6 @@ void *runtime_entry_lookup(const char *base, bool per_thread)
                                                 : cudaEnableDefault,
                                      &status);
     return fn;
-}
-
-bool resolve_proc_address_v2()
-{
-    auto found = reinterpret_cast<decltype(&cuGetProcAddress_v2)>(
-        dlsym(libcuda(), "cuGetProcAddress_v2"));
-    if (!found)
-        return false;
-    // Ask cuGetProcAddress for itself and use that answer from here on, as
-    // frameworks do.
-    void *self = nullptr;
-    found("cuGetProcAddress", &self, 13000, 0, nullptr);
-    proc_address_v2 = reinterpret_cast<decltype(&cuGetProcAddress_v2)>(self);
-    return proc_address_v2 != nullptr;
 }
 
 int run_runtime()
@@ -323,17 +270,15 @@ int main(int argc, char **argv)
     DriverApi api{};
     bool filled = false;
     if (mode == "symbol") {
-#define LINKED(field, base, symbol, ptsz) api.field = &::symbol;
-        FIELDS(LINKED)
-#undef LINKED
+        fill_by_linked_symbols(api);
         filled = true;
     } else if (mode == "dlsym") {
-        filled = libcuda() && fill_by_symbol(api, dlsym_lookup);
+        filled = libcuda_handle() && fill_by_symbol(api, libcuda_dlsym);
     } else if (mode == "proc") {
         filled = resolve_proc_address_v2() && fill_by_base_name(api, proc_lookup_v2);
     } else if (mode == "proc_v1") {
         proc_address_v1 = reinterpret_cast<decltype(&cuGetProcAddress)>(
-            dlsym(libcuda(), "cuGetProcAddress"));
+            libcuda_dlsym("cuGetProcAddress"));
         filled = proc_address_v1 && fill_by_base_name(api, proc_lookup_v1);
     } else if (mode == "runtime_entry") {
         filled = fill_by_base_name(api, runtime_entry_lookup);

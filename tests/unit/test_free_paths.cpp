@@ -88,11 +88,16 @@ void check_in_order(const std::vector<EventLine> &events)
     }
 }
 
-void check_exercise(const std::string &mode, const std::string &via)
+// Runs `mode` with `preload` (the shim, perhaps with another interposer)
+// and checks the shim's log event by event; returns the run.
+RunResult check_exercise(const std::string &mode, const std::string &via,
+                         const std::string &preload = build_path("GDRHOOK_SHIM"))
 {
     std::string dir = make_temp_dir();
     std::string log = dir + "/events.jsonl";
-    RunResult run = run_free_paths(mode, shim_environment(log));
+    auto env = shim_environment(log);
+    env["LD_PRELOAD"] = preload;
+    RunResult run = run_free_paths(mode, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
 
@@ -117,6 +122,16 @@ void check_exercise(const std::string &mode, const std::string &via)
     // The reallocation returned the freed address: the log shows it twice.
     CHECK(events[0]["addr"] == events[2]["addr"]);
     CHECK(events[31]["addr"] == "0xdead0000");
+    return run;
+}
+
+// The interposer of tests/programs/next_spy.cpp saw every call that reached
+// the driver's interposed entry points.
+void check_spy_saw_everything(const RunResult &run)
+{
+    INFO(run.output);
+    CHECK(output_field(run.output, "next_spy_missed") == 0);
+    CHECK(output_field(run.output, "next_spy.cuMemFree_v2") > 0);
 }
 
 } // namespace
@@ -269,4 +284,31 @@ TEST_CASE("loading the shim does nothing until CUDA is used")
     RunResult run = run_program({build_path("GDRHOOK_LOAD_IDLE")}, shim_environment(log));
     INFO(run.output);
     CHECK(run.exit_status == 0);
+}
+
+TEST_CASE("an interposer preloaded after the shim, chaining with RTLD_NEXT, sees every call of every path")
+{
+    const std::string preload = build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY");
+    const std::pair<const char *, const char *> modes[] = {
+        {"symbol", "symbol"},
+        {"dlsym", "symbol"},
+        {"proc", "cuGetProcAddress"},
+        {"proc_v1", "cuGetProcAddress"},
+        {"runtime_entry", "cudaGetDriverEntryPoint"},
+    };
+    for (const auto &[mode, via] : modes) {
+        INFO("mode " << mode);
+        check_spy_saw_everything(check_exercise(mode, via, preload));
+    }
+}
+
+TEST_CASE("an interposer preloaded before the shim sees every call through the exported symbols")
+{
+    // The paths that hand out the shim's functions (dlsym on libcuda's
+    // handle, cuGetProcAddress) skip an interposer before the shim, as they
+    // skip it without the shim: it sees only what reaches its exports.
+    const std::string preload = build_path("GDRHOOK_NEXT_SPY") + " " + build_path("GDRHOOK_SHIM");
+    check_spy_saw_everything(check_exercise("symbol", "symbol", preload));
+    check_exercise("dlsym", "symbol", preload);
+    check_exercise("proc", "cuGetProcAddress", preload);
 }
