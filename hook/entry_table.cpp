@@ -25,7 +25,10 @@ constexpr EntryInfo make_entry(EntryId id, const char *symbol, const char *base,
         id, symbol, base, version, per_thread, runtime,
         {
             reinterpret_cast<void *>(impl),
-            reinterpret_cast<void *>(&ViaThunk<F, impl, Via::dlsym, hot>::call),
+            // dlsym hands out the exported wrapper itself: the function the
+            // program's direct calls reach, which a library may patch
+            // (docs/interposition.md). Its events say "symbol".
+            reinterpret_cast<void *>(impl),
             reinterpret_cast<void *>(&ViaThunk<F, impl, Via::proc_address, hot>::call),
             reinterpret_cast<void *>(&ViaThunk<F, impl, Via::runtime_entry, hot>::call),
         },

@@ -143,7 +143,9 @@ TEST_CASE("frees through the exported symbols are logged exactly once, in order"
 
 TEST_CASE("frees through functions found with dlsym are logged exactly once, in order")
 {
-    check_exercise("dlsym", "dlsym");
+    // dlsym hands out the exported wrappers themselves (issue 23), so these
+    // calls are the exported symbols' calls.
+    check_exercise("dlsym", "symbol");
 }
 
 TEST_CASE("frees through cuGetProcAddress_v2, itself obtained from cuGetProcAddress, are logged")
