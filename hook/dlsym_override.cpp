@@ -16,7 +16,9 @@
 // the answer sees every call, and the wrapper forwards to the next
 // definition after us. RTLD_NEXT is left to glibc because only glibc knows
 // the caller: an interposer after us asks for it to forward to what comes
-// after it, and handing it our wrapper would be an endless loop.
+// after it, and handing it our wrapper would be an endless loop. For the
+// same reason an interposer after us that looks the driver up on a handle
+// (it defines the name it asks for) gets glibc's answer.
 #include "cache/runtime.h"
 #include "hook/entry_table.h"
 #include "hook/real_functions.h"
@@ -42,19 +44,44 @@ struct link_map *link_map_of(const void *address)
     return map;
 }
 
-// Whether `function` belongs to an object loaded before this library (the
-// program, or an LD_PRELOAD library named before us): the program's calls
-// reach it first, and it forwards to us.
-bool defined_before_us(const void *function)
+struct link_map *our_link_map()
 {
-    struct link_map *theirs = link_map_of(function);
-    struct link_map *ours = link_map_of(reinterpret_cast<const void *>(&null_dlsym));
+    return link_map_of(reinterpret_cast<const void *>(&null_dlsym));
+}
+
+bool loaded_before_us(const struct link_map *theirs)
+{
+    struct link_map *ours = our_link_map();
     if (!theirs || !ours)
         return false;
     for (struct link_map *map = ours->l_prev; map; map = map->l_prev)
         if (map == theirs)
             return true;
     return false;
+}
+
+// Whether `function` belongs to an object loaded before this library (the
+// program, or an LD_PRELOAD library named before us): the program's calls
+// reach it first, and it forwards to us.
+bool defined_before_us(const void *function)
+{
+    return loaded_before_us(link_map_of(function));
+}
+
+// Whether the code at `caller` belongs to an interposer of `name` loaded
+// after us: an object that itself defines `name`. It asks in order to
+// forward to what comes after it, and our wrapper forwards to it.
+bool caller_interposes_after_us(const void *caller, const char *name, DlsymFunction glibc)
+{
+    struct link_map *theirs = link_map_of(caller);
+    if (!theirs || theirs == our_link_map() || loaded_before_us(theirs))
+        return false;
+    void *handle = dlopen(theirs->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle)
+        return false;
+    void *own = glibc(handle, name);
+    dlclose(handle);
+    return own && link_map_of(own) == theirs;
 }
 
 } // namespace
@@ -68,7 +95,11 @@ gdrhook_dlsym_intercepted(void *handle, const char *name)
     if (!found || !entry || !hook_enabled())
         return found;
     void *ours = entry->wrappers[static_cast<int>(Via::dlsym)];
-    if (found == ours || defined_before_us(found))
+    // Entered by a jump from the exported dlsym: the return address is the
+    // application's.
+    const void *caller = __builtin_return_address(0);
+    if (found == ours || defined_before_us(found) ||
+        caller_interposes_after_us(caller, name, glibc))
         return found;
     remember_real_function_if_none(entry->id, found);
     return ours;

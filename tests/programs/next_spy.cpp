@@ -3,7 +3,8 @@
 // libnext_spy.so: another LD_PRELOAD interposer, written the conventional
 // way (issue 20, issue 22 finding 4). It defines every entry point of
 // hook/entry_points.h, counts each call and jumps to what
-// dlsym(RTLD_NEXT, name) answered when it was loaded. Preloaded after the
+// dlsym(RTLD_NEXT, name) answered when it was loaded (or, with
+// NEXT_SPY_RESOLVE=handle, dlsym on libcuda's handle). Preloaded after the
 // shim it must see every call the shim forwards; before it, every call the
 // program makes through the exported symbols.
 //
@@ -14,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 
 extern "C" {
@@ -40,12 +42,20 @@ GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_STUB)
 
 namespace {
 
+// NEXT_SPY_RESOLVE=handle: the driver's functions are looked up on
+// libcuda's handle instead, as some interposers do.
 __attribute__((constructor)) void resolve_next()
 {
-#define SPY_RESOLVE(symbol, ...) spy_next_##symbol = dlsym(RTLD_NEXT, #symbol);
-    GDRHOOK_DRIVER_ENTRY_POINTS(SPY_RESOLVE)
-    GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_RESOLVE)
-#undef SPY_RESOLVE
+    const char *how = getenv("NEXT_SPY_RESOLVE");
+    void *driver = how && strcmp(how, "handle") == 0
+                       ? dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)
+                       : RTLD_NEXT;
+#define SPY_RESOLVE_DRIVER(symbol, ...) spy_next_##symbol = dlsym(driver, #symbol);
+#define SPY_RESOLVE_RUNTIME(symbol, ...) spy_next_##symbol = dlsym(RTLD_NEXT, #symbol);
+    GDRHOOK_DRIVER_ENTRY_POINTS(SPY_RESOLVE_DRIVER)
+    GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_RESOLVE_RUNTIME)
+#undef SPY_RESOLVE_DRIVER
+#undef SPY_RESOLVE_RUNTIME
 }
 
 __attribute__((destructor)) void report()

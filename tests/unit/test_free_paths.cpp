@@ -91,12 +91,14 @@ void check_in_order(const std::vector<EventLine> &events)
 // Runs `mode` with `preload` (the shim, perhaps with another interposer)
 // and checks the shim's log event by event; returns the run.
 RunResult check_exercise(const std::string &mode, const std::string &via,
-                         const std::string &preload = build_path("GDRHOOK_SHIM"))
+                         const std::string &preload = build_path("GDRHOOK_SHIM"),
+                         const std::map<std::string, std::string> &extra = {})
 {
     std::string dir = make_temp_dir();
     std::string log = dir + "/events.jsonl";
     auto env = shim_environment(log);
     env["LD_PRELOAD"] = preload;
+    env.insert(extra.begin(), extra.end());
     RunResult run = run_free_paths(mode, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -313,4 +315,21 @@ TEST_CASE("an interposer preloaded before the shim sees every call through the e
     check_spy_saw_everything(check_exercise("symbol", "symbol", preload));
     check_exercise("dlsym", "symbol", preload);
     check_exercise("proc", "cuGetProcAddress", preload);
+}
+
+TEST_CASE("an interposer after the shim that looks the driver up on libcuda's handle gets the driver's functions")
+{
+    // Handing it the shim's wrapper, which forwards to it, would be an
+    // endless loop: a library that defines the name it asks for forwards.
+    const std::string preload = build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY");
+    const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
+    check_spy_saw_everything(check_exercise("symbol", "symbol", preload, by_handle));
+    check_spy_saw_everything(check_exercise("proc", "cuGetProcAddress", preload, by_handle));
+}
+
+TEST_CASE("an interposer before the shim that looks the driver up on libcuda's handle chains through the shim")
+{
+    const std::string preload = build_path("GDRHOOK_NEXT_SPY") + " " + build_path("GDRHOOK_SHIM");
+    const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
+    check_spy_saw_everything(check_exercise("symbol", "symbol", preload, by_handle));
 }
