@@ -7,8 +7,8 @@
 bool fill_by_base_name(DriverApi &api, BaseNameLookup lookup)
 {
     bool ok = true;
-#define FILL(field, base, symbol, ptsz)                                       \
-    api.field = reinterpret_cast<decltype(api.field)>(lookup(#base, ptsz));   \
+#define FILL(field, base, symbol, ptsz, version)                              \
+    api.field = reinterpret_cast<decltype(api.field)>(lookup(#base, version, ptsz)); \
     if (!api.field) {                                                         \
         fprintf(stderr, "cannot resolve %s\n", #base);                       \
         ok = false;                                                           \
@@ -21,7 +21,7 @@ bool fill_by_base_name(DriverApi &api, BaseNameLookup lookup)
 bool fill_by_symbol(DriverApi &api, SymbolLookup lookup)
 {
     bool ok = true;
-#define FILL(field, base, symbol, ptsz)                                       \
+#define FILL(field, base, symbol, ptsz, version)                              \
     api.field = reinterpret_cast<decltype(api.field)>(lookup(#symbol));       \
     if (!api.field) {                                                         \
         fprintf(stderr, "cannot resolve %s\n", #symbol);                     \
@@ -34,7 +34,7 @@ bool fill_by_symbol(DriverApi &api, SymbolLookup lookup)
 
 void fill_by_linked_symbols(DriverApi &api)
 {
-#define LINKED(field, base, symbol, ptsz) api.field = &::symbol;
+#define LINKED(field, base, symbol, ptsz, version) api.field = &::symbol;
     FIELDS(LINKED)
 #undef LINKED
 }
@@ -66,18 +66,19 @@ bool resolve_proc_address_v2()
     return proc_address_v2 != nullptr;
 }
 
-void *proc_lookup_v2(const char *base, bool per_thread)
+void *proc_lookup_v2(const char *base, int version, bool per_thread)
 {
     void *fn = nullptr;
     CUdriverProcAddressQueryResult status{};
-    proc_address_v2(base, &fn, 13000,
+    proc_address_v2(base, &fn, version ? version : 13000,
                     per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
                                : CU_GET_PROC_ADDRESS_DEFAULT,
                     &status);
     return fn;
 }
 
-const char *vmm_round_trip(const DriverApi &api, std::map<std::string, long> &made)
+const char *vmm_round_trip(const DriverApi &api, std::map<std::string, long> &made,
+                           CUdeviceptr *va_out, CUmemGenericAllocationHandle *handle_out)
 {
     const size_t granule = 2 << 20;
     CUdeviceptr va = 0;
@@ -96,5 +97,9 @@ const char *vmm_round_trip(const DriverApi &api, std::map<std::string, long> &ma
     VMM_STEP(api.mem_release(handle), "cuMemRelease")
     VMM_STEP(api.address_free(va, granule), "cuMemAddressFree")
 #undef VMM_STEP
+    if (va_out)
+        *va_out = va;
+    if (handle_out)
+        *handle_out = handle;
     return nullptr;
 }

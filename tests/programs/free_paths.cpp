@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <sys/wait.h>
@@ -35,6 +36,21 @@
 namespace {
 
 std::map<std::string, long> calls_made;
+
+// The address each event of exercise() must carry, in order: what the
+// program allocated or freed (for a pool or a context, its handle).
+std::vector<uint64_t> logged_addresses;
+
+void logged(std::initializer_list<uint64_t> addresses)
+{
+    logged_addresses.insert(logged_addresses.end(), addresses);
+}
+
+template <typename T>
+uint64_t as_address(T *pointer)
+{
+    return reinterpret_cast<uint64_t>(pointer);
+}
 
 #define CHECK(call, name) COUNTED_CALL(calls_made, call, name)
 
@@ -55,15 +71,19 @@ void exercise(const DriverApi &api)
         exit(2);
     }
     CHECK(api.mem_free(b), "cuMemFree_v2");
+    logged({a, a, b, b});
 
     size_t pitch = 0;
     CHECK(api.mem_alloc_pitch(&a, &pitch, 1000, 10, 4), "cuMemAllocPitch_v2");
     CHECK(api.mem_free(a), "cuMemFree_v2");
+    logged({a, a});
 
     CHECK(api.mem_alloc_async(&a, 4096, nullptr), "cuMemAllocAsync");
     CHECK(api.mem_free_async(a, nullptr), "cuMemFreeAsync");
+    logged({a, a});
     CHECK(api.mem_alloc_async_ptsz(&a, 4096, nullptr), "cuMemAllocAsync_ptsz");
     CHECK(api.mem_free_async_ptsz(a, nullptr), "cuMemFreeAsync_ptsz");
+    logged({a, a});
 
     CUmemoryPool pool = nullptr;
     CUmemPoolProps props{};
@@ -74,23 +94,31 @@ void exercise(const DriverApi &api)
     CHECK(api.mem_free_async(a, nullptr), "cuMemFreeAsync");
     CHECK(api.pool_trim(pool, 0), "cuMemPoolTrimTo");
     CHECK(api.pool_destroy(pool), "cuMemPoolDestroy");
+    logged({a, a, as_address(pool), as_address(pool)});
 
     CHECK(api.mem_alloc_managed(&a, 8192, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
     CHECK(api.mem_free(a), "cuMemFree_v2");
+    logged({a, a});
 
     void *host = nullptr;
     CHECK(api.mem_alloc_host(&host, 4096), "cuMemAllocHost_v2");
     CHECK(api.mem_free_host(host), "cuMemFreeHost");
+    logged({as_address(host), as_address(host)});
     CHECK(api.mem_host_alloc(&host, 4096, 0), "cuMemHostAlloc");
     CHECK(api.mem_free_host(host), "cuMemFreeHost");
+    logged({as_address(host), as_address(host)});
     static char page[8192] __attribute__((aligned(4096)));
     CHECK(api.host_register(page, sizeof(page), 0), "cuMemHostRegister_v2");
     CHECK(api.host_unregister(page), "cuMemHostUnregister");
+    logged({as_address(page), as_address(page)});
 
-    if (const char *failed = vmm_round_trip(api, calls_made)) {
+    CUdeviceptr va = 0;
+    CUmemGenericAllocationHandle handle = 0;
+    if (const char *failed = vmm_round_trip(api, calls_made, &va, &handle)) {
         fprintf(stderr, "%s failed\n", failed);
         exit(2);
     }
+    logged({handle, va, va, handle, va});
 
     CUipcMemHandle ipc{};
     CUdeviceptr imported = 0;
@@ -100,6 +128,7 @@ void exercise(const DriverApi &api)
           "cuIpcOpenMemHandle_v2");
     CHECK(api.ipc_close(imported), "cuIpcCloseMemHandle");
     CHECK(api.mem_free(a), "cuMemFree_v2");
+    logged({a, imported, imported, a});
 
     // A free the driver refuses is logged with its result.
     ++calls_made["cuMemFree_v2"];
@@ -107,19 +136,36 @@ void exercise(const DriverApi &api)
         fprintf(stderr, "the bogus free succeeded\n");
         exit(2);
     }
+    logged({0xdead0000});
 
     // Freeing null frees nothing: no event, whatever the driver answers.
     ++calls_made["cuMemFree_v2"];
     api.mem_free(0);
+
+    // The entry points of binaries built before CUDA 3.2: 32-bit sizes and
+    // device pointers.
+    CUdeviceptr_v1 small = 0;
+    CHECK(api.mem_alloc_v1(&small, 4096), "cuMemAlloc");
+    CHECK(api.mem_free_v1(small), "cuMemFree");
+    logged({small, small});
+    unsigned int pitch_v1 = 0;
+    CHECK(api.mem_alloc_pitch_v1(&small, &pitch_v1, 1000, 10, 4), "cuMemAllocPitch");
+    CHECK(api.mem_free_v1(small), "cuMemFree");
+    logged({small, small});
+    CHECK(api.mem_alloc_host_v1(&host, 4096), "cuMemAllocHost");
+    CHECK(api.mem_free_host(host), "cuMemFreeHost");
+    logged({as_address(host), as_address(host)});
 
     CUcontext own = nullptr;
     CHECK(api.ctx_create(&own, 0, 0), "cuCtxCreate_v2");
     CHECK(api.mem_alloc(&a, 65536), "cuMemAlloc_v2");
     CHECK(api.ctx_destroy(own), "cuCtxDestroy_v2");
     CHECK(api.ctx_set_current(primary), "cuCtxSetCurrent");
+    logged({a, as_address(own)});
 
     CHECK(api.mem_alloc(&a, 131072), "cuMemAlloc_v2");
     CHECK(api.primary_release(0), "cuDevicePrimaryCtxRelease_v2");
+    logged({a, as_address(primary)});
 }
 
 // Each call made must have reached the fake driver exactly once.
@@ -143,20 +189,20 @@ int check_driver_counts()
 
 decltype(&cuGetProcAddress) proc_address_v1;
 
-void *proc_lookup_v1(const char *base, bool per_thread)
+void *proc_lookup_v1(const char *base, int version, bool per_thread)
 {
     void *fn = nullptr;
-    proc_address_v1(base, &fn, 11030,
+    proc_address_v1(base, &fn, version ? version : 11030,
                     per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
                                : CU_GET_PROC_ADDRESS_DEFAULT);
     return fn;
 }
 
-void *runtime_entry_lookup(const char *base, bool per_thread)
+void *runtime_entry_lookup(const char *base, int version, bool per_thread)
 {
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult status{};
-    cudaGetDriverEntryPointByVersion(base, &fn, 13000,
+    cudaGetDriverEntryPointByVersion(base, &fn, version ? version : 13000,
                                      per_thread ? cudaEnablePerThreadDefaultStream
                                                 : cudaEnableDefault,
                                      &status);
@@ -295,5 +341,7 @@ int main(int argc, char **argv)
     if (!filled)
         return 2;
     exercise(api);
+    for (uint64_t address : logged_addresses)
+        printf("logged_addr=0x%llx\n", static_cast<unsigned long long>(address));
     return check_driver_counts();
 }
