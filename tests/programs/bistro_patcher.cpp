@@ -27,12 +27,14 @@
 
 // (symbol, frees: its first argument is the address it frees)
 #define BISTRO_PATCHED(X)                                                      \
+    X(cuMemFree, true)                                                         \
     X(cuMemFree_v2, true)                                                      \
     X(cuMemFreeAsync, true)                                                    \
     X(cuMemFreeHost, true)                                                     \
     X(cuMemUnmap, true)                                                        \
     X(cuMemRelease, false)                                                     \
     X(cuMemAddressFree, true)                                                  \
+    X(cuMemAlloc, false)                                                       \
     X(cuMemAlloc_v2, false)                                                    \
     X(cuMemAllocAsync, false)                                                  \
     X(cuMemAllocHost_v2, false)                                                \

@@ -128,6 +128,12 @@ void exercise(const DriverApi &api, int rounds, Stale &stale)
         look_up(p, 1 << 16, stale);
         CHECK(api.mem_free_async(p, nullptr), "cuMemFreeAsync");
 
+        // The forms of binaries built before CUDA 3.2, which UCX hooks too.
+        CUdeviceptr_v1 small = 0;
+        CHECK(api.mem_alloc_v1(&small, 4096), "cuMemAlloc");
+        look_up(small, 4096, stale);
+        CHECK(api.mem_free_v1(small), "cuMemFree");
+
         void *host = nullptr;
         CHECK(api.mem_alloc_host(&host, 4096), "cuMemAllocHost_v2");
         CHECK(api.mem_free_host(host), "cuMemFreeHost");

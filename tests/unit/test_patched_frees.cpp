@@ -20,7 +20,7 @@ const char *const paths[] = {"symbol", "dlsym", "proc"};
 
 // The patched functions whose calls the shim logs, with the event they make.
 const std::pair<const char *, const char *> logged[] = {
-    {"cuMemFree_v2", "free"},     {"cuMemFreeAsync", "free"},   {"cuMemFreeHost", "free"},
+    {"cuMemFree", "free"},        {"cuMemAlloc", "alloc"},      {"cuMemFree_v2", "free"},     {"cuMemFreeAsync", "free"},   {"cuMemFreeHost", "free"},
     {"cuMemUnmap", "free"},       {"cuMemRelease", "free"},     {"cuMemAddressFree", "free"},
     {"cuMemAlloc_v2", "alloc"},   {"cuMemAllocAsync", "alloc"}, {"cuMemAllocHost_v2", "alloc"},
     {"cuMemCreate", "alloc"},     {"cuMemMap", "alloc"},
@@ -34,7 +34,7 @@ RunResult run_patched(std::map<std::string, std::string> env)
 
 void check_spy_saw_everything(const RunResult &run)
 {
-    CHECK(output_field(run.output, "installed") == 11);
+    CHECK(output_field(run.output, "installed") == 13);
     for (const char *path : paths) {
         INFO("resolution path " << path);
         CHECK(output_field(run.output, std::string("missed.") + path) == 0);
