@@ -10,7 +10,8 @@
 //
 // At exit it prints `next_spy_missed=N`: over the driver entry points, the
 // calls the fake driver counted that did not pass through the spy (and the
-// other way round), with a line for each entry point where they differ.
+// other way round), with a line for each entry point where they differ;
+// and `next_spy.NAME=N` for each entry point it saw called.
 #include "hook/entry_points.h"
 
 #include <cstdio>
@@ -79,6 +80,11 @@ __attribute__((destructor)) void report()
     GDRHOOK_DRIVER_ENTRY_POINTS(SPY_COMPARE)
 #undef SPY_COMPARE
     fprintf(stderr, "next_spy_missed=%ld\n", missed);
+#define SPY_PRINT(symbol, ...)                                                 \
+    if (long seen = static_cast<long>(__atomic_load_n(&spy_calls_##symbol, __ATOMIC_RELAXED))) \
+        fprintf(stderr, "next_spy.%s=%ld\n", #symbol, seen);
+    GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_PRINT)
+#undef SPY_PRINT
 }
 
 } // namespace

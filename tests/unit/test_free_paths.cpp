@@ -189,10 +189,13 @@ TEST_CASE("frees through cudaGetDriverEntryPointByVersion are logged")
     check_exercise("runtime_entry", "cudaGetDriverEntryPoint");
 }
 
-TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
+// Runs the runtime mode under `preload` and checks the shim's events.
+static RunResult check_runtime_frees(const std::string &preload)
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_free_paths("runtime", shim_environment(log));
+    auto env = shim_environment(log);
+    env["LD_PRELOAD"] = preload;
+    RunResult run = run_free_paths("runtime", env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_event_file(log);
@@ -209,6 +212,23 @@ TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
     };
     CHECK(seen == expected);
     check_in_order(events);
+    return run;
+}
+
+TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
+{
+    check_runtime_frees(build_path("GDRHOOK_SHIM"));
+}
+
+TEST_CASE("an interposer after the shim sees the runtime's frees and the driver calls behind them")
+{
+    RunResult run = check_runtime_frees(build_path("GDRHOOK_SHIM") + " " +
+                                        build_path("GDRHOOK_NEXT_SPY"));
+    check_spy_saw_everything(run);
+    CHECK(output_field(run.output, "next_spy.cudaFree") == 4);
+    CHECK(output_field(run.output, "next_spy.cudaFreeAsync") == 1);
+    CHECK(output_field(run.output, "next_spy.cudaFreeHost") == 1);
+    CHECK(output_field(run.output, "next_spy.cudaDeviceReset") == 1);
 }
 
 static void check_threads(const std::string &capacity)
