@@ -47,9 +47,36 @@ uint64_t made(CUresult rc, const CUmemGenericAllocationHandle *out)
     return rc == CUDA_SUCCESS && out ? static_cast<uint64_t>(*out) : 0;
 }
 
+// cuMemAlloc and cuMemAllocHost, before and since CUDA 3.2 (the pointer
+// and size types differ).
+template <typename Real, typename Out, typename Size>
+CUresult alloc_sized(const char *api, MemoryKind kind, Real real, Out *out, Size size)
+{
+    CUresult rc = real(out, size);
+    record_alloc(api, current_via(), kind, made(rc, out), size, rc);
+    return rc;
+}
+
+template <typename Real, typename Pointer, typename Count>
+CUresult alloc_pitch(const char *api, Real real, Pointer *dptr, Count *pitch, Count width,
+                     Count height, unsigned int element_size)
+{
+    CUresult rc = real(dptr, pitch, width, height, element_size);
+    uint64_t size = rc == CUDA_SUCCESS && pitch ? uint64_t(*pitch) * height : 0;
+    record_alloc(api, current_via(), MemoryKind::pitch, made(rc, dptr), size, rc);
+    return rc;
+}
+
 } // namespace
 
 // ---- deallocation --------------------------------------------------------
+
+GDRHOOK_WRAPPER(CUresult, cuMemFree, (CUdeviceptr_v1 dptr))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cuMemFree, CUDA_ERROR_NOT_INITIALIZED);
+    return hooked_free("cuMemFree", MemoryKind::device, as_u64(dptr), 0,
+                       [&] { return real(dptr); });
+}
 
 GDRHOOK_HOT_WRAPPER(CUresult, cuMemFree_v2, (CUdeviceptr dptr))
 {
@@ -200,12 +227,24 @@ GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice d
     if (hook_enabled())                                                        \
         record_alloc(api, current_via(), kind, addr, size, rc)
 
+GDRHOOK_WRAPPER(CUresult, cuMemAlloc, (CUdeviceptr_v1 * dptr, unsigned int bytesize))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cuMemAlloc, CUDA_ERROR_NOT_INITIALIZED);
+    return alloc_sized("cuMemAlloc", MemoryKind::device, real, dptr, bytesize);
+}
+
 GDRHOOK_HOT_WRAPPER(CUresult, cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytesize))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAlloc_v2, CUDA_ERROR_NOT_INITIALIZED);
-    CUresult rc = real(dptr, bytesize);
-    GDRHOOK_RECORD_ALLOC("cuMemAlloc_v2", MemoryKind::device, made(rc, dptr), bytesize);
-    return rc;
+    return alloc_sized("cuMemAlloc_v2", MemoryKind::device, real, dptr, bytesize);
+}
+
+GDRHOOK_WRAPPER(CUresult, cuMemAllocPitch,
+                (CUdeviceptr_v1 * dptr, unsigned int *pitch, unsigned int width,
+                 unsigned int height, unsigned int element_size))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cuMemAllocPitch, CUDA_ERROR_NOT_INITIALIZED);
+    return alloc_pitch("cuMemAllocPitch", real, dptr, pitch, width, height, element_size);
 }
 
 GDRHOOK_WRAPPER(CUresult, cuMemAllocPitch_v2,
@@ -213,10 +252,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocPitch_v2,
                  unsigned int element_size))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocPitch_v2, CUDA_ERROR_NOT_INITIALIZED);
-    CUresult rc = real(dptr, pitch, width, height, element_size);
-    uint64_t size = rc == CUDA_SUCCESS && pitch ? *pitch * height : 0;
-    GDRHOOK_RECORD_ALLOC("cuMemAllocPitch_v2", MemoryKind::pitch, made(rc, dptr), size);
-    return rc;
+    return alloc_pitch("cuMemAllocPitch_v2", real, dptr, pitch, width, height, element_size);
 }
 
 GDRHOOK_HOT_WRAPPER(CUresult, cuMemAllocAsync,
@@ -289,12 +325,16 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocManaged,
     return rc;
 }
 
+GDRHOOK_WRAPPER(CUresult, cuMemAllocHost, (void **pp, unsigned int bytesize))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cuMemAllocHost, CUDA_ERROR_NOT_INITIALIZED);
+    return alloc_sized("cuMemAllocHost", MemoryKind::host, real, pp, bytesize);
+}
+
 GDRHOOK_WRAPPER(CUresult, cuMemAllocHost_v2, (void **pp, size_t bytesize))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocHost_v2, CUDA_ERROR_NOT_INITIALIZED);
-    CUresult rc = real(pp, bytesize);
-    GDRHOOK_RECORD_ALLOC("cuMemAllocHost_v2", MemoryKind::host, made(rc, pp), bytesize);
-    return rc;
+    return alloc_sized("cuMemAllocHost_v2", MemoryKind::host, real, pp, bytesize);
 }
 
 GDRHOOK_WRAPPER(CUresult, cuMemHostAlloc, (void **pp, size_t bytesize, unsigned int flags))

@@ -11,11 +11,14 @@
 //             returns this symbol (from cudaTypedefs.h's PFN_*_vNNNN)
 //   ptsz:     1 for the variant returned with
 //             CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+// The forms without _v2 at version 2000 are those of binaries built before
+// CUDA 3.2 (32-bit device pointers and sizes); libcuda still exports them.
 // RUNTIME(symbol): a libcudart entry point, found after us with RTLD_NEXT.
 #pragma once
 
 #define GDRHOOK_DRIVER_ENTRY_POINTS(DRIVER)                                \
     /* deallocation */                                                     \
+    DRIVER(cuMemFree, cuMemFree, 2000, 0)                                  \
     DRIVER(cuMemFree_v2, cuMemFree, 3020, 0)                               \
     DRIVER(cuMemFreeAsync, cuMemFreeAsync, 11020, 0)                       \
     DRIVER(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, 1)                  \
@@ -34,7 +37,9 @@
     DRIVER(cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease, 7000, 0)  \
     DRIVER(cuDevicePrimaryCtxRelease_v2, cuDevicePrimaryCtxRelease, 11000, 0) \
     /* allocation */                                                       \
+    DRIVER(cuMemAlloc, cuMemAlloc, 2000, 0)                                \
     DRIVER(cuMemAlloc_v2, cuMemAlloc, 3020, 0)                             \
+    DRIVER(cuMemAllocPitch, cuMemAllocPitch, 2000, 0)                      \
     DRIVER(cuMemAllocPitch_v2, cuMemAllocPitch, 3020, 0)                   \
     DRIVER(cuMemAllocAsync, cuMemAllocAsync, 11020, 0)                     \
     DRIVER(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, 1)                \
@@ -43,6 +48,7 @@
     DRIVER(cuMemCreate, cuMemCreate, 10020, 0)                             \
     DRIVER(cuMemMap, cuMemMap, 10020, 0)                                   \
     DRIVER(cuMemAllocManaged, cuMemAllocManaged, 6000, 0)                  \
+    DRIVER(cuMemAllocHost, cuMemAllocHost, 2000, 0)                        \
     DRIVER(cuMemAllocHost_v2, cuMemAllocHost, 3020, 0)                     \
     DRIVER(cuMemHostAlloc, cuMemHostAlloc, 2020, 0)                        \
     DRIVER(cuMemHostRegister, cuMemHostRegister, 4000, 0)                  \

@@ -18,7 +18,7 @@ struct EntryInfo {
     int version;              // first CUDA version answered with this symbol
     bool per_thread;          // the _ptsz variant
     bool runtime;             // a libcudart entry point
-    void *wrappers[4];        // indexed by Via
+    void *wrappers[4];        // indexed by Via (symbol and dlsym: the export)
 };
 
 const EntryInfo &entry_info(EntryId id);

@@ -23,11 +23,12 @@ void *interpose_proc_address(const char *symbol, int version, bool per_thread,
     if (const EntryInfo *ours = entry_for_wrapper(function))
         return ours->wrappers[static_cast<int>(via)];
     const EntryInfo *entry = find_entry_for_proc_address(symbol, version, per_thread);
-    if (!entry)
+    if (!entry || !hook_enabled())
         return function;
-    remember_real_function(entry->id, function);
-    if (!hook_enabled())
-        return function;
+    // The wrapper forwards to the next definition after us, so that an
+    // interposer preloaded after us sees these calls too; the driver's
+    // answer only where there is none (real_functions.h).
+    remember_real_function_if_none(entry->id, function);
     return entry->wrappers[static_cast<int>(via)];
 }
 

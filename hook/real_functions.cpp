@@ -12,6 +12,19 @@ namespace {
 std::atomic<DlsymFunction> glibc_dlsym{nullptr};
 std::atomic<void *> libcuda{nullptr};
 
+void remember_real_function(EntryId id, void *function)
+{
+    void *expected = nullptr;
+    real_slot(id).compare_exchange_strong(expected, function, std::memory_order_acq_rel);
+}
+
+// Never forward to ourselves (possible if libcuda is our test double linked
+// without -Bsymbolic, or a second copy of the shim is loaded).
+void *unless_ours(void *function)
+{
+    return function && entry_for_wrapper(function) ? nullptr : function;
+}
+
 } // namespace
 
 GDRHOOK_HOT_DATA std::atomic<void *> hot_real_slots[hot_entry_count];
@@ -55,24 +68,24 @@ void *find_real_function(EntryId id)
     DlsymFunction lookup = real_dlsym();
     if (!lookup)
         return nullptr;
-    if (info.runtime) {
-        function = lookup(RTLD_NEXT, info.symbol);
-    } else if (void *handle = libcuda_handle()) {
-        function = lookup(handle, info.symbol);
-    }
-    // Never forward to ourselves (possible if libcuda is our test double
-    // linked without -Bsymbolic, or a second copy of the shim is loaded).
-    if (function && entry_for_wrapper(function))
-        function = nullptr;
+    // The next definition after us in the lookup order: another interposer
+    // preloaded after us, or the driver or runtime the program links, so
+    // that whatever comes after us sees the call too. A libcuda the program
+    // or the runtime dlopen()ed privately is not in that order; then its
+    // own function.
+    function = unless_ours(lookup(RTLD_NEXT, info.symbol));
+    if (!function && !info.runtime)
+        if (void *handle = libcuda_handle())
+            function = unless_ours(lookup(handle, info.symbol));
     if (function)
         remember_real_function(id, function);
     return slot.load(std::memory_order_acquire);
 }
 
-void remember_real_function(EntryId id, void *function)
+void remember_real_function_if_none(EntryId id, void *function)
 {
-    void *expected = nullptr;
-    real_slot(id).compare_exchange_strong(expected, function, std::memory_order_acq_rel);
+    if (!real_function(id) && !entry_for_wrapper(function))
+        remember_real_function(id, function);
 }
 
 } // namespace gdrhook

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// Where each wrapper finds the function it forwards to. A slot is filled by
-// whichever path sees the real function first: the application's dlsym or
-// cuGetProcAddress answer (the pointer the driver handed out), or, for a
-// program that calls our exported symbol, a lookup in libcuda (driver
-// entries) or after us in the search order (runtime entries).
+// Where each wrapper finds the function it forwards to: the next definition
+// after us in the lookup order (dlsym(RTLD_NEXT) from here), so that an
+// interposer preloaded after us is on the chain; for a driver entry point
+// not found that way, libcuda's own. Only when neither exists (a runtime
+// the program dlopen()ed privately) does the function a resolution path
+// found (a dlsym or cuGetProcAddress answer) fill the slot.
 #pragma once
 
 #include "cache/prim/hot_path.h"
@@ -45,7 +46,8 @@ inline void *real_function(EntryId id)
     return find_real_function(id);
 }
 
-void remember_real_function(EntryId id, void *function);
+// Fills the slot with `function` if no real function is found otherwise.
+void remember_real_function_if_none(EntryId id, void *function);
 
 } // namespace gdrhook
 

@@ -8,9 +8,10 @@
 
 namespace gdrhook {
 
-// cuGetProcAddress(symbol, version, flags) produced `function`: remember it
-// as the real one and return the wrapper for `via`, or `function` itself if
-// we do not intercept it (or the shim is disabled).
+// cuGetProcAddress(symbol, version, flags) produced `function`: return the
+// wrapper for `via` (which forwards to the next definition, or to
+// `function` where there is none), or `function` itself if we do not
+// intercept it (or the shim is disabled).
 void *interpose_proc_address(const char *symbol, int version, bool per_thread,
                              void *function, Via via);
 

@@ -4,6 +4,9 @@
 // gdrhook_impl_<name> that the tables and thunks point at, and the exported
 // <name> as an alias of it. Calls inside the shim always reach the
 // implementation directly, whatever else in the process defines <name>.
+// Never inlined: the thunks handed out by cuGetProcAddress must call the
+// exported address, which dlsym hands out and a library may patch
+// (docs/interposition.md).
 #pragma once
 
 #include "cache/prim/hot_path.h"
@@ -24,7 +27,8 @@
 #define GDRHOOK_WRAPPER_LAID_OUT(hot, hot_attribute, ret, name, params)        \
     static_assert(::gdrhook::is_hot_entry(::gdrhook::EntryId::name) == hot,    \
                   #name ": GDRHOOK_HOT_WRAPPER if and only if in GDRHOOK_HOT_ENTRY_POINTS"); \
-    extern "C" __attribute__((visibility("hidden"))) hot_attribute ret gdrhook_impl_##name params; \
+    extern "C" __attribute__((visibility("hidden"), noinline)) hot_attribute ret           \
+        gdrhook_impl_##name params;                                                        \
     extern "C" __attribute__((visibility("default"), alias("gdrhook_impl_" #name))) \
     hot_attribute ret name params;                                             \
     extern "C" ret gdrhook_impl_##name params

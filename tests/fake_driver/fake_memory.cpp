@@ -3,6 +3,8 @@
 // Plain, pitched, pool, managed and host allocations of the fake driver.
 #include "fake_state.h"
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <pthread.h>
 #include <cstring>
@@ -51,21 +53,24 @@ void count_call(const char *name)
     ++counts()[name];
 }
 
-uintptr_t allocate_block(size_t size, bool host)
+uintptr_t allocate_block(size_t size, bool host, bool below_4g)
 {
     Driver &d = driver();
     uintptr_t addr = 0;
     auto &freed = d.recycled[size];
-    if (!freed.empty()) {
-        addr = freed.back(); // the real driver hands the same VA back
-        freed.pop_back();
+    auto reusable = std::find_if(freed.rbegin(), freed.rend(), [&](uintptr_t a) {
+        return !below_4g || a + size <= UINT32_MAX;
+    });
+    if (reusable != freed.rend()) {
+        addr = *reusable; // the real driver hands the same VA back
+        freed.erase(std::next(reusable).base());
     } else {
         // Never unmapped: a freed block waits in `recycled` for the next
         // allocation of its size.
         constexpr size_t gpu_page = 64 * 1024;
         const size_t rounded = size ? (size + gpu_page - 1) & ~(gpu_page - 1) : gpu_page;
         void *map = mmap(nullptr, rounded + gpu_page, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                         MAP_PRIVATE | MAP_ANONYMOUS | (below_4g ? MAP_32BIT : 0), -1, 0);
         if (map == MAP_FAILED)
             return 0;
         const uintptr_t start = reinterpret_cast<uintptr_t>(map);
@@ -108,7 +113,8 @@ long fake_cuda_live_allocations(void)
     return static_cast<long>(driver().live.size());
 }
 
-static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, bool host)
+static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, bool host,
+                             bool below_4g = false)
 {
     count_call(name);
     if (!dptr || size == 0)
@@ -118,7 +124,7 @@ static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, b
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!host && !current_context)
         return CUDA_ERROR_INVALID_CONTEXT;
-    uintptr_t addr = allocate_block(size, host);
+    uintptr_t addr = allocate_block(size, host, below_4g);
     if (!addr)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *dptr = addr;
@@ -152,6 +158,44 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     return free_common("cuMemFree_v2", dptr);
+}
+
+// Before CUDA 3.2 device pointers and sizes were 32 bits: these hand out
+// addresses below 4 GiB.
+CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int size)
+{
+    CUdeviceptr p = 0;
+    CUresult rc = alloc_common("cuMemAlloc", &p, size, false, true);
+    if (rc == CUDA_SUCCESS)
+        *dptr = static_cast<CUdeviceptr_v1>(p);
+    return rc;
+}
+
+CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, unsigned int width,
+                         unsigned int height, unsigned int)
+{
+    if (!pitch || !dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pitch = (width + 511) & ~511u;
+    CUdeviceptr p = 0;
+    CUresult rc = alloc_common("cuMemAllocPitch", &p, size_t(*pitch) * height, false, true);
+    if (rc == CUDA_SUCCESS)
+        *dptr = static_cast<CUdeviceptr_v1>(p);
+    return rc;
+}
+
+CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+    return free_common("cuMemFree", dptr);
+}
+
+CUresult cuMemAllocHost(void **pp, unsigned int size)
+{
+    CUdeviceptr p = 0;
+    CUresult rc = alloc_common("cuMemAllocHost", &p, size, true);
+    if (rc == CUDA_SUCCESS)
+        *pp = reinterpret_cast<void *>(p);
+    return rc;
 }
 
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream)

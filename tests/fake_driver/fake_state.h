@@ -54,7 +54,8 @@ void count_call(const char *name);
 
 // Blocks are 64 KiB aligned anonymous mappings (a GPU page), so that the
 // VM test's nv-p2p provider can pin them as the real driver pins GPU memory.
-uintptr_t allocate_block(size_t size, bool host);   // mutex held
+// mutex held; below_4g: for the 32-bit device pointers before CUDA 3.2
+uintptr_t allocate_block(size_t size, bool host, bool below_4g = false);
 size_t bytes_held_by_exports();                     // mutex held: freed, still exported
 // The cuMemMap'ed range containing [ptr, ptr + size), if any (mutex held).
 bool in_mapped_range(uintptr_t ptr, size_t size);

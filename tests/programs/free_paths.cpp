@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <sys/wait.h>
@@ -36,15 +37,22 @@ namespace {
 
 std::map<std::string, long> calls_made;
 
-#define CHECK(call, name)                                                     \
-    do {                                                                      \
-        ++calls_made[name];                                                   \
-        CUresult rc_ = (call);                                                \
-        if (rc_ != CUDA_SUCCESS) {                                            \
-            fprintf(stderr, "%s failed: %d (line %d)\n", name, rc_, __LINE__); \
-            exit(2);                                                          \
-        }                                                                     \
-    } while (0)
+// The address each event of exercise() must carry, in order: what the
+// program allocated or freed (for a pool or a context, its handle).
+std::vector<uint64_t> logged_addresses;
+
+void logged(std::initializer_list<uint64_t> addresses)
+{
+    logged_addresses.insert(logged_addresses.end(), addresses);
+}
+
+template <typename T>
+uint64_t as_address(T *pointer)
+{
+    return reinterpret_cast<uint64_t>(pointer);
+}
+
+#define CHECK(call, name) COUNTED_CALL(calls_made, call, name)
 
 void exercise(const DriverApi &api)
 {
@@ -63,15 +71,19 @@ void exercise(const DriverApi &api)
         exit(2);
     }
     CHECK(api.mem_free(b), "cuMemFree_v2");
+    logged({a, a, b, b});
 
     size_t pitch = 0;
     CHECK(api.mem_alloc_pitch(&a, &pitch, 1000, 10, 4), "cuMemAllocPitch_v2");
     CHECK(api.mem_free(a), "cuMemFree_v2");
+    logged({a, a});
 
     CHECK(api.mem_alloc_async(&a, 4096, nullptr), "cuMemAllocAsync");
     CHECK(api.mem_free_async(a, nullptr), "cuMemFreeAsync");
+    logged({a, a});
     CHECK(api.mem_alloc_async_ptsz(&a, 4096, nullptr), "cuMemAllocAsync_ptsz");
     CHECK(api.mem_free_async_ptsz(a, nullptr), "cuMemFreeAsync_ptsz");
+    logged({a, a});
 
     CUmemoryPool pool = nullptr;
     CUmemPoolProps props{};
@@ -82,31 +94,31 @@ void exercise(const DriverApi &api)
     CHECK(api.mem_free_async(a, nullptr), "cuMemFreeAsync");
     CHECK(api.pool_trim(pool, 0), "cuMemPoolTrimTo");
     CHECK(api.pool_destroy(pool), "cuMemPoolDestroy");
+    logged({a, a, as_address(pool), as_address(pool)});
 
     CHECK(api.mem_alloc_managed(&a, 8192, CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
     CHECK(api.mem_free(a), "cuMemFree_v2");
+    logged({a, a});
 
     void *host = nullptr;
     CHECK(api.mem_alloc_host(&host, 4096), "cuMemAllocHost_v2");
     CHECK(api.mem_free_host(host), "cuMemFreeHost");
+    logged({as_address(host), as_address(host)});
     CHECK(api.mem_host_alloc(&host, 4096, 0), "cuMemHostAlloc");
     CHECK(api.mem_free_host(host), "cuMemFreeHost");
+    logged({as_address(host), as_address(host)});
     static char page[8192] __attribute__((aligned(4096)));
     CHECK(api.host_register(page, sizeof(page), 0), "cuMemHostRegister_v2");
     CHECK(api.host_unregister(page), "cuMemHostUnregister");
+    logged({as_address(page), as_address(page)});
 
-    const size_t granule = 2 << 20;
     CUdeviceptr va = 0;
     CUmemGenericAllocationHandle handle = 0;
-    CUmemAllocationProp prop{};
-    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    CHECK(api.address_reserve(&va, granule, 0, 0, 0), "cuMemAddressReserve");
-    CHECK(api.mem_create(&handle, granule, &prop, 0), "cuMemCreate");
-    CHECK(api.mem_map(va, granule, 0, handle, 0), "cuMemMap");
-    CHECK(api.mem_unmap(va, granule), "cuMemUnmap");
-    CHECK(api.mem_release(handle), "cuMemRelease");
-    CHECK(api.address_free(va, granule), "cuMemAddressFree");
+    if (const char *failed = vmm_round_trip(api, calls_made, &va, &handle)) {
+        fprintf(stderr, "%s failed\n", failed);
+        exit(2);
+    }
+    logged({handle, va, va, handle, va});
 
     CUipcMemHandle ipc{};
     CUdeviceptr imported = 0;
@@ -116,6 +128,7 @@ void exercise(const DriverApi &api)
           "cuIpcOpenMemHandle_v2");
     CHECK(api.ipc_close(imported), "cuIpcCloseMemHandle");
     CHECK(api.mem_free(a), "cuMemFree_v2");
+    logged({a, imported, imported, a});
 
     // A free the driver refuses is logged with its result.
     ++calls_made["cuMemFree_v2"];
@@ -123,19 +136,36 @@ void exercise(const DriverApi &api)
         fprintf(stderr, "the bogus free succeeded\n");
         exit(2);
     }
+    logged({0xdead0000});
 
     // Freeing null frees nothing: no event, whatever the driver answers.
     ++calls_made["cuMemFree_v2"];
     api.mem_free(0);
+
+    // The entry points of binaries built before CUDA 3.2: 32-bit sizes and
+    // device pointers.
+    CUdeviceptr_v1 small = 0;
+    CHECK(api.mem_alloc_v1(&small, 4096), "cuMemAlloc");
+    CHECK(api.mem_free_v1(small), "cuMemFree");
+    logged({small, small});
+    unsigned int pitch_v1 = 0;
+    CHECK(api.mem_alloc_pitch_v1(&small, &pitch_v1, 1000, 10, 4), "cuMemAllocPitch");
+    CHECK(api.mem_free_v1(small), "cuMemFree");
+    logged({small, small});
+    CHECK(api.mem_alloc_host_v1(&host, 4096), "cuMemAllocHost");
+    CHECK(api.mem_free_host(host), "cuMemFreeHost");
+    logged({as_address(host), as_address(host)});
 
     CUcontext own = nullptr;
     CHECK(api.ctx_create(&own, 0, 0), "cuCtxCreate_v2");
     CHECK(api.mem_alloc(&a, 65536), "cuMemAlloc_v2");
     CHECK(api.ctx_destroy(own), "cuCtxDestroy_v2");
     CHECK(api.ctx_set_current(primary), "cuCtxSetCurrent");
+    logged({a, as_address(own)});
 
     CHECK(api.mem_alloc(&a, 131072), "cuMemAlloc_v2");
     CHECK(api.primary_release(0), "cuDevicePrimaryCtxRelease_v2");
+    logged({a, as_address(primary)});
 }
 
 // Each call made must have reached the fake driver exactly once.
@@ -157,63 +187,26 @@ int check_driver_counts()
     return mismatches ? 3 : 0;
 }
 
-void *libcuda()
-{
-    static void *handle = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return handle;
-}
-
-void *dlsym_lookup(const char *symbol)
-{
-    return dlsym(libcuda(), symbol);
-}
-
-decltype(&cuGetProcAddress_v2) proc_address_v2;
 decltype(&cuGetProcAddress) proc_address_v1;
 
-void *proc_lookup_v2(const char *base, bool per_thread)
+void *proc_lookup_v1(const char *base, int version, bool per_thread)
 {
     void *fn = nullptr;
-    CUdriverProcAddressQueryResult status{};
-    proc_address_v2(base, &fn, 13000,
-                    per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-                               : CU_GET_PROC_ADDRESS_DEFAULT,
-                    &status);
-    return fn;
-}
-
-void *proc_lookup_v1(const char *base, bool per_thread)
-{
-    void *fn = nullptr;
-    proc_address_v1(base, &fn, 11030,
+    proc_address_v1(base, &fn, version ? version : 11030,
                     per_thread ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
                                : CU_GET_PROC_ADDRESS_DEFAULT);
     return fn;
 }
 
-void *runtime_entry_lookup(const char *base, bool per_thread)
+void *runtime_entry_lookup(const char *base, int version, bool per_thread)
 {
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult status{};
-    cudaGetDriverEntryPointByVersion(base, &fn, 13000,
+    cudaGetDriverEntryPointByVersion(base, &fn, version ? version : 13000,
                                      per_thread ? cudaEnablePerThreadDefaultStream
                                                 : cudaEnableDefault,
                                      &status);
     return fn;
-}
-
-bool resolve_proc_address_v2()
-{
-    auto found = reinterpret_cast<decltype(&cuGetProcAddress_v2)>(
-        dlsym(libcuda(), "cuGetProcAddress_v2"));
-    if (!found)
-        return false;
-    // Ask cuGetProcAddress for itself and use that answer from here on, as
-    // frameworks do.
-    void *self = nullptr;
-    found("cuGetProcAddress", &self, 13000, 0, nullptr);
-    proc_address_v2 = reinterpret_cast<decltype(&cuGetProcAddress_v2)>(self);
-    return proc_address_v2 != nullptr;
 }
 
 int run_runtime()
@@ -323,17 +316,15 @@ int main(int argc, char **argv)
     DriverApi api{};
     bool filled = false;
     if (mode == "symbol") {
-#define LINKED(field, base, symbol, ptsz) api.field = &::symbol;
-        FIELDS(LINKED)
-#undef LINKED
+        fill_by_linked_symbols(api);
         filled = true;
     } else if (mode == "dlsym") {
-        filled = libcuda() && fill_by_symbol(api, dlsym_lookup);
+        filled = libcuda_handle() && fill_by_symbol(api, libcuda_dlsym);
     } else if (mode == "proc") {
         filled = resolve_proc_address_v2() && fill_by_base_name(api, proc_lookup_v2);
     } else if (mode == "proc_v1") {
         proc_address_v1 = reinterpret_cast<decltype(&cuGetProcAddress)>(
-            dlsym(libcuda(), "cuGetProcAddress"));
+            libcuda_dlsym("cuGetProcAddress"));
         filled = proc_address_v1 && fill_by_base_name(api, proc_lookup_v1);
     } else if (mode == "runtime_entry") {
         filled = fill_by_base_name(api, runtime_entry_lookup);
@@ -350,5 +341,7 @@ int main(int argc, char **argv)
     if (!filled)
         return 2;
     exercise(api);
+    for (uint64_t address : logged_addresses)
+        printf("logged_addr=0x%llx\n", static_cast<unsigned long long>(address));
     return check_driver_counts();
 }

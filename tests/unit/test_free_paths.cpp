@@ -20,47 +20,69 @@ struct Expected {
     const char *api;
     long long size;
     int rc;
+    int dev;          // -1: not known to be one device's memory
+    const char *kind; // "": the event has no kind
 };
 
-// What tests/programs/free_paths.cpp's exercise() does, event by event.
+// What tests/programs/free_paths.cpp's exercise() does, event by event; the
+// program prints the address each event must carry.
 const Expected exercise_events[] = {
-    {"alloc", "cuMemAlloc_v2", 1 << 20, 0},
-    {"free", "cuMemFree_v2", 1 << 20, 0},
-    {"alloc", "cuMemAlloc_v2", 1 << 20, 0},
-    {"free", "cuMemFree_v2", 1 << 20, 0},
-    {"alloc", "cuMemAllocPitch_v2", 10240, 0},
-    {"free", "cuMemFree_v2", 10240, 0},
-    {"alloc", "cuMemAllocAsync", 4096, 0},
-    {"free", "cuMemFreeAsync", 4096, 0},
-    {"alloc", "cuMemAllocAsync_ptsz", 4096, 0},
-    {"free", "cuMemFreeAsync_ptsz", 4096, 0},
-    {"alloc", "cuMemAllocFromPoolAsync", 8192, 0},
-    {"free", "cuMemFreeAsync", 8192, 0},
-    {"free", "cuMemPoolTrimTo", 0, 0},
-    {"free", "cuMemPoolDestroy", 0, 0},
-    {"alloc", "cuMemAllocManaged", 8192, 0},
-    {"free", "cuMemFree_v2", 8192, 0},
-    {"alloc", "cuMemAllocHost_v2", 4096, 0},
-    {"free", "cuMemFreeHost", 4096, 0},
-    {"alloc", "cuMemHostAlloc", 4096, 0},
-    {"free", "cuMemFreeHost", 4096, 0},
-    {"alloc", "cuMemHostRegister_v2", 8192, 0},
-    {"free", "cuMemHostUnregister", 8192, 0},
-    {"alloc", "cuMemCreate", 2 << 20, 0},
-    {"alloc", "cuMemMap", 2 << 20, 0},
-    {"free", "cuMemUnmap", 2 << 20, 0},
-    {"free", "cuMemRelease", 2 << 20, 0},
-    {"free", "cuMemAddressFree", 2 << 20, 0},
-    {"alloc", "cuMemAlloc_v2", 65536, 0},
-    {"alloc", "cuIpcOpenMemHandle_v2", 65536, 0},
-    {"free", "cuIpcCloseMemHandle", 65536, 0},
-    {"free", "cuMemFree_v2", 65536, 0},
-    {"free", "cuMemFree_v2", 0, 1}, // refused by the driver: CUDA_ERROR_INVALID_VALUE
-    {"alloc", "cuMemAlloc_v2", 65536, 0},
-    {"ctx_destroy", "cuCtxDestroy_v2", 65536, 0},
-    {"alloc", "cuMemAlloc_v2", 131072, 0},
-    {"ctx_destroy", "cuDevicePrimaryCtxRelease_v2", 131072, 0},
+    {"alloc", "cuMemAlloc_v2", 1 << 20, 0, 0, "device"},
+    {"free", "cuMemFree_v2", 1 << 20, 0, 0, "device"},
+    {"alloc", "cuMemAlloc_v2", 1 << 20, 0, 0, "device"},
+    {"free", "cuMemFree_v2", 1 << 20, 0, 0, "device"},
+    {"alloc", "cuMemAllocPitch_v2", 10240, 0, 0, "pitch"},
+    {"free", "cuMemFree_v2", 10240, 0, 0, "pitch"},
+    {"alloc", "cuMemAllocAsync", 4096, 0, 0, "pool"},
+    {"free", "cuMemFreeAsync", 4096, 0, 0, "pool"},
+    {"alloc", "cuMemAllocAsync_ptsz", 4096, 0, 0, "pool"},
+    {"free", "cuMemFreeAsync_ptsz", 4096, 0, 0, "pool"},
+    {"alloc", "cuMemAllocFromPoolAsync", 8192, 0, 0, "pool"},
+    {"free", "cuMemFreeAsync", 8192, 0, 0, "pool"},
+    {"free", "cuMemPoolTrimTo", 0, 0, -1, ""},
+    {"free", "cuMemPoolDestroy", 0, 0, -1, ""},
+    {"alloc", "cuMemAllocManaged", 8192, 0, 0, "managed"},
+    {"free", "cuMemFree_v2", 8192, 0, 0, "managed"},
+    {"alloc", "cuMemAllocHost_v2", 4096, 0, 0, "host"},
+    {"free", "cuMemFreeHost", 4096, 0, 0, "host"},
+    {"alloc", "cuMemHostAlloc", 4096, 0, 0, "host"},
+    {"free", "cuMemFreeHost", 4096, 0, 0, "host"},
+    {"alloc", "cuMemHostRegister_v2", 8192, 0, 0, "host_registered"},
+    {"free", "cuMemHostUnregister", 8192, 0, 0, "host_registered"},
+    {"alloc", "cuMemCreate", 2 << 20, 0, 0, "vmm_physical"},
+    {"alloc", "cuMemMap", 2 << 20, 0, 0, "vmm"},
+    {"free", "cuMemUnmap", 2 << 20, 0, 0, "vmm"},
+    {"free", "cuMemRelease", 2 << 20, 0, 0, "vmm_physical"},
+    {"free", "cuMemAddressFree", 2 << 20, 0, -1, ""},
+    {"alloc", "cuMemAlloc_v2", 65536, 0, 0, "device"},
+    {"alloc", "cuIpcOpenMemHandle_v2", 65536, 0, 0, "ipc"},
+    {"free", "cuIpcCloseMemHandle", 65536, 0, 0, "ipc"},
+    {"free", "cuMemFree_v2", 65536, 0, 0, "device"},
+    // refused by the driver (CUDA_ERROR_INVALID_VALUE): nothing known of it
+    {"free", "cuMemFree_v2", 0, 1, -1, "device"},
+    {"alloc", "cuMemAlloc", 4096, 0, 0, "device"},
+    {"free", "cuMemFree", 4096, 0, 0, "device"},
+    {"alloc", "cuMemAllocPitch", 10240, 0, 0, "pitch"},
+    {"free", "cuMemFree", 10240, 0, 0, "pitch"},
+    {"alloc", "cuMemAllocHost", 4096, 0, 0, "host"},
+    {"free", "cuMemFreeHost", 4096, 0, 0, "host"},
+    {"alloc", "cuMemAlloc_v2", 65536, 0, 0, "device"},
+    {"ctx_destroy", "cuCtxDestroy_v2", 65536, 0, -1, ""},
+    {"alloc", "cuMemAlloc_v2", 131072, 0, 0, "device"},
+    {"ctx_destroy", "cuDevicePrimaryCtxRelease_v2", 131072, 0, 0, ""},
 };
+
+// The addresses the program printed as `logged_addr=`, in order.
+std::vector<std::string> logged_addresses(const std::string &output)
+{
+    std::vector<std::string> addresses;
+    const std::string key = "logged_addr=";
+    for (size_t at = output.find(key); at != std::string::npos; at = output.find(key, at + 1)) {
+        size_t start = at + key.size();
+        addresses.push_back(output.substr(start, output.find('\n', start) - start));
+    }
+    return addresses;
+}
 
 std::map<std::string, std::string> shim_environment(const std::string &events)
 {
@@ -88,16 +110,25 @@ void check_in_order(const std::vector<EventLine> &events)
     }
 }
 
-void check_exercise(const std::string &mode, const std::string &via)
+// Runs `mode` with `preload` (the shim, perhaps with another interposer)
+// and checks the shim's log event by event; returns the run.
+RunResult check_exercise(const std::string &mode, const std::string &via,
+                         const std::string &preload = build_path("GDRHOOK_SHIM"),
+                         const std::map<std::string, std::string> &extra = {})
 {
     std::string dir = make_temp_dir();
     std::string log = dir + "/events.jsonl";
-    RunResult run = run_free_paths(mode, shim_environment(log));
+    auto env = shim_environment(log);
+    env["LD_PRELOAD"] = preload;
+    env.insert(extra.begin(), extra.end());
+    RunResult run = run_free_paths(mode, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
 
     std::vector<EventLine> events = read_event_file(log);
+    std::vector<std::string> addresses = logged_addresses(run.output);
     REQUIRE(events.size() == std::size(exercise_events));
+    REQUIRE(addresses.size() == events.size());
     check_in_order(events);
     for (size_t i = 0; i < events.size(); ++i) {
         const EventLine &e = events[i];
@@ -105,18 +136,28 @@ void check_exercise(const std::string &mode, const std::string &via)
         INFO("event " << i << ": " << e["ev"] << " " << e["api"]);
         CHECK(e["ev"] == x.ev);
         CHECK(e["api"] == x.api);
+        CHECK(e["addr"] == addresses[i]);
         CHECK(e.number("size") == x.size);
         CHECK(e.number("rc") == x.rc);
+        CHECK(e.number("dev") == x.dev);
+        CHECK((e.has("kind") ? e["kind"] : std::string()) == x.kind);
         CHECK(e["via"] == via);
         CHECK(e.has("ts_ns"));
         CHECK(e.has("pid"));
         CHECK(e.has("tid"));
-        CHECK(e.has("dev"));
-        CHECK(e["addr"].rfind("0x", 0) == 0);
     }
     // The reallocation returned the freed address: the log shows it twice.
     CHECK(events[0]["addr"] == events[2]["addr"]);
-    CHECK(events[31]["addr"] == "0xdead0000");
+    return run;
+}
+
+// The interposer of tests/programs/next_spy.cpp saw every call that reached
+// the driver's interposed entry points.
+void check_spy_saw_everything(const RunResult &run)
+{
+    INFO(run.output);
+    CHECK(output_field(run.output, "next_spy_missed") == 0);
+    CHECK(output_field(run.output, "next_spy.cuMemFree_v2") > 0);
 }
 
 } // namespace
@@ -128,7 +169,9 @@ TEST_CASE("frees through the exported symbols are logged exactly once, in order"
 
 TEST_CASE("frees through functions found with dlsym are logged exactly once, in order")
 {
-    check_exercise("dlsym", "dlsym");
+    // dlsym hands out the exported wrappers themselves (issue 23), so these
+    // calls are the exported symbols' calls.
+    check_exercise("dlsym", "symbol");
 }
 
 TEST_CASE("frees through cuGetProcAddress_v2, itself obtained from cuGetProcAddress, are logged")
@@ -146,10 +189,13 @@ TEST_CASE("frees through cudaGetDriverEntryPointByVersion are logged")
     check_exercise("runtime_entry", "cudaGetDriverEntryPoint");
 }
 
-TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
+// Runs the runtime mode under `preload` and checks the shim's events.
+static RunResult check_runtime_frees(const std::string &preload)
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_free_paths("runtime", shim_environment(log));
+    auto env = shim_environment(log);
+    env["LD_PRELOAD"] = preload;
+    RunResult run = run_free_paths("runtime", env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_event_file(log);
@@ -166,6 +212,23 @@ TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
     };
     CHECK(seen == expected);
     check_in_order(events);
+    return run;
+}
+
+TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
+{
+    check_runtime_frees(build_path("GDRHOOK_SHIM"));
+}
+
+TEST_CASE("an interposer after the shim sees the runtime's frees and the driver calls behind them")
+{
+    RunResult run = check_runtime_frees(build_path("GDRHOOK_SHIM") + " " +
+                                        build_path("GDRHOOK_NEXT_SPY"));
+    check_spy_saw_everything(run);
+    CHECK(output_field(run.output, "next_spy.cudaFree") == 4);
+    CHECK(output_field(run.output, "next_spy.cudaFreeAsync") == 1);
+    CHECK(output_field(run.output, "next_spy.cudaFreeHost") == 1);
+    CHECK(output_field(run.output, "next_spy.cudaDeviceReset") == 1);
 }
 
 static void check_threads(const std::string &capacity)
@@ -269,4 +332,48 @@ TEST_CASE("loading the shim does nothing until CUDA is used")
     RunResult run = run_program({build_path("GDRHOOK_LOAD_IDLE")}, shim_environment(log));
     INFO(run.output);
     CHECK(run.exit_status == 0);
+}
+
+TEST_CASE("an interposer preloaded after the shim, chaining with RTLD_NEXT, sees every call of every path")
+{
+    const std::string preload = build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY");
+    const std::pair<const char *, const char *> modes[] = {
+        {"symbol", "symbol"},
+        {"dlsym", "symbol"},
+        {"proc", "cuGetProcAddress"},
+        {"proc_v1", "cuGetProcAddress"},
+        {"runtime_entry", "cudaGetDriverEntryPoint"},
+    };
+    for (const auto &[mode, via] : modes) {
+        INFO("mode " << mode);
+        check_spy_saw_everything(check_exercise(mode, via, preload));
+    }
+}
+
+TEST_CASE("an interposer preloaded before the shim sees every call through the exported symbols")
+{
+    // The paths that hand out the shim's functions (dlsym on libcuda's
+    // handle, cuGetProcAddress) skip an interposer before the shim, as they
+    // skip it without the shim: it sees only what reaches its exports.
+    const std::string preload = build_path("GDRHOOK_NEXT_SPY") + " " + build_path("GDRHOOK_SHIM");
+    check_spy_saw_everything(check_exercise("symbol", "symbol", preload));
+    check_exercise("dlsym", "symbol", preload);
+    check_exercise("proc", "cuGetProcAddress", preload);
+}
+
+TEST_CASE("an interposer after the shim that looks the driver up on libcuda's handle gets the driver's functions")
+{
+    // Handing it the shim's wrapper, which forwards to it, would be an
+    // endless loop: a library that defines the name it asks for forwards.
+    const std::string preload = build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY");
+    const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
+    check_spy_saw_everything(check_exercise("symbol", "symbol", preload, by_handle));
+    check_spy_saw_everything(check_exercise("proc", "cuGetProcAddress", preload, by_handle));
+}
+
+TEST_CASE("an interposer before the shim that looks the driver up on libcuda's handle chains through the shim")
+{
+    const std::string preload = build_path("GDRHOOK_NEXT_SPY") + " " + build_path("GDRHOOK_SHIM");
+    const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
+    check_spy_saw_everything(check_exercise("symbol", "symbol", preload, by_handle));
 }

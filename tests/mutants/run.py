@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+"""The mutation check: each mutant in mutants.py is a small edit that breaks
+one named promise of gdrhook. Applied alone to a scratch copy of the tree,
+rebuilt incrementally, the suites that apply must fail.
+
+usage: run.py [--only NAME[,NAME...]] [--keep] [--list]
+
+Prints one line per mutant, "caught by SUITE/TEST" or "SURVIVED", and ends
+with "N caught, M survived"; any survivor, or a mutant whose edit no longer
+matches the source exactly once, fails the run."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(os.path.dirname(here))
+sys.path.insert(0, here)
+from mutants import MUTANTS  # noqa: E402
+
+
+def copy_tree(scratch):
+    files = subprocess.run(["git", "-C", root, "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], capture_output=True, check=True).stdout
+    for name in files.decode().split("\0"):
+        if not name or not os.path.exists(os.path.join(root, name)):
+            continue
+        target = os.path.join(scratch, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(os.path.join(root, name), target, follow_symlinks=False)
+
+
+def run(command, cwd, log):
+    with open(log, "a") as f:
+        f.write("$ " + " ".join(command) + "\n")
+        f.flush()
+        return subprocess.run(command, cwd=cwd, stdout=f, stderr=subprocess.STDOUT).returncode
+
+
+def first_failure(build):
+    try:
+        with open(os.path.join(build, "meson-logs", "testlog.json")) as f:
+            for line in f:
+                test = json.loads(line)
+                if test.get("result") not in ("OK", "EXPECTEDFAIL", "SKIP"):
+                    return test.get("name", "?").split(":")[-1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def main(argv):
+    only = None
+    keep = "--keep" in argv
+    if "--only" in argv:
+        only = set(argv[argv.index("--only") + 1].split(","))
+    mutants = [m for m in MUTANTS if not only or m["name"] in only]
+    if "--list" in argv:
+        for m in mutants:
+            print(f"{m['name']:34} {m['promise']}")
+        return 0
+    scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
+    log = os.path.join(scratch, "mutants.log")
+    copy_tree(scratch)
+    build = os.path.join(scratch, "build")
+    started = time.time()
+    if run(["meson", "setup", build], scratch, log) or run(["ninja", "-C", build], scratch, log):
+        print(f"mutants: the unmutated tree does not build (see {log})")
+        return 1
+    caught = survived = broken = 0
+    for m in mutants:
+        path = os.path.join(scratch, m["file"])
+        with open(path) as f:
+            original = f.read()
+        if original.count(m["find"]) != 1:
+            print(f"{m['name']:34} STALE: its edit matches {original.count(m['find'])} times in {m['file']}")
+            broken += 1
+            continue
+        with open(path, "w") as f:
+            f.write(original.replace(m["find"], m["replace"]))
+        try:
+            if run(["ninja", "-C", build], scratch, log):
+                print(f"{m['name']:34} STALE: does not build")
+                broken += 1
+                continue
+            suites = []
+            for s in m["suites"]:
+                suites += ["--suite", s]
+            status = run(["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
+                          *suites], scratch, log)
+            failed = first_failure(build)
+            if status != 0 or failed:
+                caught += 1
+                print(f"{m['name']:34} caught by {failed or 'meson test'}")
+            else:
+                survived += 1
+                print(f"{m['name']:34} SURVIVED ({m['promise']})")
+        finally:
+            with open(path, "w") as f:
+                f.write(original)
+        sys.stdout.flush()
+    run(["ninja", "-C", build], scratch, log)
+    print(f"{caught} caught, {survived} survived" + (f", {broken} stale" if broken else "") +
+          f" ({time.time() - started:.0f} s)")
+    if not keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        print(f"scratch tree kept: {scratch}")
+    return 1 if survived or broken or caught == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
