@@ -10,6 +10,7 @@
 #include "hook/real_functions.h"
 
 #include <atomic>
+#include <cstdio>
 #include <type_traits>
 
 namespace gdrhook {
@@ -87,10 +88,56 @@ void driver_api(DriverApi *out)
     find(out->device_get_attribute, "cuDeviceGetAttribute");
 }
 
+// For the log's process line, asked once when the log file is created.
+int driver_version()
+{
+    static std::atomic<void *> looked_up{nullptr};
+    auto fn = lookup_driver<decltype(&::cuDriverGetVersion)>(looked_up, "cuDriverGetVersion");
+    int version = -1;
+    return fn && fn(&version) == CUDA_SUCCESS ? version : -1;
+}
+
+int device_count()
+{
+    static std::atomic<void *> looked_up{nullptr};
+    auto fn = lookup_driver<decltype(&::cuDeviceGetCount)>(looked_up, "cuDeviceGetCount");
+    int count = 0;
+    return fn && fn(&count) == CUDA_SUCCESS ? count : 0;
+}
+
+bool device_identity(int ordinal, char *name, size_t name_size, char *uuid, size_t uuid_size,
+                     char *pci_bus_id, size_t pci_size)
+{
+    static std::atomic<void *> get{nullptr}, get_name{nullptr}, get_uuid{nullptr},
+        get_pci{nullptr};
+    auto device_get = lookup_driver<decltype(&::cuDeviceGet)>(get, "cuDeviceGet");
+    auto name_of = lookup_driver<decltype(&::cuDeviceGetName)>(get_name, "cuDeviceGetName");
+    auto uuid_of = lookup_driver<decltype(&::cuDeviceGetUuid_v2)>(get_uuid, "cuDeviceGetUuid_v2");
+    auto pci_of = lookup_driver<decltype(&::cuDeviceGetPCIBusId)>(get_pci, "cuDeviceGetPCIBusId");
+    CUdevice device = 0;
+    if (!device_get || device_get(&device, ordinal) != CUDA_SUCCESS)
+        return false;
+    if (!name_of || name_of(name, static_cast<int>(name_size), device) != CUDA_SUCCESS)
+        name[0] = '\0';
+    CUuuid id{};
+    if (uuid_of && uuid_of(&id, device) == CUDA_SUCCESS && uuid_size >= 41) {
+        // GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, as nvidia-smi writes it.
+        const auto *b = reinterpret_cast<const unsigned char *>(id.bytes);
+        snprintf(uuid, uuid_size,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
+                 b[12], b[13], b[14], b[15]);
+    }
+    if (!pci_of || pci_of(pci_bus_id, static_cast<int>(pci_size), device) != CUDA_SUCCESS)
+        pci_bus_id[0] = '\0';
+    return true;
+}
+
 const DriverQueries &hook_driver_queries()
 {
     static const DriverQueries queries = {address_range, current_context, current_device,
-                                          driver_api};
+                                          driver_api,    driver_version,  device_count,
+                                          device_identity};
     return queries;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <unistd.h>
 
 namespace gdrhook {
 namespace {
@@ -162,27 +163,54 @@ size_t round_up_to_power_of_two(size_t value)
 
 } // namespace
 
-std::string expand_path_pattern(const std::string &pattern, int pid)
+bool expand_path_pattern(const std::string &pattern, const PathNames &names, std::string &out,
+                         std::string &error)
 {
-    std::string out;
-    out.reserve(pattern.size() + 8);
+    out.clear();
+    out.reserve(pattern.size() + 16);
     for (size_t i = 0; i < pattern.size(); ++i) {
-        if (pattern[i] == '%' && i + 1 < pattern.size()) {
-            if (pattern[i + 1] == 'p') {
-                out += std::to_string(pid);
-                ++i;
-                continue;
-            }
-            if (pattern[i + 1] == '%') {
-                out += '%';
-                ++i;
-                continue;
-            }
+        if (pattern[i] != '%') {
+            out += pattern[i];
+            continue;
         }
-        out += pattern[i];
+        const char code = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+        switch (code) {
+        case 'p': out += std::to_string(names.pid); break;
+        case 'h': out += names.host; break;
+        case 'r': out += names.rank.empty() ? "x" : names.rank; break;
+        case '%': out += '%'; break;
+        default:
+            error = code ? std::string("unknown sequence %") + code + " (known: %p %h %r %%)"
+                         : std::string("a % at the end (known: %p %h %r %%)");
+            return false;
+        }
+        ++i;
     }
-    return out;
+    return true;
 }
+
+namespace {
+
+std::string short_host_name()
+{
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0 || !name[0])
+        return "localhost";
+    std::string host = name;
+    return host.substr(0, host.find('.'));
+}
+
+bool is_decimal(const char *text)
+{
+    if (!*text)
+        return false;
+    for (const char *c = text; *c; ++c)
+        if (*c < '0' || *c > '9')
+            return false;
+    return true;
+}
+
+} // namespace
 
 Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
 {
@@ -199,9 +227,24 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
     parse_choice(lookup, "GDRHOOK_LOG_LEVEL", level_names, level_values,
                  config.log_level, diagnostics);
 
+    config.host = short_host_name();
+    for (const char *variable : rank_variables) {
+        if (const char *value = lookup(variable)) {
+            if (is_decimal(value)) {
+                config.rank = value;
+                config.rank_from = variable;
+            }
+            break;
+        }
+    }
     if (const char *events = lookup("GDRHOOK_EVENTS")) {
-        config.events_pattern = events;
-        config.events_path = expand_path_pattern(events, pid);
+        std::string path, error;
+        if (expand_path_pattern(events, PathNames{pid, config.host, config.rank}, path, error)) {
+            config.events_path = path;
+            config.events_pattern = events;
+        } else
+            diagnostics.push_back(std::string("gdrhook: GDRHOOK_EVENTS='") + events +
+                                  "' is not valid: " + error + "; no events are logged");
     }
 
     uint64_t capacity = config.queue_capacity;
@@ -230,6 +273,23 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
                    config.cache_max_entries, diagnostics);
     parse_sample_ms(lookup, "GDRHOOK_SAMPLE_MS", config.sample_ms, diagnostics);
     return config;
+}
+
+std::vector<std::pair<std::string, std::string>> config_values(const Config &c)
+{
+    return {
+        {"GDRHOOK_DISABLE", c.disabled ? "1" : "0"},
+        {"GDRHOOK_LOG_LEVEL", to_string(c.log_level)},
+        {"GDRHOOK_EVENTS", c.events_pattern},
+        {"GDRHOOK_QUEUE_CAPACITY", std::to_string(c.queue_capacity)},
+        {"GDRHOOK_BACKEND", to_string(c.backend)},
+        {"GDRHOOK_PIN", to_string(c.pin)},
+        {"GDRHOOK_PIN_MIN_SIZE", std::to_string(c.pin_min_size)},
+        {"GDRHOOK_VERIFY", c.verify ? "1" : "0"},
+        {"GDRHOOK_CACHE_MAX_BYTES", std::to_string(c.cache_max_bytes)},
+        {"GDRHOOK_CACHE_MAX_ENTRIES", std::to_string(c.cache_max_entries)},
+        {"GDRHOOK_SAMPLE_MS", std::to_string(c.sample_ms)},
+    };
 }
 
 const char *to_string(LogLevel level)

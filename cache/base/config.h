@@ -20,8 +20,11 @@ enum class PinPolicy { off, alloc, demand };
 struct Config {
     bool disabled = false;                 // GDRHOOK_DISABLE
     LogLevel log_level = LogLevel::warn;   // GDRHOOK_LOG_LEVEL
-    std::string events_path;               // GDRHOOK_EVENTS, %p expanded
+    std::string events_path;               // GDRHOOK_EVENTS, %p %h %r expanded
     std::string events_pattern;            // GDRHOOK_EVENTS as written (a forked child expands it again)
+    std::string host;                      // the short host name (%h)
+    std::string rank;                      // the rank (%r), "" when unknown
+    std::string rank_from;                 // the variable the rank came from
     size_t queue_capacity = 4096;          // GDRHOOK_QUEUE_CAPACITY
     Backend backend = Backend::auto_select;// GDRHOOK_BACKEND
     PinPolicy pin = PinPolicy::demand;     // GDRHOOK_PIN
@@ -45,8 +48,26 @@ using EnvLookup = std::function<const char *(const char *name)>;
 
 Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics);
 
-// Expands %p to the pid and %% to %; other text is kept as written.
-std::string expand_path_pattern(const std::string &pattern, int pid);
+// What a log name's pattern may say: %p the pid, %h the short host name,
+// %r the rank ("x" when unknown), %% a %.
+struct PathNames {
+    int pid = 0;
+    std::string host;
+    std::string rank;
+};
+
+// The pattern with its % sequences expanded; false (and `error` says
+// which) for any other % sequence, or a % at the end.
+bool expand_path_pattern(const std::string &pattern, const PathNames &names, std::string &out,
+                         std::string &error);
+
+// The variables that name a process's rank, in the order they are asked.
+inline constexpr const char *rank_variables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
+                                                 "PMI_RANK", "SLURM_PROCID"};
+
+// The effective value of every GDRHOOK_* setting, by variable name, as
+// text: GDRHOOK_EVENTS as written.
+std::vector<std::pair<std::string, std::string>> config_values(const Config &config);
 
 const char *to_string(LogLevel level);
 const char *to_string(Backend backend);

@@ -68,6 +68,12 @@ struct DriverQueries {
     int32_t (*current_device)() = nullptr;
     // The functions the cache's backends call (cache/base/driver_api.h).
     void (*driver_api)(DriverApi *out) = nullptr;
+    // For the log's process line: the driver's version (-1 if unknown), its
+    // device count, and a device's name, UUID ("GPU-...") and PCI bus id.
+    int (*driver_version)() = nullptr;
+    int (*device_count)() = nullptr;
+    bool (*device_identity)(int ordinal, char *name, size_t name_size, char *uuid,
+                            size_t uuid_size, char *pci_bus_id, size_t pci_size) = nullptr;
 };
 
 } // namespace gdrhook

@@ -9,7 +9,9 @@
 #include "cache/base/diagnostics.h"
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
+#include "cache/base/clock.h"
 #include "cache/events/event_clock.h"
+#include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
 #include "cache/prim/hot_arena.h"
 #include "cache/registration/pin_events.h"
@@ -75,15 +77,51 @@ void after_fork_in_child()
     rt.tracker.reinitialize_locks_after_fork();
     process_cache_after_fork_in_child();
     rt.pipeline->after_fork_in_child(rt.pid);
-    // A pattern with %p names a file of the child's own.
-    std::string path = expand_path_pattern(rt.config.events_pattern, rt.pid);
-    if (path != rt.log.path()) {
+    // A pattern with %p names a file of the child's own; without, the
+    // child appends to its parent's, after a process line of its own.
+    std::string path, unused;
+    if (!rt.config.events_pattern.empty() &&
+        expand_path_pattern(rt.config.events_pattern,
+                            PathNames{rt.pid, rt.config.host, rt.config.rank}, path, unused)) {
         std::string error = rt.log.open(path);
         if (!error.empty())
             diagnostics().error("{}", error);
     }
     if (rt.unpinner)
         rt.unpinner->note_fork_in_child();
+}
+
+// The log's first line (process_line.h), made when the log file is: the
+// driver has been initialized by then (an allocation or a free happened).
+std::string describe_process(const Runtime &rt, int pid)
+{
+    ProcessDescription p;
+    p.host = rt.config.host;
+    p.rank = rt.config.rank;
+    p.rank_from = rt.config.rank_from;
+    p.ppid = static_cast<int>(getppid());
+    read_command_line(p);
+    p.version = GDRHOOK_VERSION;
+    p.config = config_values(rt.config);
+    const DriverQueries &q = rt.queries;
+    if (q.driver_version && (p.driver_version = q.driver_version()) >= 0 && q.device_count) {
+        const int count = q.device_count();
+        for (int ordinal = 0; ordinal < count && q.device_identity; ++ordinal) {
+            char name[256] = {}, uuid[64] = {}, pci[32] = {};
+            if (q.device_identity(ordinal, name, sizeof name, uuid, sizeof uuid, pci, sizeof pci))
+                p.devices.push_back(DeviceDescription{ordinal, name, uuid, pci});
+        }
+    }
+    p.tsc = hot_line.event_clock_counts_tsc;
+    p.realtime_ns = realtime_ns();
+    p.monotonic_ns = monotonic_ns();
+#if defined(__x86_64__)
+    if (p.tsc) {
+        p.tsc_value = __rdtsc();
+        p.tsc_hz = event_clock_tsc_hz();
+    }
+#endif
+    return format_process_line(p, pid, current_tid());
 }
 
 void initialize(const DriverQueries &queries)
@@ -113,6 +151,7 @@ void initialize(const DriverQueries &queries)
     std::string error = rt->log.open(rt->config.events_path);
     if (!error.empty())
         diagnostics().error("{}; events are not logged", error);
+    rt->log.set_first_line([rt](int pid) { return describe_process(*rt, pid); });
     rt->pipeline = new (hot_arena_allocate(sizeof(EventPipeline), alignof(EventPipeline)))
         EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
     if (rt->config.pin != PinPolicy::off) {

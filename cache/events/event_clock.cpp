@@ -134,6 +134,21 @@ uint64_t event_realtime_ns(const Event &event)
 #endif
 }
 
+uint64_t event_clock_tsc_hz()
+{
+#if defined(__x86_64__)
+    if (!hot_line.event_clock_counts_tsc)
+        return 0;
+    const TscPair now = read_with_tsc(raw_ns);
+    if (now.tsc <= reference.tsc || now.ns <= reference.ns)
+        return 0;
+    return static_cast<uint64_t>(static_cast<double>(now.tsc - reference.tsc) * 1e9 /
+                                 static_cast<double>(now.ns - reference.ns));
+#else
+    return 0;
+#endif
+}
+
 Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
                  uint64_t size)
 {

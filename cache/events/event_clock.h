@@ -61,6 +61,10 @@ inline uint64_t queued_time_now()
     return realtime_ns();
 }
 
+// The TSC's rate as the event clock measured it since it started; 0 when
+// events do not carry the TSC.
+uint64_t event_clock_tsc_hz();
+
 // An event stamped now, with the calling thread's id.
 Event make_event(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
                  uint64_t size);

@@ -68,7 +68,7 @@ std::string EventLog::open(const std::string &path)
     return {};
 }
 
-bool EventLog::create_file()
+bool EventLog::create_file(int pid)
 {
     auto sink = std::make_shared<AppendFileSink>(path_);
     if (sink->fd() < 0) {
@@ -80,12 +80,16 @@ bool EventLog::create_file()
     logger_ = std::make_shared<spdlog::logger>("gdrhook-events", std::move(sink));
     logger_->set_level(spdlog::level::info);
     logger_->flush_on(spdlog::level::off); // the worker flushes per batch
+    if (first_line_) {
+        const std::string line = first_line_(pid);
+        logger_->info(fmt::string_view(line.data(), line.size()));
+    }
     return true;
 }
 
 void EventLog::write(const Event &event, int pid)
 {
-    if (!logger_ && (!is_open() || !create_file()))
+    if (!logger_ && (!is_open() || !create_file(pid)))
         return;
     char line[max_line_size];
     size_t length = format_event_line(event, pid, line);

@@ -8,6 +8,7 @@
 
 #include "cache/events/event.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,16 +36,22 @@ public:
     bool is_open() const { return !path_.empty() && !failed_; }
     const std::string &path() const { return path_; }
 
+    // What the file starts with (process_line.h), asked when the file is
+    // created: a process's first line says who wrote the log.
+    using FirstLine = std::function<std::string(int pid)>;
+    void set_first_line(FirstLine first_line) { first_line_ = std::move(first_line); }
+
     // Callers serialize write/flush (the pipeline's consumer lock).
     void write(const Event &event, int pid);
     void flush();
 
 private:
-    bool create_file(); // on the first line
+    bool create_file(int pid); // on the first line
 
     std::shared_ptr<spdlog::logger> logger_;
     std::string path_;
     bool failed_ = false;
+    FirstLine first_line_;
 };
 
 } // namespace gdrhook

@@ -111,9 +111,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             require(is_size_text(value));
     }
 
-    // %p and %% expansion never loses or invents text other than those.
+    // The % sequences never lose or invent text other than theirs; a
+    // pattern refused leaves no log.
     if (const char *events = lookup("GDRHOOK_EVENTS")) {
-        require(config.events_path == gdrhook::expand_path_pattern(events, pid));
+        std::string expanded, error;
+        if (gdrhook::expand_path_pattern(
+                events, gdrhook::PathNames{pid, config.host, config.rank}, expanded, error))
+            require(config.events_path == expanded);
+        else
+            require(config.events_path.empty() && !error.empty());
         if (!strchr(events, '%'))
             require(config.events_path == events);
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "event_lines.h"
 
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -30,12 +32,36 @@ bool parse_event_line(const std::string &line, EventLine &out)
     auto string_at = [&](std::string &s) {
         if (i >= line.size() || line[i] != '"')
             return false;
-        size_t end = line.find('"', i + 1);
-        if (end == std::string::npos)
+        size_t end = i + 1;
+        while (end < line.size() && line[end] != '"')
+            end += line[end] == '\\' ? 2 : 1; // escapes stay as written
+        if (end >= line.size())
             return false;
         s = line.substr(i + 1, end - i - 1);
         i = end + 1;
         return true;
+    };
+    // An array or object value (the process line's), kept as written.
+    auto nested_at = [&](std::string &s) {
+        size_t start = i, depth = 0;
+        bool in_string = false;
+        for (; i < line.size(); ++i) {
+            const char c = line[i];
+            if (in_string) {
+                if (c == '\\')
+                    ++i;
+                else if (c == '"')
+                    in_string = false;
+            } else if (c == '"') {
+                in_string = true;
+            } else if (c == '[' || c == '{') {
+                ++depth;
+            } else if ((c == ']' || c == '}') && --depth == 0) {
+                s = line.substr(start, ++i - start);
+                return true;
+            }
+        }
+        return false;
     };
     skip();
     if (i >= line.size() || line[i++] != '{')
@@ -52,9 +78,12 @@ bool parse_event_line(const std::string &line, EventLine &out)
         if (i < line.size() && line[i] == '"') {
             if (!string_at(value))
                 return false;
+        } else if (i < line.size() && (line[i] == '[' || line[i] == '{')) {
+            if (!nested_at(value))
+                return false;
         } else {
             size_t start = i;
-            while (i < line.size() && (isdigit(line[i]) || line[i] == '-'))
+            while (i < line.size() && (isalnum(line[i]) || line[i] == '-'))
                 ++i;
             if (start == i)
                 return false;
@@ -82,6 +111,15 @@ std::vector<EventLine> read_event_file(const std::string &path)
         lines.push_back(line);
     }
     return lines;
+}
+
+std::vector<EventLine> read_recorded_events(const std::string &path)
+{
+    std::vector<EventLine> events = read_event_file(path);
+    events.erase(std::remove_if(events.begin(), events.end(),
+                                [](const EventLine &e) { return e["ev"] == "process"; }),
+                 events.end());
+    return events;
 }
 
 RunResult run_program(const std::vector<std::string> &argv,

@@ -16,11 +16,16 @@ struct EventLine {
     bool has(const std::string &key) const { return fields.count(key) != 0; }
 };
 
-// Parses one line; returns false if it is not a flat JSON object.
+// Parses one line; returns false if it is not a JSON object. Nested values
+// (the process line's arrays and objects) are kept as written.
 bool parse_event_line(const std::string &line, EventLine &out);
 
 // Every line of a file (a malformed line fails the calling test).
 std::vector<EventLine> read_event_file(const std::string &path);
+
+// The same without the `process` lines: what the program's calls and the
+// worker recorded.
+std::vector<EventLine> read_recorded_events(const std::string &path);
 
 struct RunResult {
     int exit_status = -1;

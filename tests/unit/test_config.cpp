@@ -129,9 +129,43 @@ TEST_CASE("a bad GDRHOOK_SAMPLE_MS gives one line and sampling stays off")
     }
 }
 
-TEST_CASE("%p expands to the pid and %% to a percent sign")
+TEST_CASE("%p, %h and %r expand to the pid, the host and the rank; other % sequences are refused")
 {
-    CHECK(expand_path_pattern("a.%p.b", 7) == "a.7.b");
-    CHECK(expand_path_pattern("100%%-%p", 9) == "100%-9");
-    CHECK(expand_path_pattern("trailing%", 1) == "trailing%");
+    const PathNames names{7, "node3", "12"};
+    auto expanded = [&](const char *pattern, const PathNames &n) {
+        std::string out, error;
+        return expand_path_pattern(pattern, n, out, error) ? out : "error: " + error;
+    };
+    CHECK(expanded("a.%p.b", names) == "a.7.b");
+    CHECK(expanded("100%%-%p", names) == "100%-7");
+    CHECK(expanded("/shared/%h/rank%r.%p.jsonl", names) == "/shared/node3/rank12.7.jsonl");
+    CHECK(expanded("rank%r", PathNames{7, "node3", ""}) == "rankx");
+    CHECK(expanded("trailing%", names) == "error: a % at the end (known: %p %h %r %%)");
+    CHECK(expanded("bad%q", names) == "error: unknown sequence %q (known: %p %h %r %%)");
+}
+
+TEST_CASE("the rank comes from the first of the launchers' variables that is set")
+{
+    Diagnostics d;
+    Config c = parse({{"SLURM_PROCID", "5"}, {"PMI_RANK", "3"}, {"GDRHOOK_EVENTS", "r%r.jsonl"}}, d);
+    CHECK(d.empty());
+    CHECK(c.rank == "3");
+    CHECK(c.rank_from == "PMI_RANK");
+    CHECK(c.events_path == "r3.jsonl");
+    Config none = parse({{"RANK", "two"}, {"GDRHOOK_EVENTS", "r%r-%h.jsonl"}}, d);
+    CHECK(none.rank.empty()); // not a number: as if unset, and the later ones are not asked
+    CHECK(none.events_path == "rx-" + none.host + ".jsonl");
+    CHECK(!none.host.empty());
+    CHECK(none.host.find('.') == std::string::npos);
+}
+
+TEST_CASE("a GDRHOOK_EVENTS pattern with an unknown sequence is refused, and nothing is logged")
+{
+    Diagnostics d;
+    Config c = parse({{"GDRHOOK_EVENTS", "/tmp/%t.jsonl"}}, d);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0] == "gdrhook: GDRHOOK_EVENTS='/tmp/%t.jsonl' is not valid: unknown sequence %t "
+                  "(known: %p %h %r %%); no events are logged");
+    CHECK(c.events_path.empty());
+    CHECK(c.events_pattern.empty());
 }

@@ -125,7 +125,7 @@ RunResult check_exercise(const std::string &mode, const std::string &via,
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
 
-    std::vector<EventLine> events = read_event_file(log);
+    std::vector<EventLine> events = read_recorded_events(log);
     std::vector<std::string> addresses = logged_addresses(run.output);
     REQUIRE(events.size() == std::size(exercise_events));
     REQUIRE(addresses.size() == events.size());
@@ -198,7 +198,7 @@ static RunResult check_runtime_frees(const std::string &preload)
     RunResult run = run_free_paths("runtime", env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
-    std::vector<EventLine> events = read_event_file(log);
+    std::vector<EventLine> events = read_recorded_events(log);
     std::vector<std::pair<std::string, std::string>> seen;
     for (const EventLine &e : events)
         seen.emplace_back(e["ev"], e["api"]);
@@ -240,7 +240,7 @@ static void check_threads(const std::string &capacity)
     RunResult run = run_free_paths("threads", env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
-    std::vector<EventLine> events = read_event_file(log);
+    std::vector<EventLine> events = read_recorded_events(log);
     size_t allocs = 0, frees = 0;
     std::set<long long> seqs;
     std::map<std::string, long long> live; // addr -> size, per thread order
@@ -287,7 +287,7 @@ TEST_CASE("after fork both processes log their own events, none twice")
 
     std::vector<size_t> sizes;
     for (const std::string &file : files) {
-        std::vector<EventLine> events = read_event_file(file);
+        std::vector<EventLine> events = read_recorded_events(file);
         std::set<std::string> pids;
         for (const EventLine &e : events)
             pids.insert(e["pid"]);
@@ -323,7 +323,7 @@ TEST_CASE("a bad variable is named in one line and the program still runs")
     CHECK(run.output.find("GDRHOOK_LOG_LEVEL='loud' is not valid: expected trace, debug, "
                           "info, warn, error, critical or off; using warn") !=
           std::string::npos);
-    CHECK(read_event_file(log).size() == std::size(exercise_events));
+    CHECK(read_recorded_events(log).size() == std::size(exercise_events));
 }
 
 TEST_CASE("loading the shim does nothing until CUDA is used")

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -213,4 +214,32 @@ TEST_CASE("a context teardown drops its allocations' registrations before their 
         unpinned_at_teardown += e["ev"] == "unpin" && e["reason"] == "invalidated";
     // The 40 pins of the dead contexts and the 40 of the buffers freed after.
     CHECK(unpinned_at_teardown == 2 * 4 * 10);
+}
+
+TEST_CASE("a log opens with a process line: host, rank, parent, command line, version, configuration, clock")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    auto env = pinning_environment(log);
+    env["SLURM_PROCID"] = "17";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "2", "2"},
+                                env);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    REQUIRE(events.size() > 1);
+    const EventLine &first = events.front();
+    CHECK(first["ev"] == "process");
+    CHECK(first.number("seq") == 0);
+    CHECK(first.number("rank") == 17);
+    CHECK(first["rank_from"] == "SLURM_PROCID");
+    CHECK(first.number("pid") == events.back().number("pid"));
+    CHECK(first.number("ppid") == static_cast<long long>(getpid()));
+    CHECK(!first["host"].empty());
+    CHECK(first["cmdline"].rfind(R"([")", 0) == 0);
+    CHECK(first["cmdline"].find("coherence_churn") != std::string::npos);
+    CHECK(first["config"].find(R"("GDRHOOK_PIN":"alloc")") != std::string::npos);
+    CHECK(!first["version"].empty());
+    CHECK(first["clock"].rfind(R"({"source":")", 0) == 0);
+    for (size_t i = 1; i < events.size(); ++i)
+        CHECK(events[i]["ev"] != "process"); // one per process
 }

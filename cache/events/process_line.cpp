@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/events/process_line.h"
+
+#include "cache/base/unique_fd.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace gdrhook {
+namespace {
+
+constexpr size_t cmdline_limit = 4096;
+
+// A JSON string: quotes, backslashes and control characters escaped; the
+// command line and the configuration are the program's text, not ours.
+void append_json_string(std::string &out, const std::string &text)
+{
+    static const char hex[] = "0123456789abcdef";
+    out += '"';
+    for (unsigned char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c < 0x20) {
+            out += "\\u00";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    out += '"';
+}
+
+void append_key(std::string &out, const char *key)
+{
+    out += ",\"";
+    out += key;
+    out += "\":";
+}
+
+} // namespace
+
+void read_command_line(ProcessDescription &out)
+{
+    UniqueFd file(open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC));
+    if (!file.valid())
+        return;
+    std::string text(cmdline_limit + 1, '\0');
+    size_t length = 0;
+    while (length < text.size()) {
+        ssize_t n = read(file.get(), &text[length], text.size() - length);
+        if (n <= 0)
+            break;
+        length += static_cast<size_t>(n);
+    }
+    out.cmdline_truncated = length > cmdline_limit;
+    text.resize(std::min(length, cmdline_limit));
+    size_t start = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\0') {
+            out.cmdline.push_back(text.substr(start, i - start));
+            start = i + 1;
+        }
+    }
+    // An argument cut at the limit is dropped whole.
+    if (start < text.size())
+        out.cmdline_truncated = true;
+}
+
+std::string format_process_line(const ProcessDescription &p, int pid, int tid)
+{
+    std::string out = "{\"ts_ns\":" + std::to_string(p.realtime_ns) +
+                      ",\"seq\":0,\"pid\":" + std::to_string(pid) +
+                      ",\"tid\":" + std::to_string(tid) +
+                      ",\"ev\":\"process\",\"api\":\"gdrhook\",\"addr\":\"0x0\",\"size\":0,"
+                      "\"dev\":-1,\"rc\":0,\"via\":\"symbol\"";
+    append_key(out, "host");
+    append_json_string(out, p.host);
+    if (!p.rank.empty()) {
+        append_key(out, "rank");
+        out += p.rank;
+        append_key(out, "rank_from");
+        append_json_string(out, p.rank_from);
+    }
+    append_key(out, "ppid");
+    out += std::to_string(p.ppid);
+    append_key(out, "cmdline");
+    out += '[';
+    for (size_t i = 0; i < p.cmdline.size(); ++i) {
+        if (i)
+            out += ',';
+        append_json_string(out, p.cmdline[i]);
+    }
+    out += ']';
+    if (p.cmdline_truncated)
+        out += ",\"cmdline_truncated\":true";
+    append_key(out, "version");
+    append_json_string(out, p.version);
+    append_key(out, "config");
+    out += '{';
+    for (size_t i = 0; i < p.config.size(); ++i) {
+        if (i)
+            out += ',';
+        append_json_string(out, p.config[i].first);
+        out += ':';
+        append_json_string(out, p.config[i].second);
+    }
+    out += '}';
+    if (p.driver_version >= 0) {
+        append_key(out, "driver_version");
+        out += std::to_string(p.driver_version);
+        append_key(out, "devices");
+        out += '[';
+        for (size_t i = 0; i < p.devices.size(); ++i) {
+            const DeviceDescription &d = p.devices[i];
+            out += i ? ",{\"ordinal\":" : "{\"ordinal\":";
+            out += std::to_string(d.ordinal);
+            append_key(out, "name");
+            append_json_string(out, d.name);
+            append_key(out, "uuid");
+            append_json_string(out, d.uuid);
+            append_key(out, "pci_bus_id");
+            append_json_string(out, d.pci_bus_id);
+            out += '}';
+        }
+        out += ']';
+    }
+    append_key(out, "clock");
+    out += p.tsc ? "{\"source\":\"tsc\"" : "{\"source\":\"realtime\"";
+    out += ",\"realtime_ns\":" + std::to_string(p.realtime_ns);
+    out += ",\"monotonic_ns\":" + std::to_string(p.monotonic_ns);
+    if (p.tsc) {
+        out += ",\"tsc\":" + std::to_string(p.tsc_value);
+        out += ",\"tsc_hz\":" + std::to_string(p.tsc_hz);
+    }
+    out += "}}\n";
+    return out;
+}
+
+} // namespace gdrhook
