@@ -49,7 +49,7 @@ unreadable_files)
     run 2 log summary /nonexistent/x.jsonl; has "$err" "cannot open '/nonexistent/x.jsonl'"
     run 2 log check "$D/good_pid100.jsonl" /nonexistent/x.jsonl; has "$err" "No such file"
     has "$out" "8 event(s)" # the readable file is still checked
-    run 2 log summary "$D"; has "$err" "is a directory"
+    run 2 log summary "$D"; has "$err" "Is a directory"
     if [ "$(id -u)" != 0 ]; then
         cp "$D/good_pid100.jsonl" "$tmp/secret.jsonl"; chmod 000 "$tmp/secret.jsonl"
         run 2 log summary "$tmp/secret.jsonl"; has "$err" "Permission denied"

@@ -2,6 +2,7 @@
 #include "merged_reader.h"
 #include "test_support.h"
 
+#include <cerrno>
 #include <sstream>
 
 using namespace gdrhook::cli;
@@ -136,10 +137,12 @@ TEST_CASE("a file that cannot be opened is an error naming it", "[reader]")
     Collect sink;
     StringTable strings;
     LogFileReader reader(0, strings, sink);
-    Status status = reader.open("/nonexistent/gdrhook.jsonl");
+    gdrhook::Status status = reader.open("/nonexistent/gdrhook.jsonl");
     REQUIRE_FALSE(status.ok());
-    CHECK(status.message().find("/nonexistent/gdrhook.jsonl") != std::string::npos);
-    CHECK(status.message().find("No such file") != std::string::npos);
+    CHECK(status.code == gdrhook::StatusCode::io_error);
+    CHECK(status.detail == ENOENT);
+    std::string message = file_error("/nonexistent/gdrhook.jsonl", status);
+    CHECK(message == "cannot open '/nonexistent/gdrhook.jsonl': No such file or directory");
 }
 
 TEST_CASE("several files merge by timestamp, each keeping its own order", "[reader]")

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // Helpers the CLI's unit tests share: temporary files, and replaying
 // JSON lines through any consumer with an add(event, where).
-#ifndef GDRHOOK_TESTS_CLI_TEST_SUPPORT_H
-#define GDRHOOK_TESTS_CLI_TEST_SUPPORT_H
+#pragma once
 
 #include "log_reader.h"
 
@@ -16,7 +15,7 @@
 
 namespace gdrhook::cli::test {
 
-/// A file in the temporary directory, removed at the end of the test.
+// A file in the temporary directory, removed at the end of the test.
 class TempFile {
 public:
     explicit TempFile(const std::string &contents)
@@ -37,8 +36,8 @@ private:
     std::string path_;
 };
 
-/// Parses each line (all must be well formed) and feeds it to @p consumer,
-/// with its 1-based line number in file 0.
+// Parses each line (all must be well formed) and feeds it to @p consumer,
+// with its 1-based line number in file 0.
 template <typename Consumer>
 void replay(Consumer &consumer, const std::vector<std::string> &lines)
 {
@@ -53,7 +52,7 @@ void replay(Consumer &consumer, const std::vector<std::string> &lines)
     }
 }
 
-/// One event line in the shim's format, with extra keys appended.
+// One event line in the shim's format, with extra keys appended.
 inline std::string line(int64_t ts, int pid, const char *ev, const char *api, uint64_t addr,
                         uint64_t size, int rc = 0, const std::string &extra = "")
 {
@@ -67,4 +66,3 @@ inline std::string line(int64_t ts, int pid, const char *ev, const char *api, ui
 
 } // namespace gdrhook::cli::test
 
-#endif

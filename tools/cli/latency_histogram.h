@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_LATENCY_HISTOGRAM_H
-#define GDRHOOK_TOOLS_LATENCY_HISTOGRAM_H
+#pragma once
 
 #include <array>
 #include <cstdint>
 
 namespace gdrhook::cli {
 
-/// Percentiles of non-negative durations in fixed memory: log-linear
-/// buckets (each power of two split into 32 steps), so any percentile is
-/// within about 3% of the true value however many samples there are.
-/// Minimum, maximum and mean are exact.
+// Percentiles of non-negative durations in fixed memory: log-linear
+// buckets (each power of two split into 32 steps), so any percentile is
+// within about 3% of the true value however many samples there are.
+// Minimum, maximum and mean are exact.
 class LatencyHistogram {
 public:
     void add(int64_t value_ns);
@@ -20,7 +19,7 @@ public:
     int64_t max() const { return count_ ? max_ : 0; }
     double mean() const { return count_ ? sum_ / static_cast<double>(count_) : 0.0; }
 
-    /// The value at fraction @p q (0..1) of the samples; 0 when empty.
+    // The value at fraction @p q (0..1) of the samples; 0 when empty.
     int64_t percentile(double q) const;
 
 private:
@@ -39,4 +38,3 @@ private:
 
 } // namespace gdrhook::cli
 
-#endif

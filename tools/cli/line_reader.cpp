@@ -21,14 +21,22 @@ Status LineReader::open(const std::string &path)
     path_ = path;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return Status::error("cannot open '" + path + "': " + std::strerror(errno));
-    fd_ = UniqueFd(fd);
+        return Status::error(StatusCode::io_error, errno, "cannot open");
+    fd_.reset(fd);
     struct stat st;
     if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-        return Status::error("cannot read '" + path + "': it is a directory");
+        return Status::error(StatusCode::invalid, EISDIR, "cannot read");
     // One pass from start to end: let the kernel read ahead generously.
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    return {};
+    return Status::success();
+}
+
+std::string file_error(const std::string &path, const Status &status)
+{
+    std::string message = std::string(status.what) + " '" + path + "'";
+    if (status.detail)
+        message += std::string(": ") + std::strerror(status.detail);
+    return message;
 }
 
 bool LineReader::fill()

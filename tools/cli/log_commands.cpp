@@ -5,7 +5,7 @@
 
 #include "check.h"
 #include "merged_reader.h"
-#include "status.h"
+#include "exit_code.h"
 #include "summary.h"
 #include "timeline.h"
 
@@ -25,8 +25,8 @@ struct ReadOutcome {
     bool input_ok() const { return unreadable == 0 && malformed == 0; }
 };
 
-/// Reads every file in time order into @p consume(event, where); problems
-/// with the input go to @p err as "gdrhook: ..." or "FILE:LINE: ...".
+// Reads every file in time order into @p consume(event, where); problems
+// with the input go to @p err as "gdrhook: ..." or "FILE:LINE: ...".
 template <typename Consumer>
 ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&consume)
 {

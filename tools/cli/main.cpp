@@ -7,7 +7,7 @@
 #include "doctor.h"
 #include "log_commands.h"
 #include "run_command.h"
-#include "status.h"
+#include "exit_code.h"
 
 #include <CLI/CLI.hpp>
 

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_MEMORY_STATE_H
-#define GDRHOOK_TOOLS_MEMORY_STATE_H
+#pragma once
 
 #include "log_event.h"
 #include "string_table.h"
@@ -15,10 +14,10 @@
 
 namespace gdrhook::cli {
 
-/// A pin that is still held, with what happened to its memory since.
+// A pin that is still held, with what happened to its memory since.
 struct PinRecord {
     int64_t pid = 0;
-    uint64_t key = 0;        ///< the handle, or the address when the line had none
+    uint64_t key = 0;        // the handle, or the address when the line had none
     bool has_handle = false;
     uint64_t addr = 0;
     uint64_t size = 0;
@@ -26,25 +25,25 @@ struct PinRecord {
     std::string_view api;
     SourceLocation pinned_at;
 
-    bool freed = false;              ///< a successful free overlapped it
+    bool freed = false;              // a successful free overlapped it
     SourceLocation freed_at;
-    std::string_view freed_by;       ///< the free's API
-    bool unpin_failed = false;       ///< an unpin of it returned an error
+    std::string_view freed_by;       // the free's API
+    bool unpin_failed = false;       // an unpin of it returned an error
     SourceLocation failed_unpin_at;
     int64_t failed_unpin_rc = 0;
 };
 
-/// What one event did beyond the ordinary, for the checker.
+// What one event did beyond the ordinary, for the checker.
 struct Outcome {
-    /// A pin reused the key of a pin still held: that older pin is lost.
+    // A pin reused the key of a pin still held: that older pin is lost.
     std::optional<PinRecord> displaced;
-    /// An unpin or revoke whose handle is not held in that process.
+    // An unpin or revoke whose handle is not held in that process.
     bool unmatched_release = false;
 };
 
-/// Replays alloc/free/pin/unpin/revoke/ctx_destroy per process: live GPU
-/// bytes, pinned bytes and the pins still held. Memory grows with what is
-/// live at one time, never with the length of the log.
+// Replays alloc/free/pin/unpin/revoke/ctx_destroy per process: live GPU
+// bytes, pinned bytes and the pins still held. Memory grows with what is
+// live at one time, never with the length of the log.
 class MemoryState {
 public:
     Outcome apply(const LogEvent &event, const SourceLocation &where);
@@ -53,14 +52,14 @@ public:
         uint64_t live_gpu_bytes = 0;
         uint64_t pinned_bytes = 0;
     };
-    /// The process's figures after the last event applied to it.
+    // The process's figures after the last event applied to it.
     Process process(int64_t pid) const;
 
     uint64_t total_live_gpu_bytes() const { return total_live_; }
     uint64_t total_pinned_bytes() const { return total_pinned_; }
     uint64_t live_allocations() const;
 
-    /// Every pin still held, in no particular order.
+    // Every pin still held, in no particular order.
     std::vector<const PinRecord *> open_pins() const;
 
 private:
@@ -95,10 +94,9 @@ private:
     uint64_t total_pinned_ = 0;
 };
 
-/// The key a pin is matched by: its handle, else its address (tagged so it
-/// cannot collide with a handle).
+// The key a pin is matched by: its handle, else its address (tagged so it
+// cannot collide with a handle).
 uint64_t pin_key(const LogEvent &event);
 
 } // namespace gdrhook::cli
 
-#endif

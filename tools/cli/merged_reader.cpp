@@ -40,7 +40,7 @@ std::vector<std::string> MergedLogReader::open()
         auto reader = std::make_unique<LogFileReader>(static_cast<uint32_t>(i), *strings_, sink_);
         Status status = reader->open(paths_[i]);
         if (!status.ok()) {
-            errors.push_back(status.message());
+            errors.push_back(file_error(paths_[i], status));
             continue;
         }
         sources_[i].reader = std::move(reader);

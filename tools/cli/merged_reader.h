@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_MERGED_READER_H
-#define GDRHOOK_TOOLS_MERGED_READER_H
+#pragma once
 
 #include "log_reader.h"
 
@@ -12,8 +11,8 @@
 
 namespace gdrhook::cli {
 
-/// Reports malformed lines as "FILE:LINE: malformed line: REASON" on a
-/// stream, the first few per file, and counts them all.
+// Reports malformed lines as "FILE:LINE: malformed line: REASON" on a
+// stream, the first few per file, and counts them all.
 class MalformedLineReport : public MalformedLineSink {
 public:
     static constexpr uint64_t shown_per_file = 20;
@@ -21,7 +20,7 @@ public:
     MalformedLineReport(std::ostream &out, const std::vector<std::string> &paths);
     void malformed(uint32_t file, uint64_t line, const std::string &reason) override;
 
-    /// Prints how many were not shown, per file.
+    // Prints how many were not shown, per file.
     void finish();
     uint64_t total() const { return total_; }
 
@@ -32,27 +31,27 @@ private:
     uint64_t total_ = 0;
 };
 
-/// Reads several logs (one per process, usually) as one stream ordered by
-/// ts_ns. Each file keeps its own order: a process's events are written in
-/// the order they were recorded, which is what per-process checks need,
-/// while ts_ns from different threads may step back slightly. Memory is one
-/// buffer and one pending event per file.
+// Reads several logs (one per process, usually) as one stream ordered by
+// ts_ns. Each file keeps its own order: a process's events are written in
+// the order they were recorded, which is what per-process checks need,
+// while ts_ns from different threads may step back slightly. Memory is one
+// buffer and one pending event per file.
 class MergedLogReader {
 public:
     MergedLogReader(std::vector<std::string> paths, MalformedLineSink &sink);
 
-    /// Opens every file; returns one message per file that cannot be read.
-    /// The files that open are still read.
+    // Opens every file; returns one message per file that cannot be read.
+    // The files that open are still read.
     std::vector<std::string> open();
 
-    /// Skip events before this time (gdrhook run: only this run's events).
+    // Skip events before this time (gdrhook run: only this run's events).
     void set_min_ts(int64_t ts_ns) { min_ts_ = ts_ns; }
 
-    /// The next event across all files, or nullptr at the end. The event
-    /// stays valid until the next call.
+    // The next event across all files, or nullptr at the end. The event
+    // stays valid until the next call.
     const LogEvent *next(SourceLocation &where);
 
-    /// Read errors met while reading (a file that went away, EIO).
+    // Read errors met while reading (a file that went away, EIO).
     std::vector<std::string> read_errors() const;
 
     const std::vector<std::string> &paths() const { return paths_; }
@@ -81,4 +80,3 @@ private:
 
 } // namespace gdrhook::cli
 
-#endif

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_SUMMARY_H
-#define GDRHOOK_TOOLS_SUMMARY_H
+#pragma once
 
 #include "latency_histogram.h"
 #include "log_event.h"
@@ -18,22 +17,22 @@
 
 namespace gdrhook::cli {
 
-/// Counts and bytes for one row of the summary.
+// Counts and bytes for one row of the summary.
 struct Tally {
     uint64_t count = 0;
-    uint64_t failed = 0; ///< rc != 0
-    uint64_t bytes = 0;  ///< of the successful ones
+    uint64_t failed = 0; // rc != 0
+    uint64_t bytes = 0;  // of the successful ones
 };
 
-/// First, last and highest value of one measurement across a process's
-/// samples.
+// First, last and highest value of one measurement across a process's
+// samples.
 struct SampleRange {
     uint64_t first = 0;
     uint64_t last = 0;
     uint64_t max = 0;
 };
 
-/// What the `sample` events of one process (GDRHOOK_SAMPLE_MS) showed.
+// What the `sample` events of one process (GDRHOOK_SAMPLE_MS) showed.
 struct ProcessSamples {
     uint64_t count = 0;
     int64_t first_ts_ns = 0;
@@ -42,19 +41,19 @@ struct ProcessSamples {
     SampleRange fds;
 };
 
-/// Everything `log summary` reports. Built in one pass, in memory bounded
-/// by what is live at one time and by the number of distinct API names.
+// Everything `log summary` reports. Built in one pass, in memory bounded
+// by what is live at one time and by the number of distinct API names.
 struct Summary {
     uint64_t files = 0;
     uint64_t bytes_read = 0;
     uint64_t malformed_lines = 0;
-    uint64_t events = 0; ///< well-formed lines, unknown kinds included
+    uint64_t events = 0; // well-formed lines, unknown kinds included
     uint64_t processes = 0;
     int64_t first_ts_ns = 0;
     int64_t last_ts_ns = 0;
 
     std::array<Tally, event_kind_count> by_kind{};
-    std::map<std::pair<std::string, std::string>, Tally> by_api; ///< (ev, api)
+    std::map<std::pair<std::string, std::string>, Tally> by_api; // (ev, api)
     std::map<std::string, Tally> allocs_by_mem_kind;
     std::map<std::string, Tally> pins_by_backend;
 
@@ -71,14 +70,14 @@ struct Summary {
     LatencyHistogram unpin_delay;
 
     uint64_t verify_findings = 0;
-    std::map<std::string, uint64_t> error_messages; ///< capped, see SummaryBuilder
+    std::map<std::string, uint64_t> error_messages; // capped, see SummaryBuilder
 
-    std::map<int64_t, ProcessSamples> samples; ///< by pid; processes with samples only
+    std::map<int64_t, ProcessSamples> samples; // by pid; processes with samples only
 };
 
 class SummaryBuilder {
 public:
-    /// Distinct error messages kept; further ones are counted as "(other)".
+    // Distinct error messages kept; further ones are counted as "(other)".
     static constexpr size_t max_error_messages = 64;
 
     void add(const LogEvent &event, const SourceLocation &where);
@@ -105,12 +104,11 @@ private:
     std::unordered_map<std::string_view, Tally> pins_by_backend_;
 };
 
-/// The human-readable report.
+// The human-readable report.
 void print_summary(std::ostream &out, const Summary &summary);
 
-/// The same as one JSON object (stable keys, for scripts).
+// The same as one JSON object (stable keys, for scripts).
 std::string summary_json(const Summary &summary);
 
 } // namespace gdrhook::cli
 
-#endif

@@ -7,8 +7,8 @@ namespace gdrhook::cli {
 
 namespace {
 
-/// One value into a bucket's highest and last; the first value a bucket
-/// gets is its highest so far.
+// One value into a bucket's highest and last; the first value a bucket
+// gets is its highest so far.
 void record(bool seen_before, uint64_t value, uint64_t &max, uint64_t &last)
 {
     max = seen_before ? std::max(max, value) : value;
