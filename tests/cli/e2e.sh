@@ -84,8 +84,24 @@ summary)
         fail "summary --json"
     ;;
 check_passes)
-    run 0 log check "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    run 0 log check "$D/good_pid100.jsonl"
     has "$out" "gdrhook log check: OK"
+    # good_pid200.jsonl logs a failed pin (an error event): expected here.
+    run 0 log check --allow "error:pin failed" "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    has "$out" "gdrhook log check: OK"; has "$out" "allowed: error 1"
+    run 0 log check --allow error "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    run 2 log check --allow errors "$D/good_pid100.jsonl"; has "$err" "unknown problem kind 'errors'"
+    ;;
+check_error_events)
+    run 1 log check "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    has "$out" "good_pid200.jsonl:8: error event: pid 200, cuMemAlloc_v2 0x0 + 0 B (rc 2): pin failed: out of BAR1"
+    has "$out" "FAILED: 1 problem(s)"
+    run 1 log check --allow "error:export" "$D/good_pid100.jsonl" "$D/good_pid200.jsonl"
+    ;;
+check_revoke_without_unpin)
+    run 1 log check "$D/revoked_not_unpinned.jsonl"
+    has "$out" "revoked_not_unpinned.jsonl:3: revoked pin never unpinned: pid 600, handle 4"
+    has "$out" "FAILED: 1 problem(s)"
     ;;
 check_pin_never_unpinned)
     run 1 log check "$D/killed.jsonl"
@@ -102,14 +118,17 @@ check_verify_errors)
     has "$out" "verify.jsonl:2: verify-mode finding"
     has "$out" "verify.jsonl:3: verify-mode finding"
     has "$out" "verify-mode finding: 2"
+    has "$out" "verify.jsonl:4: error event: pid 500, cuMemGetHandleForAddressRange"
+    run 1 log check --allow error "$D/verify.jsonl"; has "$out" "FAILED: 2 problem(s)"
     ;;
 check_double_unpin)
     run 1 log check "$D/double_unpin.jsonl"
     has "$out" "double_unpin.jsonl:3: unpin or revoke of a handle that is not pinned"
     ;;
 check_all_problems_together)
-    run 1 log check "$D/good_pid100.jsonl" "$D/killed.jsonl" "$D/freed_pinned.jsonl" "$D/verify.jsonl"
-    has "$out" "FAILED: 4 problem(s)"
+    run 1 log check "$D/good_pid100.jsonl" "$D/killed.jsonl" "$D/freed_pinned.jsonl" "$D/verify.jsonl" \
+        "$D/revoked_not_unpinned.jsonl"
+    has "$out" "FAILED: 6 problem(s)"
     ;;
 timeline)
     run 0 log timeline "$D/good_pid100.jsonl" "$D/good_pid200.jsonl" "$D/killed.jsonl" -o "$tmp/t.svg"

@@ -69,7 +69,7 @@ int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
 
 int log_check(const LogOptions &options, std::ostream &out, std::ostream &err)
 {
-    Checker checker;
+    Checker checker(options.check);
     ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
         checker.add(event, where);
     });

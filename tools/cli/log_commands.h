@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "check.h"
+
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -13,6 +15,8 @@ struct LogOptions {
     bool json = false;       // summary: JSON instead of text
     std::string output;      // timeline: the SVG to write
     int64_t min_ts_ns = INT64_MIN; // ignore events before (gdrhook run)
+    std::vector<std::string> allow; // check: --allow values, as given
+    CheckOptions check;      // check: the problems they allow
 };
 
 // `gdrhook log summary`: exit_ok, or exit_input when a file could not be

@@ -131,7 +131,11 @@ Outcome MemoryState::on_pin(ProcessState &p, const LogEvent &event, const Source
         outcome.displaced = old->second;
         close_pin(p, key);
     }
-    p.revoked.erase(key);
+    auto revoked = p.revoked.find(key);
+    if (revoked != p.revoked.end()) {
+        outcome.revoked_not_unpinned = revoked->second;
+        p.revoked.erase(revoked);
+    }
     PinRecord pin;
     pin.pid = event.pid;
     pin.key = key;
@@ -172,7 +176,7 @@ Outcome MemoryState::on_release(ProcessState &p, const LogEvent &event,
         return outcome;
     }
     if (event.kind == EventKind::revoke)
-        p.revoked.insert(key);
+        p.revoked[key] = RevokedPin{found->second, where};
     close_pin(p, key);
     return outcome;
 }
@@ -209,13 +213,29 @@ uint64_t MemoryState::live_allocations() const
     return count;
 }
 
+namespace {
+
+// Pointers to the values of one per-process map, across every process.
+template <typename Value, typename Processes, typename Member>
+std::vector<const Value *> collect(const Processes &processes, Member member)
+{
+    std::vector<const Value *> values;
+    for (const auto &process : processes)
+        for (const auto &entry : process.second.*member)
+            values.push_back(&entry.second);
+    return values;
+}
+
+} // namespace
+
 std::vector<const PinRecord *> MemoryState::open_pins() const
 {
-    std::vector<const PinRecord *> pins;
-    for (const auto &process : processes_)
-        for (const auto &entry : process.second.pins)
-            pins.push_back(&entry.second);
-    return pins;
+    return collect<PinRecord>(processes_, &ProcessState::pins);
+}
+
+std::vector<const RevokedPin *> MemoryState::revoked_pins() const
+{
+    return collect<RevokedPin>(processes_, &ProcessState::revoked);
 }
 
 } // namespace gdrhook::cli

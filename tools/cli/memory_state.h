@@ -9,7 +9,6 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace gdrhook::cli {
@@ -33,12 +32,21 @@ struct PinRecord {
     int64_t failed_unpin_rc = 0;
 };
 
+// A pin the kernel module revoked: no longer pinned, but its handle still
+// has to be unpinned (the module's protocol) and is waited for here.
+struct RevokedPin {
+    PinRecord pin;
+    SourceLocation revoked_at;
+};
+
 // What one event did beyond the ordinary, for the checker.
 struct Outcome {
     // A pin reused the key of a pin still held: that older pin is lost.
     std::optional<PinRecord> displaced;
     // An unpin or revoke whose handle is not held in that process.
     bool unmatched_release = false;
+    // A pin reused the key of a revoked pin whose unpin never came.
+    std::optional<RevokedPin> revoked_not_unpinned;
 };
 
 // Replays alloc/free/pin/unpin/revoke/ctx_destroy per process: live GPU
@@ -62,6 +70,9 @@ public:
     // Every pin still held, in no particular order.
     std::vector<const PinRecord *> open_pins() const;
 
+    // Every revoked pin whose unpin has not come, in no particular order.
+    std::vector<const RevokedPin *> revoked_pins() const;
+
 private:
     struct Allocation {
         uint64_t size = 0;
@@ -73,7 +84,7 @@ private:
         std::unordered_map<uint64_t, PinRecord> pins; // by key
         std::multimap<uint64_t, uint64_t> pins_by_addr; // address -> key
         uint64_t largest_pin = 0;
-        std::unordered_set<uint64_t> revoked; // keys revoked, unpin allowed
+        std::unordered_map<uint64_t, RevokedPin> revoked; // by key: the unpin is due
         uint64_t live_gpu_bytes = 0;
         uint64_t pinned_bytes = 0;
     };
