@@ -125,6 +125,9 @@ void Checker::keep(Problem problem)
     }
     ++result_.total_problems;
     ++result_.by_kind[static_cast<size_t>(problem.kind)];
+    ProcessKey key{problem.where.file, problem.pid};
+    ++problems_of_process_[key];
+    problem.who = processes_.identity(key);
     if (result_.problems.size() < max_kept)
         result_.problems.push_back(std::move(problem));
 }
@@ -132,6 +135,7 @@ void Checker::keep(Problem problem)
 void Checker::add(const LogEvent &event, const SourceLocation &where)
 {
     ++result_.events;
+    processes_.note(event, where);
     if (event.kind == EventKind::pin && event.rc == 0)
         ++result_.pins;
     if (event.kind == EventKind::error) {
@@ -175,10 +179,21 @@ CheckResult Checker::finish()
     }
     std::stable_sort(result_.problems.begin(), result_.problems.end(),
                      [](const Problem &a, const Problem &b) { return earlier(a.where, b.where); });
+    for (const auto &[key, count] : problems_of_process_)
+        result_.by_process.emplace_back(processes_.identity(key), count);
+    std::sort(result_.by_process.begin(), result_.by_process.end(), [](const auto &a, const auto &b) {
+        if (a.second != b.second)
+            return a.second > b.second;
+        return a.first.key.file != b.first.key.file ? a.first.key.file < b.first.key.file
+                                                    : a.first.key.pid < b.first.key.pid;
+    });
     return result_;
 }
 
 namespace {
+
+// Processes named on the "problems by process" line.
+constexpr size_t max_processes_listed = 20;
 
 std::string at(const std::vector<std::string> &paths, const SourceLocation &where)
 {
@@ -204,7 +219,7 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
                  uint64_t malformed_lines)
 {
     for (const Problem &p : r.problems) {
-        out << at(paths, p.where) << ": " << describe(p.kind) << ": pid " << p.pid << ", ";
+        out << at(paths, p.where) << ": " << describe(p.kind) << ": " << describe(p.who) << ", ";
         switch (p.kind) {
         case ProblemKind::never_unpinned:
             out << pin_name(p) << ", " << range(p);
@@ -247,6 +262,15 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
     }
     if (r.total_problems > r.problems.size())
         out << "... " << r.total_problems - r.problems.size() << " more problem(s) not shown\n";
+    if (r.by_process.size() > 1) {
+        out << "problems by process:";
+        for (size_t i = 0; i < r.by_process.size() && i < max_processes_listed; ++i)
+            out << (i ? ", " : " ") << short_label(r.by_process[i].first) << ' '
+                << r.by_process[i].second;
+        if (r.by_process.size() > max_processes_listed)
+            out << ", and " << r.by_process.size() - max_processes_listed << " more process(es)";
+        out << '\n';
+    }
 
     // Allowed problems (--allow) are only counted: "; allowed: error 3".
     std::string allowed;

@@ -3,11 +3,13 @@
 
 #include "log_event.h"
 #include "memory_state.h"
+#include "process_table.h"
 
 #include <array>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -56,6 +58,7 @@ struct Problem {
     ProblemKind kind;
     SourceLocation where;   // the line the problem is reported at
     int64_t pid = 0;
+    ProcessIdentity who;    // its host and rank, where the log says
     uint64_t handle = 0;    // the pin's key
     bool has_handle = false;
     uint64_t addr = 0;
@@ -80,6 +83,8 @@ struct CheckResult {
     std::array<uint64_t, problem_kind_count> by_kind{};
     std::array<uint64_t, problem_kind_count> allowed_by_kind{}; // counted only
     std::vector<Problem> problems; // sorted by file and line, at most max_kept
+    // Problems per process that has any, most first (allowed ones not).
+    std::vector<std::pair<ProcessIdentity, uint64_t>> by_process;
     bool passed() const { return total_problems == 0; }
 };
 
@@ -101,6 +106,8 @@ private:
     CheckOptions options_;
     CheckResult result_;
     MemoryState memory_;
+    ProcessTable processes_;
+    std::unordered_map<ProcessKey, uint64_t, ProcessKeyHash> problems_of_process_;
 };
 
 // One line per problem, "FILE:LINE: what: details", then a verdict line.

@@ -20,7 +20,9 @@ public:
     // Lines longer than this are reported as too long and skipped; the
     // shim's own lines are under 1 KiB.
     static constexpr size_t max_line = 64 * 1024;
-    static constexpr size_t chunk = 512 * 1024;
+    // How much one read() asks for, unless the caller says otherwise: one
+    // file read alone gets this; many files read together share a budget.
+    static constexpr size_t default_chunk = 512 * 1024;
 
     struct Line {
         const char *data = nullptr;
@@ -30,7 +32,13 @@ public:
         bool too_long = false;// data is empty; the line was skipped
     };
 
-    explicit LineReader(size_t padding);
+    // @p chunk: the buffer's size (it grows to hold a line up to max_line).
+    explicit LineReader(size_t padding, size_t chunk = default_chunk);
+
+    // Closes the file between reads and opens it again at its offset for
+    // the next one: for reading more files together than the process may
+    // hold open. Call before open().
+    void close_between_reads() { close_between_reads_ = true; }
 
     // Opens @p path. An error is io_error with the errno of open(), or
     // invalid with EISDIR for a directory; file_error() words it.
@@ -45,10 +53,16 @@ public:
 
 private:
     bool fill();
+    bool reopen();
+    void grow();
 
     UniqueFd fd_;
     std::string path_;
-    size_t alloc_size_;
+    bool opened_ = false;
+    bool close_between_reads_ = false;
+    size_t padding_;
+    size_t chunk_;      // bytes of the buffer lines may use
+    size_t alloc_size_; // chunk_ + padding_
     std::unique_ptr<char[]> buffer_;
     size_t begin_ = 0; // first unconsumed byte
     size_t end_ = 0;   // one past the last byte read

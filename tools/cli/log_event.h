@@ -10,9 +10,9 @@ namespace gdrhook::cli {
 // The "ev" values the tools act on. Anything else is `unknown` and is
 // ignored by every command (the schema only ever adds values).
 enum class EventKind : uint8_t {
-    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, unknown
+    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, process, unknown
 };
-inline constexpr int event_kind_count = 9;
+inline constexpr int event_kind_count = 10;
 
 std::string_view to_string(EventKind kind);
 EventKind event_kind_from(std::string_view name);
@@ -22,6 +22,20 @@ EventKind event_kind_from(std::string_view name);
 struct SourceLocation {
     uint32_t file = 0;
     uint64_t line = 0;
+};
+
+// What a `process` line (the first line a process writes) says about the
+// process that wrote the log; see the README's event log schema. Only the
+// keys the tools use are kept.
+struct ProcessInfo {
+    std::string host;      // short host name, "" when absent
+    bool has_rank = false;
+    int64_t rank = 0;
+    int64_t ppid = 0;
+    std::string cmdline;   // the arguments joined by spaces
+    std::string version;   // gdrhook's
+    std::string config;    // "GDRHOOK_X=v GDRHOOK_Y=w", sorted by name
+    int64_t driver_version = 0; // 0 when absent
 };
 
 // One line of the event log. String views point into a StringTable that
@@ -49,6 +63,7 @@ struct LogEvent {
     std::string_view via;     // "" when absent
     std::string_view mem_kind;// "kind" on alloc/free, "" when absent
     std::string msg;          // "msg" on error, "" when absent
+    ProcessInfo process;      // of a `process` line; empty otherwise
 
     // A sample's measurements (GDRHOOK_SAMPLE_MS); has_* as above.
     bool has_rss = false;

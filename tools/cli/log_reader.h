@@ -45,7 +45,14 @@ public:
 // Reads one event log file, in file order, in bounded memory.
 class LogFileReader {
 public:
+    // With a parser of its own.
     LogFileReader(uint32_t file_index, StringTable &strings, MalformedLineSink &sink);
+    // With @p parser, which it shares with the other files read at the same
+    // time (one line is parsed at a time), and a buffer of @p chunk bytes.
+    LogFileReader(uint32_t file_index, LineParser &parser, MalformedLineSink &sink, size_t chunk);
+
+    // See LineReader::close_between_reads().
+    void close_between_reads() { lines_.close_between_reads(); }
 
     Status open(const std::string &path);
 
@@ -58,7 +65,8 @@ public:
 private:
     uint32_t file_index_;
     MalformedLineSink &sink_;
-    LineParser parser_;
+    std::unique_ptr<LineParser> own_parser_;
+    LineParser &parser_;
     LineReader lines_;
 };
 

@@ -27,30 +27,35 @@ bool same_device(int64_t a, int64_t b)
 
 Outcome MemoryState::apply(const LogEvent &event, const SourceLocation &where)
 {
-    ProcessState &p = processes_[event.pid];
+    ProcessState &p = processes_[process_key(event, where)];
+    Outcome outcome;
     switch (event.kind) {
     case EventKind::alloc:
         if (event.rc == 0)
             on_alloc(p, event);
-        return {};
+        break;
     case EventKind::free:
         if (event.rc == 0) // a failed free frees nothing
             on_free(p, event, where);
-        return {};
+        break;
     case EventKind::ctx_destroy:
         if (event.rc == 0)
             on_ctx_destroy(p, event, where);
-        return {};
+        break;
     case EventKind::pin:
         if (event.rc == 0) // a failed pin holds nothing
-            return on_pin(p, event, where);
-        return {};
+            outcome = on_pin(p, event, where);
+        break;
     case EventKind::unpin:
     case EventKind::revoke:
-        return on_release(p, event, where);
+        outcome = on_release(p, event, where);
+        break;
     default:
-        return {};
+        break;
     }
+    outcome.live_gpu_bytes = p.live_gpu_bytes;
+    outcome.pinned_bytes = p.pinned_bytes;
+    return outcome;
 }
 
 void MemoryState::on_alloc(ProcessState &p, const LogEvent &event)
@@ -197,9 +202,9 @@ void MemoryState::close_pin(ProcessState &p, uint64_t key)
     p.pins.erase(found);
 }
 
-MemoryState::Process MemoryState::process(int64_t pid) const
+MemoryState::Process MemoryState::process(const ProcessKey &key) const
 {
-    auto found = processes_.find(pid);
+    auto found = processes_.find(key);
     if (found == processes_.end())
         return {};
     return {found->second.live_gpu_bytes, found->second.pinned_bytes};

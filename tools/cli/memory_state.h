@@ -2,6 +2,7 @@
 #pragma once
 
 #include "log_event.h"
+#include "process_table.h"
 #include "string_table.h"
 
 #include <cstdint>
@@ -47,6 +48,9 @@ struct Outcome {
     bool unmatched_release = false;
     // A pin reused the key of a revoked pin whose unpin never came.
     std::optional<RevokedPin> revoked_not_unpinned;
+    // The event's process after it.
+    uint64_t live_gpu_bytes = 0;
+    uint64_t pinned_bytes = 0;
 };
 
 // Replays alloc/free/pin/unpin/revoke/ctx_destroy per process: live GPU
@@ -61,7 +65,7 @@ public:
         uint64_t pinned_bytes = 0;
     };
     // The process's figures after the last event applied to it.
-    Process process(int64_t pid) const;
+    Process process(const ProcessKey &key) const;
 
     uint64_t total_live_gpu_bytes() const { return total_live_; }
     uint64_t total_pinned_bytes() const { return total_pinned_; }
@@ -97,7 +101,7 @@ private:
     void close_pin(ProcessState &p, uint64_t key);
     void drop_allocation(ProcessState &p, std::map<uint64_t, Allocation>::iterator it);
 
-    std::unordered_map<int64_t, ProcessState> processes_;
+    std::unordered_map<ProcessKey, ProcessState, ProcessKeyHash> processes_;
     // PinRecord's names point here, not into the reader's table: records
     // outlive the reader (the checker reports them after reading).
     StringTable names_;

@@ -34,10 +34,20 @@ private:
 // Reads several logs (one per process, usually) as one stream ordered by
 // ts_ns. Each file keeps its own order: a process's events are written in
 // the order they were recorded, which is what per-process checks need,
-// while ts_ns from different threads may step back slightly. Memory is one
-// buffer and one pending event per file.
+// while ts_ns from different threads may step back slightly.
+//
+// Memory is one buffer and one pending event per file, and one parser for
+// all: the buffers share a budget (buffer_budget: 64 KiB each for 1,024
+// files, 512 KiB for one), so a job's thousands of logs fit in bounded
+// memory. Files beyond what the process may hold open (RLIMIT_NOFILE, its
+// soft limit raised to the hard one) are closed between reads.
 class MergedLogReader {
 public:
+    static constexpr size_t buffer_budget = 64u << 20;
+    static constexpr size_t min_chunk = 64u << 10;
+    // Descriptors left for everything else (stdio, the output file).
+    static constexpr size_t reserved_fds = 64;
+
     MergedLogReader(std::vector<std::string> paths, MalformedLineSink &sink);
 
     // Opens every file; returns one message per file that cannot be read.
@@ -64,17 +74,24 @@ private:
         LogEvent pending;
         SourceLocation where;
     };
+    // The pending event's time sits in the heap itself, so sifting reads
+    // one array and not every source's event.
+    struct HeapEntry {
+        int64_t ts_ns;
+        size_t source;
+    };
+    static bool later(const HeapEntry &a, const HeapEntry &b);
     bool advance(size_t source);
-    bool comes_after(size_t a, size_t b) const;
     void push(size_t source);
-    size_t pop();
+    void replace_top(int64_t ts_ns);
 
     std::vector<std::string> paths_;
     MalformedLineSink &sink_;
     std::unique_ptr<StringTable> strings_;
+    std::unique_ptr<LineParser> parser_;
     std::vector<Source> sources_;
-    std::vector<size_t> heap_;    // indices into sources_, min ts_ns on top
-    size_t current_ = SIZE_MAX;   // the source whose event was last returned
+    std::vector<HeapEntry> heap_; // min ts_ns on top, ties by file index
+    size_t current_ = SIZE_MAX;   // the source whose event was last returned (on top)
     int64_t min_ts_ = INT64_MIN;
 };
 

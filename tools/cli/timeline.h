@@ -3,6 +3,7 @@
 
 #include "log_event.h"
 #include "memory_state.h"
+#include "process_table.h"
 
 #include <cstdint>
 #include <string>
@@ -32,6 +33,8 @@ struct TimelineBucket {
 
 struct TimelineSeries {
     int64_t pid = -1; // -1: the processes beyond max_series, together
+    ProcessKey key;
+    std::string label; // "rank 3 (node017)", "pid 300", "other processes"
     std::vector<TimelineBucket> buckets;
 };
 
@@ -59,18 +62,19 @@ public:
     Timeline finish();
 
 private:
-    size_t series_for(int64_t pid);
+    size_t series_for(const ProcessKey &key);
     size_t bucket_for(int64_t ts_ns);
     void halve_resolution();
-    void add_sample(const LogEvent &event, size_t bucket);
+    void add_sample(const LogEvent &event, const ProcessKey &key, size_t bucket);
 
     Timeline timeline_;
     MemoryState memory_;
-    std::unordered_map<int64_t, size_t> series_of_pid_;
+    ProcessTable processes_;
+    std::unordered_map<ProcessKey, size_t, ProcessKeyHash> series_of_process_;
     size_t other_ = SIZE_MAX; // index of the "other processes" series
     // The latest sample of each process in the "other" series, and their
     // sums: what that series draws.
-    std::unordered_map<int64_t, std::pair<uint64_t, uint64_t>> other_samples_;
+    std::unordered_map<ProcessKey, std::pair<uint64_t, uint64_t>, ProcessKeyHash> other_samples_;
     uint64_t other_rss_ = 0, other_fds_ = 0;
 };
 

@@ -262,8 +262,7 @@ void legend(std::ostream &out, const Timeline &t)
         out << "<line x1='" << num(x) << "' y1='" << num(y - 4) << "' x2='" << num(x + 24)
             << "' y2='" << num(y - 4) << "' stroke='" << colour_of(s, i)
             << "' stroke-width='2.5'/>\n";
-        out << "<text x='" << num(x + 32) << "' y='" << num(y) << "'>"
-            << (s.pid == -1 ? std::string("other processes") : "pid " + std::to_string(s.pid))
+        out << "<text x='" << num(x + 32) << "' y='" << num(y) << "'>" << escape(s.label)
             << "</text>\n";
         y += 18;
     }
