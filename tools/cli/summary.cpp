@@ -46,12 +46,20 @@ size_t SummaryBuilder::host_index(const std::string &host)
 
 SummaryBuilder::ProcessTotals &SummaryBuilder::process_for(const ProcessKey &key)
 {
+    if (key.file >= last_of_file_.size())
+        last_of_file_.resize(key.file + 1, {0, nullptr});
+    auto &last = last_of_file_[key.file];
+    if (last.second && last.first == key.pid)
+        return *last.second;
     auto found = processes_.find(key);
-    if (found != processes_.end())
+    if (found != processes_.end()) {
+        last = {key.pid, &found->second};
         return found->second;
+    }
     ProcessTotals &process = processes_[key];
     process.host = host_index(table_.identity(key).host);
     ++hosts_[process.host].summary.processes;
+    last = {key.pid, &process};
     return process;
 }
 
@@ -225,8 +233,7 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
         s.pins_by_backend[std::string(entry.first)] = entry.second;
     s.live_allocations_at_end = memory_.live_allocations();
     s.live_gpu_bytes_at_end = memory_.total_live_gpu_bytes();
-    auto pins = memory_.open_pins();
-    s.pins_held_at_end = pins.size();
+    s.pins_held_at_end = memory_.pins_held();
     s.pinned_bytes_at_end = memory_.total_pinned_bytes();
     return s;
 }

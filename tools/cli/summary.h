@@ -158,9 +158,11 @@ private:
     void note_memory(ProcessTotals &process, const Outcome &outcome);
 
     Summary summary_;
-    MemoryState memory_;
+    MemoryState memory_{false}; // bytes only: no pin details
     ProcessTable table_;
     std::unordered_map<ProcessKey, ProcessTotals, ProcessKeyHash> processes_;
+    // As MemoryState's: the process of each file's last event.
+    std::vector<std::pair<int64_t, ProcessTotals *>> last_of_file_;
     std::vector<HostTotals> hosts_;
     std::unordered_map<std::string, size_t> host_of_name_;
     // Keyed by views of our own copies of the names: no allocation per

@@ -68,7 +68,7 @@ private:
     void add_sample(const LogEvent &event, const ProcessKey &key, size_t bucket);
 
     Timeline timeline_;
-    MemoryState memory_;
+    MemoryState memory_{false}; // bytes only: no pin details
     ProcessTable processes_;
     std::unordered_map<ProcessKey, size_t, ProcessKeyHash> series_of_process_;
     size_t other_ = SIZE_MAX; // index of the "other processes" series
