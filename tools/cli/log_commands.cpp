@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <ostream>
 
 namespace gdrhook::cli {
@@ -32,7 +33,8 @@ struct ReadOutcome {
 // file in time order into @p consume(event, where); problems with the
 // input go to @p err as "gdrhook: ..." or "FILE:LINE: ...".
 template <typename Consumer>
-ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&consume)
+ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&consume,
+                      std::function<void(const LogEvent &, const SourceLocation &)> lookahead = {})
 {
     ReadOutcome outcome;
     LogInputs inputs = expand_log_inputs(options.files);
@@ -44,6 +46,7 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&c
     MalformedLineReport report(err, outcome.files);
     MergedLogReader reader(outcome.files, report);
     reader.set_min_ts(options.min_ts_ns);
+    reader.set_lookahead(std::move(lookahead));
     for (const std::string &message : reader.open()) {
         err << "gdrhook: " << message << '\n';
         ++outcome.unreadable;
@@ -67,9 +70,9 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&c
 int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
 {
     SummaryBuilder builder;
-    ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
-        builder.add(event, where);
-    });
+    ReadOutcome read = read_logs(
+        options, err, [&](const LogEvent &event, const SourceLocation &where) { builder.add(event, where); },
+        [&](const LogEvent &event, const SourceLocation &where) { builder.prefetch(event, where); });
     Summary summary = builder.finish(read.files.size() - read.unopened_files, read.bytes, read.malformed);
     if (options.json)
         out << summary_json(summary);

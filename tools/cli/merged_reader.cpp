@@ -84,9 +84,13 @@ std::vector<std::string> MergedLogReader::open()
 bool MergedLogReader::advance(size_t source)
 {
     Source &s = sources_[source];
-    while (s.reader->next(s.pending, s.where))
-        if (s.pending.ts_ns >= min_ts_)
+    while (s.reader->next(s.pending, s.where)) {
+        if (s.pending.ts_ns >= min_ts_) {
+            if (lookahead_)
+                lookahead_(s.pending, s.where);
             return true;
+        }
+    }
     return false;
 }
 

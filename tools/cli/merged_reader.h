@@ -4,6 +4,7 @@
 #include "log_reader.h"
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -57,6 +58,14 @@ public:
     // Skip events before this time (gdrhook run: only this run's events).
     void set_min_ts(int64_t ts_ns) { min_ts_ = ts_ns; }
 
+    // Called with each file's next event as soon as it is parsed, which in
+    // a job's merge is about one event per file before next() returns it:
+    // time for the consumer to prefetch what the event will touch.
+    void set_lookahead(std::function<void(const LogEvent &, const SourceLocation &)> lookahead)
+    {
+        lookahead_ = std::move(lookahead);
+    }
+
     // The next event across all files, or nullptr at the end. The event
     // stays valid until the next call.
     const LogEvent *next(SourceLocation &where);
@@ -93,6 +102,7 @@ private:
     std::vector<HeapEntry> heap_; // min ts_ns on top, ties by file index
     size_t current_ = SIZE_MAX;   // the source whose event was last returned (on top)
     int64_t min_ts_ = INT64_MIN;
+    std::function<void(const LogEvent &, const SourceLocation &)> lookahead_;
 };
 
 } // namespace gdrhook::cli

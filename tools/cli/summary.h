@@ -128,6 +128,11 @@ public:
     static constexpr size_t max_distinct_processes = 16;
 
     void add(const LogEvent &event, const SourceLocation &where);
+    // See MemoryState::prefetch.
+    void prefetch(const LogEvent &event, const SourceLocation &where) const
+    {
+        memory_.prefetch(event, where);
+    }
     Summary finish(uint64_t files, uint64_t bytes_read, uint64_t malformed_lines);
 
 private:
