@@ -42,7 +42,7 @@ int dispatch(int argc, char **argv)
                 "Exit status: the program's; 128+N if it was killed by signal N; 127 if it or "
                 "libgdrhook.so cannot be found.");
     run->add_option("--events", run_options.events,
-                    "event log path, %p = pid (default: ./gdrhook-<pid>.%p.jsonl)");
+                    "event log path: %p pid, %h host, %r rank (default: ./gdrhook-<pid>.%p.jsonl)");
     run->add_option("--backend", run_options.backend, "pinning backend (GDRHOOK_BACKEND)")
         ->check(CLI::IsMember({"auto", "kmod", "dmabuf", "none"}));
     run->add_option("--pin", run_options.pin, "pin policy (GDRHOOK_PIN)")

@@ -27,8 +27,14 @@ std::vector<std::string> run_environment(const RunOptions &options, const std::s
                                          const std::string &events,
                                          const std::vector<std::string> &base);
 
-// The files a GDRHOOK_EVENTS pattern produced: %p matches any pid.
+// The files a GDRHOOK_EVENTS pattern produced on this host: %p matches any
+// pid, %r any rank (or the "x" of none), %h is @p host (by default this
+// machine's short name, as the shim writes it).
 std::vector<std::string> expand_events_pattern(const std::string &pattern);
+std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host);
+
+// gethostname() up to its first '.'.
+std::string short_host_name();
 
 // Runs the program under the shim and returns its exit status (128 + the
 // signal if it was killed, 127 if it could not be started); a short
