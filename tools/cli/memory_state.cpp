@@ -96,19 +96,19 @@ void MemoryState::on_alloc(ProcessState &p, const LogEvent &event)
     // allocation is gone (its free predates the log or was not logged).
     if (const Allocation *old = p.allocations.find(event.addr))
         drop_allocation(p, event.addr, *old);
-    Allocation allocation{event.size, static_cast<int32_t>(event.dev), counts_as_gpu_memory(event.mem_kind)};
+    Allocation allocation(event.size, event.dev, counts_as_gpu_memory(event.mem_kind));
     p.allocations.set(event.addr, allocation);
-    if (allocation.gpu) {
-        p.live_gpu_bytes += event.size;
-        total_live_ += event.size;
+    if (allocation.gpu()) {
+        p.live_gpu_bytes += allocation.size();
+        total_live_ += allocation.size();
     }
 }
 
 void MemoryState::drop_allocation(ProcessState &p, uint64_t addr, const Allocation &allocation)
 {
-    if (allocation.gpu) {
-        p.live_gpu_bytes -= allocation.size;
-        total_live_ -= allocation.size;
+    if (allocation.gpu()) {
+        p.live_gpu_bytes -= allocation.size();
+        total_live_ -= allocation.size();
     }
     p.allocations.erase(addr);
 }
@@ -149,7 +149,7 @@ void MemoryState::on_ctx_destroy(ProcessState &p, const LogEvent &event,
     // Tearing down a context releases every allocation made in it.
     std::vector<std::pair<uint64_t, Allocation>> released;
     p.allocations.for_each([&](uint64_t addr, const Allocation &allocation) {
-        if (same_device(allocation.dev, event.dev))
+        if (same_device(allocation.dev(), event.dev))
             released.emplace_back(addr, allocation);
     });
     for (const auto &[addr, allocation] : released)

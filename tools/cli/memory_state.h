@@ -6,6 +6,7 @@
 #include "process_table.h"
 #include "string_table.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -93,10 +94,25 @@ public:
     std::vector<const RevokedPin *> revoked_pins() const;
 
 private:
-    struct Allocation {
-        uint64_t size = 0;
-        int32_t dev = -1;
-        bool gpu = false;
+    // One live allocation in 8 bytes, so a slot of its map is 16: the size
+    // (48 bits, 256 TiB), the device + 1 (15 bits; 0 for -1, unknown) and
+    // whether it is GPU memory.
+    class Allocation {
+    public:
+        Allocation() = default;
+        Allocation(uint64_t size, int64_t dev, bool gpu)
+            : bits_(std::min<uint64_t>(size, size_mask) |
+                    (static_cast<uint64_t>(std::clamp<int64_t>(dev + 1, 0, 0x7fff)) << 48) |
+                    (gpu ? uint64_t{1} << 63 : 0))
+        {
+        }
+        uint64_t size() const { return bits_ & size_mask; }
+        int64_t dev() const { return static_cast<int64_t>((bits_ >> 48) & 0x7fff) - 1; }
+        bool gpu() const { return bits_ >> 63; }
+
+    private:
+        static constexpr uint64_t size_mask = (uint64_t{1} << 48) - 1;
+        uint64_t bits_ = 0;
     };
     struct ProcessState {
         FlatMap<Allocation> allocations; // by address

@@ -38,14 +38,14 @@ private:
 // while ts_ns from different threads may step back slightly.
 //
 // Memory is one buffer and one pending event per file, and one parser for
-// all: the buffers share a budget (buffer_budget: 64 KiB each for 1,024
-// files, 512 KiB for one), so a job's thousands of logs fit in bounded
-// memory. Files beyond what the process may hold open (RLIMIT_NOFILE, its
+// all: the buffers share a budget (buffer_budget: 16 KiB each for 1,024
+// files, 512 KiB for one; a buffer grows for a line up to the limit), so a
+// job's thousands of logs fit in bounded memory. Files beyond what the process may hold open (RLIMIT_NOFILE, its
 // soft limit raised to the hard one) are closed between reads.
 class MergedLogReader {
 public:
-    static constexpr size_t buffer_budget = 64u << 20;
-    static constexpr size_t min_chunk = 64u << 10;
+    static constexpr size_t buffer_budget = 16u << 20;
+    static constexpr size_t min_chunk = 16u << 10;
     // Descriptors left for everything else (stdio, the output file).
     static constexpr size_t reserved_fds = 64;
 
