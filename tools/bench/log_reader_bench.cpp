@@ -276,6 +276,9 @@ int job(const std::string &dir, int files, uint64_t events, bool keep)
                     mb / run.seconds, run.max_rss_mib, run.ok ? "" : " (FAILED)");
         return mb / run.seconds;
     };
+    // A forked child's ru_maxrss counts the pages it shares with this
+    // process too; `/usr/bin/time -v gdrhook log summary DIR` has none.
+    std::printf("this process's own peak RSS before forking: %.1f MiB\n", peak_rss_mib());
     Run one = summarize_in_child(single);
     double single_speed = report("summary of one file", single, one);
     Run all = summarize_in_child(job_dir);
