@@ -2,6 +2,7 @@
 #include "merged_reader.h"
 #include "test_support.h"
 
+#include <cerrno>
 #include <sstream>
 
 using namespace gdrhook::cli;
@@ -136,10 +137,12 @@ TEST_CASE("a file that cannot be opened is an error naming it", "[reader]")
     Collect sink;
     StringTable strings;
     LogFileReader reader(0, strings, sink);
-    Status status = reader.open("/nonexistent/gdrhook.jsonl");
+    gdrhook::Status status = reader.open("/nonexistent/gdrhook.jsonl");
     REQUIRE_FALSE(status.ok());
-    CHECK(status.message().find("/nonexistent/gdrhook.jsonl") != std::string::npos);
-    CHECK(status.message().find("No such file") != std::string::npos);
+    CHECK(status.code == gdrhook::StatusCode::io_error);
+    CHECK(status.detail == ENOENT);
+    std::string message = file_error("/nonexistent/gdrhook.jsonl", status);
+    CHECK(message == "cannot open '/nonexistent/gdrhook.jsonl': No such file or directory");
 }
 
 TEST_CASE("several files merge by timestamp, each keeping its own order", "[reader]")
@@ -195,4 +198,41 @@ TEST_CASE("the string table is bounded", "[reader]")
     table.intern("b");
     CHECK(table.intern("c") == StringTable::overflow_name);
     CHECK(table.size() == 2);
+}
+
+TEST_CASE("a small buffer grows for a long line and still skips one over the limit", "[reader]")
+{
+    std::string long_line(5000, 'x'), too_long(LineReader::max_line + 10, 'y');
+    TempFile file("a\n" + long_line + "\n" + too_long + "\nb\n");
+    LineReader reader(16, 1024);
+    REQUIRE(reader.open(file.path()).ok());
+    std::vector<std::string> lines;
+    LineReader::Line line;
+    while (reader.next(line))
+        lines.push_back(line.too_long ? "(too long)" : std::string(line.data, line.size));
+    CHECK(lines == std::vector<std::string>{"a", long_line, "(too long)", "b"});
+}
+
+TEST_CASE("a file closed between reads is read to its end, at its offset each time", "[reader]")
+{
+    std::string text;
+    for (int i = 0; i < 2000; ++i)
+        text += line(i, 1, "alloc", "cuMemAlloc_v2", 0x1000 + static_cast<uint64_t>(i), 1) + "\n";
+    TempFile file(text);
+    Collect sink;
+    StringTable strings;
+    LineParser parser(strings);
+    LogFileReader reader(0, parser, sink, 4096); // about 25 lines a read
+    reader.close_between_reads();
+    REQUIRE(reader.open(file.path()).ok());
+    LogEvent event;
+    SourceLocation where;
+    uint64_t count = 0;
+    bool in_order = true;
+    while (reader.next(event, where))
+        in_order &= event.addr == 0x1000 + count++ && where.line == count;
+    CHECK(count == 2000);
+    CHECK(in_order);
+    CHECK(sink.found.empty());
+    CHECK(reader.bytes_read() == text.size());
 }

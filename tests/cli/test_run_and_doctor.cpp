@@ -48,6 +48,26 @@ TEST_CASE("the events pattern finds one file per process", "[run]")
     rmdir(dir.c_str());
 }
 
+TEST_CASE("the events pattern's %h is this host and %r any rank", "[run]")
+{
+    char tmpl[] = "/tmp/gdrhook-run-test-XXXXXX";
+    std::string dir = mkdtemp(tmpl);
+    const char *names[] = {"/nodeA-rank0.12.jsonl", "/nodeA-rank13.7.jsonl", "/nodeA-rankx.9.jsonl",
+                           "/nodeB-rank1.12.jsonl", "/node*-rank2.5.jsonl"};
+    for (const char *name : names)
+        std::ofstream(dir + name) << "";
+    CHECK(expand_events_pattern(dir + "/%h-rank%r.%p.jsonl", "nodeA") ==
+          std::vector<std::string>{dir + "/nodeA-rank0.12.jsonl", dir + "/nodeA-rank13.7.jsonl",
+                                   dir + "/nodeA-rankx.9.jsonl"});
+    // A host name is matched as it is, not as a pattern.
+    CHECK(expand_events_pattern(dir + "/%h-rank%r.%p.jsonl", "node*") ==
+          std::vector<std::string>{dir + "/node*-rank2.5.jsonl"});
+    CHECK(short_host_name().find('.') == std::string::npos);
+    for (const char *name : names)
+        unlink((dir + name).c_str());
+    rmdir(dir.c_str());
+}
+
 TEST_CASE("the shim is looked for in the build tree, then the install tree", "[run]")
 {
     auto candidates = library_candidates("/opt/gdrhook/bin", "");

@@ -75,7 +75,7 @@ TEST_CASE("the summary gives each process's first, last and highest sample", "[s
     CHECK(s.by_kind[static_cast<size_t>(EventKind::sample)].count == 4);
     CHECK(s.peak_live_gpu_bytes == 100); // samples are not memory events
     REQUIRE(s.samples.size() == 2);
-    const ProcessSamples &one = s.samples.at(1);
+    const ProcessSamples &one = s.samples.at({0, 1}); // file 0, pid 1
     CHECK(one.count == 3);
     CHECK(one.first_ts_ns == 2000);
     CHECK(one.last_ts_ns == 5000);

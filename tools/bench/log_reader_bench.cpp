@@ -3,25 +3,41 @@
 // How fast the tool reads event logs, and in how much memory.
 //
 //   gdrhook-log-bench [--lines N] [--file PATH] [--keep]
+//   gdrhook-log-bench --job [--job-files F] [--job-events E] [--dir DIR] [--keep]
 //
-// Writes a synthetic log of N lines (default 10 million, about 2.3 GB) in
-// the shim's format: four threads allocating and freeing with at most 4096
-// allocations live, every large one pinned and unpinned. Then reads it
-// twice: parsing only (the reader), and parsing plus the whole summary
-// (what `gdrhook log summary` does). Prints MB/s, lines/s and the peak
-// resident set size. The file is read right after it is written, so it
-// comes from the page cache: this measures the parser, not the disk.
+// One file (the default): writes a synthetic log of N lines (default 10
+// million, about 2.3 GB) in the shim's format: four threads allocating and
+// freeing with at most 4096 allocations live, every large one pinned and
+// unpinned. Then reads it twice: parsing only (the reader), and parsing
+// plus the whole summary (what `gdrhook log summary` does). Prints MB/s,
+// lines/s and the peak resident set size.
+//
+// A job (--job): writes the logs of F ranks (default 1,024), 8 to a host,
+// in DIR/<host>/rank<R>.jsonl, each a `process` line and E events (default
+// 10,000) over the same span of time, so the merge interleaves them all;
+// the ranks of a host have the pids the ranks of every other host have.
+// Then one file of the same F * E events. Each is summarized by
+// `gdrhook log summary`'s own code in a child process, whose peak resident
+// set size (ru_maxrss) is its own: the job's against the single file's,
+// MB/s against MB/s.
+//
+// The files are read right after they are written, so they come from the
+// page cache: this measures the reader, not the disk.
+#include "log_commands.h"
 #include "merged_reader.h"
 #include "summary.h"
 
 #include <CLI/CLI.hpp>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -36,7 +52,89 @@ public:
     uint64_t count = 0;
 };
 
-bool generate(const std::string &path, uint64_t lines)
+// Writes one process's events in the shim's format.
+class LogWriter {
+public:
+    LogWriter(FILE *file, int pid, uint64_t seed, int64_t t0)
+        : file_(file), pid_(pid), x_(seed), ts_(t0), live_(live_max, 0), live_size_(live_max, 0)
+    {
+    }
+
+    void process_line(const std::string &host, int rank)
+    {
+        std::fprintf(file_,
+                     "{\"ts_ns\":%" PRId64 ",\"seq\":0,\"pid\":%d,\"tid\":%d,\"ev\":\"process\",\"api\":\"gdrhook\",\"addr\":\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,\"via\":\"symbol\",\"host\":\"%s\",\"rank\":%d,\"rank_from\":\"RANK\",\"ppid\":%d,\"cmdline\":[\"python3\",\"train.py\",\"--steps\",\"300\"],\"version\":\"0.1.0\",\"config\":{\"GDRHOOK_BACKEND\":\"dmabuf\",\"GDRHOOK_EVENTS\":\"/shared/job/%%h/rank%%r.jsonl\",\"GDRHOOK_PIN\":\"alloc\"},\"driver_version\":13000,\"devices\":[{\"ordinal\":%d,\"name\":\"NVIDIA H100 80GB HBM3\",\"uuid\":\"GPU-%08d-0000-0000-0000-000000000000\",\"pci_bus_id\":\"0000:19:00.0\"}],\"clock\":{\"source\":\"tsc\",\"realtime_ns\":%" PRId64 ",\"monotonic_ns\":1000,\"tsc\":2000,\"tsc_hz\":2000000000}}\n",
+                     ts_, pid_, pid_, host.c_str(), rank, pid_ - 1, rank % 8, rank, ts_);
+    }
+
+    // Writes at least @p lines lines; returns how many.
+    uint64_t events(uint64_t lines)
+    {
+        uint64_t written = 0;
+        while (written < lines) {
+            size_t slot = rnd() % live_max;
+            int tid = pid_ + static_cast<int>(rnd() % 4);
+            ts_ += 1000 + static_cast<int64_t>(rnd() % 5000);
+            if (live_[slot]) {
+                uint64_t addr = live_[slot], size = live_size_[slot];
+                bool pinned = size >= (1u << 20);
+                std::fprintf(file_,
+                             "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"free\",\"api\":\"cuMemFree_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
+                             ts_, ++seq_, pid_, tid, addr, size);
+                ++written;
+                if (pinned) {
+                    std::fprintf(file_,
+                                 "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"unpin\",\"api\":\"cuMemFree_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":\"dmabuf\",\"handle\":%" PRIu64 ",\"lat_ns\":%" PRIu64 "}\n",
+                                 ts_ + 9000, ++seq_, pid_, pid_ + 9, addr, size, slot + 1, 3000 + rnd() % 40000);
+                    ++written;
+                }
+                live_[slot] = 0;
+                continue;
+            }
+            uint64_t size = (rnd() % 2) ? (1u << 20) << (rnd() % 6) : 4096u << (rnd() % 6);
+            bool pinned = size >= (1u << 20);
+            uint64_t addr = next_addr_;
+            next_addr_ += 1ull << 26;
+            live_[slot] = addr;
+            live_size_[slot] = size;
+            std::fprintf(file_,
+                         "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"alloc\",\"api\":\"cuMemAlloc_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
+                         ts_, ++seq_, pid_, tid, addr, size);
+            ++written;
+            if (pinned) {
+                std::fprintf(file_,
+                             "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"pin\",\"api\":\"cuMemAlloc_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":\"dmabuf\",\"handle\":%zu}\n",
+                             ts_ + 20000, ++seq_, pid_, pid_ + 9, addr, size, slot + 1);
+                ++written;
+            }
+        }
+        return written;
+    }
+
+private:
+    static constexpr size_t live_max = 4096;
+    uint64_t rnd()
+    {
+        x_ ^= x_ << 13; // xorshift: deterministic sizes
+        x_ ^= x_ >> 7;
+        x_ ^= x_ << 17;
+        return x_;
+    }
+
+    FILE *file_;
+    int pid_;
+    uint64_t x_;
+    int64_t ts_;
+    uint64_t seq_ = 0;
+    uint64_t next_addr_ = 0x7f0000000000;
+    std::vector<uint64_t> live_, live_size_;
+};
+
+constexpr int64_t t0 = 1795366155830512914;
+
+// Opens @p path for writing with a large buffer, runs @p write, closes.
+template <typename Write>
+bool write_file(const std::string &path, Write &&write)
 {
     FILE *file = std::fopen(path.c_str(), "w");
     if (!file) {
@@ -45,54 +143,11 @@ bool generate(const std::string &path, uint64_t lines)
     }
     static char buffer[1 << 20];
     std::setvbuf(file, buffer, _IOFBF, sizeof buffer);
-    const int pid = 4242;
-    const size_t live_max = 4096;
-    std::vector<uint64_t> live(live_max, 0), live_size(live_max, 0);
-    int64_t ts = 1795366155830512914;
-    uint64_t seq = 0, handle = 0, next_addr = 0x7f0000000000;
-    uint64_t written = 0;
-    uint64_t x = 88172645463325252ull; // xorshift: deterministic sizes
-    auto rnd = [&] { x ^= x << 13; x ^= x >> 7; x ^= x << 17; return x; };
-    while (written < lines) {
-        size_t slot = rnd() % live_max;
-        int tid = pid + static_cast<int>(rnd() % 4);
-        ts += 1000 + static_cast<int64_t>(rnd() % 5000);
-        if (live[slot]) {
-            uint64_t addr = live[slot], size = live_size[slot];
-            bool pinned = size >= (1u << 20);
-            std::fprintf(file,
-                         "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"free\",\"api\":\"cuMemFree_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
-                         ts, ++seq, pid, tid, addr, size);
-            ++written;
-            if (pinned) {
-                std::fprintf(file,
-                             "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"unpin\",\"api\":\"cuMemFree_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":\"dmabuf\",\"handle\":%" PRIu64 ",\"lat_ns\":%" PRIu64 "}\n",
-                             ts + 9000, ++seq, pid, pid + 9, addr, size, slot + 1, 3000 + rnd() % 40000);
-                ++written;
-            }
-            live[slot] = 0;
-            continue;
-        }
-        uint64_t size = (rnd() % 2) ? (1u << 20) << (rnd() % 6) : 4096u << (rnd() % 6);
-        bool pinned = size >= (1u << 20);
-        uint64_t addr = next_addr;
-        next_addr += 1ull << 26;
-        live[slot] = addr;
-        live_size[slot] = size;
-        std::fprintf(file,
-                     "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"alloc\",\"api\":\"cuMemAlloc_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
-                     ts, ++seq, pid, tid, addr, size);
-        ++written;
-        if (pinned) {
-            ++handle;
-            std::fprintf(file,
-                         "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"pin\",\"api\":\"cuMemAlloc_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":\"dmabuf\",\"handle\":%zu}\n",
-                         ts + 20000, ++seq, pid, pid + 9, addr, size, slot + 1);
-            ++written;
-        }
-    }
+    write(file);
     bool ok = std::fflush(file) == 0;
     ok = std::fclose(file) == 0 && ok;
+    if (!ok)
+        std::perror(path.c_str());
     return ok;
 }
 
@@ -125,25 +180,10 @@ void measure(const char *what, const std::string &path, Consumer &&consume)
                 events, sink.count, peak_rss_mib());
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+int single_file(const std::string &path, uint64_t lines, bool keep)
 {
-    uint64_t lines = 10'000'000;
-    std::string path = "/tmp/gdrhook-log-bench-" + std::to_string(getpid()) + ".jsonl";
-    bool keep = false;
-    CLI::App app{"gdrhook-log-bench: event log reading throughput and memory"};
-    app.add_option("--lines", lines, "lines to generate")->capture_default_str();
-    app.add_option("--file", path, "where to write the log")->capture_default_str();
-    app.add_flag("--keep", keep, "keep the file afterwards");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError &error) {
-        return app.exit(error);
-    }
-
     std::printf("generating %" PRIu64 " lines into %s ...\n", lines, path.c_str());
-    if (!generate(path, lines))
+    if (!write_file(path, [&](FILE *file) { LogWriter(file, 4242, 88172645463325252ull, t0).events(lines); }))
         return 1;
     std::printf("peak RSS after generating: %.1f MiB\n", peak_rss_mib());
 
@@ -159,4 +199,123 @@ int main(int argc, char **argv)
     if (!keep)
         unlink(path.c_str());
     return 0;
+}
+
+struct Run {
+    bool ok = false;
+    double seconds = 0;
+    double max_rss_mib = 0;
+};
+
+// `gdrhook log summary ARGUMENT` in a child process: its own wall time and
+// its own peak RSS.
+Run summarize_in_child(const std::string &argument)
+{
+    auto start = std::chrono::steady_clock::now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        LogOptions options;
+        options.files = {argument};
+        std::ostringstream out, err;
+        int rc = log_summary(options, out, err);
+        if (rc != 0)
+            std::fputs(err.str().c_str(), stderr);
+        _exit(rc);
+    }
+    Run run;
+    int status = 0;
+    rusage usage{};
+    if (pid < 0 || wait4(pid, &status, 0, &usage) != pid)
+        return run;
+    run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    run.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    run.max_rss_mib = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    return run;
+}
+
+uint64_t bytes_under(const std::string &path)
+{
+    uint64_t total = 0;
+    namespace fs = std::filesystem;
+    if (fs::is_regular_file(path))
+        return fs::file_size(path);
+    for (const auto &entry : fs::recursive_directory_iterator(path))
+        if (entry.is_regular_file())
+            total += entry.file_size();
+    return total;
+}
+
+int job(const std::string &dir, int files, uint64_t events, bool keep)
+{
+    namespace fs = std::filesystem;
+    std::printf("generating %d logs of %" PRIu64 " events (8 ranks a host) under %s ...\n", files, events,
+                dir.c_str());
+    uint64_t total_lines = 0;
+    for (int rank = 0; rank < files; ++rank) {
+        char host[32];
+        std::snprintf(host, sizeof host, "node%03d", rank / 8);
+        fs::create_directories(fs::path(dir) / "job" / host);
+        std::string path = (fs::path(dir) / "job" / host / ("rank" + std::to_string(rank) + ".jsonl")).string();
+        bool ok = write_file(path, [&](FILE *file) {
+            LogWriter writer(file, 4242 + rank % 8, 88172645463325252ull + static_cast<uint64_t>(rank) * 7919, t0);
+            writer.process_line(host, rank);
+            total_lines += 1 + writer.events(events);
+        });
+        if (!ok)
+            return 1;
+    }
+    std::string single = (fs::path(dir) / "single.jsonl").string();
+    std::printf("generating one log of %" PRIu64 " events into %s ...\n", total_lines, single.c_str());
+    if (!write_file(single, [&](FILE *file) { LogWriter(file, 4242, 88172645463325252ull, t0).events(total_lines); }))
+        return 1;
+
+    std::string job_dir = (fs::path(dir) / "job").string();
+    auto report = [](const char *what, const std::string &path, const Run &run) {
+        double mb = static_cast<double>(bytes_under(path)) / 1e6;
+        std::printf("%-36s %8.0f MB in %6.2f s: %7.1f MB/s; max RSS %6.1f MiB%s\n", what, mb, run.seconds,
+                    mb / run.seconds, run.max_rss_mib, run.ok ? "" : " (FAILED)");
+        return mb / run.seconds;
+    };
+    // A forked child's ru_maxrss counts the pages it shares with this
+    // process too; `/usr/bin/time -v gdrhook log summary DIR` has none.
+    std::printf("this process's own peak RSS before forking: %.1f MiB\n", peak_rss_mib());
+    Run one = summarize_in_child(single);
+    double single_speed = report("summary of one file", single, one);
+    Run all = summarize_in_child(job_dir);
+    char what[64];
+    std::snprintf(what, sizeof what, "summary of the job (%d files)", files);
+    double job_speed = report(what, job_dir, all);
+    std::printf("job / one file: %.2f of the speed; max RSS %.1f MiB (target: <= 256 MiB, >= 1.00 of the "
+                "speed): %s\n",
+                job_speed / single_speed, all.max_rss_mib,
+                all.ok && all.max_rss_mib <= 256 && job_speed >= single_speed ? "met" : "NOT met");
+    if (!keep)
+        fs::remove_all(fs::path(dir));
+    return one.ok && all.ok ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    uint64_t lines = 10'000'000;
+    std::string path = "/tmp/gdrhook-log-bench-" + std::to_string(getpid()) + ".jsonl";
+    std::string dir = "/tmp/gdrhook-log-bench-" + std::to_string(getpid());
+    bool keep = false, as_job = false;
+    int job_files = 1024;
+    uint64_t job_events = 10'000;
+    CLI::App app{"gdrhook-log-bench: event log reading throughput and memory"};
+    app.add_option("--lines", lines, "lines to generate (one file)")->capture_default_str();
+    app.add_option("--file", path, "where to write the log (one file)")->capture_default_str();
+    app.add_flag("--job", as_job, "the logs of a job, and one file of as many events");
+    app.add_option("--job-files", job_files, "logs of the job (--job)")->capture_default_str();
+    app.add_option("--job-events", job_events, "events per log (--job)")->capture_default_str();
+    app.add_option("--dir", dir, "where to write the job's logs (--job)")->capture_default_str();
+    app.add_flag("--keep", keep, "keep the files afterwards");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &error) {
+        return app.exit(error);
+    }
+    return as_job ? job(dir, job_files, job_events, keep) : single_file(path, lines, keep);
 }

@@ -4,7 +4,7 @@
 #include "doctor.h"
 
 #include "library_locator.h"
-#include "status.h"
+#include "exit_code.h"
 #include "units.h"
 
 #include <cerrno>

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_DOCTOR_H
-#define GDRHOOK_TOOLS_DOCTOR_H
+#pragma once
 
 #include <cstdint>
 #include <iosfwd>
@@ -9,24 +8,24 @@
 
 namespace gdrhook::cli {
 
-/// What the CUDA driver says, through a dlopen'ed libcuda.so.1.
+// What the CUDA driver says, through a dlopen'ed libcuda.so.1.
 struct CudaFacts {
     bool loaded = false;
-    std::string error;   ///< why it could not be loaded or initialised
-    std::string path;    ///< the file the loader picked
-    int driver_version = 0; ///< cuDriverGetVersion: 13000 = CUDA 13.0
+    std::string error;   // why it could not be loaded or initialised
+    std::string path;    // the file the loader picked
+    int driver_version = 0; // cuDriverGetVersion: 13000 = CUDA 13.0
     bool initialised = false;
     struct Gpu {
         int ordinal = 0;
         std::string name;
-        std::string pci_bus_id; ///< "0000:1B:00.0", "" if unknown
-        int dma_buf = -1;       ///< CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, -1 unknown
-        int gpudirect_rdma = -1;///< CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+        std::string pci_bus_id; // "0000:1B:00.0", "" if unknown
+        int dma_buf = -1;       // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, -1 unknown
+        int gpudirect_rdma = -1;// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
     };
     std::vector<Gpu> gpus;
 };
 
-/// What NVML says: driver version and BAR1 per GPU (by PCI bus id).
+// What NVML says: driver version and BAR1 per GPU (by PCI bus id).
 struct NvmlFacts {
     bool loaded = false;
     std::string error;
@@ -38,30 +37,30 @@ struct NvmlFacts {
         uint64_t total = 0;
         uint64_t used = 0;
     };
-    std::vector<Bar1> bar1; ///< in the order of the bus ids asked for
+    std::vector<Bar1> bar1; // in the order of the bus ids asked for
 };
 
-/// What /dev/gdrhook says through GDRHOOK_IOCTL_GET_VERSION.
+// What /dev/gdrhook says through GDRHOOK_IOCTL_GET_VERSION.
 struct GdrhookDeviceFacts {
     std::string path;
     bool present = false;
     bool opened = false;
-    std::string error;   ///< open or ioctl failure, in words
+    std::string error;   // open or ioctl failure, in words
     int open_errno = 0;
     uint32_t abi_major = 0, abi_minor = 0, features = 0;
     uint64_t max_handles = 0, max_pinned_bytes = 0;
-    bool compatible = false; ///< ABI major equals the one this tool was built with
+    bool compatible = false; // ABI major equals the one this tool was built with
 };
 
 CudaFacts probe_cuda(const std::string &library);
 NvmlFacts probe_nvml(const std::string &library, const std::vector<std::string> &pci_bus_ids);
 GdrhookDeviceFacts probe_gdrhook_device(const std::string &path);
-/// The features bitmask in words ("nv-p2p, dma-buf").
+// The features bitmask in words ("nv-p2p, dma-buf").
 std::string describe_features(uint32_t features);
 
-/// The backend GDRHOOK_BACKEND=auto picks: kmod when /dev/gdrhook is
-/// usable, else dmabuf when every GPU supports DMA-BUF, else none. This
-/// mirrors the shim's rule (issue 3) so the doctor can explain it.
+// The backend GDRHOOK_BACKEND=auto picks: kmod when /dev/gdrhook is
+// usable, else dmabuf when every GPU supports DMA-BUF, else none. This
+// mirrors the shim's rule (issue 3) so the doctor can explain it.
 struct BackendChoice {
     std::string backend;
     std::string reason;
@@ -74,10 +73,9 @@ struct DoctorOptions {
     std::string device = "/dev/gdrhook";
 };
 
-/// Prints every check with its advice; exit_ok when nothing blocks pinning
-/// GPU memory through gdrhook, else exit_findings.
+// Prints every check with its advice; exit_ok when nothing blocks pinning
+// GPU memory through gdrhook, else exit_findings.
 int run_doctor(const DoctorOptions &options, std::ostream &out);
 
 } // namespace gdrhook::cli
 
-#endif

@@ -2,8 +2,8 @@
 // The doctor's question to the kernel module: is /dev/gdrhook there, can
 // this user open it, and does its ABI match the one this tool knows.
 #include "doctor.h"
-#include "unique_fd.h"
 
+#include "cache/base/unique_fd.h"
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 
 #include <fcntl.h>

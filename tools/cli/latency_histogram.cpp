@@ -8,7 +8,8 @@ namespace gdrhook::cli {
 // Values below sub_count each get their own bucket; above, a value with its
 // highest bit at position b lands in group (b - sub_bits + 1), subdivided
 // by its next sub_bits bits.
-int LatencyHistogram::bucket_of(uint64_t value)
+template <int SubBits>
+int BasicLatencyHistogram<SubBits>::bucket_of(uint64_t value)
 {
     if (value < sub_count)
         return static_cast<int>(value);
@@ -18,7 +19,8 @@ int LatencyHistogram::bucket_of(uint64_t value)
     return group * sub_count + sub;
 }
 
-uint64_t LatencyHistogram::bucket_upper(int bucket)
+template <int SubBits>
+uint64_t BasicLatencyHistogram<SubBits>::bucket_upper(int bucket)
 {
     int group = bucket / sub_count;
     uint64_t sub = static_cast<uint64_t>(bucket % sub_count);
@@ -29,7 +31,8 @@ uint64_t LatencyHistogram::bucket_upper(int bucket)
     return base + ((uint64_t{1} << shift) - 1);
 }
 
-void LatencyHistogram::add(int64_t value_ns)
+template <int SubBits>
+void BasicLatencyHistogram<SubBits>::add(int64_t value_ns)
 {
     if (value_ns < 0)
         value_ns = 0; // clocks of two threads can disagree by a little
@@ -40,7 +43,8 @@ void LatencyHistogram::add(int64_t value_ns)
     sum_ += static_cast<double>(value_ns);
 }
 
-int64_t LatencyHistogram::percentile(double q) const
+template <int SubBits>
+int64_t BasicLatencyHistogram<SubBits>::percentile(double q) const
 {
     if (count_ == 0)
         return 0;
@@ -58,5 +62,21 @@ int64_t LatencyHistogram::percentile(double q) const
     }
     return max_;
 }
+
+template <int SubBits>
+void BasicLatencyHistogram<SubBits>::merge(const BasicLatencyHistogram &other)
+{
+    if (other.count_ == 0)
+        return;
+    for (size_t b = 0; b < buckets_.size(); ++b)
+        buckets_[b] += other.buckets_[b];
+    count_ += other.count_;
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+    sum_ += other.sum_;
+}
+
+template class BasicLatencyHistogram<5>;
+template class BasicLatencyHistogram<3>;
 
 } // namespace gdrhook::cli

@@ -22,8 +22,8 @@ namespace {
 
 constexpr const char *library_name = "libgdrhook.so";
 
-/// "../lib/x86_64-linux-gnu" from "bin" and "lib/x86_64-linux-gnu"; the
-/// libdir itself when it is absolute.
+// "../lib/x86_64-linux-gnu" from "bin" and "lib/x86_64-linux-gnu"; the
+// libdir itself when it is absolute.
 std::string installed_relative_libdir()
 {
     std::string libdir = GDRHOOK_INSTALL_LIBDIR;

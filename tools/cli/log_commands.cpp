@@ -4,14 +4,16 @@
 #include "log_commands.h"
 
 #include "check.h"
+#include "log_inputs.h"
 #include "merged_reader.h"
-#include "status.h"
+#include "exit_code.h"
 #include "summary.h"
 #include "timeline.h"
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <ostream>
 
 namespace gdrhook::cli {
@@ -19,24 +21,36 @@ namespace gdrhook::cli {
 namespace {
 
 struct ReadOutcome {
-    uint64_t unreadable = 0;
+    std::vector<std::string> files; // what the arguments expanded to
+    uint64_t unreadable = 0;        // inputs: arguments, files, reads
+    uint64_t unopened_files = 0;
     uint64_t malformed = 0;
     uint64_t bytes = 0;
     bool input_ok() const { return unreadable == 0 && malformed == 0; }
 };
 
-/// Reads every file in time order into @p consume(event, where); problems
-/// with the input go to @p err as "gdrhook: ..." or "FILE:LINE: ...".
+// Expands the arguments (files, directories, patterns) and reads every
+// file in time order into @p consume(event, where); problems with the
+// input go to @p err as "gdrhook: ..." or "FILE:LINE: ...".
 template <typename Consumer>
-ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&consume)
+ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&consume,
+                      std::function<void(const LogEvent &, const SourceLocation &)> lookahead = {})
 {
     ReadOutcome outcome;
-    MalformedLineReport report(err, options.files);
-    MergedLogReader reader(options.files, report);
+    LogInputs inputs = expand_log_inputs(options.files);
+    for (const std::string &message : inputs.errors) {
+        err << "gdrhook: " << message << '\n';
+        ++outcome.unreadable;
+    }
+    outcome.files = std::move(inputs.files);
+    MalformedLineReport report(err, outcome.files);
+    MergedLogReader reader(outcome.files, report);
     reader.set_min_ts(options.min_ts_ns);
+    reader.set_lookahead(std::move(lookahead));
     for (const std::string &message : reader.open()) {
         err << "gdrhook: " << message << '\n';
         ++outcome.unreadable;
+        ++outcome.unopened_files;
     }
     SourceLocation where;
     while (const LogEvent *event = reader.next(where))
@@ -56,10 +70,10 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&c
 int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
 {
     SummaryBuilder builder;
-    ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
-        builder.add(event, where);
-    });
-    Summary summary = builder.finish(options.files.size() - read.unreadable, read.bytes, read.malformed);
+    ReadOutcome read = read_logs(
+        options, err, [&](const LogEvent &event, const SourceLocation &where) { builder.add(event, where); },
+        [&](const LogEvent &event, const SourceLocation &where) { builder.prefetch(event, where); });
+    Summary summary = builder.finish(read.files.size() - read.unopened_files, read.bytes, read.malformed);
     if (options.json)
         out << summary_json(summary);
     else
@@ -69,12 +83,12 @@ int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
 
 int log_check(const LogOptions &options, std::ostream &out, std::ostream &err)
 {
-    Checker checker;
+    Checker checker(options.check);
     ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
         checker.add(event, where);
     });
     CheckResult result = checker.finish();
-    print_check(out, result, options.files, read.malformed);
+    print_check(out, result, read.files, read.malformed);
     if (!read.input_ok())
         return exit_input;
     return result.passed() ? exit_ok : exit_findings;
@@ -90,7 +104,7 @@ int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err
     SvgOptions svg;
     svg.title = "gdrhook timeline: " + std::to_string(timeline.processes) + " process(es), " +
                 std::to_string(timeline.events) + " event(s)";
-    svg.files = options.files;
+    svg.files = read.files;
     std::string text = render_timeline_svg(timeline, svg);
 
     std::ofstream file(options.output, std::ios::binary | std::ios::trunc);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_LOG_COMMANDS_H
-#define GDRHOOK_TOOLS_LOG_COMMANDS_H
+#pragma once
+
+#include "check.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -11,22 +12,23 @@ namespace gdrhook::cli {
 
 struct LogOptions {
     std::vector<std::string> files;
-    bool json = false;       ///< summary: JSON instead of text
-    std::string output;      ///< timeline: the SVG to write
-    int64_t min_ts_ns = INT64_MIN; ///< ignore events before (gdrhook run)
+    bool json = false;       // summary: JSON instead of text
+    std::string output;      // timeline: the SVG to write
+    int64_t min_ts_ns = INT64_MIN; // ignore events before (gdrhook run)
+    std::vector<std::string> allow; // check: --allow values, as given
+    CheckOptions check;      // check: the problems they allow
 };
 
-/// `gdrhook log summary`: exit_ok, or exit_input when a file could not be
-/// read or a line was malformed (the summary of the rest is still printed).
+// `gdrhook log summary`: exit_ok, or exit_input when a file could not be
+// read or a line was malformed (the summary of the rest is still printed).
 int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err);
 
-/// `gdrhook log check`: exit_ok only when every rule holds; exit_findings
-/// when a rule is broken; exit_input when a file or line could not be read.
+// `gdrhook log check`: exit_ok only when every rule holds; exit_findings
+// when a rule is broken; exit_input when a file or line could not be read.
 int log_check(const LogOptions &options, std::ostream &out, std::ostream &err);
 
-/// `gdrhook log timeline`: writes options.output.
+// `gdrhook log timeline`: writes options.output.
 int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err);
 
 } // namespace gdrhook::cli
 
-#endif

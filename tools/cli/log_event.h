@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_LOG_EVENT_H
-#define GDRHOOK_TOOLS_LOG_EVENT_H
+#pragma once
 
 #include <cstdint>
 #include <string>
@@ -8,31 +7,45 @@
 
 namespace gdrhook::cli {
 
-/// The "ev" values the tools act on. Anything else is `unknown` and is
-/// ignored by every command (the schema only ever adds values).
+// The "ev" values the tools act on. Anything else is `unknown` and is
+// ignored by every command (the schema only ever adds values).
 enum class EventKind : uint8_t {
-    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, unknown
+    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, process, unknown
 };
-inline constexpr int event_kind_count = 9;
+inline constexpr int event_kind_count = 10;
 
 std::string_view to_string(EventKind kind);
 EventKind event_kind_from(std::string_view name);
 
-/// Where an event came from: the index of its file in the command line and
-/// its 1-based line number, so every finding can name both.
+// Where an event came from: the index of its file in the command line and
+// its 1-based line number, so every finding can name both.
 struct SourceLocation {
     uint32_t file = 0;
     uint64_t line = 0;
 };
 
-/// One line of the event log. String views point into a StringTable that
-/// lives as long as the reader, except msg, which is rare and copied.
+// What a `process` line (the first line a process writes) says about the
+// process that wrote the log; see the README's event log schema. Only the
+// keys the tools use are kept.
+struct ProcessInfo {
+    std::string host;      // short host name, "" when absent
+    bool has_rank = false;
+    int64_t rank = 0;
+    int64_t ppid = 0;
+    std::string cmdline;   // the arguments joined by spaces
+    std::string version;   // gdrhook's
+    std::string config;    // "GDRHOOK_X=v GDRHOOK_Y=w", sorted by name
+    int64_t driver_version = 0; // 0 when absent
+};
+
+// One line of the event log. String views point into a StringTable that
+// lives as long as the reader, except msg, which is rare and copied.
 struct LogEvent {
     int64_t ts_ns = 0;
     int64_t pid = 0;
     int64_t tid = 0;
     EventKind kind = EventKind::unknown;
-    std::string_view ev;  ///< the raw "ev" text (kept for unknown kinds)
+    std::string_view ev;  // the raw "ev" text (kept for unknown kinds)
     std::string_view api;
     uint64_t addr = 0;
     uint64_t size = 0;
@@ -46,10 +59,11 @@ struct LogEvent {
     int64_t seq = 0;
     uint64_t handle = 0;
     int64_t lat_ns = 0;
-    std::string_view backend; ///< "" when absent
-    std::string_view via;     ///< "" when absent
-    std::string_view mem_kind;///< "kind" on alloc/free, "" when absent
-    std::string msg;          ///< "msg" on error, "" when absent
+    std::string_view backend; // "" when absent
+    std::string_view via;     // "" when absent
+    std::string_view mem_kind;// "kind" on alloc/free, "" when absent
+    std::string msg;          // "msg" on error, "" when absent
+    ProcessInfo process;      // of a `process` line; empty otherwise
 
     // A sample's measurements (GDRHOOK_SAMPLE_MS); has_* as above.
     bool has_rss = false;
@@ -60,14 +74,13 @@ struct LogEvent {
     uint64_t pins = 0;
 };
 
-/// True for memory kinds that are GPU memory owned by the process: what
-/// "live GPU bytes" counts. Host memory, VMM mappings (the physical handle
-/// is counted instead) and imported IPC memory are not.
+// True for memory kinds that are GPU memory owned by the process: what
+// "live GPU bytes" counts. Host memory, VMM mappings (the physical handle
+// is counted instead) and imported IPC memory are not.
 bool counts_as_gpu_memory(std::string_view mem_kind);
 
-/// True for error events that report a verify-mode finding.
+// True for error events that report a verify-mode finding.
 bool is_verify_finding(const LogEvent &event);
 
 } // namespace gdrhook::cli
 
-#endif

@@ -21,8 +21,11 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 namespace gdrhook::cli {
 
@@ -66,6 +69,66 @@ bool parse_hex_address(std::string_view text, uint64_t &out)
         return false;
     auto result = std::from_chars(text.data(), text.data() + text.size(), out, 16);
     return result.ec == std::errc() && result.ptr == text.data() + text.size();
+}
+
+// The keys of a `process` line the tools use. Read only on such lines (a
+// few per log), so they cost the other lines nothing; a key of the wrong
+// type makes the line malformed, as for every other key.
+std::string parse_process(simdjson::dom::object object, ProcessInfo &info)
+{
+    for (simdjson::dom::key_value_pair field : object) {
+        std::string_view key = field.key;
+        simdjson::dom::element value = field.value;
+        std::string_view text;
+        simdjson::error_code error = simdjson::SUCCESS;
+        if (key == "host") {
+            if ((error = value.get_string().get(text)))
+                return type_error(key, "a string", error);
+            info.host.assign(text);
+        } else if (key == "rank") {
+            if ((error = value.get_int64().get(info.rank)))
+                return type_error(key, "an integer", error);
+            info.has_rank = true;
+        } else if (key == "ppid") {
+            if ((error = value.get_int64().get(info.ppid)))
+                return type_error(key, "an integer", error);
+        } else if (key == "driver_version") {
+            if ((error = value.get_int64().get(info.driver_version)))
+                return type_error(key, "an integer", error);
+        } else if (key == "version") {
+            if ((error = value.get_string().get(text)))
+                return type_error(key, "a string", error);
+            info.version.assign(text);
+        } else if (key == "cmdline") {
+            simdjson::dom::array args;
+            if ((error = value.get_array().get(args)))
+                return type_error(key, "an array of strings", error);
+            for (simdjson::dom::element arg : args) {
+                if ((error = arg.get_string().get(text)))
+                    return type_error(key, "an array of strings", error);
+                if (!info.cmdline.empty())
+                    info.cmdline += ' ';
+                info.cmdline.append(text);
+            }
+        } else if (key == "config") {
+            simdjson::dom::object config;
+            if ((error = value.get_object().get(config)))
+                return type_error(key, "an object of strings", error);
+            std::vector<std::pair<std::string_view, std::string_view>> settings;
+            for (simdjson::dom::key_value_pair setting : config) {
+                if ((error = setting.value.get_string().get(text)))
+                    return type_error(key, "an object of strings", error);
+                settings.emplace_back(setting.key, text);
+            }
+            std::sort(settings.begin(), settings.end());
+            for (const auto &[name, setting] : settings) {
+                if (!info.config.empty())
+                    info.config += ' ';
+                info.config.append(name).append("=").append(setting);
+            }
+        }
+    }
+    return {};
 }
 
 } // namespace
@@ -182,11 +245,20 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
             if (!(seen & (1u << i)))
                 return std::string("missing required key \"") + required_names[i] + "\"";
     }
+    if (event.kind == EventKind::process)
+        return parse_process(object, event.process);
     return {};
 }
 
 LogFileReader::LogFileReader(uint32_t file_index, StringTable &strings, MalformedLineSink &sink)
-    : file_index_(file_index), sink_(sink), parser_(strings), lines_(LineParser::parse_padding)
+    : file_index_(file_index), sink_(sink), own_parser_(std::make_unique<LineParser>(strings)),
+      parser_(*own_parser_), lines_(LineParser::parse_padding)
+{
+}
+
+LogFileReader::LogFileReader(uint32_t file_index, LineParser &parser, MalformedLineSink &sink,
+                             size_t chunk)
+    : file_index_(file_index), sink_(sink), parser_(parser), lines_(LineParser::parse_padding, chunk)
 {
 }
 

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_LOG_READER_H
-#define GDRHOOK_TOOLS_LOG_READER_H
+#pragma once
 
 #include "line_reader.h"
 #include "log_event.h"
-#include "status.h"
 #include "string_table.h"
 
 #include <memory>
@@ -13,11 +11,11 @@
 
 namespace gdrhook::cli {
 
-/// Parses one line of the event log into @p event. Returns an empty string
-/// on success, else why the line is malformed (a missing or mistyped
-/// required key, bad JSON, trailing text). Unknown keys and unknown "ev"
-/// values are accepted and ignored. @p capacity is the number of readable
-/// bytes at @p data (at least size + parse_padding).
+// Parses one line of the event log into @p event. Returns an empty string
+// on success, else why the line is malformed (a missing or mistyped
+// required key, bad JSON, trailing text). Unknown keys and unknown "ev"
+// values are accepted and ignored. @p capacity is the number of readable
+// bytes at @p data (at least size + parse_padding).
 class LineParser {
 public:
     static const size_t parse_padding;
@@ -29,7 +27,7 @@ public:
 
     std::string parse(const char *data, size_t size, size_t capacity, LogEvent &event);
 
-    /// Convenience for tests: copies @p line into a padded buffer first.
+    // Convenience for tests: copies @p line into a padded buffer first.
     std::string parse(std::string_view line, LogEvent &event);
 
 private:
@@ -37,21 +35,28 @@ private:
     std::unique_ptr<Impl> impl_;
 };
 
-/// Receives each malformed line; the reader goes on with the next one.
+// Receives each malformed line; the reader goes on with the next one.
 class MalformedLineSink {
 public:
     virtual ~MalformedLineSink() = default;
     virtual void malformed(uint32_t file, uint64_t line, const std::string &reason) = 0;
 };
 
-/// Reads one event log file, in file order, in bounded memory.
+// Reads one event log file, in file order, in bounded memory.
 class LogFileReader {
 public:
+    // With a parser of its own.
     LogFileReader(uint32_t file_index, StringTable &strings, MalformedLineSink &sink);
+    // With @p parser, which it shares with the other files read at the same
+    // time (one line is parsed at a time), and a buffer of @p chunk bytes.
+    LogFileReader(uint32_t file_index, LineParser &parser, MalformedLineSink &sink, size_t chunk);
+
+    // See LineReader::close_between_reads().
+    void close_between_reads() { lines_.close_between_reads(); }
 
     Status open(const std::string &path);
 
-    /// The next well-formed event; false at the end of the file.
+    // The next well-formed event; false at the end of the file.
     bool next(LogEvent &event, SourceLocation &where);
 
     const std::string &read_error() const { return lines_.read_error(); }
@@ -60,10 +65,10 @@ public:
 private:
     uint32_t file_index_;
     MalformedLineSink &sink_;
-    LineParser parser_;
+    std::unique_ptr<LineParser> own_parser_;
+    LineParser &parser_;
     LineReader lines_;
 };
 
 } // namespace gdrhook::cli
 
-#endif

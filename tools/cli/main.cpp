@@ -7,7 +7,7 @@
 #include "doctor.h"
 #include "log_commands.h"
 #include "run_command.h"
-#include "status.h"
+#include "exit_code.h"
 
 #include <CLI/CLI.hpp>
 
@@ -42,7 +42,7 @@ int dispatch(int argc, char **argv)
                 "Exit status: the program's; 128+N if it was killed by signal N; 127 if it or "
                 "libgdrhook.so cannot be found.");
     run->add_option("--events", run_options.events,
-                    "event log path, %p = pid (default: ./gdrhook-<pid>.%p.jsonl)");
+                    "event log path: %p pid, %h host, %r rank (default: ./gdrhook-<pid>.%p.jsonl)");
     run->add_option("--backend", run_options.backend, "pinning backend (GDRHOOK_BACKEND)")
         ->check(CLI::IsMember({"auto", "kmod", "dmabuf", "none"}));
     run->add_option("--pin", run_options.pin, "pin policy (GDRHOOK_PIN)")
@@ -77,9 +77,22 @@ int dispatch(int argc, char **argv)
     summary->footer(exit_footer);
 
     CLI::App *check = log->add_subcommand(
-        "check", "fail unless every pin was unpinned or revoked, no pinned memory was freed "
-                 "without an unpin, and verify mode found nothing (for CI)");
+        "check", "fail unless every pin was unpinned (after its revocation, if revoked), no "
+                 "pinned memory was freed without an unpin, verify mode found nothing and no "
+                 "error event was logged (for CI)");
     add_files(check, log_options.files);
+    check->add_option("--allow", log_options.allow,
+                      "problems you expect, counted but not failing the check (repeatable): "
+                      "error (any error event that is not a verify finding), error:TEXT (those "
+                      "whose msg starts with TEXT), never-unpinned, freed-while-pinned, "
+                      "verify-finding, double-release, pin-replaced, revoked-never-unpinned")
+        ->type_name("KIND")
+        ->allow_extra_args(false) // one value per --allow; the files follow
+        ->check([](const std::string &value) {
+            CheckOptions scratch;
+            return add_allowance(scratch, value) ? std::string()
+                                                 : "unknown problem kind '" + value + "'";
+        });
     check->footer(exit_footer);
 
     CLI::App *timeline = log->add_subcommand(
@@ -123,8 +136,11 @@ int dispatch(int argc, char **argv)
     }
     if (summary->parsed())
         return log_summary(log_options, std::cout, std::cerr);
-    if (check->parsed())
+    if (check->parsed()) {
+        for (const std::string &value : log_options.allow)
+            add_allowance(log_options.check, value);
         return log_check(log_options, std::cout, std::cerr);
+    }
     if (timeline->parsed())
         return log_timeline(log_options, std::cout, std::cerr);
     if (doctor->parsed())

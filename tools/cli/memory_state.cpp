@@ -27,29 +27,66 @@ bool same_device(int64_t a, int64_t b)
 
 Outcome MemoryState::apply(const LogEvent &event, const SourceLocation &where)
 {
-    ProcessState &p = processes_[event.pid];
+    ProcessState &p = state_of(process_key(event, where));
+    Outcome outcome;
     switch (event.kind) {
     case EventKind::alloc:
         if (event.rc == 0)
             on_alloc(p, event);
-        return {};
+        break;
     case EventKind::free:
         if (event.rc == 0) // a failed free frees nothing
             on_free(p, event, where);
-        return {};
+        break;
     case EventKind::ctx_destroy:
         if (event.rc == 0)
             on_ctx_destroy(p, event, where);
-        return {};
+        break;
     case EventKind::pin:
         if (event.rc == 0) // a failed pin holds nothing
-            return on_pin(p, event, where);
-        return {};
+            outcome = on_pin(p, event, where);
+        break;
     case EventKind::unpin:
     case EventKind::revoke:
-        return on_release(p, event, where);
+        outcome = on_release(p, event, where);
+        break;
     default:
-        return {};
+        break;
+    }
+    outcome.live_gpu_bytes = p.live_gpu_bytes;
+    outcome.pinned_bytes = p.pinned_bytes;
+    return outcome;
+}
+
+MemoryState::ProcessState &MemoryState::state_of(const ProcessKey &key)
+{
+    if (key.file >= last_of_file_.size())
+        last_of_file_.resize(key.file + 1, {0, nullptr});
+    auto &last = last_of_file_[key.file];
+    if (!last.second || last.first != key.pid)
+        last = {key.pid, &processes_[key]}; // unordered_map: the element stays put
+    return *last.second;
+}
+
+void MemoryState::prefetch(const LogEvent &event, const SourceLocation &where) const
+{
+    if (where.file >= last_of_file_.size())
+        return;
+    const auto &last = last_of_file_[where.file];
+    if (!last.second || last.first != event.pid)
+        return;
+    switch (event.kind) {
+    case EventKind::alloc:
+    case EventKind::free:
+        last.second->allocations.prefetch(event.addr);
+        break;
+    case EventKind::pin:
+    case EventKind::unpin:
+    case EventKind::revoke:
+        last.second->pin_sizes.prefetch(pin_key(event));
+        break;
+    default:
+        break;
     }
 }
 
@@ -57,31 +94,38 @@ void MemoryState::on_alloc(ProcessState &p, const LogEvent &event)
 {
     // The same address allocated again without a free we saw: the old
     // allocation is gone (its free predates the log or was not logged).
-    auto old = p.allocations.find(event.addr);
-    if (old != p.allocations.end())
-        drop_allocation(p, old);
-    Allocation allocation{event.size, event.dev, counts_as_gpu_memory(event.mem_kind)};
-    p.allocations.emplace(event.addr, allocation);
-    if (allocation.gpu) {
-        p.live_gpu_bytes += event.size;
-        total_live_ += event.size;
+    if (const Allocation *old = p.allocations.find(event.addr))
+        drop_allocation(p, event.addr, *old);
+    Allocation allocation(event.size, event.dev, counts_as_gpu_memory(event.mem_kind));
+    p.allocations.set(event.addr, allocation);
+    if (allocation.gpu()) {
+        p.live_gpu_bytes += allocation.size();
+        total_live_ += allocation.size();
     }
 }
 
-void MemoryState::drop_allocation(ProcessState &p, std::map<uint64_t, Allocation>::iterator it)
+void MemoryState::drop_allocation(ProcessState &p, uint64_t addr, const Allocation &allocation)
 {
-    if (it->second.gpu) {
-        p.live_gpu_bytes -= it->second.size;
-        total_live_ -= it->second.size;
+    if (allocation.gpu()) {
+        p.live_gpu_bytes -= allocation.size();
+        total_live_ -= allocation.size();
     }
-    p.allocations.erase(it);
+    p.allocations.erase(addr);
+}
+
+void MemoryState::mark_freed(PinRecord &pin, const LogEvent &event, const SourceLocation &where)
+{
+    if (pin.freed)
+        return;
+    pin.freed = true;
+    pin.freed_at = where;
+    pin.freed_by = names_.intern(event.api);
 }
 
 void MemoryState::on_free(ProcessState &p, const LogEvent &event, const SourceLocation &where)
 {
-    auto found = p.allocations.find(event.addr);
-    if (found != p.allocations.end())
-        drop_allocation(p, found);
+    if (const Allocation *found = p.allocations.find(event.addr))
+        drop_allocation(p, event.addr, *found);
 
     if (!frees_a_virtual_range(event) || p.pins_by_addr.empty())
         return;
@@ -94,12 +138,8 @@ void MemoryState::on_free(ProcessState &p, const LogEvent &event, const SourceLo
     for (auto it = p.pins_by_addr.lower_bound(from); it != p.pins_by_addr.end() && it->first < end;
          ++it) {
         PinRecord &pin = p.pins[it->second];
-        bool overlaps = pin.addr + (pin.size ? pin.size : 1) > begin;
-        if (overlaps && !pin.freed) {
-            pin.freed = true;
-            pin.freed_at = where;
-            pin.freed_by = names_.intern(event.api);
-        }
+        if (pin.addr + (pin.size ? pin.size : 1) > begin)
+            mark_freed(pin, event, where);
     }
 }
 
@@ -107,31 +147,37 @@ void MemoryState::on_ctx_destroy(ProcessState &p, const LogEvent &event,
                                  const SourceLocation &where)
 {
     // Tearing down a context releases every allocation made in it.
-    for (auto it = p.allocations.begin(); it != p.allocations.end();) {
-        auto current = it++;
-        if (same_device(current->second.dev, event.dev))
-            drop_allocation(p, current);
-    }
-    for (auto &entry : p.pins) {
-        PinRecord &pin = entry.second;
-        if (!pin.freed) {
-            pin.freed = true;
-            pin.freed_at = where;
-            pin.freed_by = names_.intern(event.api);
-        }
-    }
+    std::vector<std::pair<uint64_t, Allocation>> released;
+    p.allocations.for_each([&](uint64_t addr, const Allocation &allocation) {
+        if (same_device(allocation.dev(), event.dev))
+            released.emplace_back(addr, allocation);
+    });
+    for (const auto &[addr, allocation] : released)
+        drop_allocation(p, addr, allocation);
+    for (auto &entry : p.pins)
+        mark_freed(entry.second, event, where);
 }
 
 Outcome MemoryState::on_pin(ProcessState &p, const LogEvent &event, const SourceLocation &where)
 {
     Outcome outcome;
     uint64_t key = pin_key(event);
-    auto old = p.pins.find(key);
-    if (old != p.pins.end()) {
-        outcome.displaced = old->second;
+    if (p.pin_sizes.find(key)) {
+        if (details_)
+            outcome.displaced = p.pins.at(key);
         close_pin(p, key);
     }
-    p.revoked.erase(key);
+    p.pin_sizes.set(key, event.size);
+    p.pinned_bytes += event.size;
+    total_pinned_ += event.size;
+    if (!details_)
+        return outcome;
+
+    auto revoked = p.revoked.find(key);
+    if (revoked != p.revoked.end()) {
+        outcome.revoked_not_unpinned = revoked->second;
+        p.revoked.erase(revoked);
+    }
     PinRecord pin;
     pin.pid = event.pid;
     pin.key = key;
@@ -145,8 +191,6 @@ Outcome MemoryState::on_pin(ProcessState &p, const LogEvent &event, const Source
     p.pins_by_addr.emplace(event.addr, key);
     if (event.size > p.largest_pin)
         p.largest_pin = event.size;
-    p.pinned_bytes += event.size;
-    total_pinned_ += event.size;
     return outcome;
 }
 
@@ -155,47 +199,51 @@ Outcome MemoryState::on_release(ProcessState &p, const LogEvent &event,
 {
     Outcome outcome;
     uint64_t key = pin_key(event);
-    auto found = p.pins.find(key);
-    if (found == p.pins.end()) {
+    if (!p.pin_sizes.find(key)) {
         // The kernel module reports a revocation, then the handle is still
         // unpinned to free it: that unpin is the end of the same pin.
-        if (event.kind == EventKind::unpin && p.revoked.erase(key))
-            return outcome;
-        outcome.unmatched_release = true;
+        if (details_ && !(event.kind == EventKind::unpin && p.revoked.erase(key)))
+            outcome.unmatched_release = true;
         return outcome;
     }
     if (event.kind == EventKind::unpin && event.rc != 0) {
         // Still pinned: the check reports it unless a later unpin works.
-        found->second.unpin_failed = true;
-        found->second.failed_unpin_at = where;
-        found->second.failed_unpin_rc = event.rc;
+        if (details_) {
+            PinRecord &pin = p.pins.at(key);
+            pin.unpin_failed = true;
+            pin.failed_unpin_at = where;
+            pin.failed_unpin_rc = event.rc;
+        }
         return outcome;
     }
-    if (event.kind == EventKind::revoke)
-        p.revoked.insert(key);
+    if (details_ && event.kind == EventKind::revoke)
+        p.revoked[key] = RevokedPin{p.pins.at(key), where};
     close_pin(p, key);
     return outcome;
 }
 
 void MemoryState::close_pin(ProcessState &p, uint64_t key)
 {
+    uint64_t size = *p.pin_sizes.find(key);
+    p.pin_sizes.erase(key);
+    p.pinned_bytes -= size;
+    total_pinned_ -= size;
+    if (!details_)
+        return;
     auto found = p.pins.find(key);
-    const PinRecord &pin = found->second;
-    auto range = p.pins_by_addr.equal_range(pin.addr);
+    auto range = p.pins_by_addr.equal_range(found->second.addr);
     for (auto it = range.first; it != range.second; ++it) {
         if (it->second == key) {
             p.pins_by_addr.erase(it);
             break;
         }
     }
-    p.pinned_bytes -= pin.size;
-    total_pinned_ -= pin.size;
     p.pins.erase(found);
 }
 
-MemoryState::Process MemoryState::process(int64_t pid) const
+MemoryState::Process MemoryState::process(const ProcessKey &key) const
 {
-    auto found = processes_.find(pid);
+    auto found = processes_.find(key);
     if (found == processes_.end())
         return {};
     return {found->second.live_gpu_bytes, found->second.pinned_bytes};
@@ -209,13 +257,37 @@ uint64_t MemoryState::live_allocations() const
     return count;
 }
 
+uint64_t MemoryState::pins_held() const
+{
+    uint64_t count = 0;
+    for (const auto &entry : processes_)
+        count += entry.second.pin_sizes.size();
+    return count;
+}
+
+namespace {
+
+// Pointers to the values of one per-process map, across every process.
+template <typename Value, typename Processes, typename Member>
+std::vector<const Value *> collect(const Processes &processes, Member member)
+{
+    std::vector<const Value *> values;
+    for (const auto &process : processes)
+        for (const auto &entry : process.second.*member)
+            values.push_back(&entry.second);
+    return values;
+}
+
+} // namespace
+
 std::vector<const PinRecord *> MemoryState::open_pins() const
 {
-    std::vector<const PinRecord *> pins;
-    for (const auto &process : processes_)
-        for (const auto &entry : process.second.pins)
-            pins.push_back(&entry.second);
-    return pins;
+    return collect<PinRecord>(processes_, &ProcessState::pins);
+}
+
+std::vector<const RevokedPin *> MemoryState::revoked_pins() const
+{
+    return collect<RevokedPin>(processes_, &ProcessState::revoked);
 }
 
 } // namespace gdrhook::cli

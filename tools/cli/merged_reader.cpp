@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "merged_reader.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <ostream>
 
 namespace gdrhook::cli {
@@ -27,20 +30,48 @@ void MalformedLineReport::finish()
 }
 
 MergedLogReader::MergedLogReader(std::vector<std::string> paths, MalformedLineSink &sink)
-    : paths_(std::move(paths)), sink_(sink), strings_(std::make_unique<StringTable>())
+    : paths_(std::move(paths)), sink_(sink), strings_(std::make_unique<StringTable>()),
+      parser_(std::make_unique<LineParser>(*strings_))
 {
 }
+
+namespace {
+
+// How many files may stay open: the soft limit, raised to the hard one
+// first, less what the rest of the tool needs.
+size_t open_file_budget(size_t reserved)
+{
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+        return 256;
+    if (limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &limit) != 0)
+            getrlimit(RLIMIT_NOFILE, &limit);
+    }
+    if (limit.rlim_cur == RLIM_INFINITY)
+        return SIZE_MAX;
+    return limit.rlim_cur > reserved ? static_cast<size_t>(limit.rlim_cur) - reserved : 1;
+}
+
+} // namespace
 
 std::vector<std::string> MergedLogReader::open()
 {
     std::vector<std::string> errors;
     sources_.clear();
     sources_.resize(paths_.size());
+    heap_.reserve(paths_.size());
+    size_t files = std::max<size_t>(paths_.size(), 1);
+    size_t chunk = std::clamp(buffer_budget / files, min_chunk, LineReader::default_chunk);
+    size_t kept_open = paths_.size() > 1 ? open_file_budget(reserved_fds) : SIZE_MAX;
     for (size_t i = 0; i < paths_.size(); ++i) {
-        auto reader = std::make_unique<LogFileReader>(static_cast<uint32_t>(i), *strings_, sink_);
+        auto reader = std::make_unique<LogFileReader>(static_cast<uint32_t>(i), *parser_, sink_, chunk);
+        if (i >= kept_open)
+            reader->close_between_reads();
         Status status = reader->open(paths_[i]);
         if (!status.ok()) {
-            errors.push_back(status.message());
+            errors.push_back(file_error(paths_[i], status));
             continue;
         }
         sources_[i].reader = std::move(reader);
@@ -53,49 +84,66 @@ std::vector<std::string> MergedLogReader::open()
 bool MergedLogReader::advance(size_t source)
 {
     Source &s = sources_[source];
-    while (s.reader->next(s.pending, s.where))
-        if (s.pending.ts_ns >= min_ts_)
+    while (s.reader->next(s.pending, s.where)) {
+        if (s.pending.ts_ns >= min_ts_) {
+            if (lookahead_)
+                lookahead_(s.pending, s.where);
             return true;
+        }
+    }
     return false;
 }
 
-// A binary heap by hand rather than std::priority_queue: the comparison
-// reads the pending events, and ties break on the file index so the merge
-// is deterministic.
-bool MergedLogReader::comes_after(size_t a, size_t b) const
+// A binary heap by hand: after an event is handed out, its file's next
+// event usually belongs near the top again, and one sift down from the
+// top (replace_top) costs half of a pop and a push. Ties break on the file
+// index so the merge is deterministic.
+bool MergedLogReader::later(const HeapEntry &a, const HeapEntry &b)
 {
-    const LogEvent &x = sources_[a].pending, &y = sources_[b].pending;
-    return x.ts_ns != y.ts_ns ? x.ts_ns > y.ts_ns : a > b;
+    return a.ts_ns != b.ts_ns ? a.ts_ns > b.ts_ns : a.source > b.source;
 }
 
 void MergedLogReader::push(size_t source)
 {
-    heap_.push_back(source);
-    auto later = [this](size_t a, size_t b) { return comes_after(a, b); };
+    heap_.push_back({sources_[source].pending.ts_ns, source});
     std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
-size_t MergedLogReader::pop()
+void MergedLogReader::replace_top(int64_t ts_ns)
 {
-    auto later = [this](size_t a, size_t b) { return comes_after(a, b); };
-    std::pop_heap(heap_.begin(), heap_.end(), later);
-    size_t top = heap_.back();
-    heap_.pop_back();
-    return top;
+    size_t i = 0, n = heap_.size();
+    HeapEntry moving{ts_ns, heap_[0].source};
+    for (;;) {
+        size_t child = 2 * i + 1;
+        if (child >= n)
+            break;
+        if (child + 1 < n && later(heap_[child], heap_[child + 1]))
+            ++child;
+        if (!later(moving, heap_[child]))
+            break;
+        heap_[i] = heap_[child];
+        i = child;
+    }
+    heap_[i] = moving;
 }
 
 const LogEvent *MergedLogReader::next(SourceLocation &where)
 {
-    // The event handed out last time lived in its source's pending slot;
-    // only now may that slot be refilled.
+    // The event handed out last time lived in its source's pending slot,
+    // and its source is still on top of the heap: only now may that slot
+    // be refilled.
     if (current_ != SIZE_MAX) {
-        if (advance(current_))
-            push(current_);
+        if (advance(current_)) {
+            replace_top(sources_[current_].pending.ts_ns);
+        } else {
+            std::pop_heap(heap_.begin(), heap_.end(), later);
+            heap_.pop_back();
+        }
         current_ = SIZE_MAX;
     }
     if (heap_.empty())
         return nullptr;
-    current_ = pop();
+    current_ = heap_.front().source;
     where = sources_[current_].where;
     return &sources_[current_].pending;
 }

@@ -166,24 +166,47 @@ std::vector<std::string> run_environment(const RunOptions &options, const std::s
     return env;
 }
 
+std::string short_host_name()
+{
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0)
+        return "localhost";
+    std::string host = name;
+    return host.substr(0, host.find('.'));
+}
+
 std::vector<std::string> expand_events_pattern(const std::string &pattern)
 {
-    // Mirror the shim's expansion (%p: pid, %%: percent) and escape the
-    // rest, so a path with '*' or '[' in it only matches itself.
+    return expand_events_pattern(pattern, short_host_name());
+}
+
+std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host)
+{
+    // Mirror the shim's expansion (%p: pid, %r: rank, %h: host, %%:
+    // percent) and escape the rest, so a path with '*' or '[' in it only
+    // matches itself.
+    auto literal = [](std::string &out, char c) {
+        if (c == '*' || c == '?' || c == '[' || c == '\\')
+            out += '\\';
+        out += c;
+    };
     std::string glob_pattern;
     for (size_t i = 0; i < pattern.size(); ++i) {
-        char c = pattern[i];
-        if (c == '%' && i + 1 < pattern.size() && pattern[i + 1] == 'p') {
+        char c = pattern[i], next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+        if (c == '%' && next == 'p') {
             glob_pattern += "[0-9]*";
-            ++i;
-        } else if (c == '%' && i + 1 < pattern.size() && pattern[i + 1] == '%') {
+        } else if (c == '%' && next == 'r') {
+            glob_pattern += '*';
+        } else if (c == '%' && next == 'h') {
+            for (char h : host)
+                literal(glob_pattern, h);
+        } else if (c == '%' && next == '%') {
             glob_pattern += '%';
-            ++i;
         } else {
-            if (c == '*' || c == '?' || c == '[' || c == '\\')
-                glob_pattern += '\\';
-            glob_pattern += c;
+            literal(glob_pattern, c);
+            continue;
         }
+        ++i;
     }
     glob_t found = {};
     std::vector<std::string> files;

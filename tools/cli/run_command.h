@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_RUN_COMMAND_H
-#define GDRHOOK_TOOLS_RUN_COMMAND_H
+#pragma once
 
 #include <iosfwd>
 #include <string>
@@ -8,34 +7,39 @@
 
 namespace gdrhook::cli {
 
-/// `gdrhook run` options. Empty strings mean "not given": the variable is
-/// then left as the environment has it, and the shim's default applies.
+// `gdrhook run` options. Empty strings mean "not given": the variable is
+// then left as the environment has it, and the shim's default applies.
 struct RunOptions {
-    std::vector<std::string> command; ///< program and its arguments
-    std::string events;    ///< GDRHOOK_EVENTS; default ./gdrhook-<pid>.%p.jsonl
-    std::string backend;   ///< GDRHOOK_BACKEND
-    std::string pin;       ///< GDRHOOK_PIN
-    std::string log_level; ///< GDRHOOK_LOG_LEVEL
-    bool verify = false;   ///< GDRHOOK_VERIFY=1
-    std::string sample_ms; ///< GDRHOOK_SAMPLE_MS
-    std::string library;   ///< the shim; else GDRHOOK_LIBRARY, else found
+    std::vector<std::string> command; // program and its arguments
+    std::string events;    // GDRHOOK_EVENTS; default ./gdrhook-<pid>.%p.jsonl
+    std::string backend;   // GDRHOOK_BACKEND
+    std::string pin;       // GDRHOOK_PIN
+    std::string log_level; // GDRHOOK_LOG_LEVEL
+    bool verify = false;   // GDRHOOK_VERIFY=1
+    std::string sample_ms; // GDRHOOK_SAMPLE_MS
+    std::string library;   // the shim; else GDRHOOK_LIBRARY, else found
     bool summary = true;
 };
 
-/// The environment the program runs with: @p base (NAME=value strings)
-/// with LD_PRELOAD led by @p library and the GDRHOOK_* variables set.
+// The environment the program runs with: @p base (NAME=value strings)
+// with LD_PRELOAD led by @p library and the GDRHOOK_* variables set.
 std::vector<std::string> run_environment(const RunOptions &options, const std::string &library,
                                          const std::string &events,
                                          const std::vector<std::string> &base);
 
-/// The files a GDRHOOK_EVENTS pattern produced: %p matches any pid.
+// The files a GDRHOOK_EVENTS pattern produced on this host: %p matches any
+// pid, %r any rank (or the "x" of none), %h is @p host (by default this
+// machine's short name, as the shim writes it).
 std::vector<std::string> expand_events_pattern(const std::string &pattern);
+std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host);
 
-/// Runs the program under the shim and returns its exit status (128 + the
-/// signal if it was killed, 127 if it could not be started); a short
-/// summary of its events goes to @p err when it ends.
+// gethostname() up to its first '.'.
+std::string short_host_name();
+
+// Runs the program under the shim and returns its exit status (128 + the
+// signal if it was killed, 127 if it could not be started); a short
+// summary of its events goes to @p err when it ends.
 int run_program(const RunOptions &options, std::ostream &err);
 
 } // namespace gdrhook::cli
 
-#endif

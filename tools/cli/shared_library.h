@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_SHARED_LIBRARY_H
-#define GDRHOOK_TOOLS_SHARED_LIBRARY_H
+#pragma once
 
 #include <dlfcn.h>
 
@@ -9,9 +8,9 @@
 
 namespace gdrhook::cli {
 
-/// A library opened with dlopen, closed when this goes. The doctor opens
-/// the driver libraries this way instead of linking them, so the tool
-/// runs (and says what is missing) on machines without them.
+// A library opened with dlopen, closed when this goes. The doctor opens
+// the driver libraries this way instead of linking them, so the tool
+// runs (and says what is missing) on machines without them.
 class SharedLibrary {
 public:
     SharedLibrary() = default;
@@ -29,7 +28,7 @@ public:
             dlclose(handle_);
     }
 
-    /// Opens @p name; on failure returns false and sets @p error.
+    // Opens @p name; on failure returns false and sets @p error.
     bool open(const std::string &name, std::string &error)
     {
         handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -40,14 +39,14 @@ public:
         return handle_ != nullptr;
     }
 
-    /// The function @p name as type F, or nullptr.
+    // The function @p name as type F, or nullptr.
     template <typename F>
     F function(const char *name) const
     {
         return handle_ ? reinterpret_cast<F>(dlsym(handle_, name)) : nullptr;
     }
 
-    /// The file the library was loaded from, as the loader resolved it.
+    // The file the library was loaded from, as the loader resolved it.
     std::string path(const char *any_symbol) const
     {
         Dl_info info;
@@ -63,4 +62,3 @@ private:
 
 } // namespace gdrhook::cli
 
-#endif

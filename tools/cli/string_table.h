@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_STRING_TABLE_H
-#define GDRHOOK_TOOLS_STRING_TABLE_H
+#pragma once
 
 #include <cstddef>
 #include <memory>
@@ -11,17 +10,17 @@
 
 namespace gdrhook::cli {
 
-/// Interns the few distinct strings a log repeats millions of times (API
-/// names, memory kinds, backends) so an event can carry a string_view that
-/// outlives the parser's buffer. Bounded: past max_entries distinct strings
-/// every new one maps to overflow_name, so a hostile log cannot grow memory.
+// Interns the few distinct strings a log repeats millions of times (API
+// names, memory kinds, backends) so an event can carry a string_view that
+// outlives the parser's buffer. Bounded: past max_entries distinct strings
+// every new one maps to overflow_name, so a hostile log cannot grow memory.
 class StringTable {
 public:
     static constexpr std::string_view overflow_name = "(other)";
 
     explicit StringTable(size_t max_entries = 4096) : max_entries_(max_entries) {}
 
-    /// A view of a stable copy of @p text (or of overflow_name when full).
+    // A view of a stable copy of @p text (or of overflow_name when full).
     std::string_view intern(std::string_view text);
 
     size_t size() const { return index_.size(); }
@@ -36,4 +35,3 @@ private:
 
 } // namespace gdrhook::cli
 
-#endif

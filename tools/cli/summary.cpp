@@ -33,6 +33,85 @@ void add_sample(ProcessSamples &p, const LogEvent &event)
 
 } // namespace
 
+size_t SummaryBuilder::host_index(const std::string &host)
+{
+    auto found = host_of_name_.find(host);
+    if (found != host_of_name_.end())
+        return found->second;
+    hosts_.emplace_back();
+    hosts_.back().summary.host = host;
+    host_of_name_.emplace(host, hosts_.size() - 1);
+    return hosts_.size() - 1;
+}
+
+SummaryBuilder::ProcessTotals &SummaryBuilder::process_for(const ProcessKey &key)
+{
+    if (key.file >= last_of_file_.size())
+        last_of_file_.resize(key.file + 1, {0, nullptr});
+    auto &last = last_of_file_[key.file];
+    if (last.second && last.first == key.pid)
+        return *last.second;
+    auto found = processes_.find(key);
+    if (found != processes_.end()) {
+        last = {key.pid, &found->second};
+        return found->second;
+    }
+    ProcessTotals &process = processes_[key];
+    process.host = host_index(table_.identity(key).host);
+    ++hosts_[process.host].summary.processes;
+    last = {key.pid, &process};
+    return process;
+}
+
+// A `process` line names the host; the process moves there, with what it
+// holds, if its earlier lines had put it elsewhere.
+void SummaryBuilder::note_process_line(ProcessTotals &process, const LogEvent &event)
+{
+    Summary &s = summary_;
+    ++s.process_lines;
+    auto count_distinct = [](std::map<std::string, uint64_t> &map, const std::string &key) {
+        auto found = map.find(key);
+        if (found != map.end())
+            ++found->second;
+        else if (map.size() < max_distinct_processes)
+            map.emplace(key, 1);
+        else
+            ++map["(other)"];
+    };
+    count_distinct(s.versions, event.process.version);
+    count_distinct(s.configurations, event.process.config);
+    count_distinct(s.commands, event.process.cmdline);
+
+    size_t host = host_index(event.process.host);
+    if (host == process.host)
+        return;
+    HostTotals &from = hosts_[process.host], &to = hosts_[host];
+    --from.summary.processes;
+    from.pinned_bytes -= process.pinned_bytes;
+    from.live_gpu_bytes -= process.live_gpu_bytes;
+    ++to.summary.processes;
+    to.pinned_bytes += process.pinned_bytes;
+    to.live_gpu_bytes += process.live_gpu_bytes;
+    process.host = host;
+}
+
+// The process's and its host's live and pinned bytes after an event, and
+// their peaks.
+void SummaryBuilder::note_memory(ProcessTotals &process, const Outcome &outcome)
+{
+    HostTotals &host = hosts_[process.host];
+    host.pinned_bytes += outcome.pinned_bytes - process.pinned_bytes;
+    host.live_gpu_bytes += outcome.live_gpu_bytes - process.live_gpu_bytes;
+    process.pinned_bytes = outcome.pinned_bytes;
+    process.live_gpu_bytes = outcome.live_gpu_bytes;
+    JobFigures &p = process.summary.figures;
+    p.peak_pinned_bytes = std::max(p.peak_pinned_bytes, process.pinned_bytes);
+    p.peak_live_gpu_bytes = std::max(p.peak_live_gpu_bytes, process.live_gpu_bytes);
+    JobFigures &h = host.summary.figures;
+    h.peak_pinned_bytes = std::max(h.peak_pinned_bytes, host.pinned_bytes);
+    h.peak_live_gpu_bytes = std::max(h.peak_live_gpu_bytes, host.live_gpu_bytes);
+}
+
 void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
 {
     Summary &s = summary_;
@@ -41,12 +120,20 @@ void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
     if (s.events == 0 || event.ts_ns > s.last_ts_ns)
         s.last_ts_ns = event.ts_ns;
     ++s.events;
-    pids_.insert(event.pid);
+    table_.note(event, where);
+    ProcessKey key = process_key(event, where);
+    ProcessTotals &process = process_for(key);
+    JobFigures &per_process = process.summary.figures;
+    ++per_process.events;
 
     bool ok = event.rc == 0;
     count(s.by_kind[static_cast<size_t>(event.kind)], event);
     if (event.kind == EventKind::unknown)
         return; // counted, and otherwise ignored: the schema may grow
+    if (event.kind == EventKind::process) {
+        note_process_line(process, event);
+        return; // describes the process, not a call
+    }
 
     count(by_api_[{names_.intern(event.ev), names_.intern(event.api)}], event);
 
@@ -58,13 +145,19 @@ void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
     case EventKind::pin:
         count(pins_by_backend_[names_.intern(event.backend.empty() ? "unspecified" : event.backend)],
               event);
+        per_process.pins += ok;
         break;
     case EventKind::unpin:
-        if (ok && event.has_lat)
+        per_process.unpins += ok;
+        if (ok && event.has_lat) {
             s.unpin_delay.add(event.lat_ns);
+            process.delay.add(event.lat_ns);
+        }
         break;
     case EventKind::error: {
         s.verify_findings += is_verify_finding(event);
+        ++per_process.errors;
+        per_process.verify_findings += is_verify_finding(event);
         std::string message = event.msg.empty() ? std::string(event.api) : event.msg;
         auto found = s.error_messages.find(message);
         if (found != s.error_messages.end())
@@ -76,13 +169,13 @@ void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
         break;
     }
     case EventKind::sample:
-        add_sample(s.samples[event.pid], event);
+        add_sample(s.samples[{key.file, key.pid}], event);
         return; // describes the process, not its memory
     default:
         break;
     }
 
-    memory_.apply(event, where);
+    note_memory(process, memory_.apply(event, where));
     if (memory_.total_live_gpu_bytes() > s.peak_live_gpu_bytes) {
         s.peak_live_gpu_bytes = memory_.total_live_gpu_bytes();
         s.peak_live_ts_ns = event.ts_ns;
@@ -99,7 +192,39 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
     s.files = files;
     s.bytes_read = bytes_read;
     s.malformed_lines = malformed_lines;
-    s.processes = pids_.size();
+    s.processes = processes_.size();
+    auto figures = [](const CoarseLatencyHistogram &delay) {
+        return DelayFigures{delay.count(), delay.percentile(0.5), delay.percentile(0.99), delay.max()};
+    };
+    std::vector<CoarseLatencyHistogram> host_delays(hosts_.size());
+    for (auto &[key, process] : processes_) {
+        ProcessSummary summary = process.summary;
+        summary.who = table_.identity(key);
+        summary.figures.unpin_delay = figures(process.delay);
+        s.by_process.push_back(summary);
+        const JobFigures &p = summary.figures;
+        JobFigures &h = hosts_[process.host].summary.figures;
+        h.events += p.events;
+        h.pins += p.pins;
+        h.unpins += p.unpins;
+        h.errors += p.errors;
+        h.verify_findings += p.verify_findings;
+        host_delays[process.host].merge(process.delay);
+    }
+    std::sort(s.by_process.begin(), s.by_process.end(), [](const ProcessSummary &a, const ProcessSummary &b) {
+        return a.who.key.file != b.who.key.file ? a.who.key.file < b.who.key.file
+                                                : a.who.key.pid < b.who.key.pid;
+    });
+    for (size_t i = 0; i < hosts_.size(); ++i) {
+        if (hosts_[i].summary.processes == 0)
+            continue; // every process it had moved to the host its `process` line names
+        s.by_host.push_back(hosts_[i].summary);
+        s.by_host.back().figures.unpin_delay = figures(host_delays[i]);
+    }
+    std::sort(s.by_host.begin(), s.by_host.end(),
+              [](const HostSummary &a, const HostSummary &b) { return a.host < b.host; });
+    for (auto &[key, samples] : s.samples)
+        samples.who = table_.identity({key.first, key.second});
     for (const auto &entry : by_api_)
         s.by_api[{std::string(entry.first.first), std::string(entry.first.second)}] = entry.second;
     for (const auto &entry : allocs_by_mem_kind_)
@@ -108,8 +233,7 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
         s.pins_by_backend[std::string(entry.first)] = entry.second;
     s.live_allocations_at_end = memory_.live_allocations();
     s.live_gpu_bytes_at_end = memory_.total_live_gpu_bytes();
-    auto pins = memory_.open_pins();
-    s.pins_held_at_end = pins.size();
+    s.pins_held_at_end = memory_.pins_held();
     s.pinned_bytes_at_end = memory_.total_pinned_bytes();
     return s;
 }

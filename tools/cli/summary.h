@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#ifndef GDRHOOK_TOOLS_SUMMARY_H
-#define GDRHOOK_TOOLS_SUMMARY_H
+#pragma once
 
 #include "latency_histogram.h"
 #include "log_event.h"
 #include "memory_state.h"
+#include "process_table.h"
 #include "string_table.h"
 
 #include <array>
@@ -13,28 +13,29 @@
 #include <map>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace gdrhook::cli {
 
-/// Counts and bytes for one row of the summary.
+// Counts and bytes for one row of the summary.
 struct Tally {
     uint64_t count = 0;
-    uint64_t failed = 0; ///< rc != 0
-    uint64_t bytes = 0;  ///< of the successful ones
+    uint64_t failed = 0; // rc != 0
+    uint64_t bytes = 0;  // of the successful ones
 };
 
-/// First, last and highest value of one measurement across a process's
-/// samples.
+// First, last and highest value of one measurement across a process's
+// samples.
 struct SampleRange {
     uint64_t first = 0;
     uint64_t last = 0;
     uint64_t max = 0;
 };
 
-/// What the `sample` events of one process (GDRHOOK_SAMPLE_MS) showed.
+// What the `sample` events of one process (GDRHOOK_SAMPLE_MS) showed.
 struct ProcessSamples {
+    ProcessIdentity who;
     uint64_t count = 0;
     int64_t first_ts_ns = 0;
     int64_t last_ts_ns = 0;
@@ -42,19 +43,53 @@ struct ProcessSamples {
     SampleRange fds;
 };
 
-/// Everything `log summary` reports. Built in one pass, in memory bounded
-/// by what is live at one time and by the number of distinct API names.
+// Delays from free to unpin, as the per-process and per-host lists give
+// them.
+struct DelayFigures {
+    uint64_t count = 0; // unpins that carried a delay
+    int64_t p50_ns = 0;
+    int64_t p99_ns = 0;
+    int64_t max_ns = 0;
+};
+
+// What the per-process and per-host lists give for a process or a host.
+struct JobFigures {
+    uint64_t events = 0;
+    uint64_t pins = 0;   // successful ones
+    uint64_t unpins = 0; // successful ones
+    uint64_t errors = 0; // error events, verify findings among them
+    uint64_t verify_findings = 0;
+    uint64_t peak_pinned_bytes = 0;   // of a host: all its processes at one time
+    uint64_t peak_live_gpu_bytes = 0; // likewise
+    DelayFigures unpin_delay;
+};
+
+// One process of a job, for the per-rank breakdown.
+struct ProcessSummary {
+    ProcessIdentity who;
+    JobFigures figures;
+};
+
+// One host of a job: its processes together.
+struct HostSummary {
+    std::string host; // "" for processes whose log has no `process` line
+    uint64_t processes = 0;
+    JobFigures figures;
+};
+
+// Everything `log summary` reports. Built in one pass, in memory bounded
+// by what is live at one time and by the number of distinct API names.
 struct Summary {
     uint64_t files = 0;
     uint64_t bytes_read = 0;
     uint64_t malformed_lines = 0;
-    uint64_t events = 0; ///< well-formed lines, unknown kinds included
+    uint64_t events = 0; // well-formed lines, unknown kinds included
     uint64_t processes = 0;
     int64_t first_ts_ns = 0;
     int64_t last_ts_ns = 0;
 
     std::array<Tally, event_kind_count> by_kind{};
-    std::map<std::pair<std::string, std::string>, Tally> by_api; ///< (ev, api)
+    std::map<std::pair<std::string, std::string>, Tally> by_api; // (ev, api)
     std::map<std::string, Tally> allocs_by_mem_kind;
     std::map<std::string, Tally> pins_by_backend;
 
@@ -71,17 +106,33 @@ struct Summary {
     LatencyHistogram unpin_delay;
 
     uint64_t verify_findings = 0;
-    std::map<std::string, uint64_t> error_messages; ///< capped, see SummaryBuilder
+    std::map<std::string, uint64_t> error_messages; // capped, see SummaryBuilder
 
-    std::map<int64_t, ProcessSamples> samples; ///< by pid; processes with samples only
+    // By (file, pid); processes with samples only.
+    std::map<std::pair<uint32_t, int64_t>, ProcessSamples> samples;
+
+    // The job: what the `process` lines say, and every process and host.
+    uint64_t process_lines = 0;
+    std::map<std::string, uint64_t> versions;       // gdrhook version -> processes
+    std::map<std::string, uint64_t> configurations; // GDRHOOK_* settings -> processes
+    std::map<std::string, uint64_t> commands;       // command line -> processes
+    std::vector<ProcessSummary> by_process;         // by file, then pid
+    std::vector<HostSummary> by_host;               // by host name
 };
 
 class SummaryBuilder {
 public:
-    /// Distinct error messages kept; further ones are counted as "(other)".
+    // Distinct error messages kept; further ones are counted as "(other)".
     static constexpr size_t max_error_messages = 64;
+    // Distinct versions, configurations and command lines kept; likewise.
+    static constexpr size_t max_distinct_processes = 16;
 
     void add(const LogEvent &event, const SourceLocation &where);
+    // See MemoryState::prefetch.
+    void prefetch(const LogEvent &event, const SourceLocation &where) const
+    {
+        memory_.prefetch(event, where);
+    }
     Summary finish(uint64_t files, uint64_t bytes_read, uint64_t malformed_lines);
 
 private:
@@ -91,11 +142,34 @@ private:
             return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
         }
     };
+    // Running figures of one process and one host.
+    struct ProcessTotals {
+        ProcessSummary summary;
+        CoarseLatencyHistogram delay;
+        size_t host = 0; // index into hosts_
+        uint64_t pinned_bytes = 0;
+        uint64_t live_gpu_bytes = 0;
+    };
+    struct HostTotals {
+        HostSummary summary;
+        uint64_t pinned_bytes = 0;
+        uint64_t live_gpu_bytes = 0;
+    };
+
     static void count(Tally &tally, const LogEvent &event);
+    ProcessTotals &process_for(const ProcessKey &key);
+    size_t host_index(const std::string &host);
+    void note_process_line(ProcessTotals &process, const LogEvent &event);
+    void note_memory(ProcessTotals &process, const Outcome &outcome);
 
     Summary summary_;
-    MemoryState memory_;
-    std::unordered_set<int64_t> pids_;
+    MemoryState memory_{false}; // bytes only: no pin details
+    ProcessTable table_;
+    std::unordered_map<ProcessKey, ProcessTotals, ProcessKeyHash> processes_;
+    // As MemoryState's: the process of each file's last event.
+    std::vector<std::pair<int64_t, ProcessTotals *>> last_of_file_;
+    std::vector<HostTotals> hosts_;
+    std::unordered_map<std::string, size_t> host_of_name_;
     // Keyed by views of our own copies of the names: no allocation per
     // event, and the keys outlive the reader. Turned into Summary's
     // sorted maps by finish().
@@ -105,12 +179,11 @@ private:
     std::unordered_map<std::string_view, Tally> pins_by_backend_;
 };
 
-/// The human-readable report.
+// The human-readable report.
 void print_summary(std::ostream &out, const Summary &summary);
 
-/// The same as one JSON object (stable keys, for scripts).
+// The same as one JSON object (stable keys, for scripts).
 std::string summary_json(const Summary &summary);
 
 } // namespace gdrhook::cli
 
-#endif

@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <ostream>
 
 namespace gdrhook::cli {
@@ -28,6 +30,126 @@ constexpr size_t max_sampled_processes_shown = 20;
 const Tally &kind_tally(const Summary &s, EventKind kind)
 {
     return s.by_kind[static_cast<size_t>(kind)];
+}
+
+// Hosts and processes listed in each table of the job section; the JSON
+// has them all.
+constexpr size_t max_job_rows = 10;
+
+std::string delay_text(const DelayFigures &d)
+{
+    if (d.count == 0)
+        return "no unpin delays";
+    return "unpin delay p50 " + format_duration_ns(static_cast<double>(d.p50_ns)) + ", p99 " +
+           format_duration_ns(static_cast<double>(d.p99_ns)) + ", max " +
+           format_duration_ns(static_cast<double>(d.max_ns)) + " over " + std::to_string(d.count) +
+           " unpin(s)";
+}
+
+// "(other)" and "" stand for what the map could not keep and for a
+// `process` line without the key.
+void print_distinct(std::ostream &out, const char *what, const std::map<std::string, uint64_t> &map)
+{
+    if (map.empty())
+        return;
+    out << "  " << map.size() << ' ' << what << "(s)" << (map.size() > 1 ? " (they differ)" : "")
+        << '\n';
+    for (const auto &[text, processes] : map)
+        out << "    " << padded(std::to_string(processes), 8) << (text.empty() ? "(none given)" : text)
+            << '\n';
+}
+
+// The first max_job_rows processes by @p better, with @p describe's text;
+// processes for which @p listed is false are left out.
+template <typename Better, typename Listed, typename Describe>
+void print_ranking(std::ostream &out, const Summary &s, const char *title, Better better,
+                   Listed listed, Describe describe)
+{
+    std::vector<const ProcessSummary *> rows;
+    for (const ProcessSummary &p : s.by_process)
+        if (listed(p.figures))
+            rows.push_back(&p);
+    out << '\n' << title;
+    if (rows.empty()) {
+        out << ": none\n";
+        return;
+    }
+    out << '\n';
+    size_t shown = std::min(rows.size(), max_job_rows);
+    std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown), rows.end(),
+                      [&](const ProcessSummary *a, const ProcessSummary *b) {
+                          return better(a->figures, b->figures);
+                      });
+    for (size_t i = 0; i < shown; ++i)
+        out << "  " << padded(short_label(rows[i]->who), 24) << describe(rows[i]->figures) << '\n';
+    if (rows.size() > shown)
+        out << "  ... and " << rows.size() - shown << " more (--json lists all)\n";
+}
+
+void print_job(std::ostream &out, const Summary &s)
+{
+    uint64_t ranked = 0;
+    int64_t low = INT64_MAX, high = INT64_MIN;
+    for (const ProcessSummary &p : s.by_process) {
+        if (!p.who.has_rank)
+            continue;
+        ++ranked;
+        low = std::min(low, p.who.rank);
+        high = std::max(high, p.who.rank);
+    }
+    out << "\njob\n  " << s.by_process.size() << " process(es) on " << s.by_host.size()
+        << " host(s); " << s.process_lines << " `process` line(s)";
+    if (ranked)
+        out << "; " << ranked << " with a rank (" << low << " to " << high << ")";
+    if (ranked < s.by_process.size())
+        out << "; " << s.by_process.size() - ranked << " without a rank";
+    out << '\n';
+    print_distinct(out, "gdrhook version", s.versions);
+    print_distinct(out, "configuration", s.configurations);
+    print_distinct(out, "command line", s.commands);
+
+    out << "\nby host (most pinned memory first)\n";
+    std::vector<const HostSummary *> hosts;
+    for (const HostSummary &h : s.by_host)
+        hosts.push_back(&h);
+    std::stable_sort(hosts.begin(), hosts.end(), [](const HostSummary *a, const HostSummary *b) {
+        return a->figures.peak_pinned_bytes > b->figures.peak_pinned_bytes;
+    });
+    for (size_t i = 0; i < hosts.size() && i < max_job_rows; ++i) {
+        const HostSummary &host = *hosts[i];
+        const JobFigures &h = host.figures;
+        out << "  " << padded(host.host.empty() ? "(no process line)" : host.host, 20) << host.processes
+            << " process(es), " << h.events << " event(s), " << h.pins << " pin(s), peak pinned "
+            << format_bytes(static_cast<double>(h.peak_pinned_bytes)) << ", "
+            << delay_text(h.unpin_delay) << ", " << h.errors << " error(s)\n";
+    }
+    if (hosts.size() > max_job_rows)
+        out << "  ... and " << hosts.size() - max_job_rows << " more host(s) (--json lists all)\n";
+
+    print_ranking(
+        out, s, "slowest unpins, by process (p99 of the delay from free to unpin)",
+        [](const JobFigures &a, const JobFigures &b) {
+            return a.unpin_delay.p99_ns != b.unpin_delay.p99_ns ? a.unpin_delay.p99_ns > b.unpin_delay.p99_ns
+                                                                : a.unpin_delay.max_ns > b.unpin_delay.max_ns;
+        },
+        [](const JobFigures &p) { return p.unpin_delay.count > 0; },
+        [](const JobFigures &p) { return delay_text(p.unpin_delay); });
+    print_ranking(
+        out, s, "most pinned memory, by process (peak)",
+        [](const JobFigures &a, const JobFigures &b) { return a.peak_pinned_bytes > b.peak_pinned_bytes; },
+        [](const JobFigures &p) { return p.peak_pinned_bytes > 0; },
+        [](const JobFigures &p) {
+            return format_bytes(static_cast<double>(p.peak_pinned_bytes)) + " (" +
+                   std::to_string(p.pins) + " pin(s))";
+        });
+    print_ranking(
+        out, s, "errors, by process",
+        [](const JobFigures &a, const JobFigures &b) { return a.errors > b.errors; },
+        [](const JobFigures &p) { return p.errors > 0; },
+        [](const JobFigures &p) {
+            return std::to_string(p.errors) + " error event(s), " + std::to_string(p.verify_findings) +
+                   " verify-mode finding(s)";
+        });
 }
 
 } // namespace
@@ -126,13 +248,13 @@ void print_summary(std::ostream &out, const Summary &s)
     if (!s.samples.empty()) {
         out << "\nprocess samples (first -> last, max)\n";
         size_t shown = 0;
-        for (const auto &[pid, p] : s.samples) {
+        for (const auto &[key, p] : s.samples) {
             if (shown++ == max_sampled_processes_shown) {
                 out << "  ... and " << s.samples.size() - max_sampled_processes_shown
                     << " more process(es) (--json lists all)\n";
                 break;
             }
-            out << "  pid " << padded(std::to_string(pid), 8) << p.count << " sample(s) over "
+            out << "  " << padded(short_label(p.who), 12) << p.count << " sample(s) over "
                 << format_duration_ns(static_cast<double>(p.last_ts_ns - p.first_ts_ns))
                 << ": rss " << format_bytes(static_cast<double>(p.rss_bytes.first)) << " -> "
                 << format_bytes(static_cast<double>(p.rss_bytes.last)) << " (max "
@@ -146,6 +268,9 @@ void print_summary(std::ostream &out, const Summary &s)
         << " verify-mode finding(s)\n";
     for (const auto &entry : s.error_messages)
         out << "    " << padded(std::to_string(entry.second), 8) << entry.first << '\n';
+
+    if (s.by_process.size() > 1 || s.process_lines > 0)
+        print_job(out, s);
 }
 
 std::string summary_json(const Summary &s)
@@ -178,9 +303,43 @@ std::string summary_json(const Summary &s)
     auto range = [](const SampleRange &r) {
         return json{{"first", r.first}, {"last", r.last}, {"max", r.max}};
     };
+    auto identity = [](const ProcessIdentity &who) {
+        json row = {{"pid", who.key.pid}, {"file", who.key.file}};
+        if (!who.host.empty())
+            row["host"] = who.host;
+        if (who.has_rank)
+            row["rank"] = who.rank;
+        return row;
+    };
+    auto figures = [](const JobFigures &f) {
+        const DelayFigures &d = f.unpin_delay;
+        return json{{"events", f.events},
+                    {"pins", f.pins},
+                    {"unpins", f.unpins},
+                    {"errors", f.errors},
+                    {"verify_findings", f.verify_findings},
+                    {"peak_pinned_bytes", f.peak_pinned_bytes},
+                    {"peak_live_gpu_bytes", f.peak_live_gpu_bytes},
+                    {"unpin_delay_ns",
+                     {{"count", d.count}, {"p50", d.p50_ns}, {"p99", d.p99_ns}, {"max", d.max_ns}}}};
+    };
+    json by_process = json::array();
+    for (const ProcessSummary &p : s.by_process) {
+        json row = identity(p.who);
+        row.update(figures(p.figures));
+        by_process.push_back(row);
+    }
+    json by_host = json::array();
+    for (const HostSummary &h : s.by_host) {
+        json row = {{"host", h.host}, {"processes", h.processes}};
+        row.update(figures(h.figures));
+        by_host.push_back(row);
+    }
+
     json samples = json::array();
-    for (const auto &[pid, p] : s.samples)
-        samples.push_back({{"pid", pid},
+    for (const auto &[key, p] : s.samples)
+        samples.push_back({{"pid", p.who.key.pid},
+                           {"file", p.who.key.file},
                            {"count", p.count},
                            {"first_ts_ns", p.first_ts_ns},
                            {"last_ts_ns", p.last_ts_ns},
@@ -218,6 +377,12 @@ std::string summary_json(const Summary &s)
                     {"verify_findings", s.verify_findings},
                     {"messages", messages}}},
         {"samples", samples},
+        {"process_lines", s.process_lines},
+        {"versions", s.versions},
+        {"configurations", s.configurations},
+        {"commands", s.commands},
+        {"by_process", by_process},
+        {"by_host", by_host},
     };
     return out.dump(2) + "\n";
 }

@@ -7,8 +7,8 @@ namespace gdrhook::cli {
 
 namespace {
 
-/// One value into a bucket's highest and last; the first value a bucket
-/// gets is its highest so far.
+// One value into a bucket's highest and last; the first value a bucket
+// gets is its highest so far.
 void record(bool seen_before, uint64_t value, uint64_t &max, uint64_t &last)
 {
     max = seen_before ? std::max(max, value) : value;
@@ -17,23 +17,24 @@ void record(bool seen_before, uint64_t value, uint64_t &max, uint64_t &last)
 
 } // namespace
 
-size_t TimelineBuilder::series_for(int64_t pid)
+size_t TimelineBuilder::series_for(const ProcessKey &key)
 {
-    auto found = series_of_pid_.find(pid);
-    if (found != series_of_pid_.end())
+    auto found = series_of_process_.find(key);
+    if (found != series_of_process_.end())
         return found->second;
     size_t index;
     if (timeline_.series.size() - (other_ != SIZE_MAX) < max_series) {
         index = timeline_.series.size();
-        timeline_.series.push_back({pid, std::vector<TimelineBucket>(bucket_count)});
+        timeline_.series.push_back({key.pid, key, {}, std::vector<TimelineBucket>(bucket_count)});
     } else {
         if (other_ == SIZE_MAX) {
             other_ = timeline_.series.size();
-            timeline_.series.push_back({-1, std::vector<TimelineBucket>(bucket_count)});
+            timeline_.series.push_back(
+                {-1, {}, "other processes", std::vector<TimelineBucket>(bucket_count)});
         }
         index = other_;
     }
-    series_of_pid_.emplace(pid, index);
+    series_of_process_.emplace(key, index);
     return index;
 }
 
@@ -81,15 +82,15 @@ size_t TimelineBuilder::bucket_for(int64_t ts_ns)
     return bucket;
 }
 
-void TimelineBuilder::add_sample(const LogEvent &event, size_t bucket)
+void TimelineBuilder::add_sample(const LogEvent &event, const ProcessKey &key, size_t bucket)
 {
     if (!event.has_rss && !event.has_fds)
         return; // not one this reader can draw
     ++timeline_.samples;
-    size_t index = series_for(event.pid);
+    size_t index = series_for(key);
     uint64_t rss = event.rss_bytes, fds = event.fds;
     if (index == other_) {
-        auto &latest = other_samples_[event.pid];
+        auto &latest = other_samples_[key];
         other_rss_ += rss - latest.first;
         other_fds_ += fds - latest.second;
         latest = {rss, fds};
@@ -105,10 +106,12 @@ void TimelineBuilder::add_sample(const LogEvent &event, size_t bucket)
 void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
 {
     ++timeline_.events;
+    processes_.note(event, where);
+    ProcessKey key = process_key(event, where);
     size_t bucket = bucket_for(event.ts_ns);
     switch (event.kind) {
     case EventKind::sample:
-        add_sample(event, bucket);
+        add_sample(event, key, bucket);
         return;
     case EventKind::alloc:
     case EventKind::free:
@@ -121,7 +124,7 @@ void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
         return;
     }
     memory_.apply(event, where);
-    size_t index = series_for(event.pid);
+    size_t index = series_for(key);
     TimelineSeries &series = timeline_.series[index];
 
     uint64_t live, pinned;
@@ -132,12 +135,12 @@ void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
         for (const auto &s : timeline_.series) {
             if (s.pid == -1)
                 continue;
-            auto own = memory_.process(s.pid);
+            auto own = memory_.process(s.key);
             live -= own.live_gpu_bytes;
             pinned -= own.pinned_bytes;
         }
     } else {
-        auto own = memory_.process(event.pid);
+        auto own = memory_.process(key);
         live = own.live_gpu_bytes;
         pinned = own.pinned_bytes;
     }
@@ -153,7 +156,10 @@ void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
 
 Timeline TimelineBuilder::finish()
 {
-    timeline_.processes = series_of_pid_.size();
+    timeline_.processes = series_of_process_.size();
+    for (TimelineSeries &series : timeline_.series)
+        if (series.pid != -1)
+            series.label = short_label(processes_.identity(series.key));
     return timeline_;
 }
 

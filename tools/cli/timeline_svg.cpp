@@ -51,7 +51,7 @@ std::string num(double value)
     return text;
 }
 
-/// A step of 1, 2 or 5 times a power of ten giving about @p ticks ticks.
+// A step of 1, 2 or 5 times a power of ten giving about @p ticks ticks.
 double nice_step(double span, int ticks)
 {
     if (span <= 0)
@@ -151,8 +151,8 @@ public:
             << ")</text>\n";
     }
 
-    /// Returns the unit (bytes, or a plain count of fds) and the axis
-    /// maximum it chose.
+    // Returns the unit (bytes, or a plain count of fds) and the axis
+    // maximum it chose.
     std::pair<Unit, double> axes_y(std::ostream &out, const Panel &panel, uint64_t max_value) const
     {
         Unit unit = panel.what == Quantity::fds ? Unit{1, "descriptors"}
@@ -178,8 +178,8 @@ public:
         return {unit, axis_max * unit.divisor};
     }
 
-    /// A step line through each bucket's maximum, carrying the last value
-    /// across buckets without events (or samples).
+    // A step line through each bucket's maximum, carrying the last value
+    // across buckets without events (or samples).
     void series_line(std::ostream &out, const Panel &panel, const TimelineSeries &series,
                      const char *colour, double axis_max) const
     {
@@ -262,8 +262,7 @@ void legend(std::ostream &out, const Timeline &t)
         out << "<line x1='" << num(x) << "' y1='" << num(y - 4) << "' x2='" << num(x + 24)
             << "' y2='" << num(y - 4) << "' stroke='" << colour_of(s, i)
             << "' stroke-width='2.5'/>\n";
-        out << "<text x='" << num(x + 32) << "' y='" << num(y) << "'>"
-            << (s.pid == -1 ? std::string("other processes") : "pid " + std::to_string(s.pid))
+        out << "<text x='" << num(x + 32) << "' y='" << num(y) << "'>" << escape(s.label)
             << "</text>\n";
         y += 18;
     }
