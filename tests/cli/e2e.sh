@@ -67,6 +67,14 @@ malformed_lines)
     has "$out" "7 malformed line(s) skipped"
     run 2 log timeline "$D/malformed.jsonl" -o "$tmp/t.svg"; [ -s "$tmp/t.svg" ] || fail "no SVG"
     ;;
+unfinished_last_line)
+    # A process killed while writing may cut its last line: said, skipped.
+    run 0 log summary "$D/torn_tail.jsonl"
+    has "$err" "torn_tail.jsonl:$(($(wc -l < "$D/torn_tail.jsonl") + 1)): the last line stops short"
+    run 0 log check "$D/torn_tail.jsonl"
+    # Cut anywhere else, a line is malformed.
+    run 2 log summary "$D/torn_middle.jsonl"; has "$err" "torn_middle.jsonl:3: malformed line"
+    ;;
 empty_log)
     run 0 log summary "$D/empty.jsonl"; has "$out" "0 event(s)"; has "$out" "no events"
     run 0 log summary --json "$D/empty.jsonl"

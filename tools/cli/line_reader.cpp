@@ -113,6 +113,7 @@ bool LineReader::next(Line &line)
             begin_ += newline ? size + 1 : size;
             line = Line{};
             line.number = ++line_number_;
+            line.unfinished = !newline;
             // The same limit whether or not the line fit in one read.
             if (skipping_ || size > max_line) {
                 skipping_ = false;

@@ -30,6 +30,7 @@ public:
         size_t capacity = 0;  // readable bytes from data, >= size + padding
         uint64_t number = 0;  // 1-based
         bool too_long = false;// data is empty; the line was skipped
+        bool unfinished = false; // the file ends inside it (no newline after it)
     };
 
     // @p chunk: the buffer's size (it grows to hold a line up to max_line).

@@ -286,7 +286,10 @@ bool LogFileReader::next(LogEvent &event, SourceLocation &where)
         std::string problem = parser_.parse(line.data, size, line.capacity, event);
         if (problem.empty())
             return true;
-        sink_.malformed(file_index_, line.number, problem);
+        if (line.unfinished)
+            sink_.unfinished_last_line(file_index_, line.number);
+        else
+            sink_.malformed(file_index_, line.number, problem);
     }
     return false;
 }

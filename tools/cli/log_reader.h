@@ -40,6 +40,10 @@ class MalformedLineSink {
 public:
     virtual ~MalformedLineSink() = default;
     virtual void malformed(uint32_t file, uint64_t line, const std::string &reason) = 0;
+    // The last line of a file stops short and does not parse: the writer
+    // was killed in the middle of it (the kernel can stop a write between
+    // two pages). Said, and skipped; not a malformed line.
+    virtual void unfinished_last_line(uint32_t file, uint64_t line) { (void)file, (void)line; }
 };
 
 // Reads one event log file, in file order, in bounded memory.

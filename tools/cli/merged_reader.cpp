@@ -21,6 +21,12 @@ void MalformedLineReport::malformed(uint32_t file, uint64_t line, const std::str
         out_ << paths_[file] << ':' << line << ": malformed line: " << reason << '\n';
 }
 
+void MalformedLineReport::unfinished_last_line(uint32_t file, uint64_t line)
+{
+    out_ << paths_[file] << ':' << line
+         << ": the last line stops short (the process was killed while writing it?); skipped\n";
+}
+
 void MalformedLineReport::finish()
 {
     for (size_t i = 0; i < per_file_.size(); ++i)

@@ -20,6 +20,7 @@ public:
 
     MalformedLineReport(std::ostream &out, const std::vector<std::string> &paths);
     void malformed(uint32_t file, uint64_t line, const std::string &reason) override;
+    void unfinished_last_line(uint32_t file, uint64_t line) override;
 
     // Prints how many were not shown, per file.
     void finish();
