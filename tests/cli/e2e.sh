@@ -28,6 +28,7 @@ has() { grep -qF -- "$2" "$1" || { echo "--- $1"; cat "$1"; fail "expected '$2' 
 D=$CLI_DATA
 case $1 in
 help)
+    run 0 --version; has "$out" "gdrhook $(sed -n "s/^  version : '\(.*\)',$/\1/p" "$(dirname "$0")/../../meson.build")"
     run 0 --help; has "$out" "run"; has "$out" "doctor"
     for cmd in "run" "log" "log summary" "log check" "log timeline" "doctor"; do
         # shellcheck disable=SC2086

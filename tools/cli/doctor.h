@@ -60,7 +60,7 @@ std::string describe_features(uint32_t features);
 
 // The backend GDRHOOK_BACKEND=auto picks: kmod when /dev/gdrhook is
 // usable, else dmabuf when every GPU supports DMA-BUF, else none. This
-// mirrors the shim's rule (issue 3) so the doctor can explain it.
+// mirrors the shim's rule (cache/backends/select_backend.cpp) so the doctor can explain it.
 struct BackendChoice {
     std::string backend;
     std::string reason;

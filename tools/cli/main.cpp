@@ -31,6 +31,7 @@ int dispatch(int argc, char **argv)
 {
     CLI::App app{"gdrhook: run CUDA programs under the gdrhook shim, and read its event logs",
                  "gdrhook"};
+    app.set_version_flag("--version", std::string("gdrhook ") + GDRHOOK_VERSION);
     app.require_subcommand(1);
     app.footer(exit_footer);
 
