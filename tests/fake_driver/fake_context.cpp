@@ -30,7 +30,8 @@ extern "C" {
 
 CUresult cuInit(unsigned int)
 {
-    count_call("cuInit");
+    if (CUresult injected = count_call("cuInit"))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     driver().initialized = true;
     return CUDA_SUCCESS;
@@ -88,7 +89,8 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
 
 static CUresult create_context(const char *name, CUcontext *pctx, CUdevice device)
 {
-    count_call(name);
+    if (CUresult injected = count_call(name))
+        return injected;
     if (!pctx || device < 0 || device >= device_count)
         return CUDA_ERROR_INVALID_VALUE;
     auto *context = new Context{device, false};
@@ -113,7 +115,8 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *, unsigned int, CUde
 
 static CUresult destroy_context(const char *name, CUcontext ctx)
 {
-    count_call(name);
+    if (CUresult injected = count_call(name))
+        return injected;
     auto *context = reinterpret_cast<Context *>(ctx);
     if (!context || context->primary)
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -161,7 +164,8 @@ CUresult cuCtxSynchronize(void)
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice device)
 {
-    count_call("cuDevicePrimaryCtxRetain");
+    if (CUresult injected = count_call("cuDevicePrimaryCtxRetain"))
+        return injected;
     if (!pctx || device < 0 || device >= device_count)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
@@ -175,7 +179,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice device)
 
 static CUresult primary_release(const char *name, CUdevice device)
 {
-    count_call(name);
+    if (CUresult injected = count_call(name))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     auto it = driver().primary.find(device);
     if (it == driver().primary.end() || driver().primary_refs[device] <= 0)
@@ -196,7 +201,8 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device)
 
 static CUresult primary_reset(const char *name, CUdevice device)
 {
-    count_call(name);
+    if (CUresult injected = count_call(name))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     auto it = driver().primary.find(device);
     if (it != driver().primary.end())

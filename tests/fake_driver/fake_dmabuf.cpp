@@ -74,7 +74,8 @@ extern "C" {
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
                                        CUmemRangeHandleType type, unsigned long long flags)
 {
-    count_call("cuMemGetHandleForAddressRange");
+    if (CUresult injected = count_call("cuMemGetHandleForAddressRange"))
+        return injected;
     if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags || !size ||
         (dptr | size) % 4096)
         return CUDA_ERROR_INVALID_VALUE;
@@ -110,7 +111,8 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
 CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
                                CUdeviceptr ptr)
 {
-    count_call("cuPointerSetAttribute");
+    if (CUresult injected = count_call("cuPointerSetAttribute"))
+        return injected;
     if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);

@@ -9,7 +9,9 @@
 #include <pthread.h>
 #include <cstring>
 #include <sys/mman.h>
+#include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace fake {
 
@@ -47,10 +49,51 @@ Driver &driver()
 
 thread_local Context *current_context = nullptr;
 
-void count_call(const char *name)
+namespace {
+
+struct InjectedFailure {
+    std::string name;
+    long call = 0;
+    CUresult rc = CUDA_SUCCESS;
+};
+
+// FAKECUDA_FAIL, read once.
+const std::vector<InjectedFailure> &injected_failures()
 {
-    std::lock_guard<std::mutex> lock(counts_mutex);
-    ++counts()[name];
+    static const std::vector<InjectedFailure> failures = [] {
+        std::vector<InjectedFailure> out;
+        const char *spec = getenv("FAKECUDA_FAIL");
+        std::string text = spec ? spec : "";
+        size_t start = 0;
+        while (start < text.size()) {
+            size_t end = text.find(',', start);
+            std::string item = text.substr(start, end == std::string::npos ? end : end - start);
+            size_t a = item.find(':'), b = item.rfind(':');
+            if (a != std::string::npos && b != a)
+                out.push_back({item.substr(0, a), atol(item.substr(a + 1, b - a - 1).c_str()),
+                               static_cast<CUresult>(atoi(item.substr(b + 1).c_str()))});
+            if (end == std::string::npos)
+                break;
+            start = end + 1;
+        }
+        return out;
+    }();
+    return failures;
+}
+
+} // namespace
+
+CUresult count_call(const char *name)
+{
+    long call;
+    {
+        std::lock_guard<std::mutex> lock(counts_mutex);
+        call = ++counts()[name];
+    }
+    for (const InjectedFailure &f : injected_failures())
+        if (f.call == call && f.name == name)
+            return f.rc;
+    return CUDA_SUCCESS;
 }
 
 uintptr_t allocate_block(size_t size, bool host, bool below_4g)
@@ -116,7 +159,8 @@ long fake_cuda_live_allocations(void)
 static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, bool host,
                              bool below_4g = false)
 {
-    count_call(name);
+    if (CUresult injected = count_call(name))
+        return injected;
     if (!dptr || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
@@ -133,7 +177,8 @@ static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, b
 
 static CUresult free_common(const char *name, uintptr_t addr)
 {
-    count_call(name);
+    if (CUresult injected = count_call(name))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     if (!driver().live.count(addr))
         return CUDA_ERROR_INVALID_VALUE;
@@ -226,7 +271,8 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream)
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *)
 {
-    count_call("cuMemPoolCreate");
+    if (CUresult injected = count_call("cuMemPoolCreate"))
+        return injected;
     if (!pool)
         return CUDA_ERROR_INVALID_VALUE;
     *pool = reinterpret_cast<CUmemoryPool>(new int(0));
@@ -234,7 +280,8 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *)
 }
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-    count_call("cuMemPoolDestroy");
+    if (CUresult injected = count_call("cuMemPoolDestroy"))
+        return injected;
     if (!pool)
         return CUDA_ERROR_INVALID_VALUE;
     delete reinterpret_cast<int *>(pool);
@@ -242,7 +289,8 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 }
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
 {
-    count_call("cuMemPoolTrimTo");
+    if (CUresult injected = count_call("cuMemPoolTrimTo"))
+        return injected;
     return pool ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -279,7 +327,8 @@ static std::map<uintptr_t, size_t> &registered()
 }
 static CUresult register_common(const char *name, void *p, size_t size)
 {
-    count_call(name);
+    if (CUresult injected = count_call(name))
+        return injected;
     if (!p || !size)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
@@ -297,7 +346,8 @@ CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int)
 }
 CUresult cuMemHostUnregister(void *p)
 {
-    count_call("cuMemHostUnregister");
+    if (CUresult injected = count_call("cuMemHostUnregister"))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     return registered().erase(reinterpret_cast<uintptr_t>(p))
                ? CUDA_SUCCESS
@@ -306,7 +356,8 @@ CUresult cuMemHostUnregister(void *p)
 
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr dptr)
 {
-    count_call("cuMemGetAddressRange_v2");
+    if (CUresult injected = count_call("cuMemGetAddressRange_v2"))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     auto &live = driver().live;
     auto it = live.upper_bound(dptr);
@@ -324,7 +375,8 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr dp
 
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 {
-    count_call("cuMemGetInfo_v2");
+    if (CUresult injected = count_call("cuMemGetInfo_v2"))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     size_t used = 0;
     for (auto &entry : driver().live)
@@ -341,7 +393,8 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
-    count_call("cuPointerGetAttribute");
+    if (CUresult injected = count_call("cuPointerGetAttribute"))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     auto &live = driver().live;
     auto it = live.upper_bound(ptr);
@@ -362,7 +415,8 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)
 {
-    count_call("cuIpcGetMemHandle");
+    if (CUresult injected = count_call("cuIpcGetMemHandle"))
+        return injected;
     if (!handle)
         return CUDA_ERROR_INVALID_VALUE;
     memset(handle, 0, sizeof(*handle));

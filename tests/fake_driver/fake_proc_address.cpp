@@ -108,7 +108,8 @@ extern "C" {
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
 {
-    count_call("cuGetProcAddress_v2");
+    if (CUresult injected = count_call("cuGetProcAddress_v2"))
+        return injected;
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = lookup(symbol, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
@@ -119,7 +120,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
-    count_call("cuGetProcAddress");
+    if (CUresult injected = count_call("cuGetProcAddress"))
+        return injected;
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = lookup(symbol, version, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);

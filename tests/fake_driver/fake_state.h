@@ -49,8 +49,11 @@ Driver &driver();
 thread_local extern Context *current_context;
 
 // Counts of calls that reached the fake, by entry point name, so tests can
-// check that each wrapper called the real function exactly once.
-void count_call(const char *name);
+// check that each wrapper called the real function exactly once. Returns
+// the error FAKECUDA_FAIL injects at this call, else CUDA_SUCCESS:
+// FAKECUDA_FAIL=NAME:N:RC[,NAME:N:RC...] makes the Nth call of NAME (from
+// 1) return RC without doing anything, as a driver refusing it would.
+CUresult count_call(const char *name);
 
 // Blocks are 64 KiB aligned anonymous mappings (a GPU page), so that the
 // VM test's nv-p2p provider can pin them as the real driver pins GPU memory.

@@ -21,7 +21,8 @@ CUresult cuMemGetAllocationGranularity(size_t *granularity, const CUmemAllocatio
 
 CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t, CUdeviceptr, unsigned long long)
 {
-    count_call("cuMemAddressReserve");
+    if (CUresult injected = count_call("cuMemAddressReserve"))
+        return injected;
     if (!ptr || !size)
         return CUDA_ERROR_INVALID_VALUE;
     void *range = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -34,7 +35,8 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t, CUdeviceptr,
 
 CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
-    count_call("cuMemAddressFree");
+    if (CUresult injected = count_call("cuMemAddressFree"))
+        return injected;
     if (!ptr || !size)
         return CUDA_ERROR_INVALID_VALUE;
     return munmap(reinterpret_cast<void *>(ptr), size) == 0 ? CUDA_SUCCESS
@@ -44,7 +46,8 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
                      const CUmemAllocationProp *, unsigned long long)
 {
-    count_call("cuMemCreate");
+    if (CUresult injected = count_call("cuMemCreate"))
+        return injected;
     if (!handle || !size)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
@@ -56,7 +59,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
 
 CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
-    count_call("cuMemRelease");
+    if (CUresult injected = count_call("cuMemRelease"))
+        return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
     return driver().physical.erase(handle) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
@@ -64,7 +68,8 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHandle handle,
                   unsigned long long)
 {
-    count_call("cuMemMap");
+    if (CUresult injected = count_call("cuMemMap"))
+        return injected;
     {
         std::lock_guard<std::mutex> lock(driver().mutex);
         if (!driver().physical.count(handle))
@@ -81,7 +86,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHa
 
 CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
 {
-    count_call("cuMemUnmap");
+    if (CUresult injected = count_call("cuMemUnmap"))
+        return injected;
     {
         std::lock_guard<std::mutex> lock(driver().mutex);
         provider_free_range(ptr, size);

@@ -192,13 +192,13 @@ int main(int argc, char **argv)
                                         "sleep",      "fork",   "fork_exec",  "exit",
                                         "_exit",      "_Exit",  "quick_exit", "exec",
                                         "fork_exit",  "threads_exit", "ctx_destroy",
-                                        "spin"};
+                                        "refused_free", "spin"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
         fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|"
-                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|spin "
+                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|refused_free|spin "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -318,6 +318,19 @@ int main(int argc, char **argv)
             return 2;
         child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         free_all(held);
+    } else if (options.mode == "refused_free") {
+        // The driver refuses a free (FAKECUDA_FAIL in the tests): the memory
+        // is still allocated, and the free that follows ends it.
+        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+        long refused = 0;
+        for (CUdeviceptr p : held) {
+            if (cuMemFree(p) != CUDA_SUCCESS) {
+                ++refused;
+                CHECK(cuMemFree(p));
+            }
+            frees.fetch_add(1);
+        }
+        printf("refused=%ld ", refused);
     } else if (options.mode == "ctx_destroy") {
         // Pinned allocations die with their context (no free of their
         // own); the primary context's next allocations get the addresses

@@ -377,3 +377,31 @@ TEST_CASE("an interposer before the shim that looks the driver up on libcuda's h
     const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
     check_spy_saw_everything(check_exercise("symbol", "symbol", preload, by_handle));
 }
+
+TEST_CASE("a free the driver refused leaves its allocation tracked for the free that follows")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    auto env = pinning_environment(log);
+    env["FAKECUDA_FAIL"] = "cuMemFree_v2:2:1"; // one of the buffers, on its first try
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "refused_free", "3", "0", "2"},
+                                env);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    REQUIRE(output_field(run.output, "refused") == 1);
+    std::vector<EventLine> frees;
+    for (const EventLine &e : read_recorded_events(log))
+        if (e["ev"] == "free")
+            frees.push_back(e);
+    REQUIRE(frees.size() == 4);
+    size_t refused = 0;
+    for (const EventLine &e : frees) {
+        INFO(e["api"] << " of " << e["addr"] << " rc " << e["rc"]);
+        refused += e.number("rc") != 0;
+        // The tracked allocation's values, on the refused free and on the
+        // one after it alike.
+        CHECK(e["kind"] == "device");
+        CHECK(e.number("dev") == 0);
+        CHECK(e.number("size") == 2 << 20);
+    }
+    CHECK(refused == 1);
+}
