@@ -401,9 +401,14 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		return -EINVAL;
 	spin_lock(&tp_lock);
 	t = tp_find(page_table);
-	if (!t || t->state != TP_LIVE) {
+	if (!t || t->state == TP_DEAD) {
 		spin_unlock(&tp_lock);
 		return tp_bad("dma_map_pages on a table that is not live");
+	}
+	if (t->state == TP_IN_CALLBACK) {
+		/* Being freed: the client cannot know yet; refused, no misuse. */
+		spin_unlock(&tp_lock);
+		return -EINVAL;
 	}
 	spin_unlock(&tp_lock);
 

@@ -152,56 +152,60 @@ void check_peer_rule()
 
 int test_opener_only()
 {
-	Gdrhook dev(O_RDWR | O_NONBLOCK);
-	Provider tp;
-	HostBuffer buf(kGpuPage);
-	CHECK(dev.ok() && tp.ok());
-	uint64_t h;
-	CHECK_OK(dev.pin_nvp2p(buf.data(), kGpuPage, &h, 0, 42));
-	uint32_t fired = 0;
-	CHECK_OK(tp.fire(buf.data(), kGpuPage, &fired));
-	CHECK(fired == 1);
-	const bool child_ok = in_child([&dev] {
-		gdrhook_event e;
-		const ssize_t n = ::read(dev.fd(), &e, sizeof(e));
-		const int err = n < 0 ? errno : 0;
-		pollfd p{dev.fd(), POLLIN, 0};
-		const int r = ::poll(&p, 1, 0);
-		std::printf("opener_only: child read -> %zd (%s), poll -> %d revents %#x\n", n, std::strerror(err), r,
-			    p.revents);
-		return n < 0 && err == EPERM && !(p.revents & POLLIN) ? 0 : 1;
-	});
-	std::vector<gdrhook_event> ev;
-	CHECK_OK(dev.read_events(&ev));
-	std::printf("opener_only: the opener read %zu event(s)\n", ev.size());
-	CHECK(child_ok);
-	CHECK(ev.size() == 1 && ev[0].handle == h && ev[0].user_tag == 42);
-	CHECK_OK(dev.unpin(h));
+	{
+		Gdrhook dev(O_RDWR | O_NONBLOCK);
+		Provider tp;
+		HostBuffer buf(kGpuPage);
+		CHECK(dev.ok() && tp.ok());
+		uint64_t h;
+		CHECK_OK(dev.pin_nvp2p(buf.data(), kGpuPage, &h, 0, 42));
+		uint32_t fired = 0;
+		CHECK_OK(tp.fire(buf.data(), kGpuPage, &fired));
+		CHECK(fired == 1);
+		const bool child_ok = in_child([&dev] {
+			gdrhook_event e;
+			const ssize_t n = ::read(dev.fd(), &e, sizeof(e));
+			const int err = n < 0 ? errno : 0;
+			pollfd p{dev.fd(), POLLIN, 0};
+			const int r = ::poll(&p, 1, 0);
+			std::printf("opener_only: child read -> %zd (%s), poll -> %d revents %#x\n", n,
+				    std::strerror(err), r, p.revents);
+			return n < 0 && err == EPERM && !(p.revents & POLLIN) ? 0 : 1;
+		});
+		std::vector<gdrhook_event> ev;
+		CHECK_OK(dev.read_events(&ev));
+		std::printf("opener_only: the opener read %zu event(s)\n", ev.size());
+		CHECK(child_ok);
+		CHECK(ev.size() == 1 && ev[0].handle == h && ev[0].user_tag == 42);
+		CHECK_OK(dev.unpin(h));
+	}
 	check_no_leaks("opener_only");
 	return 0;
 }
 
 int test_errnos()
 {
-	Gdrhook dev;
-	HostBuffer buf(kGpuPage);
-	CHECK(dev.ok());
-	struct {
-		int driver; // what the provider's get_pages returns, negated
-		int want;   // what the caller must see
-	} cases[] = {
-		{524, EOPNOTSUPP}, // ENOTSUPP, NVIDIA's "not supported"
-		{529, EIO},        // EIOCBQUEUED: kernel-internal, no user meaning
-		{EINVAL, EINVAL},  // a user-visible errno passes unchanged
-		{ENOMEM, ENOMEM},
-	};
-	for (auto& c : cases) {
-		set_param("gdrhook_tp", "get_pages_errno", std::to_string(c.driver));
-		uint64_t h;
-		const int got = dev.pin_nvp2p(buf.data(), kGpuPage, &h);
-		std::printf("errnos: driver -%d -> PIN %d (%s)\n", c.driver, got, std::strerror(got));
-		set_param("gdrhook_tp", "get_pages_errno", "0");
-		CHECK_ERR(got, c.want);
+	{
+		Gdrhook dev;
+		HostBuffer buf(kGpuPage);
+		CHECK(dev.ok());
+		struct {
+			int driver; // what the provider's get_pages returns, negated
+			int want;   // what the caller must see
+		} cases[] = {
+			{524, EOPNOTSUPP}, // ENOTSUPP, NVIDIA's "not supported"
+			{529, EIO},        // EIOCBQUEUED: kernel-internal, no user meaning
+			{EINVAL, EINVAL},  // a user-visible errno passes unchanged
+			{ENOMEM, ENOMEM},
+		};
+		for (auto& c : cases) {
+			set_param("gdrhook_tp", "get_pages_errno", std::to_string(c.driver));
+			uint64_t h;
+			const int got = dev.pin_nvp2p(buf.data(), kGpuPage, &h);
+			std::printf("errnos: driver -%d -> PIN %d (%s)\n", c.driver, got, std::strerror(got));
+			set_param("gdrhook_tp", "get_pages_errno", "0");
+			CHECK_ERR(got, c.want);
+		}
 	}
 	check_no_leaks("errnos");
 	return 0;

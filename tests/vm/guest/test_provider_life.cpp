@@ -17,9 +17,7 @@ uint32_t features(const Gdrhook& dev)
 	return v.features;
 }
 
-} // namespace
-
-int test_provider_life()
+void check_provider_comes_and_goes()
 {
 	Gdrhook dev;
 	HostBuffer buf(kGpuPage);
@@ -46,6 +44,13 @@ int test_provider_life()
 	CHECK(features(dev) & GDRHOOK_FEATURE_NVP2P);
 	CHECK_OK(dev.pin_nvp2p(buf.data(), kGpuPage, &h));
 	CHECK_OK(dev.unpin(h));
+}
+
+} // namespace
+
+int test_provider_life()
+{
+	check_provider_comes_and_goes();
 	check_no_leaks("provider_life");
 	return 0;
 }
