@@ -272,6 +272,8 @@ uint64_t phys_addr(const void* va);
 PciAddr first_pci_device();
 // Everything released: no pin, no open file, no provider table, no misuse.
 void check_no_leaks(const char* when);
+// The same, for a test that still holds its own open files.
+void check_no_leaks_but_files(const char* when);
 
 class Stopwatch {
 public:
@@ -299,5 +301,6 @@ int test_opener_only();
 int test_errnos();
 int test_access();
 int test_provider_life();
+int test_failslab();
 
 } // namespace vmtest

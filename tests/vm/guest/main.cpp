@@ -23,6 +23,7 @@ int main(int argc, char** argv)
 		{"errnos", vmtest::test_errnos},
 		{"access", vmtest::test_access},
 		{"provider_life", vmtest::test_provider_life},
+		{"failslab", vmtest::test_failslab},
 	};
 	if (argc == 2)
 		for (const auto& t : tests)
