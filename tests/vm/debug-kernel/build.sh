@@ -9,14 +9,19 @@
 # what gdrhook.ko is built against) and RELEASE/modules (vgem); tests/vm/
 # run.sh boots it when GDRHOOK_VM_KERNEL_CACHE names that directory. A
 # cached kernel is reused as long as the source package's version, the
-# fragment and this script are unchanged. Prints RELEASE on stdout.
+# fragment and RECIPE below are unchanged. Prints RELEASE on stdout.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 CACHE=${1:-${GDRHOOK_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}}
 SRC=/usr/src/linux-source-6.1.tar.xz
 [ -r "$SRC" ] || { echo "debug kernel: $SRC missing (apt-get install linux-source-6.1)" >&2; exit 1; }
 mkdir -p "$CACHE"
-key=$( (dpkg-query -W -f '${Version}' linux-source-6.1; cat "$HERE/gdrhook-debug.config" "$0") | sha256sum | cut -c1-12)
+# One build at a time per cache (two suites started together wait here).
+exec 9>"$CACHE/.lock"
+flock 9
+# Bump RECIPE when a change to this script changes the kernel it builds.
+RECIPE=1
+key=$( (echo "$RECIPE"; dpkg-query -W -f '${Version}' linux-source-6.1; cat "$HERE/gdrhook-debug.config") | sha256sum | cut -c1-12)
 if [ -f "$CACHE/debug-$key.release" ]; then
 	cat "$CACHE/debug-$key.release"
 	exit 0
