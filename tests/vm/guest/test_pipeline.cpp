@@ -15,11 +15,14 @@
 // shim's notice that the free callback took the pin first, which it follows
 // with the unpin, reason "revoked", that frees the handle), and no unpin is
 // left for exit ("teardown"); nothing else names a handle; the module
-// pinned as often as the log says. Fails when run.sh packed no shim, and
-// when the shim logged no pin at all: pin-on-alloc no longer pinning is the
-// regression this test exists for, not a reason to skip.
+// pinned at least as often as the log says, and more only by pins the
+// cache retried after they raced an invalidation (at most one per free).
+// Fails when run.sh packed no shim, and when the shim logged no pin at
+// all: pin-on-alloc no longer pinning is the regression this test exists
+// for, not a reason to skip.
 #include "common.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -207,8 +210,15 @@ int test_pipeline()
 				     " revoke; want 1 pin, 1 unpin not at teardown, at most 1 revoke (then "
 				     "the unpin says revoked)");
 	}
-	std::printf("pipeline: each of the %d pins matched by one unpin (%d after a revoke)\n", pins, revokes);
-	CHECK(static_cast<uint64_t>(pins) == pinned);
+	// A pin that raced an invalidation of its range is undone and retried
+	// by the cache without a log line (issue 22, "flaky counts"), so the
+	// module may pin more often than the log says, by at most one retry
+	// per invalidation (per free); never less.
+	std::printf("pipeline: each of the %d pins matched by one unpin (%d after a revoke); the module pinned %" PRIu64
+		    " (%" PRIu64 " retried after racing an invalidation)\n",
+		    pins, revokes, pinned, pinned - std::min<uint64_t>(pinned, pins));
+	CHECK(static_cast<uint64_t>(pins) <= pinned);
+	CHECK(pinned - pins <= static_cast<uint64_t>(frees));
 	CHECK(static_cast<uint64_t>(revokes) <= gdr_counter("revocations") - rev0);
 	check_no_leaks("after pipeline");
 	return 0;
