@@ -236,7 +236,10 @@ boot() {
 	else
 		passed=$((passed + 1))
 	fi
-	grep -E '^(GDRHOOK-VM: step [a-z_]+ took|GDRHOOK-VM: step failed|[a-z_]+: )' "$kw/log" | sed 's/^/  /' || true
+	# The tests' own summary lines: those that start with a step's name.
+	names=$(sed -n 's/^GDRHOOK-VM: step \([a-z_]*\)$/\1/p' "$kw/log" | tr '\n' '|')
+	grep -E "^(GDRHOOK-VM: step [a-z_]+ took|GDRHOOK-VM: step failed|CHECK FAILED|(${names%|}): )" "$kw/log" |
+		sed 's/^/  /' || true
 	[ "$failed" = 0 ] && [ "$ok" = 1 ] || {
 		echo "===== guest log ($log) ====="
 		cat "$kw/log"
