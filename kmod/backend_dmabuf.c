@@ -29,17 +29,17 @@
 /* Called by the exporter with the buffer's reservation lock held. */
 static void gdrhook_dmabuf_move_notify(struct dma_buf_attachment *attach)
 {
+	int srcu_idx;
 	struct gdrhook_pin *pin =
-		gdrhook_pin_get_by_id((u32)(uintptr_t)attach->importer_priv);
+		gdrhook_callback_begin((u32)(uintptr_t)attach->importer_priv, &srcu_idx);
 
-	if (!pin)
-		return;
 	/*
 	 * Only mark it: the mapping is torn down by UNPIN (or close), by the
 	 * one owner of the pin, so a revocation never races the teardown.
 	 */
-	gdrhook_pin_revoke(pin, GDRHOOK_EVENT_REVOKED_DMABUF);
-	gdrhook_pin_put(pin);
+	if (pin)
+		gdrhook_pin_revoke(pin, GDRHOOK_EVENT_REVOKED_DMABUF);
+	gdrhook_callback_end(pin, srcu_idx);
 }
 
 static const struct dma_buf_attach_ops gdrhook_dmabuf_importer_ops = {
@@ -48,10 +48,13 @@ static const struct dma_buf_attach_ops gdrhook_dmabuf_importer_ops = {
 };
 #endif
 
+/* Let go of whatever the pin holds of the dma-buf (all of it, or part). */
 static void gdrhook_dmabuf_put(struct gdrhook_pin *pin)
 {
 	struct dma_buf *dmabuf = pin->db.dmabuf;
 
+	if (!dmabuf)
+		return;
 	if (pin->db.sgt) {
 #ifdef HAVE_DMA_BUF_DYNAMIC_P2P
 		if (pin->db.dynamic) {
@@ -129,10 +132,10 @@ static int gdrhook_dmabuf_collect(struct gdrhook_pin *pin)
 	u64 n = 0;
 
 	pin->bus_addrs = kvmalloc_array(pin->page_count, sizeof(u64),
-					GFP_KERNEL | __GFP_NOWARN);
+					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pin->bus_addrs)
 		return -ENOMEM;
-	for_each_sgtable_dma_page(pin->db.sgt, &it, pin->addr >> PAGE_SHIFT) {
+	gdrhook_for_each_sgtable_dma_page(pin->db.sgt, &it, pin->addr >> PAGE_SHIFT) {
 		if (n == pin->page_count)
 			break;
 		pin->bus_addrs[n++] = sg_page_iter_dma_address(&it);
@@ -152,24 +155,18 @@ static int gdrhook_dmabuf_pin(struct gdrhook_pin *pin,
 		return PTR_ERR(dmabuf);
 	pin->db.dmabuf = dmabuf;
 
-	if (req->addr >= dmabuf->size || req->length > dmabuf->size - req->addr) {
-		err = -EINVAL;
-		goto fail;
-	}
+	if (req->addr >= dmabuf->size || req->length > dmabuf->size - req->addr)
+		return -EINVAL;
 	pin->page_size = PAGE_SIZE;
 	pin->page_count = req->length >> PAGE_SHIFT;
+	/* The exporter pins (or maps) the whole buffer, not just our range. */
+	pin->pinned_bytes = dmabuf->size;
 
+	/* On failure what was got stays in the pin, for release(). */
 	err = gdrhook_dmabuf_attach_map(pin, &req->peer->dev);
 	if (err)
-		goto fail;
-	err = gdrhook_dmabuf_collect(pin);
-	if (err)
-		goto fail;
-	return 0;
-
-fail:
-	gdrhook_dmabuf_put(pin);
-	return err;
+		return err;
+	return gdrhook_dmabuf_collect(pin);
 }
 
 static void gdrhook_dmabuf_release(struct gdrhook_pin *pin, bool revoked)

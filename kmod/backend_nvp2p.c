@@ -2,18 +2,29 @@
 /*
  * backend_nvp2p.c - pinning through the NVIDIA driver's nvidia_p2p_* API.
  *
- * The functions are resolved with symbol_get() on first use, not linked,
- * so gdrhook.ko loads (and offers dma-buf alone) where nvidia.ko is absent;
- * once resolved they stay referenced until gdrhook.ko is unloaded.
+ * The functions are resolved with symbol_get(), not linked, so gdrhook.ko
+ * loads (and offers dma-buf alone) where nvidia.ko is absent. They are
+ * held only while some nv-p2p pin exists: the first pin resolves them, the
+ * last one to go puts them back, so nvidia.ko can be unloaded (a driver
+ * upgrade, a reset) whenever no nv-p2p pin is held, and is picked up
+ * again if it is loaded after gdrhook.ko.
  *
  * Rules from NVIDIA's GPUDirect RDMA guide that shape this file:
  *  - the free callback gets an opaque pointer; we pass the pin's id, so a
  *    callback arriving after the pin is gone is a failed lookup;
  *  - inside the callback only nvidia_p2p_free_dma_mapping() and
  *    nvidia_p2p_free_page_table() may be called, never put_pages;
- *  - the driver may hold its own locks while it calls back, so no lock of
- *    ours is held across any nvidia_p2p_* call (the callback only takes the
- *    id table's spinlock and the event queue's spinlock);
+ *  - the callback may come at any moment once get_pages has registered
+ *    it, from another thread, even before get_pages has returned; the
+ *    driver frees the table as soon as the callback returns. So PIN holds
+ *    the pin's lock from before get_pages until it has copied everything
+ *    it needs out of the table (and mapped it for the peer), and the
+ *    callback takes the same lock before it revokes: a callback that
+ *    arrives during PIN waits, and PIN never reads a freed table. The
+ *    driver must not call back from inside get_pages on the same thread
+ *    (it does not; gdrcopy relies on the same);
+ *  - no lock of ours is held across put_pages, which may wait for a
+ *    running callback;
  *  - whether unpin or callback releases the pages is decided by the pin's
  *    state machine (pin_table.c), so the table is freed exactly once;
  *  - unpin calls nvidia_p2p_put_pages() alone, not dma_unmap_pages() first:
@@ -44,7 +55,12 @@ static struct {
 	typeof(&nvidia_p2p_dma_map_pages) dma_map_pages;
 	typeof(&nvidia_p2p_free_dma_mapping) free_dma_mapping;
 } nv;
-static bool nv_ready; /* written once under nv_lock, read with acquire */
+/*
+ * Pins that hold the symbols, under nv_lock. While it is not 0 the
+ * pointers in nv are set and stay set, so the pins' code (and their
+ * callbacks) read them without the lock.
+ */
+static unsigned int nv_users;
 static DEFINE_MUTEX(nv_lock);
 
 /* Resolve a group of symbols all-or-nothing. */
@@ -71,63 +87,95 @@ static void gdrhook_nvp2p_put_dma(void)
 	NV_PUT(free_dma_mapping, nvidia_p2p_free_dma_mapping);
 }
 
-/* Try to resolve the driver; cheap once it has succeeded. */
-static bool gdrhook_nvp2p_resolve(void)
-{
-	if (smp_load_acquire(&nv_ready))
-		return true;
-
-	mutex_lock(&nv_lock);
-	if (!nv_ready) {
-		if (!(NV_GET(get_pages, nvidia_p2p_get_pages) &&
-		      NV_GET(put_pages, nvidia_p2p_put_pages) &&
-		      NV_GET(free_page_table, nvidia_p2p_free_page_table))) {
-			gdrhook_nvp2p_put_core();
-		} else {
-			if (!(NV_GET(get_pages_persistent, nvidia_p2p_get_pages_persistent) &&
-			      NV_GET(put_pages_persistent, nvidia_p2p_put_pages_persistent)))
-				gdrhook_nvp2p_put_persistent();
-			if (!(NV_GET(dma_map_pages, nvidia_p2p_dma_map_pages) &&
-			      NV_GET(free_dma_mapping, nvidia_p2p_free_dma_mapping)))
-				gdrhook_nvp2p_put_dma();
-			smp_store_release(&nv_ready, true);
-		}
-	}
-	mutex_unlock(&nv_lock);
-	return nv_ready;
-}
-
-u32 gdrhook_nvp2p_features(void)
-{
-	if (!gdrhook_nvp2p_resolve())
-		return 0;
-	return GDRHOOK_FEATURE_NVP2P |
-	       (nv.get_pages_persistent ? GDRHOOK_FEATURE_NVP2P_PERSISTENT : 0);
-}
-
-void gdrhook_nvp2p_exit(void)
+static void gdrhook_nvp2p_put_all(void)
 {
 	gdrhook_nvp2p_put_dma();
 	gdrhook_nvp2p_put_persistent();
 	gdrhook_nvp2p_put_core();
-	nv_ready = false;
+}
+
+/* Resolve the driver's symbols, under nv_lock; false if it is not loaded. */
+static bool gdrhook_nvp2p_resolve(void)
+{
+	lockdep_assert_held(&nv_lock);
+	if (nv.get_pages)
+		return true;
+	if (!(NV_GET(get_pages, nvidia_p2p_get_pages) &&
+	      NV_GET(put_pages, nvidia_p2p_put_pages) &&
+	      NV_GET(free_page_table, nvidia_p2p_free_page_table))) {
+		gdrhook_nvp2p_put_core();
+		return false;
+	}
+	if (!(NV_GET(get_pages_persistent, nvidia_p2p_get_pages_persistent) &&
+	      NV_GET(put_pages_persistent, nvidia_p2p_put_pages_persistent)))
+		gdrhook_nvp2p_put_persistent();
+	if (!(NV_GET(dma_map_pages, nvidia_p2p_dma_map_pages) &&
+	      NV_GET(free_dma_mapping, nvidia_p2p_free_dma_mapping)))
+		gdrhook_nvp2p_put_dma();
+	return true;
+}
+
+/* A pin starts holding the driver: false if it is not loaded. */
+static bool gdrhook_nvp2p_use(void)
+{
+	bool ok;
+
+	mutex_lock(&nv_lock);
+	ok = gdrhook_nvp2p_resolve();
+	if (ok)
+		nv_users++;
+	mutex_unlock(&nv_lock);
+	return ok;
+}
+
+/* A pin stops holding the driver; the last one lets it go. */
+static void gdrhook_nvp2p_unuse(void)
+{
+	mutex_lock(&nv_lock);
+	if (!WARN_ON_ONCE(!nv_users) && !--nv_users)
+		gdrhook_nvp2p_put_all();
+	mutex_unlock(&nv_lock);
+}
+
+u32 gdrhook_nvp2p_features(void)
+{
+	u32 features = 0;
+
+	/* Resolved for the answer, and let go again if no pin holds it. */
+	mutex_lock(&nv_lock);
+	if (gdrhook_nvp2p_resolve())
+		features = GDRHOOK_FEATURE_NVP2P |
+			   (nv.get_pages_persistent ? GDRHOOK_FEATURE_NVP2P_PERSISTENT : 0);
+	if (!nv_users)
+		gdrhook_nvp2p_put_all();
+	mutex_unlock(&nv_lock);
+	return features;
+}
+
+void gdrhook_nvp2p_exit(void)
+{
+	/* No file is open, so no pin holds the driver. */
+	WARN_ON(nv_users);
 }
 
 static void gdrhook_nvp2p_free_callback(void *data)
 {
-	struct gdrhook_pin *pin = gdrhook_pin_get_by_id((u32)(uintptr_t)data);
+	int srcu_idx;
+	struct gdrhook_pin *pin = gdrhook_callback_begin((u32)(uintptr_t)data, &srcu_idx);
 
-	if (!pin)
-		return; /* late: unpinned already, the id is retired */
-	if (gdrhook_pin_revoke(pin, GDRHOOK_EVENT_REVOKED_NVP2P)) {
-		struct nvidia_p2p_dma_mapping *map = READ_ONCE(pin->nv.dma_map);
-
-		/* We won: the table is ours to hand back, the guide's way. */
-		if (map)
-			nv.free_dma_mapping(map);
-		nv.free_page_table(READ_ONCE(pin->nv.page_table));
+	if (pin) {
+		/* Wait for a PIN still reading the table to finish with it. */
+		mutex_lock(&pin->lock);
+		if (gdrhook_pin_revoke(pin, GDRHOOK_EVENT_REVOKED_NVP2P)) {
+			/* We won: the table is ours to hand back, the guide's way. */
+			if (pin->nv.dma_map)
+				nv.free_dma_mapping(pin->nv.dma_map);
+			nv.free_page_table(pin->nv.page_table);
+		}
+		mutex_unlock(&pin->lock);
 	}
-	gdrhook_pin_put(pin);
+	/* late (NULL): unpinned already, the id is retired */
+	gdrhook_callback_end(pin, srcu_idx);
 }
 
 /*
@@ -139,7 +187,7 @@ static void gdrhook_nvp2p_put(struct gdrhook_pin *pin)
 	struct nvidia_p2p_page_table *pt = pin->nv.page_table;
 	int err;
 
-	WRITE_ONCE(pin->nv.dma_map, NULL); /* put_pages frees it with the table */
+	pin->nv.dma_map = NULL; /* put_pages frees it with the table */
 	if (pin->flags & GDRHOOK_PIN_PERSISTENT)
 		err = nv.put_pages_persistent(pin->addr, pt, 0);
 	else
@@ -187,18 +235,21 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 	u32 i;
 	int err;
 
-	if (!gdrhook_nvp2p_resolve())
+	if (!gdrhook_nvp2p_use())
 		return -EOPNOTSUPP;
+	pin->nv.holds_driver = true; /* release() lets go */
 	if (persistent && !nv.get_pages_persistent)
 		return -EOPNOTSUPP;
 	if (req->peer && !nv.dma_map_pages)
 		return -EOPNOTSUPP;
 
 	/*
-	 * The driver stores the table through the pointer before it
-	 * registers the callback, so a callback that fires at once finds it
-	 * in pin->nv.page_table.
+	 * From here until the addresses are copied a callback may arrive at
+	 * any moment, and it frees the table when it wins: it waits for this
+	 * lock first. The driver stores the table through the pointer before
+	 * it registers the callback.
 	 */
+	mutex_lock(&pin->lock);
 	if (persistent)
 		err = nv.get_pages_persistent(req->addr, req->length,
 					      &pin->nv.page_table, 0);
@@ -210,56 +261,60 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 	if (err) {
 		pin->nv.page_table = NULL;
 		/* The driver says EINVAL for memory that is not the caller's
-		 * GPU memory; keep its answer. */
-		return err < 0 ? err : -EIO;
+		 * GPU memory; keep its answer (ioctl.c turns kernel-internal
+		 * errnos into ones user space knows). */
+		err = err < 0 ? err : -EIO;
+		goto out;
 	}
 	pt = pin->nv.page_table;
 
 	err = gdrhook_nvp2p_check_table(pin, pt);
 	if (err)
-		goto undo;
+		goto out;
 	pin->page_size = gdrhook_nvp2p_page_bytes(pt->page_size);
 	pin->page_count = pt->entries;
+	pin->pinned_bytes = pin->page_size * pin->page_count;
 
 	if (req->peer) {
 		struct nvidia_p2p_dma_mapping *map = NULL;
 
 		err = nv.dma_map_pages(req->peer, pt, &map);
 		if (err)
-			goto undo;
-		WRITE_ONCE(pin->nv.dma_map, map);
+			goto out;
+		pin->nv.dma_map = map;
 		if (!NVIDIA_P2P_VERSION_OK(map->version, NVIDIA_P2P_DMA_MAPPING_VERSION) ||
 		    map->entries != pt->entries || !map->dma_addresses) {
 			err = -EIO;
-			goto undo;
+			goto out;
 		}
 	}
 
 	pin->bus_addrs = kvmalloc_array(pin->page_count, sizeof(u64),
-					GFP_KERNEL | __GFP_NOWARN);
+					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!pin->bus_addrs) {
 		err = -ENOMEM;
-		goto undo;
+		goto out;
 	}
 	for (i = 0; i < pin->page_count; i++)
 		pin->bus_addrs[i] = pin->nv.dma_map ?
 			pin->nv.dma_map->dma_addresses[i] :
 			pt->pages[i]->physical_address;
-	return 0;
-
-undo:
-	/* Undo only if no callback has taken the table meanwhile. */
-	if (atomic_cmpxchg(&pin->state, GDRHOOK_PIN_PINNING,
-			   GDRHOOK_PIN_UNPINNING) == GDRHOOK_PIN_PINNING)
-		gdrhook_nvp2p_put(pin);
+out:
+	/* On failure the table stays in the pin: release() puts it back,
+	 * unless a callback wins it first. */
+	mutex_unlock(&pin->lock);
 	return err;
 }
 
 static void gdrhook_nvp2p_release(struct gdrhook_pin *pin, bool revoked)
 {
 	/* Revoked: the callback already handed the table back. */
-	if (!revoked)
+	if (pin->nv.page_table && !revoked)
 		gdrhook_nvp2p_put(pin);
+	if (pin->nv.holds_driver) {
+		pin->nv.holds_driver = false;
+		gdrhook_nvp2p_unuse();
+	}
 }
 
 const struct gdrhook_backend_ops gdrhook_backend_nvp2p = {

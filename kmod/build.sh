@@ -14,16 +14,20 @@ TP=${4:-}
 	exit 1
 }
 mkdir -p "$OUT/src"
-# Copy only sources; keep what Kbuild built last time so rebuilds are incremental.
+# Copy only sources; keep what Kbuild built last time so rebuilds are
+# incremental. gdrhook_config.h is generated for the kernel being built
+# against (the Makefile remakes it when KDIR changes): one left in the
+# source tree by a `make` there is for whatever kernel that was, never ours.
 (cd "$SRC" && find . -path ./build -prune -o \( -name '*.c' -o -name '*.h' -o -name '*.sh' \
-	-o -name Kbuild -o -name Makefile \) -type f -print) |
+	-o -name Kbuild -o -name Makefile \) ! -name gdrhook_config.h -type f -print) |
 while read -r f; do
 	mkdir -p "$OUT/src/$(dirname "$f")"
 	cmp -s "$SRC/$f" "$OUT/src/$f" 2>/dev/null || cp "$SRC/$f" "$OUT/src/$f"
 done
-make -s -C "$OUT/src" KDIR="$KDIR"
+# The project's own builds treat warnings as errors (Kbuild: GDRHOOK_WERROR).
+make -s -C "$OUT/src" KDIR="$KDIR" GDRHOOK_WERROR=1
 cp "$OUT/src/gdrhook.ko" "$OUT/gdrhook.ko"
 if [ "$TP" = "--test-provider" ]; then
-	make -s -C "$OUT/src" KDIR="$KDIR" test-provider
+	make -s -C "$OUT/src" KDIR="$KDIR" GDRHOOK_WERROR=1 test-provider
 	cp "$OUT/src/test_provider/gdrhook_tp.ko" "$OUT/gdrhook_tp.ko"
 fi

@@ -20,7 +20,7 @@ int gdrhook_events_init(struct gdrhook_events *ev, u32 cap)
 	spin_lock_init(&ev->lock);
 	init_waitqueue_head(&ev->wait);
 	ev->cap = clamp_t(u32, cap, 16, 65536);
-	ev->ring = kvcalloc(ev->cap, sizeof(*ev->ring), GFP_KERNEL);
+	ev->ring = kvcalloc(ev->cap, sizeof(*ev->ring), GFP_KERNEL_ACCOUNT);
 	ev->head = 0;
 	ev->count = 0;
 	ev->dropped = 0;

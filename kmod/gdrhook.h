@@ -16,7 +16,11 @@
  *                         from the global id table (what the NVIDIA free
  *                         callback and the dma-buf move_notify name).
  *                         Callbacks get the id, never a pointer, so a
- *                         callback that arrives late finds nothing.
+ *                         callback that arrives late finds nothing. A
+ *                         callback that finds the pin counts itself in
+ *                         pin->callbacks, and the pin is only torn down
+ *                         once its id is gone and that count is 0: no
+ *                         callback outlives UNPIN or close().
  *
  * Who releases the driver-side pin is decided by one atomic state
  * transition (see enum gdrhook_pin_state_k below); whoever wins it owns
@@ -31,6 +35,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
@@ -43,11 +48,13 @@ struct mm_struct;
 struct nvidia_p2p_dma_mapping;
 struct nvidia_p2p_page_table;
 struct pci_dev;
+struct poll_table_struct;
 struct sg_table;
 
 /* ---- module parameters (main.c) ---- */
 extern unsigned int gdrhook_max_handles_per_file;
 extern unsigned long long gdrhook_max_pinned_bytes_per_file;
+extern unsigned long long gdrhook_max_pinned_pages_per_user;
 extern bool gdrhook_allow_unprivileged_get_pages;
 extern unsigned int gdrhook_event_queue_len;
 extern bool gdrhook_dmabuf_dynamic;
@@ -115,6 +122,16 @@ enum gdrhook_pin_state_k {
 struct gdrhook_pin {
 	struct kref ref;
 	atomic_t state;             /* enum gdrhook_pin_state_k */
+	/*
+	 * Held by the backend from before it registers a callback until it
+	 * has copied what it needs from the driver's answer, and by a
+	 * callback around its teardown: a callback arriving during PIN waits
+	 * until PIN is done reading the table the callback will free.
+	 */
+	struct mutex lock;
+	u32 callbacks;              /* running callbacks; under the id table's lock */
+	kuid_t uid;                 /* charged for charged_pages (user_quota.c) */
+	u64 charged_pages;
 	u32 id;                     /* global, what callbacks receive */
 	u32 handle;                 /* per file, what user space receives */
 	struct gdrhook_file *file;  /* counted reference */
@@ -127,6 +144,7 @@ struct gdrhook_pin {
 	u64 user_tag;
 	u64 page_size;
 	u64 page_count;
+	u64 pinned_bytes;
 	/*
 	 * Bus addresses, copied at pin time so that GET_PAGES never reads a
 	 * driver structure a callback may be freeing at the same moment.
@@ -139,6 +157,7 @@ struct gdrhook_pin {
 		struct {
 			struct nvidia_p2p_page_table *page_table;
 			struct nvidia_p2p_dma_mapping *dma_map;
+			bool holds_driver; /* counted in the nv-p2p users */
 		} nv;
 		struct {
 			struct dma_buf *dmabuf;
@@ -151,10 +170,13 @@ struct gdrhook_pin {
 
 /*
  * A backend pins and releases one kind of memory. pin() fills page_size,
- * page_count and bus_addrs; release() undoes what pin() did. It is told
- * whether a callback already revoked the pin, because for nv-p2p the
- * driver then owns the page table and nvidia_p2p_put_pages must not be
- * called; dma-buf resources are released either way.
+ * page_count, bus_addrs and pinned_bytes (what the driver or exporter
+ * actually holds pinned, what the user is charged); when it fails it
+ * leaves in the pin whatever it had got. release() lets go of whatever the
+ * pin holds, after a failed pin() as after a successful one, and is only
+ * called once no callback can reach the pin any more. It is told whether a callback already revoked the pin, because for
+ * nv-p2p the driver then owns the page table and nvidia_p2p_put_pages must
+ * not be called; dma-buf resources are released either way.
  */
 struct gdrhook_pin_req_k;
 
@@ -198,10 +220,14 @@ struct gdrhook_pin *gdrhook_pin_lookup(struct gdrhook_file *f, u64 handle);
 void gdrhook_pin_put(struct gdrhook_pin *pin);
 
 /*
- * Called by a backend's callback with the id it registered. Returns the
- * pin with a reference, or NULL when the id is gone (a late callback).
+ * A backend's callback brackets its work with these: begin() finds the
+ * pin by the id it registered and counts the callback in it (NULL when
+ * the id is gone: a late callback); end() uncounts it, after which the
+ * callback must not touch the pin. The pair is also an SRCU read section,
+ * which module unload waits for.
  */
-struct gdrhook_pin *gdrhook_pin_get_by_id(u32 id);
+struct gdrhook_pin *gdrhook_callback_begin(u32 id, int *srcu_idx);
+void gdrhook_callback_end(struct gdrhook_pin *pin, int srcu_idx);
 /*
  * The callback side of the state machine: returns true when the caller
  * won the pin and must now let the driver side go. A pin that was already
@@ -212,6 +238,14 @@ bool gdrhook_pin_revoke(struct gdrhook_pin *pin, u32 event_type);
 
 int gdrhook_pin_table_init(void);
 void gdrhook_pin_table_exit(void);
+
+/* per-user cap on pinned pages (user_quota.c); ENOSPC over the cap */
+int gdrhook_quota_charge(kuid_t uid, u64 pages);
+void gdrhook_quota_uncharge(kuid_t uid, u64 pages);
+void gdrhook_quota_exit(void);
+
+/* Any errno a driver or exporter returned, as user space may see it. */
+long gdrhook_user_errno(long err);
 
 /* ioctl.c */
 long gdrhook_ioctl(struct file *filp, unsigned int cmd, unsigned long arg);

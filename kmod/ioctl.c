@@ -9,10 +9,28 @@
 #include <linux/mm.h>
 #include <linux/pci.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "gdrhook.h"
+
+/*
+ * Which device a caller may name as the peer (the device that will DMA to
+ * the pinned memory, and gets an IOMMU mapping for it): with CAP_SYS_RAWIO
+ * any PCI device; without, only a network controller or an InfiniBand
+ * controller, the devices an RDMA registration cache registers for. A
+ * caller cannot make a disk controller, a GPU or a bridge reach memory.
+ */
+#define GDRHOOK_PCI_CLASS_INFINIBAND 0x0c06 /* serial bus: InfiniBand */
+
+static bool gdrhook_may_name_peer(const struct pci_dev *peer)
+{
+	if ((peer->class >> 16) == PCI_BASE_CLASS_NETWORK ||
+	    (peer->class >> 8) == GDRHOOK_PCI_CLASS_INFINIBAND)
+		return true;
+	return capable(CAP_SYS_RAWIO);
+}
 
 static bool gdrhook_may_get_pages(void)
 {
@@ -89,6 +107,11 @@ static long gdrhook_pin_validate(const struct gdrhook_ioc_pin *a,
 							a->peer_bdf & 0xff);
 		if (!req->peer)
 			return -ENODEV;
+		if (!gdrhook_may_name_peer(req->peer)) {
+			pci_dev_put(req->peer);
+			req->peer = NULL;
+			return -EPERM;
+		}
 	} else if (a->peer_domain || a->peer_bdf) {
 		return -EINVAL;
 	}
@@ -145,7 +168,7 @@ static long gdrhook_ioc_unpin_batch(struct gdrhook_file *f, void __user *arg)
 	if (a.count > GDRHOOK_UNPIN_BATCH_MAX)
 		return -E2BIG;
 
-	handles = kvmalloc_array(a.count, sizeof(*handles), GFP_KERNEL);
+	handles = kvmalloc_array(a.count, sizeof(*handles), GFP_KERNEL_ACCOUNT);
 	if (!handles)
 		return -ENOMEM;
 	if (copy_from_user(handles, u64_to_user_ptr(a.handles),
@@ -250,6 +273,20 @@ static const struct {
 	[_IOC_NR(GDRHOOK_IOCTL_GET_PAGES)] = { GDRHOOK_IOCTL_GET_PAGES, true, gdrhook_ioc_get_pages },
 };
 
+long gdrhook_user_errno(long err)
+{
+	/* The restart codes mean something to the syscall exit path when
+	 * a signal is pending, and only then. */
+	if (signal_pending(current) &&
+	    (err == -ERESTARTSYS || err == -ERESTARTNOINTR ||
+	     err == -ERESTARTNOHAND || err == -ERESTART_RESTARTBLOCK))
+		return err;
+	if (err >= -EHWPOISON) /* 0, or an errno user space knows */
+		return err;
+	/* Kernel-internal: NVIDIA answers -ENOTSUPP for "not supported". */
+	return err == -ENOTSUPP ? -EOPNOTSUPP : -EIO;
+}
+
 long gdrhook_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	struct gdrhook_file *f = filp->private_data;
@@ -264,5 +301,5 @@ long gdrhook_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 		return -EINVAL;
 	if (gdrhook_ioctls[nr].owner_only && current->mm != f->mm)
 		return -EPERM;
-	return gdrhook_ioctls[nr].fn(f, (void __user *)arg);
+	return gdrhook_user_errno(gdrhook_ioctls[nr].fn(f, (void __user *)arg));
 }

@@ -5,9 +5,17 @@
  * The device is a misc device; each open gets its own handle table and
  * event queue (pin_table.c, events.c), and closing the file releases
  * every pin it holds, whatever way the process went (exit, kill -9, the
- * last fd of a fork closing). The module cannot be unloaded while a file
- * is open (the file holds a module reference), and with no file open
- * there are no pins, so unload never has anything to clean up.
+ * last fd of a fork closing), and returns only once no callback is
+ * running on any of them. The module cannot be unloaded while a file is
+ * open (the file holds a module reference), and with no file open there
+ * are no pins; unload only waits for late callbacks (ones that found no
+ * pin) to leave our code.
+ *
+ * Access model (README.md): the node is 0660, group gdrhook (udev); each
+ * open file belongs to the process that opened it: the ioctls that name
+ * pins, read() and poll() all refuse another process (a forked child, a
+ * receiver of the fd), so nobody else can pin in its name or take its
+ * revocation events.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -24,6 +32,11 @@ MODULE_PARM_DESC(max_handles_per_file, "Most pins one open file may hold (defaul
 unsigned long long gdrhook_max_pinned_bytes_per_file = 1ULL << 40;
 module_param_named(max_pinned_bytes_per_file, gdrhook_max_pinned_bytes_per_file, ullong, 0644);
 MODULE_PARM_DESC(max_pinned_bytes_per_file, "Most bytes one open file may hold pinned (default 1 TiB)");
+
+unsigned long long gdrhook_max_pinned_pages_per_user = 1ULL << 28;
+module_param_named(max_pinned_pages_per_user, gdrhook_max_pinned_pages_per_user, ullong, 0644);
+MODULE_PARM_DESC(max_pinned_pages_per_user,
+		 "Most pages (PAGE_SIZE) one user may hold pinned through all its open files, counted as the driver or exporter pins them (default 2^28: 1 TiB of 4 KiB pages)");
 
 bool gdrhook_allow_unprivileged_get_pages;
 module_param_named(allow_unprivileged_get_pages, gdrhook_allow_unprivileged_get_pages, bool, 0644);
@@ -61,11 +74,19 @@ static int gdrhook_release(struct inode *inode, struct file *filp)
 	return 0;
 }
 
+/* The events are the opener's: its cache misses any another reads. */
+static bool gdrhook_is_opener(const struct gdrhook_file *f)
+{
+	return current->mm == f->mm;
+}
+
 static ssize_t gdrhook_read(struct file *filp, char __user *buf, size_t len,
 			    loff_t *ppos)
 {
 	struct gdrhook_file *f = filp->private_data;
 
+	if (!gdrhook_is_opener(f))
+		return -EPERM;
 	return gdrhook_events_read(&f->events, buf, len,
 				   filp->f_flags & O_NONBLOCK);
 }
@@ -74,6 +95,8 @@ static __poll_t gdrhook_poll(struct file *filp, struct poll_table_struct *pt)
 {
 	struct gdrhook_file *f = filp->private_data;
 
+	if (!gdrhook_is_opener(f))
+		return EPOLLERR;
 	return gdrhook_events_poll(&f->events, filp, pt);
 }
 
@@ -84,13 +107,14 @@ static const struct file_operations gdrhook_fops = {
 	.read = gdrhook_read,
 	.poll = gdrhook_poll,
 	.unlocked_ioctl = gdrhook_ioctl,
-	.compat_ioctl = compat_ptr_ioctl,
+	.compat_ioctl = gdrhook_compat_ptr_ioctl,
 };
 
 static struct miscdevice gdrhook_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = GDRHOOK_DEVICE_NAME,
 	.fops = &gdrhook_fops,
+	.mode = 0660, /* root:root from devtmpfs; udev sets the group */
 };
 
 static int __init gdrhook_init(void)
@@ -120,6 +144,7 @@ static void __exit gdrhook_exit(void)
 	misc_deregister(&gdrhook_miscdev);
 	gdrhook_nvp2p_exit();
 	gdrhook_pin_table_exit();
+	gdrhook_quota_exit();
 	gdrhook_stats_exit();
 }
 

@@ -12,16 +12,29 @@
  *    call back as soon as it has registered the callback.
  * Neither lock is ever held across a call into a backend, so a driver
  * that calls back while we are inside it cannot deadlock against us.
+ *
+ * Tearing a pin down (UNPIN, close, a failed PIN) always goes: settle the
+ * state (whoever wins the state machine owns the driver side), retire the
+ * id, wait until no callback counts itself in the pin, then let the
+ * backend release. So when UNPIN or close() returns, no callback is still
+ * working on any of their pins, and the pin and its file are only ever
+ * freed by their owner, never from inside a callback.
  */
+#include <linux/cred.h>
 #include <linux/pci.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/srcu.h>
 
 #include "gdrhook.h"
 
 static DEFINE_XARRAY_ALLOC1(gdrhook_ids);
 static u32 gdrhook_next_id;
+/* Woken whenever a callback stops counting itself in a pin. */
+static DECLARE_WAIT_QUEUE_HEAD(gdrhook_callbacks_wq);
+/* Every callback runs inside a read section of it; unload waits for them. */
+static struct srcu_struct gdrhook_callbacks_srcu;
 
 /* ---------------------------------------------------------------- files */
 
@@ -31,7 +44,7 @@ struct gdrhook_file *gdrhook_file_create(void)
 
 	if (!current->mm)
 		return ERR_PTR(-EINVAL);
-	f = kzalloc(sizeof(*f), GFP_KERNEL);
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
 	if (!f)
 		return ERR_PTR(-ENOMEM);
 	if (gdrhook_events_init(&f->events, gdrhook_event_queue_len)) {
@@ -92,20 +105,43 @@ static void gdrhook_file_unaccount(struct gdrhook_file *f, u64 length)
 	f->pinned_bytes -= length;
 }
 
+static bool gdrhook_pin_callbacks_idle(struct gdrhook_pin *pin)
+{
+	bool idle;
+
+	xa_lock(&gdrhook_ids);
+	idle = !pin->callbacks;
+	xa_unlock(&gdrhook_ids);
+	return idle;
+}
+
+/*
+ * Retire the pin's id, so no callback finds it any more, then wait for the
+ * callbacks that found it before: after this nothing but its owner touches
+ * the pin.
+ */
+static void gdrhook_pin_retire(struct gdrhook_pin *pin)
+{
+	xa_erase(&gdrhook_ids, pin->id);
+	wait_event(gdrhook_callbacks_wq, gdrhook_pin_callbacks_idle(pin));
+}
+
 int gdrhook_pin_create(struct gdrhook_file *f,
 		       const struct gdrhook_backend_ops *backend,
 		       const struct gdrhook_pin_req_k *req, u64 user_tag,
 		       struct gdrhook_ioc_pin *reply)
 {
 	struct gdrhook_pin *pin;
-	bool have_id = false;
+	bool revoked;
 	int err;
 
-	pin = kzalloc(sizeof(*pin), GFP_KERNEL);
+	pin = kzalloc(sizeof(*pin), GFP_KERNEL_ACCOUNT);
 	if (!pin)
 		return -ENOMEM;
 	kref_init(&pin->ref);
 	atomic_set(&pin->state, GDRHOOK_PIN_PINNING);
+	mutex_init(&pin->lock);
+	pin->uid = current_uid();
 	kref_get(&f->ref);
 	pin->file = f;
 	pin->backend = backend;
@@ -123,7 +159,7 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 	} else {
 		/* NULL reserves the slot; lookups see nothing until published. */
 		err = xa_alloc_cyclic(&f->handles, &pin->handle, NULL,
-				      xa_limit_31b, &f->next_handle, GFP_KERNEL);
+				      xa_limit_31b, &f->next_handle, GFP_KERNEL_ACCOUNT);
 		if (err >= 0) {
 			err = 0;
 			f->nr_handles++;
@@ -135,22 +171,31 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 		goto out_put;
 
 	err = xa_alloc_cyclic(&gdrhook_ids, &pin->id, pin, xa_limit_31b,
-			      &gdrhook_next_id, GFP_KERNEL);
+			      &gdrhook_next_id, GFP_KERNEL_ACCOUNT);
 	if (err < 0)
 		goto out_unreserve;
-	have_id = true;
 
 	err = backend->pin(pin, req);
-	if (err)
-		goto out_unreserve;
-
-	if (atomic_cmpxchg(&pin->state, GDRHOOK_PIN_PINNING,
-			   GDRHOOK_PIN_LIVE) != GDRHOOK_PIN_PINNING) {
-		/* A callback revoked it before we could publish it: the memory
-		 * was freed while being pinned. The callback let the driver
-		 * side go; undo ours and let the caller retry or give up. */
-		backend->release(pin, true);
-		err = -EAGAIN;
+	if (!err) {
+		/* Charged for what the driver or exporter actually pinned. */
+		pin->charged_pages = DIV_ROUND_UP(pin->pinned_bytes, PAGE_SIZE);
+		err = gdrhook_quota_charge(pin->uid, pin->charged_pages);
+		if (err)
+			pin->charged_pages = 0;
+	}
+	revoked = atomic_cmpxchg(&pin->state, GDRHOOK_PIN_PINNING,
+				 err ? GDRHOOK_PIN_UNPINNING : GDRHOOK_PIN_LIVE) !=
+		  GDRHOOK_PIN_PINNING;
+	if (err || revoked) {
+		/* The backend failed, or we are over the cap, or a callback
+		 * revoked the pin before we could publish it (the memory was
+		 * freed while being pinned: the callback let the driver side
+		 * go, the caller may retry). */
+		if (revoked)
+			err = -EAGAIN; /* whatever else the backend then met */
+		gdrhook_quota_uncharge(pin->uid, pin->charged_pages);
+		gdrhook_pin_retire(pin);
+		backend->release(pin, revoked);
 		goto out_unreserve;
 	}
 
@@ -167,8 +212,6 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 	return 0;
 
 out_unreserve:
-	if (have_id)
-		xa_erase(&gdrhook_ids, pin->id);
 	mutex_lock(&f->lock);
 	xa_erase(&f->handles, pin->handle);
 	gdrhook_file_unaccount(f, req->length);
@@ -180,9 +223,9 @@ out_put:
 
 /*
  * Tear down a pin that its caller has already taken out of the handle
- * table: win LIVE->UNPINNING (or find that a callback won), let the
- * backend release what it still owns, then retire the id so that any later
- * callback misses.
+ * table: win LIVE->UNPINNING (or find that a callback won), retire the id
+ * and wait out the callbacks still running on the pin, then let the
+ * backend release what it still owns.
  */
 static void gdrhook_pin_destroy(struct gdrhook_pin *pin)
 {
@@ -190,8 +233,9 @@ static void gdrhook_pin_destroy(struct gdrhook_pin *pin)
 				 GDRHOOK_PIN_UNPINNING);
 
 	WARN_ON_ONCE(old != GDRHOOK_PIN_LIVE && old != GDRHOOK_PIN_REVOKED);
+	gdrhook_pin_retire(pin);
 	pin->backend->release(pin, old == GDRHOOK_PIN_REVOKED);
-	xa_erase(&gdrhook_ids, pin->id);
+	gdrhook_quota_uncharge(pin->uid, pin->charged_pages);
 	atomic64_dec(&gdrhook_stats.pins_live);
 	gdrhook_pin_put(pin);
 }
@@ -268,24 +312,37 @@ void gdrhook_file_release_all(struct gdrhook_file *f)
 
 /* ------------------------------------------------------------ callbacks */
 
-struct gdrhook_pin *gdrhook_pin_get_by_id(u32 id)
+struct gdrhook_pin *gdrhook_callback_begin(u32 id, int *srcu_idx)
 {
 	struct gdrhook_pin *pin;
 
+	*srcu_idx = srcu_read_lock(&gdrhook_callbacks_srcu);
 	/*
-	 * The reference is taken under the same lock xa_erase() takes, and
-	 * the table's reference is only dropped after the erase, so a pin
-	 * found here cannot be freed under us.
+	 * Counted under the same lock xa_erase() takes, and the owner waits
+	 * for the count to fall to 0 after the erase, so a pin found here is
+	 * not torn down until gdrhook_callback_end().
 	 */
 	xa_lock(&gdrhook_ids);
 	pin = xa_load(&gdrhook_ids, id);
 	if (pin)
-		kref_get(&pin->ref);
+		pin->callbacks++;
 	xa_unlock(&gdrhook_ids);
 	atomic64_inc(&gdrhook_stats.callbacks);
 	if (!pin)
 		atomic64_inc(&gdrhook_stats.late_callbacks);
 	return pin;
+}
+
+void gdrhook_callback_end(struct gdrhook_pin *pin, int srcu_idx)
+{
+	if (pin) {
+		xa_lock(&gdrhook_ids);
+		pin->callbacks--;
+		xa_unlock(&gdrhook_ids);
+		/* The pin may be gone now; the wait queue is global. */
+		wake_up_all(&gdrhook_callbacks_wq);
+	}
+	srcu_read_unlock(&gdrhook_callbacks_srcu, srcu_idx);
 }
 
 bool gdrhook_pin_revoke(struct gdrhook_pin *pin, u32 event_type)
@@ -319,13 +376,16 @@ bool gdrhook_pin_revoke(struct gdrhook_pin *pin, u32 event_type)
 
 int gdrhook_pin_table_init(void)
 {
-	return 0;
+	return init_srcu_struct(&gdrhook_callbacks_srcu);
 }
 
 void gdrhook_pin_table_exit(void)
 {
 	/* Every file is closed before the module can go, and closing
-	 * retires every id. */
+	 * retires every id; a late callback (one that found no pin) may
+	 * still be on its way out of our code. */
+	synchronize_srcu(&gdrhook_callbacks_srcu);
+	cleanup_srcu_struct(&gdrhook_callbacks_srcu);
 	WARN_ON(!xa_empty(&gdrhook_ids));
 	xa_destroy(&gdrhook_ids);
 }

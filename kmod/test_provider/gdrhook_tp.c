@@ -25,11 +25,22 @@
  *    leak;
  *  - the race_delay_us parameter inserts random delays in put_pages and
  *    before each callback, to widen the windows in which an unpin and a
- *    callback on the same table overlap.
+ *    callback on the same table overlap;
+ *  - fire_on_get_ms makes get_pages fire the new table's callback at once,
+ *    from a work item on another CPU, and wait up to that long for it
+ *    before returning: the callback lands while the client is still
+ *    reading the table it was just given;
+ *  - hold_in_free_ms makes free_page_table (called from inside the
+ *    client's callback) sleep, so a test can act while the client's
+ *    callback is known to be running (frees_held in debugfs counts the
+ *    sleepers);
+ *  - get_pages_errno makes get_pages fail with that (kernel) errno, as
+ *    the driver does with -ENOTSUPP.
  * EXPORT_SYMBOL_GPL: 6.1.y's symbol_get() refuses plain exports.
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/completion.h>
 #include <linux/dma-mapping.h>
 #include <linux/hashtable.h>
 #include <linux/miscdevice.h>
@@ -40,6 +51,7 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include "nv_p2p_abi.h"
 #include "gdrhook_tp_ioctl.h"
@@ -61,6 +73,18 @@ MODULE_PARM_DESC(race_delay_us, "Random delay up to this, in put_pages and befor
 static bool put_waits_for_callback = true;
 module_param(put_waits_for_callback, bool, 0644);
 MODULE_PARM_DESC(put_waits_for_callback, "put_pages during a callback waits for it (default 1)");
+
+static unsigned int fire_on_get_ms;
+module_param(fire_on_get_ms, uint, 0644);
+MODULE_PARM_DESC(fire_on_get_ms, "get_pages fires the callback from another CPU and waits up to this for it (0: off)");
+
+static unsigned int hold_in_free_ms;
+module_param(hold_in_free_ms, uint, 0644);
+MODULE_PARM_DESC(hold_in_free_ms, "free_page_table sleeps this long inside the client's callback");
+
+static int get_pages_errno;
+module_param(get_pages_errno, int, 0644);
+MODULE_PARM_DESC(get_pages_errno, "get_pages fails with -this (0: off)");
 
 enum tp_state {
 	TP_LIVE,
@@ -93,6 +117,7 @@ struct tp_table {
 	void (*cb)(void *data);
 	void *data;
 	struct list_head maps;
+	u64 serial;                 /* tells a reused address from its table */
 	u8 uuid[16];
 };
 
@@ -101,6 +126,10 @@ static DEFINE_HASHTABLE(tp_hash, 8);
 static LIST_HEAD(tp_all);
 static DECLARE_WAIT_QUEUE_HEAD(tp_wq);
 static atomic64_t tp_tables_live, tp_pages_pinned, tp_callbacks, tp_bad_calls;
+static atomic64_t tp_frees_held, tp_serial;
+static struct workqueue_struct *tp_fire_wq; /* fire_on_get_ms's work items */
+
+static void tp_fire_soon(struct tp_table *t, unsigned int wait_ms);
 
 static void tp_race_delay(void)
 {
@@ -228,6 +257,7 @@ static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 	t->data = data;
 	t->persistent = persistent;
 	t->state = TP_LIVE;
+	t->serial = atomic64_inc_return(&tp_serial);
 	t->mm = current->mm;
 	mmgrab(t->mm);
 
@@ -290,9 +320,18 @@ int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
 			 struct nvidia_p2p_page_table **page_table,
 			 void (*free_callback)(void *data), void *data)
 {
+	unsigned int wait_ms = READ_ONCE(fire_on_get_ms);
+	int fail = READ_ONCE(get_pages_errno);
+	int err;
+
 	if (p2p_token || va_space)
 		return -EINVAL;
-	return tp_get(virtual_address, length, page_table, free_callback, data, false);
+	if (fail)
+		return -abs(fail);
+	err = tp_get(virtual_address, length, page_table, free_callback, data, false);
+	if (!err && wait_ms)
+		tp_fire_soon(container_of(*page_table, struct tp_table, pt), wait_ms);
+	return err;
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
 
@@ -338,8 +377,15 @@ int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table)
 	else
 		t->client_freed = true;
 	spin_unlock(&tp_lock);
+	if (err)
+		return tp_bad("free_page_table outside its free callback");
+	if (READ_ONCE(hold_in_free_ms)) {
+		atomic64_inc(&tp_frees_held);
+		msleep(READ_ONCE(hold_in_free_ms));
+		atomic64_dec(&tp_frees_held);
+	}
 	/* Freed after the callback returns; here we only check the call. */
-	return err ? tp_bad("free_page_table outside its free callback") : 0;
+	return 0;
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_free_page_table);
 
@@ -355,9 +401,14 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		return -EINVAL;
 	spin_lock(&tp_lock);
 	t = tp_find(page_table);
-	if (!t || t->state != TP_LIVE) {
+	if (!t || t->state == TP_DEAD) {
 		spin_unlock(&tp_lock);
 		return tp_bad("dma_map_pages on a table that is not live");
+	}
+	if (t->state == TP_IN_CALLBACK) {
+		/* Being freed: the client cannot know yet; refused, no misuse. */
+		spin_unlock(&tp_lock);
+		return -EINVAL;
 	}
 	spin_unlock(&tp_lock);
 
@@ -447,25 +498,13 @@ int nvidia_p2p_free_dma_mapping(struct nvidia_p2p_dma_mapping *dma_mapping)
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_free_dma_mapping);
 
-/* What nvidia.ko does when memory under a table is freed. */
-static u32 tp_fire(u64 addr, u64 len)
+/* Run the callbacks of tables already marked TP_IN_CALLBACK, then free them. */
+static u32 tp_run_callbacks(struct list_head *victims)
 {
 	struct tp_table *t, *tmp;
-	LIST_HEAD(victims);
 	u32 fired = 0;
 
-	spin_lock(&tp_lock);
-	list_for_each_entry(t, &tp_all, all) {
-		if (t->state != TP_LIVE || t->persistent || t->mm != current->mm)
-			continue;
-		if (t->va >= addr + len || addr >= t->va + t->len)
-			continue;
-		t->state = TP_IN_CALLBACK; /* unlinked: put_pages now defers */
-		list_add_tail(&t->fire_node, &victims);
-	}
-	spin_unlock(&tp_lock);
-
-	list_for_each_entry_safe(t, tmp, &victims, fire_node) {
+	list_for_each_entry_safe(t, tmp, victims, fire_node) {
 		bool owed;
 
 		tp_race_delay();
@@ -488,6 +527,84 @@ static u32 tp_fire(u64 addr, u64 len)
 		fired++;
 	}
 	return fired;
+}
+
+/* Unlink a live table for its callback (under tp_lock). */
+static void tp_mark_victim(struct tp_table *t, struct list_head *victims)
+{
+	lockdep_assert_held(&tp_lock);
+	t->state = TP_IN_CALLBACK; /* unlinked: put_pages now defers */
+	list_add_tail(&t->fire_node, victims);
+}
+
+/* What nvidia.ko does when memory under a table is freed. */
+static u32 tp_fire(u64 addr, u64 len)
+{
+	struct tp_table *t;
+	LIST_HEAD(victims);
+
+	spin_lock(&tp_lock);
+	list_for_each_entry(t, &tp_all, all) {
+		if (t->state != TP_LIVE || t->persistent || t->mm != current->mm)
+			continue;
+		if (t->va >= addr + len || addr >= t->va + t->len)
+			continue;
+		tp_mark_victim(t, &victims);
+	}
+	spin_unlock(&tp_lock);
+	return tp_run_callbacks(&victims);
+}
+
+/* fire_on_get_ms: one table's callback, fired from a work item. */
+struct tp_fire_work {
+	struct work_struct work;
+	struct completion done;
+	refcount_t ref;             /* the work item and the waiter */
+	const struct nvidia_p2p_page_table *pt;
+	u64 serial;
+};
+
+static void tp_fire_work_put(struct tp_fire_work *w)
+{
+	if (refcount_dec_and_test(&w->ref))
+		kfree(w);
+}
+
+static void tp_fire_work_fn(struct work_struct *work)
+{
+	struct tp_fire_work *w = container_of(work, struct tp_fire_work, work);
+	struct tp_table *t;
+	LIST_HEAD(victims);
+
+	spin_lock(&tp_lock);
+	t = tp_find(w->pt);
+	/* Gone already (the client failed and put it): nothing to fire. */
+	if (t && t->serial == w->serial && t->state == TP_LIVE)
+		tp_mark_victim(t, &victims);
+	spin_unlock(&tp_lock);
+	tp_run_callbacks(&victims);
+	complete(&w->done);
+	tp_fire_work_put(w);
+}
+
+static void tp_fire_soon(struct tp_table *t, unsigned int wait_ms)
+{
+	struct tp_fire_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
+	int cpu;
+
+	if (!w)
+		return;
+	INIT_WORK(&w->work, tp_fire_work_fn);
+	init_completion(&w->done);
+	refcount_set(&w->ref, 2);
+	w->pt = &t->pt;
+	w->serial = t->serial;
+	cpu = cpumask_next(raw_smp_processor_id(), cpu_online_mask);
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	queue_work_on(cpu, tp_fire_wq, &w->work);
+	wait_for_completion_timeout(&w->done, msecs_to_jiffies(wait_ms));
+	tp_fire_work_put(w);
 }
 
 static long tp_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
@@ -526,12 +643,23 @@ DEFINE_DEBUGFS_ATTRIBUTE(tp_stat_fops, tp_stat_get, NULL, "%llu\n");
 
 static int __init tp_init(void)
 {
+	int err;
+
+	tp_fire_wq = alloc_workqueue("gdrhook_tp", WQ_HIGHPRI, 0);
+	if (!tp_fire_wq)
+		return -ENOMEM;
 	tp_debugfs = debugfs_create_dir("gdrhook_tp", NULL);
 	debugfs_create_file_unsafe("tables_live", 0444, tp_debugfs, &tp_tables_live, &tp_stat_fops);
 	debugfs_create_file_unsafe("pages_pinned", 0444, tp_debugfs, &tp_pages_pinned, &tp_stat_fops);
 	debugfs_create_file_unsafe("callbacks", 0444, tp_debugfs, &tp_callbacks, &tp_stat_fops);
 	debugfs_create_file_unsafe("bad_calls", 0444, tp_debugfs, &tp_bad_calls, &tp_stat_fops);
-	return misc_register(&tp_miscdev);
+	debugfs_create_file_unsafe("frees_held", 0444, tp_debugfs, &tp_frees_held, &tp_stat_fops);
+	err = misc_register(&tp_miscdev);
+	if (err) {
+		debugfs_remove_recursive(tp_debugfs);
+		destroy_workqueue(tp_fire_wq);
+	}
+	return err;
 }
 
 static void __exit tp_exit(void)
@@ -541,6 +669,7 @@ static void __exit tp_exit(void)
 	int bkt;
 
 	misc_deregister(&tp_miscdev);
+	destroy_workqueue(tp_fire_wq); /* runs what fire_on_get_ms queued */
 	debugfs_remove_recursive(tp_debugfs);
 	/* Clients hold symbol references, so none is loaded now; whatever
 	 * is left was leaked by one. */

@@ -249,16 +249,31 @@ private:
 	size_t len_ = 0;
 };
 
+// Waits up to timeout_ms for at least one event on dev (opened
+// O_NONBLOCK) and reads what is queued; 0 or an errno (ETIMEDOUT).
+int wait_events(const Gdrhook& dev, int timeout_ms, std::vector<gdrhook_event>* out);
+// Waits up to timeout_ms for a debugfs counter to reach want.
+bool wait_counter(const char* dir, const char* name, uint64_t want, int timeout_ms);
+// Runs a shell command line (busybox); its exit status, or -1.
+int shell(const std::string& cmd);
+// insmod /modules/NAME.ko / rmmod NAME; the command's exit status.
+int load_module(const char* name, const std::string& params = "");
+int unload_module(const char* name);
+
 uint64_t counter(const char* dir, const char* name);
 inline uint64_t gdr_counter(const char* name) { return counter("/sys/kernel/debug/gdrhook", name); }
 inline uint64_t tp_counter(const char* name) { return counter("/sys/kernel/debug/gdrhook_tp", name); }
 void set_param(const char* module, const char* param, const std::string& value);
+// The test provider's knobs back to their defaults (when it is loaded).
+void reset_provider_params();
 // The physical address behind a virtual address of this process (root).
 uint64_t phys_addr(const void* va);
 // First PCI device of the guest: the peer for dma-buf attachments.
 PciAddr first_pci_device();
 // Everything released: no pin, no open file, no provider table, no misuse.
 void check_no_leaks(const char* when);
+// The same, for a test that still holds its own open files.
+void check_no_leaks_but_files(const char* when);
 
 class Stopwatch {
 public:
@@ -280,5 +295,12 @@ int test_fuzz();
 int test_kill();
 int test_backend();
 int test_pipeline();
+int test_pin_vs_callback();
+int test_callback_teardown();
+int test_opener_only();
+int test_errnos();
+int test_access();
+int test_provider_life();
+int test_failslab();
 
 } // namespace vmtest

@@ -15,10 +15,14 @@
 // shim's notice that the free callback took the pin first, which it follows
 // with the unpin, reason "revoked", that frees the handle), and no unpin is
 // left for exit ("teardown"); nothing else names a handle; the module
-// pinned as often as the log says. Exits 77 (SKIP) when run.sh packed no
-// shim, or when the shim logged no pin at all (pin-on-alloc not built in).
+// pinned at least as often as the log says, and more only by pins the
+// cache retried after they raced an invalidation (at most one per free).
+// Fails when run.sh packed no shim, and when the shim logged no pin at
+// all: pin-on-alloc no longer pinning is the regression this test exists
+// for, not a reason to skip.
 #include "common.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -29,7 +33,6 @@ namespace {
 
 constexpr const char* kDir = "/opt/gdrhook";
 constexpr const char* kEvents = "/tmp/pipeline.jsonl";
-constexpr int kSkip = 77;
 
 // The string value of "key":"..." in one JSON line, or "".
 std::string json_string(const std::string& line, const char* key)
@@ -99,9 +102,9 @@ int test_pipeline()
 	const std::string program = std::string(kDir) + "/alloc_cycle";
 	struct stat st;
 	if (::stat(program.c_str(), &st) != 0) {
-		std::printf("pipeline: SKIP: no shim packed into the initramfs (run.sh needs GDRHOOK_VM_BUILD, "
+		std::printf("pipeline: FAIL: no shim packed into the initramfs (run.sh needs GDRHOOK_VM_BUILD, "
 			    "a meson build directory; meson test sets it)\n");
-		return kSkip;
+		return 1;
 	}
 	// The fake driver alone.
 	CHECK(exited_ok(spawn("fake_free_revokes", {}, -1, -1)));
@@ -189,9 +192,8 @@ int test_pipeline()
 		    lines, frees, pins, unpins, revokes, pinned, gdr_counter("revocations") - rev0,
 		    tp_counter("callbacks") - cb0, settle);
 	if (pins == 0) {
-		std::printf("pipeline: SKIP: the shim logged no pin event (GDRHOOK_PIN=alloc is not wired to the "
-			    "cache in this build)\n");
-		return kSkip;
+		std::printf("pipeline: FAIL: the shim logged no pin event (GDRHOOK_PIN=alloc pinned nothing)\n");
+		return 1;
 	}
 	std::string why;
 	for (const auto& [reason, n] : reasons)
@@ -208,8 +210,15 @@ int test_pipeline()
 				     " revoke; want 1 pin, 1 unpin not at teardown, at most 1 revoke (then "
 				     "the unpin says revoked)");
 	}
-	std::printf("pipeline: each of the %d pins matched by one unpin (%d after a revoke)\n", pins, revokes);
-	CHECK(static_cast<uint64_t>(pins) == pinned);
+	// A pin that raced an invalidation of its range is undone and retried
+	// by the cache without a log line (tests/unit/test_pin_pipeline.cpp), so the
+	// module may pin more often than the log says, by at most one retry
+	// per invalidation (per free); never less.
+	std::printf("pipeline: each of the %d pins matched by one unpin (%d after a revoke); the module pinned %" PRIu64
+		    " (%" PRIu64 " retried after racing an invalidation)\n",
+		    pins, revokes, pinned, pinned - std::min<uint64_t>(pinned, pins));
+	CHECK(static_cast<uint64_t>(pins) <= pinned);
+	CHECK(pinned - pins <= static_cast<uint64_t>(frees));
 	CHECK(static_cast<uint64_t>(revokes) <= gdr_counter("revocations") - rev0);
 	check_no_leaks("after pipeline");
 	return 0;
