@@ -36,9 +36,11 @@ import count_events  # noqa: E402
 
 MEM_SLACK = 2 << 20
 # What may differ on stderr between the plain and the hooked run: the
-# shim's own diagnostics ("gdrhook[PID] ..."), and the GPU memory the
-# program measured (judged on its own, with MEM_SLACK).
+# shim's own diagnostics ("gdrhook[PID] ..."), the GPU memory the program
+# measured (judged on its own, with MEM_SLACK), and addresses (0x...:
+# address space layout differs from run to run), which are masked.
 STDERR_FILTER = re.compile(r"^gdrhook\[\d+\] |mem_used_delta=")
+ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 COLUMNS = [("program", 18), ("mode", 11), ("frees seen/made", 16), ("pins", 6),
            ("unpins", 7), ("verify", 7), ("mem MiB plain/hooked", 21), ("check", 6),
            ("stdout", 7), ("exit", 6), ("time x", 6)]
@@ -62,7 +64,8 @@ def read(path):
 
 
 def program_stderr(text):
-    return [line for line in text.splitlines() if not STDERR_FILTER.search(line)]
+    return [ADDRESS.sub("0x?", line) for line in text.splitlines()
+            if not STDERR_FILTER.search(line)]
 
 
 def mem_delta(text):
