@@ -192,13 +192,14 @@ int main(int argc, char **argv)
                                         "sleep",      "fork",   "fork_exec",  "exit",
                                         "_exit",      "_Exit",  "quick_exit", "exec",
                                         "fork_exit",  "threads_exit", "ctx_destroy",
-                                        "refused_free", "spin"};
+                                        "refused_free", "free_then_wait", "spin"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
         fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|"
-                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|refused_free|spin "
+                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|refused_free|"
+                        "free_then_wait|spin "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -211,7 +212,8 @@ int main(int argc, char **argv)
         options.size = static_cast<size_t>(atoi(argv[4])) << 20;
 
     const bool uses_gdrhook = options.mode != "naive" && options.mode != "leak" &&
-                              options.mode != "hold" && options.mode != "sleep";
+                              options.mode != "hold" && options.mode != "sleep" &&
+                              options.mode != "free_then_wait";
     if (uses_gdrhook) {
         gdrhook_api.get = reinterpret_cast<decltype(&gdrhook_get)>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
         gdrhook_api.put = reinterpret_cast<decltype(&gdrhook_put)>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
@@ -244,6 +246,16 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    if (options.mode == "free_then_wait") {
+        // Frees while the worker sleeps, then stays: the unpins must come
+        // now, not when the process ends.
+        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+        std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
+        free_all(held);
+        std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
+        printf("mode=free_then_wait buffers=%d ms=%d\n", options.threads, options.iterations);
+        return 0;
+    }
     if (options.mode == "sleep") {
         std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
         std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));

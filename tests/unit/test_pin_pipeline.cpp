@@ -243,3 +243,26 @@ TEST_CASE("a log opens with a process line: host, rank, parent, command line, ve
     for (size_t i = 1; i < events.size(); ++i)
         CHECK(events[i]["ev"] != "process"); // one per process
 }
+
+TEST_CASE("a free wakes the sleeping worker: the unpin comes long before the process ends")
+{
+    // The worker falls asleep in the 2 s before the frees, and the program
+    // waits 2 s after them: an unpin that waited for the exit would be
+    // 2 s late.
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_then_wait", "3", "2000", "2"},
+                                pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(check_pins_released(events) == 3);
+    size_t unpins = 0;
+    for (const EventLine &e : events) {
+        if (e["ev"] != "unpin")
+            continue;
+        ++unpins;
+        CHECK(e["reason"] == "invalidated");
+        CHECK(e.number("lat_ns") < 1'000'000'000); // a bound, not a figure: see docs/performance.md
+    }
+    CHECK(unpins == 3);
+}
