@@ -156,6 +156,12 @@ CUresult cuCtxGetDevice(CUdevice *device)
 
 CUresult cuCtxSynchronize(void)
 {
+    count_call("cuCtxSynchronize");
+    if (capture_prohibits_unsafe_call())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    for (auto &entry : driver().live)
+        entry.second.pending = false;
     return CUDA_SUCCESS;
 }
 

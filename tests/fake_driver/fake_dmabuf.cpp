@@ -68,11 +68,20 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
         (dptr | size) % 4096)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    // Compressible VMM memory refuses export with an unknown error.
+    auto comp = driver().compressible_mapped.upper_bound(dptr);
+    if (comp != driver().compressible_mapped.begin() &&
+        dptr < std::prev(comp)->first + std::prev(comp)->second)
+        return CUDA_ERROR_UNKNOWN;
     auto &live = driver().live;
     auto it = live.upper_bound(dptr);
     if (it == live.begin())
         return CUDA_ERROR_INVALID_VALUE;
     --it;
+    // Graph memory, and stream-ordered memory its stream has not passed,
+    // are "not an allocated range" yet.
+    if (it->second.graph || it->second.pending)
+        return CUDA_ERROR_INVALID_VALUE;
     const size_t rounded = (it->second.size + 4095) & ~size_t(4095);
     if (it->second.host || dptr + size > it->first + rounded)
         return CUDA_ERROR_INVALID_VALUE; // past the allocation's end, as the driver
@@ -90,6 +99,8 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
                                CUdeviceptr ptr)
 {
     count_call("cuPointerSetAttribute");
+    if (attribute == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS && capture_prohibits_unsafe_call())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
