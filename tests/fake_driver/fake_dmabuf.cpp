@@ -104,6 +104,10 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
     if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    auto comp = driver().compressible_mapped.upper_bound(ptr);
+    if (comp != driver().compressible_mapped.begin() &&
+        ptr < std::prev(comp)->first + std::prev(comp)->second)
+        return CUDA_SUCCESS; // compressible memory accepts it, refuses export
     auto &live = driver().live;
     auto it = live.upper_bound(ptr);
     if (it == live.begin() || ptr >= std::prev(it)->first + std::prev(it)->second.size)

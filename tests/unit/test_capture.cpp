@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The program never notices the shim: stream capture, stream-ordered
+// memory and memory that cannot be exported, against the fake driver,
+// which fails as the real driver does (tests/fake_driver/fake_capture.cpp).
+// Each program is first run without the shim: what it answers there is
+// what it must answer under GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf.
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+RunResult run_capture(const std::vector<std::string> &args, const std::string &log, bool shim)
+{
+    std::vector<std::string> argv = {build_path("GDRHOOK_CAPTURE")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::map<std::string, std::string> env = pinning_environment(log);
+    if (!shim) {
+        env.erase("LD_PRELOAD");
+        env.erase("GDRHOOK_EVENTS");
+    }
+    return run_program(argv, env);
+}
+
+size_t count_events(const std::vector<EventLine> &events, const std::string &ev)
+{
+    size_t n = 0;
+    for (const EventLine &e : events)
+        if (e["ev"] == ev)
+            ++n;
+    return n;
+}
+
+void check_no_error_events(const std::vector<EventLine> &events)
+{
+    for (const EventLine &e : events)
+        if (e["ev"] == "error")
+            FAIL_CHECK("error event: " << e["msg"]);
+}
+
+} // namespace
+
+TEST_CASE("a global-mode capture of cuMemAllocAsync ends fine under pin-on-alloc")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult plain = run_capture({"global_async"}, log, false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    RunResult run = run_capture({"global_async"}, log, true);
+    INFO(run.output);
+    CHECK(run.output.find("end_capture=0") != std::string::npos);
+    CHECK(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "pin") == 0); // graph memory is never pinned
+    check_no_error_events(events);
+}
+
+TEST_CASE("a global-mode capture survives another thread's free of pinned memory and its unpin")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult plain = run_capture({"cross_free"}, log, false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    RunResult run = run_capture({"cross_free"}, log, true);
+    INFO(run.output);
+    CHECK(run.output.find("end_capture=0") != std::string::npos);
+    CHECK(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "free") == 2);
+    CHECK(count_events(events, "pin") == count_events(events, "unpin"));
+    check_no_error_events(events);
+}
+
+TEST_CASE("stream-ordered pin-on-alloc never logs an error")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_capture({"stream_ordered", "20"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "alloc") == 20);
+    CHECK(count_events(events, "free") == 20);
+    CHECK(count_events(events, "pin") == count_events(events, "unpin"));
+    check_no_error_events(events);
+}
+
+TEST_CASE("compressible memory is not an error")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_capture({"compressible"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "pin") == count_events(events, "unpin"));
+    check_no_error_events(events);
+}
