@@ -134,6 +134,10 @@ void print_process_cache_statistics()
                        s.unpin_failures, s.invalidated, s.revoked, s.evictions,
                        s.peak_bytes_pinned, s.bytes_pinned, s.verify_checks,
                        s.verify_mismatches);
+    diagnostics().info("pin-on-alloc skips: {} capture, {} managed, {} not_exportable, "
+                       "{} unsupported",
+                       skips(SkipReason::capture), skips(SkipReason::managed),
+                       skips(SkipReason::not_exportable), skips(SkipReason::unsupported));
     if (s.verify_mismatches)
         diagnostics().error("verify mode caught {} stale cache hits", s.verify_mismatches);
 }

@@ -14,6 +14,7 @@ const char *to_string(EventKind kind)
     case EventKind::ctx_destroy: return "ctx_destroy";
     case EventKind::error: return "error";
     case EventKind::sample: return "sample";
+    case EventKind::skip: return "skip";
     }
     return "error";
 }

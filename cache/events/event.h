@@ -18,6 +18,7 @@ enum class EventKind : uint8_t {
     ctx_destroy,
     error,
     sample,            // the worker's periodic measurement (GDRHOOK_SAMPLE_MS)
+    skip,              // pin-on-alloc left an allocation unpinned, `reason` says why
 };
 
 // How the application obtained the function that produced the event.

@@ -92,6 +92,15 @@ TEST_CASE("compressible memory is not an error")
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_event_file(log);
-    CHECK(count_events(events, "pin") == count_events(events, "unpin"));
+    CHECK(count_events(events, "pin") == 0);
     check_no_error_events(events);
+    size_t skips = 0;
+    for (const EventLine &e : events)
+        if (e["ev"] == "skip") {
+            ++skips;
+            CHECK(e["reason"] == "not_exportable");
+            CHECK(e.number("rc") == 999);
+        }
+    CHECK(skips == 1);
+    CHECK(run.output.find("1 not_exportable") != std::string::npos); // exit statistics
 }
