@@ -43,6 +43,7 @@ const char *to_string(MemoryKind kind)
     case MemoryKind::vmm_physical: return "vmm_physical";
     case MemoryKind::vmm_mapping: return "vmm";
     case MemoryKind::ipc: return "ipc";
+    case MemoryKind::graph: return "graph";
     }
     return "";
 }

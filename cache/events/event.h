@@ -41,6 +41,7 @@ enum class MemoryKind : uint8_t {
     vmm_physical,      // cuMemCreate: a physical handle, addr is the handle
     vmm_mapping,       // cuMemMap: a virtual range backed by a handle
     ipc,
+    graph,             // stream-ordered, allocated on a stream being captured
 };
 
 // What a `sample` event reports besides the common keys. Not in Event

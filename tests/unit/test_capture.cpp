@@ -54,6 +54,11 @@ TEST_CASE("a global-mode capture of cuMemAllocAsync ends fine under pin-on-alloc
     std::vector<EventLine> events = read_event_file(log);
     CHECK(count_events(events, "pin") == 0); // graph memory is never pinned
     check_no_error_events(events);
+    size_t graph_allocs = 0;
+    for (const EventLine &e : events)
+        if (e["ev"] == "alloc" && e["kind"] == "graph")
+            ++graph_allocs;
+    CHECK(graph_allocs == 1);
 }
 
 TEST_CASE("a global-mode capture survives another thread's free of pinned memory and its unpin")
