@@ -12,7 +12,8 @@
 //   capture stream_ordered cuMemAllocAsync on a plain stream, synchronize,
 //                          cuMemFreeAsync, N times
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
-//                          mapped and freed
+//                          mapped and freed (frees_made=3; a GPU without
+//                          compression: nothing, frees_made=0)
 //
 // Prints "end_capture=RC" where a capture ends; exit status 0 when every
 // driver call answered as it does without the shim.
@@ -127,6 +128,12 @@ int stream_ordered(int count)
 
 int compressible()
 {
+    int supported = 0;
+    CHECK_CU(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, 0));
+    if (!supported) {
+        std::printf("compression unsupported\nfrees_made=0\n");
+        return 0;
+    }
     CUmemAllocationProp prop = {};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -148,6 +155,7 @@ int compressible()
     CHECK_CU(cuMemUnmap(va, size));
     CHECK_CU(cuMemRelease(handle));
     CHECK_CU(cuMemAddressFree(va, size));
+    std::printf("frees_made=3\n"); // unmap, release, address free
     return 0;
 }
 
@@ -165,8 +173,15 @@ int main(int argc, char **argv)
         return cross_free(ctx);
     if (!std::strcmp(mode, "stream_ordered"))
         return stream_ordered(argc > 2 ? std::atoi(argv[2]) : 20);
-    if (!std::strcmp(mode, "compressible"))
-        return compressible();
+    if (!std::strcmp(mode, "compressible")) {
+        size_t free_at_start = 0, free_now = 0, total = 0;
+        cuMemGetInfo(&free_at_start, &total);
+        int rc = compressible();
+        cuMemGetInfo(&free_now, &total); // for tests/gpu/run.sh's table
+        std::fprintf(stderr, "mem_used_delta=%lld\n",
+                     static_cast<long long>(free_at_start) - static_cast<long long>(free_now));
+        return rc;
+    }
     std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|compressible\n");
     return 2;
 }
