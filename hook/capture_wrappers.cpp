@@ -28,6 +28,31 @@ CUresult counted_end(CUresult rc)
     return rc;
 }
 
+// The runtime's begin and end reach the driver through the wrappers below
+// (its cuGetProcAddress lookups); where they did not (a per-thread-stream
+// variant we do not interpose), the runtime's wrapper counts.
+template <typename Call>
+cudaError_t runtime_begin(Call &&real_call)
+{
+    const uint32_t before = captures_counted_on_thread;
+    capture_beginning();
+    cudaError_t rc = real_call();
+    if (rc != cudaSuccess || captures_counted_on_thread != before + 1)
+        capture_over(); // failed, or the driver-level wrapper counted it
+    return rc;
+}
+
+template <typename Call>
+cudaError_t runtime_end(Call &&real_call)
+{
+    const uint32_t before = captures_counted_on_thread;
+    cudaError_t rc = real_call();
+    if (captures_counted_on_thread == before &&
+        (rc == cudaSuccess || rc == cudaErrorStreamCaptureInvalidated))
+        capture_over();
+    return rc;
+}
+
 } // namespace
 
 GDRHOOK_WRAPPER(CUresult, cuStreamBeginCapture, (CUstream stream))
@@ -54,4 +79,31 @@ GDRHOOK_WRAPPER(CUresult, cuStreamEndCapture, (CUstream stream, CUgraph *graph))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuStreamEndCapture, CUDA_ERROR_NOT_INITIALIZED);
     return counted_end(real(stream, graph));
+}
+
+GDRHOOK_WRAPPER(cudaError_t, cudaStreamBeginCapture,
+                (cudaStream_t stream, enum cudaStreamCaptureMode mode))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cudaStreamBeginCapture, cudaErrorInitializationError);
+    return runtime_begin([&] { return real(stream, mode); });
+}
+
+GDRHOOK_WRAPPER(cudaError_t, cudaStreamBeginCapture_ptsz,
+                (cudaStream_t stream, enum cudaStreamCaptureMode mode))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cudaStreamBeginCapture_ptsz, cudaErrorInitializationError);
+    return runtime_begin([&] { return real(stream, mode); });
+}
+
+GDRHOOK_WRAPPER(cudaError_t, cudaStreamEndCapture, (cudaStream_t stream, cudaGraph_t *graph))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cudaStreamEndCapture, cudaErrorInitializationError);
+    return runtime_end([&] { return real(stream, graph); });
+}
+
+GDRHOOK_WRAPPER(cudaError_t, cudaStreamEndCapture_ptsz,
+                (cudaStream_t stream, cudaGraph_t *graph))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cudaStreamEndCapture_ptsz, cudaErrorInitializationError);
+    return runtime_end([&] { return real(stream, graph); });
 }

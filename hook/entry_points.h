@@ -65,6 +65,10 @@
     RUNTIME(cudaFreeAsync_ptsz)                                            \
     RUNTIME(cudaFreeHost)                                                  \
     RUNTIME(cudaDeviceReset)                                               \
+    RUNTIME(cudaStreamBeginCapture)                                        \
+    RUNTIME(cudaStreamBeginCapture_ptsz)                                   \
+    RUNTIME(cudaStreamEndCapture)                                          \
+    RUNTIME(cudaStreamEndCapture_ptsz)                                     \
     RUNTIME(cudaGetDriverEntryPoint)                                       \
     RUNTIME(cudaGetDriverEntryPoint_ptsz)                                  \
     RUNTIME(cudaGetDriverEntryPointByVersion)                              \

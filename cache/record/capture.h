@@ -16,13 +16,20 @@
 
 namespace gdrhook {
 
+// Begins and ends the driver-level wrappers counted on this thread: the
+// runtime's wrappers count a capture themselves only when the runtime
+// reached the driver some way we do not see (none counted during the call).
+inline GDRHOOK_THREAD_LOCAL uint32_t captures_counted_on_thread = 0;
+
 inline void capture_beginning()
 {
+    ++captures_counted_on_thread;
     hot_line.captures.fetch_add(1, std::memory_order_acq_rel);
 }
 
 inline void capture_over()
 {
+    ++captures_counted_on_thread;
     uint16_t now = hot_line.captures.load(std::memory_order_relaxed);
     while (now && !hot_line.captures.compare_exchange_weak(now, uint16_t(now - 1),
                                                             std::memory_order_acq_rel))
