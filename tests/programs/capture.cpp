@@ -4,7 +4,8 @@
 // memory, the ways real applications do; on the fake driver and on a GPU.
 //
 //   capture global_async   captures in global mode a cuMemAllocAsync and its
-//                          cuMemFreeAsync on the capturing stream
+//                          cuMemFreeAsync on the capturing stream, then
+//                          allocates and frees with cuMemAlloc/cuMemFree
 //   capture cross_free     one thread captures in global mode while another
 //                          frees pinned memory (relaxed mode, as allocators
 //                          do), waits for the unpin, and allocates
@@ -64,6 +65,10 @@ int global_async()
         return 1;
     CHECK_CU(cuGraphDestroy(graph));
     CHECK_CU(cuStreamDestroy(stream));
+    // The capture is over: a plain allocation is pinned again.
+    CUdeviceptr after = 0;
+    CHECK_CU(cuMemAlloc(&after, 4 << 20));
+    CHECK_CU(cuMemFree(after));
     return 0;
 }
 
