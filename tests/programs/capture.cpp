@@ -10,6 +10,10 @@
 //                          frees pinned memory (relaxed mode, as allocators
 //                          do), waits for the unpin, and allocates
 //                          stream-ordered memory on its own stream
+//   capture driver_rules   what the driver answers (no shim needed): an
+//                          unsafe call from another thread during a global,
+//                          a global with a relaxed caller, a thread-local
+//                          capture, and the end of each capture
 //   capture stream_ordered cuMemAllocAsync on a plain stream, synchronize,
 //                          cuMemFreeAsync, N times
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
@@ -115,6 +119,47 @@ int cross_free(CUcontext ctx)
     return 0;
 }
 
+// What the driver does (no shim needed): prints the answers of an
+// unsafe call from another thread during a capture in each mode, and of
+// cuStreamEndCapture after it.
+int driver_rules(CUcontext ctx)
+{
+    struct Case {
+        const char *name;
+        CUstreamCaptureMode capture;
+        CUstreamCaptureMode caller;
+    };
+    const Case cases[] = {
+        {"global", CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_GLOBAL},
+        {"global_relaxed_caller", CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_RELAXED},
+        {"thread_local", CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CU_STREAM_CAPTURE_MODE_GLOBAL},
+    };
+    CUstream stream;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    for (const Case &c : cases) {
+        CHECK_CU(cuStreamBeginCapture_v2(stream, c.capture));
+        CUresult alloc_rc = CUDA_SUCCESS;
+        std::thread other([&] {
+            cuCtxSetCurrent(ctx);
+            CUstreamCaptureMode mode = c.caller;
+            cuThreadExchangeStreamCaptureMode(&mode);
+            CUdeviceptr p = 0;
+            alloc_rc = cuMemAlloc(&p, 1 << 20);
+            if (alloc_rc == CUDA_SUCCESS)
+                cuMemFree(p);
+            cuThreadExchangeStreamCaptureMode(&mode);
+        });
+        other.join();
+        CUgraph graph = nullptr;
+        CUresult end_rc = cuStreamEndCapture(stream, &graph);
+        if (graph)
+            cuGraphDestroy(graph);
+        std::printf("%s: alloc=%d end=%d\n", c.name, int(alloc_rc), int(end_rc));
+    }
+    CHECK_CU(cuStreamDestroy(stream));
+    return 0;
+}
+
 int stream_ordered(int count)
 {
     CUstream stream;
@@ -174,6 +219,8 @@ int main(int argc, char **argv)
         return failed("context setup", CUDA_ERROR_UNKNOWN);
     if (!std::strcmp(mode, "global_async"))
         return global_async();
+    if (!std::strcmp(mode, "driver_rules"))
+        return driver_rules(ctx);
     if (!std::strcmp(mode, "cross_free"))
         return cross_free(ctx);
     if (!std::strcmp(mode, "stream_ordered"))

@@ -41,6 +41,17 @@ void check_no_error_events(const std::vector<EventLine> &events)
 
 } // namespace
 
+TEST_CASE("the fake driver fails unsafe calls during a capture as the real driver does")
+{
+    RunResult plain = run_capture({"driver_rules"}, "", false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    // 900 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 901 ..._INVALIDATED
+    CHECK(plain.output.find("global: alloc=900 end=901") != std::string::npos);
+    CHECK(plain.output.find("global_relaxed_caller: alloc=0 end=0") != std::string::npos);
+    CHECK(plain.output.find("thread_local: alloc=0 end=0") != std::string::npos);
+}
+
 TEST_CASE("a global-mode capture of cuMemAllocAsync ends fine under pin-on-alloc")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
