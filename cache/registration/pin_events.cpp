@@ -62,6 +62,8 @@ const char *to_string(SkipReason reason)
     switch (reason) {
     case SkipReason::capture: return "capture";
     case SkipReason::managed: return "managed";
+    case SkipReason::ipc: return "ipc";
+    case SkipReason::host: return "host";
     case SkipReason::not_exportable: return "not_exportable";
     case SkipReason::unsupported: return "unsupported";
     case SkipReason::count: break;
@@ -141,8 +143,18 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
         // call returns: exporting it now fails. It is pinned at its first
         // lookup, and a free that comes first leaves nothing to undo.
         return;
+    case MemoryKind::managed:
+        log_skip(api, via, kind, dev, addr, size, SkipReason::managed, 0);
+        return;
+    case MemoryKind::ipc:
+        log_skip(api, via, kind, dev, addr, size, SkipReason::ipc, 0);
+        return;
+    case MemoryKind::host:
+    case MemoryKind::host_registered:
+        log_skip(api, via, kind, dev, addr, size, SkipReason::host, 0);
+        return;
     default:
-        return; // host memory is not GPU memory; managed memory is never pinned
+        return; // a physical handle, not an address range
     }
     if (capture_in_progress()) {
         // A pin's SYNC_MEMOPS would invalidate the application's capture

@@ -40,6 +40,8 @@ void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_
 enum class SkipReason : uint8_t {
     capture,        // a stream capture in progress: graph memory, or a pin it prohibits
     managed,        // managed memory is never pinned
+    ipc,            // imported from another process: its owner's to pin
+    host,           // host memory (no host dma-buf support in the cache)
     not_exportable, // the driver cannot export this kind (compressible: 999)
     unsupported,    // the backend cannot pin this memory
     count

@@ -14,6 +14,7 @@
 //                          unsafe call from another thread during a global,
 //                          a global with a relaxed caller, a thread-local
 //                          capture, and the end of each capture
+//   capture unpinnable     managed and pinned host memory, allocated and freed
 //   capture stream_ordered cuMemAllocAsync on a plain stream, synchronize,
 //                          cuMemFreeAsync, N times
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
@@ -160,6 +161,17 @@ int driver_rules(CUcontext ctx)
     return 0;
 }
 
+int unpinnable()
+{
+    CUdeviceptr managed = 0;
+    CHECK_CU(cuMemAllocManaged(&managed, 4 << 20, CU_MEM_ATTACH_GLOBAL));
+    CHECK_CU(cuMemFree(managed));
+    void *host = nullptr;
+    CHECK_CU(cuMemAllocHost(&host, 4 << 20));
+    CHECK_CU(cuMemFreeHost(host));
+    return 0;
+}
+
 int stream_ordered(int count)
 {
     CUstream stream;
@@ -219,6 +231,8 @@ int main(int argc, char **argv)
         return failed("context setup", CUDA_ERROR_UNKNOWN);
     if (!std::strcmp(mode, "global_async"))
         return global_async();
+    if (!std::strcmp(mode, "unpinnable"))
+        return unpinnable();
     if (!std::strcmp(mode, "driver_rules"))
         return driver_rules(ctx);
     if (!std::strcmp(mode, "cross_free"))

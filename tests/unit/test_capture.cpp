@@ -123,3 +123,21 @@ TEST_CASE("compressible memory is not an error")
     CHECK(skips == 1);
     CHECK(run.output.find("1 not_exportable") != std::string::npos); // exit statistics
 }
+
+TEST_CASE("managed and host memory are skips with a reason, not errors")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_capture({"unpinnable"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    check_no_error_events(events);
+    std::map<std::string, size_t> reasons;
+    for (const EventLine &e : events)
+        if (e["ev"] == "skip")
+            ++reasons[e["reason"]];
+    CHECK(reasons["managed"] == 1);
+    CHECK(reasons["host"] == 1);
+    CHECK(count_events(events, "pin") == 0);
+    CHECK(run.output.find("1 managed, 0 ipc, 1 host") != std::string::npos);
+}
