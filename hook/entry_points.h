@@ -56,6 +56,11 @@
     DRIVER(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 4010, 0)                \
     DRIVER(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)            \
     DRIVER(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0)    \
+    /* stream capture (cache/record/capture.h) */                          \
+    DRIVER(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0)           \
+    DRIVER(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0)        \
+    DRIVER(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, 0) \
+    DRIVER(cuStreamEndCapture, cuStreamEndCapture, 10000, 0)               \
     /* resolution */                                                       \
     DRIVER(cuGetProcAddress, cuGetProcAddress, 11030, 0)                   \
     DRIVER(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)
@@ -66,6 +71,10 @@
     RUNTIME(cudaFreeAsync_ptsz)                                            \
     RUNTIME(cudaFreeHost)                                                  \
     RUNTIME(cudaDeviceReset)                                               \
+    RUNTIME(cudaStreamBeginCapture)                                        \
+    RUNTIME(cudaStreamBeginCapture_ptsz)                                   \
+    RUNTIME(cudaStreamEndCapture)                                          \
+    RUNTIME(cudaStreamEndCapture_ptsz)                                     \
     RUNTIME(cudaGetDriverEntryPoint)                                       \
     RUNTIME(cudaGetDriverEntryPoint_ptsz)                                  \
     RUNTIME(cudaGetDriverEntryPointByVersion)                              \

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/dmabuf_backend.h"
 
+#include "cache/record/capture.h"
+
 #include <fcntl.h>
 
 namespace gdrhook {
@@ -17,6 +19,11 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
             managed)
             return Status::error(StatusCode::managed, 0, "managed memory is never pinned");
     }
+    // SYNC_MEMOPS is a call a stream capture prohibits: made now it would
+    // fail and invalidate the application's capture (record/capture.h).
+    if (capture_in_progress())
+        return Status::error(StatusCode::unsupported, 0,
+                             "a stream capture is in progress: nothing is pinned");
     if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
         return Status::error(rc == cuda::error_out_of_memory ? StatusCode::no_space
                                                              : StatusCode::invalid,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/kmod_backend.h"
+#include "cache/record/capture.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -90,6 +91,9 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
 {
     if (!device_.valid())
         return Status::error(StatusCode::no_device, 0, "/dev/gdrhook is not open");
+    if (capture_in_progress()) // SYNC_MEMOPS would invalidate it (record/capture.h)
+        return Status::error(StatusCode::unsupported, 0,
+                             "a stream capture is in progress: nothing is pinned");
     if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
         return Status::error(StatusCode::invalid, rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
     gdrhook_ioc_pin request{};

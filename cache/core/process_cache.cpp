@@ -123,6 +123,18 @@ void retire_process_cache_at_exit()
 
 void print_process_cache_statistics()
 {
+    // Skips are counted with or without a cache (managed, host memory
+    // never create one); the line only when there were some.
+    uint64_t any_skip = 0;
+    for (int r = 0; r < static_cast<int>(SkipReason::count); ++r)
+        any_skip += skips(static_cast<SkipReason>(r));
+    if (any_skip)
+        diagnostics().info("pin-on-alloc skips: {} capture, {} managed, {} ipc, {} host, "
+                           "{} not_exportable, {} unsupported",
+                           skips(SkipReason::capture), skips(SkipReason::managed),
+                           skips(SkipReason::ipc), skips(SkipReason::host),
+                           skips(SkipReason::not_exportable),
+                           skips(SkipReason::unsupported));
     RegistrationCache *cache = hot_line.cache.load(std::memory_order_acquire);
     if (!cache)
         return;

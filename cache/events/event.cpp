@@ -14,6 +14,7 @@ const char *to_string(EventKind kind)
     case EventKind::ctx_destroy: return "ctx_destroy";
     case EventKind::error: return "error";
     case EventKind::sample: return "sample";
+    case EventKind::skip: return "skip";
     }
     return "error";
 }
@@ -42,6 +43,7 @@ const char *to_string(MemoryKind kind)
     case MemoryKind::vmm_physical: return "vmm_physical";
     case MemoryKind::vmm_mapping: return "vmm";
     case MemoryKind::ipc: return "ipc";
+    case MemoryKind::graph: return "graph";
     }
     return "";
 }

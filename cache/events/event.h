@@ -18,6 +18,7 @@ enum class EventKind : uint8_t {
     ctx_destroy,
     error,
     sample,            // the worker's periodic measurement (GDRHOOK_SAMPLE_MS)
+    skip,              // pin-on-alloc left an allocation unpinned, `reason` says why
 };
 
 // How the application obtained the function that produced the event.
@@ -40,6 +41,7 @@ enum class MemoryKind : uint8_t {
     vmm_physical,      // cuMemCreate: a physical handle, addr is the handle
     vmm_mapping,       // cuMemMap: a virtual range backed by a handle
     ipc,
+    graph,             // stream-ordered, allocated on a stream being captured
 };
 
 // What a `sample` event reports besides the common keys. Not in Event

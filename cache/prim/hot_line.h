@@ -14,6 +14,7 @@
 #include "cache/prim/hot_path.h"
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 namespace gdrhook {
@@ -38,6 +39,7 @@ struct alignas(64) HotLine {
     std::atomic<uint32_t> context_generation{1};  // record/recorder.cpp
     bool event_clock_counts_tsc = false;          // events/event_clock.cpp
     bool pin_on_alloc = false;                    // runtime: GDRHOOK_PIN=alloc
+    std::atomic<uint16_t> captures{0};            // record/capture.h: in progress
     EventPipeline *pipeline = nullptr;            // runtime
     AllocTracker *tracker = nullptr;              // runtime
     const DriverQueries *queries = nullptr;       // runtime: the hook's (base/driver_api.h)
@@ -50,6 +52,7 @@ struct alignas(64) HotLine {
     std::atomic<intptr_t> thread_state_offset{0}; // events/thread_state.cpp
 };
 static_assert(sizeof(HotLine) == 64, "one cache line");
+static_assert(offsetof(HotLine, captures) < 16, "in the padding before the pointers");
 
 extern GDRHOOK_HOT_DATA HotLine hot_line;
 

@@ -6,6 +6,7 @@
 #include "cache/events/queued_event.h"
 #include "cache/events/thread_state.h"
 #include "cache/prim/hot_line.h"
+#include "cache/record/capture.h"
 #include "cache/registration/free_invalidation.h"
 #include "cache/registration/pin_events.h"
 
@@ -248,6 +249,10 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         allocation.context = current_context_of_thread();
         allocation.dev = device_of(allocation.context);
         event.dev = allocation.dev;
+        // A stream-ordered allocation during a capture is a graph node:
+        // logged as graph memory, tracked (and freed) as a pool's.
+        if (GDRHOOK_UNLIKELY(kind == MemoryKind::pool) && capture_in_progress())
+            event.mem = MemoryKind::graph;
         hot_line.tracker->insert(allocation);
         submit(event);
         if (GDRHOOK_UNLIKELY(hot_line.pin_on_alloc))

@@ -4,7 +4,10 @@
 #include "cache/events/event_clock.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/prim/hot_line.h"
+#include "cache/record/capture.h"
 #include "cache/registration/registration_cache.h"
+
+#include <atomic>
 
 namespace gdrhook {
 namespace {
@@ -23,6 +26,27 @@ struct PinCause {
 };
 GDRHOOK_THREAD_LOCAL PinCause pin_cause;
 
+std::atomic<uint64_t> skip_counts[static_cast<int>(SkipReason::count)];
+
+// CUDA_ERROR_UNKNOWN: what cuMemGetHandleForAddressRange answers for
+// compressible memory (docs/design.md).
+constexpr int cuda_error_unknown = 999;
+
+// Not being pinned is not an error for these answers.
+bool as_skip(const Status &status, SkipReason &reason)
+{
+    switch (status.code) {
+    case StatusCode::managed: reason = SkipReason::managed; return true;
+    case StatusCode::unsupported:
+        reason = capture_in_progress() ? SkipReason::capture : SkipReason::unsupported;
+        return true;
+    case StatusCode::driver_error:
+        reason = SkipReason::not_exportable;
+        return status.detail == cuda_error_unknown;
+    default: return false;
+    }
+}
+
 // An event of the cache's, stamped now on the calling thread.
 Event cache_event(EventKind kind, const char *api, uint64_t addr, uint64_t size)
 {
@@ -32,6 +56,25 @@ Event cache_event(EventKind kind, const char *api, uint64_t addr, uint64_t size)
 }
 
 } // namespace
+
+const char *to_string(SkipReason reason)
+{
+    switch (reason) {
+    case SkipReason::capture: return "capture";
+    case SkipReason::managed: return "managed";
+    case SkipReason::ipc: return "ipc";
+    case SkipReason::host: return "host";
+    case SkipReason::not_exportable: return "not_exportable";
+    case SkipReason::unsupported: return "unsupported";
+    case SkipReason::count: break;
+    }
+    return "unsupported";
+}
+
+uint64_t skips(SkipReason reason)
+{
+    return skip_counts[static_cast<int>(reason)].load(std::memory_order_relaxed);
+}
 
 void set_pin_event_backend(const char *name)
 {
@@ -68,6 +111,23 @@ void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_
     cache_for_pins = cache_on_first_need;
 }
 
+namespace {
+
+void log_skip(const char *api, Via via, MemoryKind kind, int32_t dev, uint64_t addr,
+              uint64_t size, SkipReason reason, int rc)
+{
+    skip_counts[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
+    Event event = cache_event(EventKind::skip, api, addr, size);
+    event.via = via;
+    event.mem = kind;
+    event.dev = dev;
+    event.rc = rc;
+    event.reason = to_string(reason);
+    hot_line.pipeline->submit(event);
+}
+
+} // namespace
+
 void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, uint64_t addr,
                         uint64_t size)
 {
@@ -76,11 +136,31 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
     switch (kind) {
     case MemoryKind::device:
     case MemoryKind::pitch:
-    case MemoryKind::pool:
     case MemoryKind::vmm_mapping:
         break;
+    case MemoryKind::pool:
+        // Stream-ordered memory is valid in stream order, not when the
+        // call returns: exporting it now fails. It is pinned at its first
+        // lookup, and a free that comes first leaves nothing to undo.
+        return;
+    case MemoryKind::managed:
+        log_skip(api, via, kind, dev, addr, size, SkipReason::managed, 0);
+        return;
+    case MemoryKind::ipc:
+        log_skip(api, via, kind, dev, addr, size, SkipReason::ipc, 0);
+        return;
+    case MemoryKind::host:
+    case MemoryKind::host_registered:
+        log_skip(api, via, kind, dev, addr, size, SkipReason::host, 0);
+        return;
     default:
-        return; // host memory is not GPU memory; managed memory is never pinned
+        return; // a physical handle, not an address range
+    }
+    if (capture_in_progress()) {
+        // A pin's SYNC_MEMOPS would invalidate the application's capture
+        // (record/capture.h).
+        log_skip(api, via, kind, dev, addr, size, SkipReason::capture, 0);
+        return;
     }
     RegistrationCache *cache = cache_for_pins();
     if (!cache)
@@ -91,6 +171,11 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
     pin_cause = PinCause{};
     if (status.ok())
         return;
+    SkipReason reason;
+    if (as_skip(status, reason)) {
+        log_skip(api, via, kind, dev, addr, size, reason, status.detail);
+        return;
+    }
     Event event = cache_event(EventKind::error, api, addr, size);
     event.via = via;
     event.mem = kind;

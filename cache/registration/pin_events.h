@@ -35,6 +35,20 @@ void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_
 // A successful allocation: pins it when it is device memory of at least
 // the minimum size. Never fails the allocation: a pin that fails is logged
 // as an `error` event.
+// Allocations pin-on-alloc left unpinned for a reason that is not an
+// error (a `skip` event each), counted by reason for the exit statistics.
+enum class SkipReason : uint8_t {
+    capture,        // a stream capture in progress: graph memory, or a pin it prohibits
+    managed,        // managed memory is never pinned
+    ipc,            // imported from another process: its owner's to pin
+    host,           // host memory (no host dma-buf support in the cache)
+    not_exportable, // the driver cannot export this kind (compressible: 999)
+    unsupported,    // the backend cannot pin this memory
+    count
+};
+const char *to_string(SkipReason reason);
+uint64_t skips(SkipReason reason);
+
 GDRHOOK_HOT void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev,
                                     uint64_t addr, uint64_t size);
 

@@ -79,6 +79,7 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:
         *value = 1;
         return CUDA_SUCCESS;
     default:
@@ -159,6 +160,13 @@ CUresult cuCtxGetDevice(CUdevice *device)
 
 CUresult cuCtxSynchronize(void)
 {
+    if (CUresult injected = count_call("cuCtxSynchronize"))
+        return injected;
+    if (capture_prohibits_unsafe_call())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    for (auto &entry : driver().live)
+        entry.second.pending = false;
     return CUDA_SUCCESS;
 }
 

@@ -80,6 +80,11 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
         (dptr | size) % 4096)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    // Compressible VMM memory refuses export with an unknown error.
+    auto comp = driver().compressible_mapped.upper_bound(dptr);
+    if (comp != driver().compressible_mapped.begin() &&
+        dptr < std::prev(comp)->first + std::prev(comp)->second)
+        return CUDA_ERROR_UNKNOWN;
     if (in_mapped_range(dptr, size)) { // VMM memory exports, as on the real driver
         int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
         if (fd < 0)
@@ -95,6 +100,10 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
     if (it == live.begin())
         return CUDA_ERROR_INVALID_VALUE;
     --it;
+    // Graph memory, and stream-ordered memory its stream has not passed,
+    // are "not an allocated range" yet.
+    if (it->second.graph || it->second.pending)
+        return CUDA_ERROR_INVALID_VALUE;
     const size_t rounded = (it->second.size + 4095) & ~size_t(4095);
     if (it->second.host || dptr + size > it->first + rounded)
         return CUDA_ERROR_INVALID_VALUE; // past the allocation's end, as the driver
@@ -113,10 +122,16 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
 {
     if (CUresult injected = count_call("cuPointerSetAttribute"))
         return injected;
+    if (attribute == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS && capture_prohibits_unsafe_call())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
-    // The real driver answers NOT_SUPPORTED for cuMemMap'ed ranges.
+    auto comp = driver().compressible_mapped.upper_bound(ptr);
+    if (comp != driver().compressible_mapped.begin() &&
+        ptr < std::prev(comp)->first + std::prev(comp)->second)
+        return CUDA_SUCCESS; // compressible memory accepts it, refuses export
+    // The real driver answers NOT_SUPPORTED for other cuMemMap'ed ranges.
     if (in_mapped_range(ptr, 1))
         return CUDA_ERROR_NOT_SUPPORTED;
     auto &live = driver().live;

@@ -157,10 +157,12 @@ long fake_cuda_live_allocations(void)
 }
 
 static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, bool host,
-                             bool below_4g = false)
+                             bool below_4g = false, bool unsafe = false)
 {
     if (CUresult injected = count_call(name))
         return injected;
+    if (unsafe && capture_prohibits_unsafe_call())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!dptr || size == 0)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
@@ -175,10 +177,12 @@ static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, b
     return CUDA_SUCCESS;
 }
 
-static CUresult free_common(const char *name, uintptr_t addr)
+static CUresult free_common(const char *name, uintptr_t addr, bool unsafe = false)
 {
     if (CUresult injected = count_call(name))
         return injected;
+    if (unsafe && capture_prohibits_unsafe_call())
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     std::lock_guard<std::mutex> lock(driver().mutex);
     if (!driver().live.count(addr))
         return CUDA_ERROR_INVALID_VALUE;
@@ -188,7 +192,7 @@ static CUresult free_common(const char *name, uintptr_t addr)
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size)
 {
-    return alloc_common("cuMemAlloc_v2", dptr, size, false);
+    return alloc_common("cuMemAlloc_v2", dptr, size, false, false, true);
 }
 
 CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
@@ -197,12 +201,12 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size
     if (!pitch)
         return CUDA_ERROR_INVALID_VALUE;
     *pitch = (width + 511) & ~size_t(511);
-    return alloc_common("cuMemAllocPitch_v2", dptr, *pitch * height, false);
+    return alloc_common("cuMemAllocPitch_v2", dptr, *pitch * height, false, false, true);
 }
 
 CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
-    return free_common("cuMemFree_v2", dptr);
+    return free_common("cuMemFree_v2", dptr, true);
 }
 
 // Before CUDA 3.2 device pointers and sizes were 32 bits: these hand out
@@ -210,7 +214,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int size)
 {
     CUdeviceptr p = 0;
-    CUresult rc = alloc_common("cuMemAlloc", &p, size, false, true);
+    CUresult rc = alloc_common("cuMemAlloc", &p, size, false, true, true);
     if (rc == CUDA_SUCCESS)
         *dptr = static_cast<CUdeviceptr_v1>(p);
     return rc;
@@ -223,7 +227,7 @@ CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, unsigned int
         return CUDA_ERROR_INVALID_VALUE;
     *pitch = (width + 511) & ~511u;
     CUdeviceptr p = 0;
-    CUresult rc = alloc_common("cuMemAllocPitch", &p, size_t(*pitch) * height, false, true);
+    CUresult rc = alloc_common("cuMemAllocPitch", &p, size_t(*pitch) * height, false, true, true);
     if (rc == CUDA_SUCCESS)
         *dptr = static_cast<CUdeviceptr_v1>(p);
     return rc;
@@ -231,7 +235,7 @@ CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, unsigned int
 
 CUresult cuMemFree(CUdeviceptr_v1 dptr)
 {
-    return free_common("cuMemFree", dptr);
+    return free_common("cuMemFree", dptr, true);
 }
 
 CUresult cuMemAllocHost(void **pp, unsigned int size)
@@ -243,22 +247,39 @@ CUresult cuMemAllocHost(void **pp, unsigned int size)
     return rc;
 }
 
-CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream)
+// Stream-ordered memory: on a capturing stream a graph allocation node
+// (not memory until the graph runs); otherwise valid for export only once
+// its stream has passed it (cuStreamSynchronize, cuCtxSynchronize).
+static CUresult alloc_async(const char *name, CUdeviceptr *dptr, size_t size, CUstream stream)
 {
-    return alloc_common("cuMemAllocAsync", dptr, size, false);
+    const bool graph = stream_is_capturing(stream);
+    CUresult rc = alloc_common(name, dptr, size, false);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    Allocation &a = driver().live[*dptr];
+    a.graph = graph;
+    a.pending = !graph;
+    a.stream = stream;
+    return CUDA_SUCCESS;
 }
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream)
+
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream stream)
 {
-    return alloc_common("cuMemAllocAsync_ptsz", dptr, size, false);
+    return alloc_async("cuMemAllocAsync", dptr, size, stream);
 }
-CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool, CUstream)
+CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t size, CUstream stream)
 {
-    return alloc_common("cuMemAllocFromPoolAsync", dptr, size, false);
+    return alloc_async("cuMemAllocAsync_ptsz", dptr, size, stream);
+}
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool, CUstream stream)
+{
+    return alloc_async("cuMemAllocFromPoolAsync", dptr, size, stream);
 }
 CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool,
-                                      CUstream)
+                                      CUstream stream)
 {
-    return alloc_common("cuMemAllocFromPoolAsync_ptsz", dptr, size, false);
+    return alloc_async("cuMemAllocFromPoolAsync_ptsz", dptr, size, stream);
 }
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream)
 {

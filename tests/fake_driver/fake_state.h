@@ -29,6 +29,9 @@ struct Allocation {
     size_t size = 0;
     Context *context = nullptr;
     bool host = false;
+    bool graph = false;      // allocated on a capturing stream: a graph node
+    bool pending = false;    // stream-ordered, its stream has not passed it yet
+    CUstream stream = nullptr;
 };
 
 struct Driver {
@@ -43,6 +46,8 @@ struct Driver {
     uint64_t next_handle = 0x1000;
     uint64_t next_buffer_id = 1;
     std::map<uintptr_t, uint64_t> buffer_ids;
+    std::map<uint64_t, bool> compressible;            // cuMemCreate handle -> COMP_GENERIC
+    std::map<uintptr_t, size_t> compressible_mapped;  // mapped ranges of those
 };
 
 Driver &driver();
@@ -69,6 +74,12 @@ void release_block(uintptr_t addr);                 // mutex held
 // provider (/dev/gdrhook_tp, VM test only) is absent. Mutex held, so the
 // range cannot be handed out again before the callbacks have run.
 void provider_free_range(uintptr_t addr, size_t size);
+
+// Stream capture (fake_capture.cpp). True when a capture in progress
+// prohibits a potentially unsafe call from this thread; those captures are
+// then invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+bool capture_prohibits_unsafe_call();
+bool stream_is_capturing(CUstream stream);
 
 } // namespace fake
 

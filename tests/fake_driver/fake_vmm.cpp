@@ -44,7 +44,7 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
 }
 
 CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
-                     const CUmemAllocationProp *, unsigned long long)
+                     const CUmemAllocationProp *prop, unsigned long long)
 {
     if (CUresult injected = count_call("cuMemCreate"))
         return injected;
@@ -53,6 +53,8 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     std::lock_guard<std::mutex> lock(driver().mutex);
     uint64_t made = driver().next_handle++;
     driver().physical[made] = size;
+    if (prop && prop->allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC)
+        driver().compressible[made] = true;
     *handle = made;
     return CUDA_SUCCESS;
 }
@@ -62,6 +64,7 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     if (CUresult injected = count_call("cuMemRelease"))
         return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    driver().compressible.erase(handle);
     return driver().physical.erase(handle) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -74,6 +77,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHa
         std::lock_guard<std::mutex> lock(driver().mutex);
         if (!driver().physical.count(handle))
             return CUDA_ERROR_INVALID_VALUE;
+        if (driver().compressible.count(handle))
+            driver().compressible_mapped[ptr] = size;
     }
     void *mapped = mmap(reinterpret_cast<void *>(ptr), size, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -94,6 +99,7 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         auto &mapped = driver().mapped;
         for (auto it = mapped.lower_bound(ptr); it != mapped.end() && it->first < ptr + size;)
             it = mapped.erase(it);
+        driver().compressible_mapped.erase(ptr);
     }
     void *reserved = mmap(reinterpret_cast<void *>(ptr), size, PROT_NONE,
                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);

@@ -110,9 +110,15 @@ run_case ctx_destroy pins-held 0 -- "$bin/ctx_destroy"
 run_case runtime_static async-pool 1 -- "$bin/runtime_static"
 run_case runtime_shared async-pool 1 LD_LIBRARY_PATH="$cudart_dir" -- "$bin/runtime_shared"
 run_case ipc ipc 1 -- "$bin/ipc"
+# Stream capture in global mode with graph memory, launched many times;
+# a stream-ordered pool under pin-on-alloc; compressible VMM memory.
+run_case capture_graph graph-global 0 -- "$bin/capture_graph" graph
+run_case stream_pool pool 0 -- "$bin/capture_graph" pool
+run_case compressible comp-generic 0 -- "$bin/capture" compressible
 python_case torch_default default torch -- python3 "$here/torch_check.py"
 python_case torch_expandable expandable torch \
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- python3 "$here/torch_check.py"
+python_case torch_graph cuda-graph torch -- python3 "$here/torch_graph_check.py"
 python_case cupy default cupy -- python3 "$here/cupy_check.py"
 python_case jax platform jax -- python3 "$here/jax_check.py"
 # Several GPUs: torchrun starts one process per GPU, NCCL all-reduces the

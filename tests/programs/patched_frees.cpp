@@ -125,6 +125,8 @@ void exercise(const DriverApi &api, int rounds, Stale &stale)
         CHECK(api.mem_free(p), "cuMemFree_v2");
 
         CHECK(api.mem_alloc_async(&p, 1 << 16, nullptr), "cuMemAllocAsync");
+        // Stream-ordered memory is valid once its stream has passed it.
+        CHECK(cuCtxSynchronize(), "cuCtxSynchronize");
         look_up(p, 1 << 16, stale);
         CHECK(api.mem_free_async(p, nullptr), "cuMemFreeAsync");
 

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Stream capture in the fake driver, failing as the real driver fails
+// (docs/design.md): while a capture in global mode is in progress on any
+// thread, or one in thread-local mode on the calling thread, a "potentially
+// unsafe" call (cuMemAlloc, cuMemFree, cuCtxSynchronize,
+// cuPointerSetAttribute(SYNC_MEMOPS)) made in a non-relaxed mode fails with
+// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates those captures, so
+// that cuStreamEndCapture answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
+// Streams are plain handles; stream-ordered allocations stay invalid for
+// export until their stream is synchronized.
+#include "fake_state.h"
+
+#include <map>
+#include <thread>
+
+using namespace fake;
+
+namespace {
+
+struct Capture {
+    CUstreamCaptureMode mode;
+    std::thread::id owner;
+    bool invalidated;
+};
+
+std::mutex capture_mutex;
+std::map<CUstream, Capture> &captures()
+{
+    static auto *map = new std::map<CUstream, Capture>();
+    return *map;
+}
+thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+
+CUresult begin(const char *name, CUstream stream, CUstreamCaptureMode mode)
+{
+    if (CUresult injected = count_call(name))
+        return injected;
+    if (!stream) // the legacy default stream cannot be captured
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
+        mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(capture_mutex);
+    if (!captures().emplace(stream, Capture{mode, std::this_thread::get_id(), false}).second)
+        return CUDA_ERROR_ILLEGAL_STATE;
+    return CUDA_SUCCESS;
+}
+
+} // namespace
+
+namespace fake {
+
+bool capture_prohibits_unsafe_call()
+{
+    if (thread_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
+        return false;
+    std::lock_guard<std::mutex> lock(capture_mutex);
+    bool prohibited = false;
+    for (auto &entry : captures()) {
+        Capture &c = entry.second;
+        const bool mine = c.owner == std::this_thread::get_id();
+        const bool applies =
+            c.mode == CU_STREAM_CAPTURE_MODE_GLOBAL
+                ? (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL || mine)
+                : (c.mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && mine);
+        if (applies) {
+            c.invalidated = true;
+            prohibited = true;
+        }
+    }
+    return prohibited;
+}
+
+bool stream_is_capturing(CUstream stream)
+{
+    std::lock_guard<std::mutex> lock(capture_mutex);
+    return stream && captures().count(stream);
+}
+
+} // namespace fake
+
+extern "C" {
+
+CUresult cuStreamCreate(CUstream *stream, unsigned int)
+{
+    if (CUresult injected = count_call("cuStreamCreate"))
+        return injected;
+    if (!stream)
+        return CUDA_ERROR_INVALID_VALUE;
+    *stream = reinterpret_cast<CUstream>(new int(0));
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy_v2(CUstream stream)
+{
+    if (CUresult injected = count_call("cuStreamDestroy_v2"))
+        return injected;
+    if (!stream)
+        return CUDA_ERROR_INVALID_VALUE;
+    delete reinterpret_cast<int *>(stream);
+    return CUDA_SUCCESS;
+}
+
+// The stream has passed everything queued on it: its stream-ordered
+// allocations become valid for export.
+CUresult cuStreamSynchronize(CUstream stream)
+{
+    if (CUresult injected = count_call("cuStreamSynchronize"))
+        return injected;
+    if (stream_is_capturing(stream))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    for (auto &entry : driver().live)
+        if (entry.second.pending && entry.second.stream == stream)
+            entry.second.pending = false;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamBeginCapture(CUstream stream)
+{
+    return begin("cuStreamBeginCapture", stream, CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
+{
+    return begin("cuStreamBeginCapture_v2", stream, mode);
+}
+
+CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
+{
+    if (CUresult injected = count_call("cuStreamEndCapture"))
+        return injected;
+    if (!graph)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(capture_mutex);
+    auto it = captures().find(stream);
+    if (it == captures().end())
+        return CUDA_ERROR_ILLEGAL_STATE;
+    const bool invalidated = it->second.invalidated;
+    captures().erase(it);
+    *graph = nullptr;
+    if (invalidated)
+        return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    *graph = reinterpret_cast<CUgraph>(new int(0));
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph graph)
+{
+    if (CUresult injected = count_call("cuGraphDestroy"))
+        return injected;
+    if (!graph)
+        return CUDA_ERROR_INVALID_VALUE;
+    delete reinterpret_cast<int *>(graph);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status)
+{
+    if (CUresult injected = count_call("cuStreamIsCapturing"))
+        return injected;
+    if (!status)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(capture_mutex);
+    auto it = captures().find(stream);
+    *status = it == captures().end()  ? CU_STREAM_CAPTURE_STATUS_NONE
+              : it->second.invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                       : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (CUresult injected = count_call("cuThreadExchangeStreamCaptureMode"))
+        return injected;
+    if (!mode)
+        return CUDA_ERROR_INVALID_VALUE;
+    const CUstreamCaptureMode previous = thread_mode;
+    thread_mode = *mode;
+    *mode = previous;
+    return CUDA_SUCCESS;
+}
+
+} // extern "C"

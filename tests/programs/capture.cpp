@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Programs that stream-capture, use stream-ordered memory or compressible
+// memory, the ways real applications do; on the fake driver and on a GPU.
+//
+//   capture global_async   captures in global mode a cuMemAllocAsync and its
+//                          cuMemFreeAsync on the capturing stream, then
+//                          allocates and frees with cuMemAlloc/cuMemFree
+//   capture cross_free     one thread captures in global mode while another
+//                          frees pinned memory (relaxed mode, as allocators
+//                          do), waits for the unpin, and allocates
+//                          stream-ordered memory on its own stream
+//   capture driver_rules   what the driver answers (no shim needed): an
+//                          unsafe call from another thread during a global,
+//                          a global with a relaxed caller, a thread-local
+//                          capture, and the end of each capture
+//   capture unpinnable     managed and pinned host memory, allocated and freed
+//   capture stream_ordered cuMemAllocAsync on a plain stream, synchronize,
+//                          cuMemFreeAsync, N times
+//   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
+//                          mapped and freed (frees_made=3; a GPU without
+//                          compression: nothing, frees_made=0)
+//
+// Prints "end_capture=RC" where a capture ends; exit status 0 when every
+// driver call answered as it does without the shim.
+#include <cuda.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace {
+
+int failed(const char *what, CUresult rc)
+{
+    std::printf("%s failed: %d\n", what, int(rc));
+    return 1;
+}
+#define CHECK_CU(call)                                                                       \
+    do {                                                                                     \
+        CUresult rc_ = (call);                                                               \
+        if (rc_ != CUDA_SUCCESS)                                                             \
+            return failed(#call, rc_);                                                       \
+    } while (0)
+
+CUcontext setup()
+{
+    CUdevice dev;
+    CUcontext ctx = nullptr;
+    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
+        cuCtxSetCurrent(ctx))
+        return nullptr;
+    return ctx;
+}
+
+int global_async()
+{
+    CUstream stream;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK_CU(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUdeviceptr p = 0;
+    CHECK_CU(cuMemAllocAsync(&p, 4 << 20, stream));
+    CHECK_CU(cuMemFreeAsync(p, stream));
+    CUgraph graph = nullptr;
+    CUresult rc = cuStreamEndCapture(stream, &graph);
+    std::printf("end_capture=%d\n", int(rc));
+    if (rc != CUDA_SUCCESS)
+        return 1;
+    CHECK_CU(cuGraphDestroy(graph));
+    CHECK_CU(cuStreamDestroy(stream));
+    // The capture is over: a plain allocation is pinned again.
+    CUdeviceptr after = 0;
+    CHECK_CU(cuMemAlloc(&after, 4 << 20));
+    CHECK_CU(cuMemFree(after));
+    return 0;
+}
+
+int cross_free(CUcontext ctx)
+{
+    CUdeviceptr held = 0;
+    CHECK_CU(cuMemAlloc(&held, 4 << 20)); // pinned at allocation
+    CUstream stream;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK_CU(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUresult other = CUDA_SUCCESS;
+    std::thread freer([&] {
+        cuCtxSetCurrent(ctx);
+        // cuMemFree is a call a global capture prohibits: an allocator
+        // makes it in relaxed mode.
+        CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        cuThreadExchangeStreamCaptureMode(&mode);
+        CUresult rc = cuMemFree(held); // the worker unpins it during the capture
+        cuThreadExchangeStreamCaptureMode(&mode);
+        // Stream-ordered memory on this thread's own stream is legal in
+        // global mode while another thread captures.
+        CUstream own;
+        CUdeviceptr again = 0;
+        if (rc == CUDA_SUCCESS)
+            rc = cuStreamCreate(&own, CU_STREAM_NON_BLOCKING);
+        if (rc == CUDA_SUCCESS)
+            rc = cuMemAllocAsync(&again, 4 << 20, own);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the worker runs
+        if (rc == CUDA_SUCCESS)
+            rc = cuMemFreeAsync(again, own);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        other = rc;
+    });
+    freer.join();
+    CUgraph graph = nullptr;
+    CUresult rc = cuStreamEndCapture(stream, &graph);
+    std::printf("end_capture=%d\n", int(rc));
+    if (other != CUDA_SUCCESS)
+        return failed("the other thread's free or allocation", other);
+    if (rc != CUDA_SUCCESS)
+        return 1;
+    CHECK_CU(cuGraphDestroy(graph));
+    CHECK_CU(cuStreamDestroy(stream));
+    return 0;
+}
+
+// What the driver does (no shim needed): prints the answers of an
+// unsafe call from another thread during a capture in each mode, and of
+// cuStreamEndCapture after it.
+int driver_rules(CUcontext ctx)
+{
+    struct Case {
+        const char *name;
+        CUstreamCaptureMode capture;
+        CUstreamCaptureMode caller;
+    };
+    const Case cases[] = {
+        {"global", CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_GLOBAL},
+        {"global_relaxed_caller", CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_RELAXED},
+        {"thread_local", CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, CU_STREAM_CAPTURE_MODE_GLOBAL},
+    };
+    CUstream stream;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    for (const Case &c : cases) {
+        CHECK_CU(cuStreamBeginCapture_v2(stream, c.capture));
+        CUresult alloc_rc = CUDA_SUCCESS;
+        std::thread other([&] {
+            cuCtxSetCurrent(ctx);
+            CUstreamCaptureMode mode = c.caller;
+            cuThreadExchangeStreamCaptureMode(&mode);
+            CUdeviceptr p = 0;
+            alloc_rc = cuMemAlloc(&p, 1 << 20);
+            if (alloc_rc == CUDA_SUCCESS)
+                cuMemFree(p);
+            cuThreadExchangeStreamCaptureMode(&mode);
+        });
+        other.join();
+        CUgraph graph = nullptr;
+        CUresult end_rc = cuStreamEndCapture(stream, &graph);
+        if (graph)
+            cuGraphDestroy(graph);
+        std::printf("%s: alloc=%d end=%d\n", c.name, int(alloc_rc), int(end_rc));
+    }
+    CHECK_CU(cuStreamDestroy(stream));
+    return 0;
+}
+
+int unpinnable()
+{
+    CUdeviceptr managed = 0;
+    CHECK_CU(cuMemAllocManaged(&managed, 4 << 20, CU_MEM_ATTACH_GLOBAL));
+    CHECK_CU(cuMemFree(managed));
+    void *host = nullptr;
+    CHECK_CU(cuMemAllocHost(&host, 4 << 20));
+    CHECK_CU(cuMemFreeHost(host));
+    return 0;
+}
+
+int stream_ordered(int count)
+{
+    CUstream stream;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    for (int i = 0; i < count; ++i) {
+        CUdeviceptr p = 0;
+        CHECK_CU(cuMemAllocAsync(&p, 4 << 20, stream));
+        if (i % 2)
+            CHECK_CU(cuStreamSynchronize(stream));
+        CHECK_CU(cuMemFreeAsync(p, stream));
+    }
+    CHECK_CU(cuStreamSynchronize(stream));
+    CHECK_CU(cuStreamDestroy(stream));
+    return 0;
+}
+
+int compressible()
+{
+    int supported = 0;
+    CHECK_CU(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, 0));
+    if (!supported) {
+        std::printf("compression unsupported\nfrees_made=0\n");
+        return 0;
+    }
+    CUmemAllocationProp prop = {};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
+    size_t granularity = 0;
+    CHECK_CU(cuMemGetAllocationGranularity(&granularity, &prop,
+                                           CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    const size_t size = granularity * 2;
+    CUdeviceptr va = 0;
+    CHECK_CU(cuMemAddressReserve(&va, size, 0, 0, 0));
+    CUmemGenericAllocationHandle handle;
+    CHECK_CU(cuMemCreate(&handle, size, &prop, 0));
+    CHECK_CU(cuMemMap(va, size, 0, handle, 0));
+    CUmemAccessDesc access = {};
+    access.location = prop.location;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CHECK_CU(cuMemSetAccess(va, size, &access, 1));
+    CHECK_CU(cuMemUnmap(va, size));
+    CHECK_CU(cuMemRelease(handle));
+    CHECK_CU(cuMemAddressFree(va, size));
+    std::printf("frees_made=3\n"); // unmap, release, address free
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    CUcontext ctx = setup();
+    if (!ctx)
+        return failed("context setup", CUDA_ERROR_UNKNOWN);
+    if (!std::strcmp(mode, "global_async"))
+        return global_async();
+    if (!std::strcmp(mode, "unpinnable"))
+        return unpinnable();
+    if (!std::strcmp(mode, "driver_rules"))
+        return driver_rules(ctx);
+    if (!std::strcmp(mode, "cross_free"))
+        return cross_free(ctx);
+    if (!std::strcmp(mode, "stream_ordered"))
+        return stream_ordered(argc > 2 ? std::atoi(argv[2]) : 20);
+    if (!std::strcmp(mode, "compressible")) {
+        size_t free_at_start = 0, free_now = 0, total = 0;
+        cuMemGetInfo(&free_at_start, &total);
+        int rc = compressible();
+        cuMemGetInfo(&free_now, &total); // for tests/gpu/run.sh's table
+        std::fprintf(stderr, "mem_used_delta=%lld\n",
+                     static_cast<long long>(free_at_start) - static_cast<long long>(free_now));
+        return rc;
+    }
+    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|compressible\n");
+    return 2;
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The program never notices the shim: stream capture, stream-ordered
+// memory and memory that cannot be exported, against the fake driver,
+// which fails as the real driver does (tests/fake_driver/fake_capture.cpp).
+// Each program is first run without the shim: what it answers there is
+// what it must answer under GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf.
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+RunResult run_capture(const std::vector<std::string> &args, const std::string &log, bool shim)
+{
+    std::vector<std::string> argv = {build_path("GDRHOOK_CAPTURE")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::map<std::string, std::string> env = pinning_environment(log);
+    if (!shim) {
+        env.erase("LD_PRELOAD");
+        env.erase("GDRHOOK_EVENTS");
+    }
+    return run_program(argv, env);
+}
+
+size_t count_events(const std::vector<EventLine> &events, const std::string &ev)
+{
+    size_t n = 0;
+    for (const EventLine &e : events)
+        if (e["ev"] == ev)
+            ++n;
+    return n;
+}
+
+void check_no_error_events(const std::vector<EventLine> &events)
+{
+    for (const EventLine &e : events)
+        if (e["ev"] == "error")
+            FAIL_CHECK("error event: " << e["msg"]);
+}
+
+} // namespace
+
+TEST_CASE("the fake driver fails unsafe calls during a capture as the real driver does")
+{
+    RunResult plain = run_capture({"driver_rules"}, "", false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    // 900 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 901 ..._INVALIDATED
+    CHECK(plain.output.find("global: alloc=900 end=901") != std::string::npos);
+    CHECK(plain.output.find("global_relaxed_caller: alloc=0 end=0") != std::string::npos);
+    CHECK(plain.output.find("thread_local: alloc=0 end=0") != std::string::npos);
+}
+
+TEST_CASE("a global-mode capture of cuMemAllocAsync ends fine under pin-on-alloc")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult plain = run_capture({"global_async"}, log, false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    RunResult run = run_capture({"global_async"}, log, true);
+    INFO(run.output);
+    CHECK(run.output.find("end_capture=0") != std::string::npos);
+    CHECK(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    // Graph memory is never pinned; once the capture has ended the plain
+    // allocation after it is.
+    CHECK(count_events(events, "pin") == 1);
+    CHECK(count_events(events, "unpin") == 1);
+    check_no_error_events(events);
+    size_t graph_allocs = 0;
+    for (const EventLine &e : events)
+        if (e["ev"] == "alloc" && e["kind"] == "graph")
+            ++graph_allocs;
+    CHECK(graph_allocs == 1);
+}
+
+TEST_CASE("a global-mode capture survives another thread's free of pinned memory and its unpin")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult plain = run_capture({"cross_free"}, log, false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    RunResult run = run_capture({"cross_free"}, log, true);
+    INFO(run.output);
+    CHECK(run.output.find("end_capture=0") != std::string::npos);
+    CHECK(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "free") == 2);
+    CHECK(count_events(events, "pin") == count_events(events, "unpin"));
+    check_no_error_events(events);
+}
+
+TEST_CASE("stream-ordered pin-on-alloc never logs an error")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_capture({"stream_ordered", "20"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "alloc") == 20);
+    CHECK(count_events(events, "free") == 20);
+    CHECK(count_events(events, "pin") == count_events(events, "unpin"));
+    check_no_error_events(events);
+}
+
+TEST_CASE("compressible memory is not an error")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_capture({"compressible"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "pin") == 0);
+    check_no_error_events(events);
+    size_t skips = 0;
+    for (const EventLine &e : events)
+        if (e["ev"] == "skip") {
+            ++skips;
+            CHECK(e["reason"] == "not_exportable");
+            CHECK(e.number("rc") == 999);
+        }
+    CHECK(skips == 1);
+    CHECK(run.output.find("1 not_exportable") != std::string::npos); // exit statistics
+}
+
+TEST_CASE("managed and host memory are skips with a reason, not errors")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_capture({"unpinnable"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    check_no_error_events(events);
+    std::map<std::string, size_t> reasons;
+    for (const EventLine &e : events)
+        if (e["ev"] == "skip")
+            ++reasons[e["reason"]];
+    CHECK(reasons["managed"] == 1);
+    CHECK(reasons["host"] == 1);
+    CHECK(count_events(events, "pin") == 0);
+    CHECK(run.output.find("1 managed, 0 ipc, 1 host") != std::string::npos);
+}
