@@ -84,22 +84,12 @@ extern "C" {
 
 CUresult cuStreamCreate(CUstream *stream, unsigned int)
 {
-    if (CUresult injected = count_call("cuStreamCreate"))
-        return injected;
-    if (!stream)
-        return CUDA_ERROR_INVALID_VALUE;
-    *stream = reinterpret_cast<CUstream>(new int(0));
-    return CUDA_SUCCESS;
+    return create_handle("cuStreamCreate", stream);
 }
 
 CUresult cuStreamDestroy_v2(CUstream stream)
 {
-    if (CUresult injected = count_call("cuStreamDestroy_v2"))
-        return injected;
-    if (!stream)
-        return CUDA_ERROR_INVALID_VALUE;
-    delete reinterpret_cast<int *>(stream);
-    return CUDA_SUCCESS;
+    return destroy_handle("cuStreamDestroy_v2", stream);
 }
 
 // The stream has passed everything queued on it: its stream-ordered
@@ -147,12 +137,7 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
 
 CUresult cuGraphDestroy(CUgraph graph)
 {
-    if (CUresult injected = count_call("cuGraphDestroy"))
-        return injected;
-    if (!graph)
-        return CUDA_ERROR_INVALID_VALUE;
-    delete reinterpret_cast<int *>(graph);
-    return CUDA_SUCCESS;
+    return destroy_handle("cuGraphDestroy", graph);
 }
 
 CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status)

@@ -292,21 +292,11 @@ CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream)
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *)
 {
-    if (CUresult injected = count_call("cuMemPoolCreate"))
-        return injected;
-    if (!pool)
-        return CUDA_ERROR_INVALID_VALUE;
-    *pool = reinterpret_cast<CUmemoryPool>(new int(0));
-    return CUDA_SUCCESS;
+    return create_handle("cuMemPoolCreate", pool);
 }
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
-    if (CUresult injected = count_call("cuMemPoolDestroy"))
-        return injected;
-    if (!pool)
-        return CUDA_ERROR_INVALID_VALUE;
-    delete reinterpret_cast<int *>(pool);
-    return CUDA_SUCCESS;
+    return destroy_handle("cuMemPoolDestroy", pool);
 }
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
 {

@@ -60,6 +60,30 @@ thread_local extern Context *current_context;
 // 1) return RC without doing anything, as a driver refusing it would.
 CUresult count_call(const char *name);
 
+// The opaque handles the fake hands out (streams, graphs, pools): a heap
+// cell each, counted and refusable like every entry point.
+template <typename Handle>
+CUresult create_handle(const char *name, Handle *out)
+{
+    if (CUresult injected = count_call(name))
+        return injected;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = reinterpret_cast<Handle>(new int(0));
+    return CUDA_SUCCESS;
+}
+
+template <typename Handle>
+CUresult destroy_handle(const char *name, Handle handle)
+{
+    if (CUresult injected = count_call(name))
+        return injected;
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    delete reinterpret_cast<int *>(handle);
+    return CUDA_SUCCESS;
+}
+
 // Blocks are 64 KiB aligned anonymous mappings (a GPU page), so that the
 // VM test's nv-p2p provider can pin them as the real driver pins GPU memory.
 // mutex held; below_4g: for the 32-bit device pointers before CUDA 3.2
