@@ -19,6 +19,7 @@ nvcc -O2 -arch=sm_90 "$here/ipc.cu" -o "$bin/ipc"
 nvcc -O2 -arch=sm_90 "$here/capture_graph.cu" -L"$stubs" -lcuda -o "$bin/capture_graph"
 g++ -O2 -I"$cuda/include" "$root/tests/programs/capture.cpp" -L"$stubs" -lcuda -lpthread \
     -o "$bin/capture"
+g++ -O2 -I"$cuda/include" "$here/two_gpus.cpp" -L"$stubs" -lcuda -o "$bin/two_gpus"
 g++ -O2 -I"$cuda/include" "$here/ctx_destroy.cpp" -L"$stubs" -lcuda -o "$bin/ctx_destroy"
 g++ -O2 -I"$root" -I"$cuda/include" "$root/tests/programs/coherence_churn.cpp" \
     -L"$stubs" -lcuda -lpthread -ldl -o "$bin/coherence_churn"

@@ -15,6 +15,10 @@
 // "ipc") in the child's log; "frees_made=N" counts the parent's frees and
 // the child's closes, each process bracketing its part with the markers of
 // tests/gpu/marker.py.
+//
+// `ipc DEVICE` makes the child use GPU DEVICE (the parent's buffers stay on
+// GPU 0): memory of one GPU opened, written and closed by a process on
+// another, through peer access.
 #include "runtime_program.h"
 
 #include <cstring>
@@ -72,10 +76,11 @@ void write_all(int fd, const void *data, size_t size)
 }
 
 // The child: handles in on `in`, the number it closed out on `out`.
-int child(int in, int out)
+int child(int in, int out, int device)
 {
     cudaIpcMemHandle_t handles[buffers];
     read_all(in, handles, sizeof handles);
+    CHECK(cudaSetDevice(device));
     CHECK(cudaFree(nullptr)); // initialize the runtime outside the window
     mark();
     int closes = 0;
@@ -97,8 +102,9 @@ int child(int in, int out)
 
 int main(int argc, char **argv)
 {
-    if (argc == 4 && strcmp(argv[1], "--child") == 0)
-        return child(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 5 && strcmp(argv[1], "--child") == 0)
+        return child(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+    const std::string child_device = argc == 2 ? argv[1] : "0";
 
     // The child first, while this process has made no CUDA call.
     int to_child[2], from_child[2];
@@ -110,7 +116,7 @@ int main(int argc, char **argv)
         close(from_child[0]);
         std::string in = std::to_string(to_child[0]), out = std::to_string(from_child[1]);
         execl("/proc/self/exe", argv[0], "--child", in.c_str(), out.c_str(),
-              static_cast<char *>(nullptr));
+              child_device.c_str(), static_cast<char *>(nullptr));
         perror("ipc: exec");
         _exit(127);
     }

@@ -15,7 +15,9 @@
 #   check             `gdrhook log check` of the logs
 #   stdout, exit      stdout the same, both exit statuses 0
 #   time x            wall time hooked / plain
-# With two or more GPUs, a row for torchrun and NCCL (tests/gpu/ddp_check.py).
+# With two or more GPUs, rows for peer access, a pool shared between GPUs,
+# IPC between GPUs and torchrun with NCCL (tests/gpu/two_gpus.cpp, ipc.cu,
+# ddp_check.py).
 # (tests/gpu/table_row.py judges a row.) Then the coherence churn
 # (threads freeing and reallocating with lookups in between, no stale
 # lookup, memory back) and the shim's overhead on alloc/free pairs.
@@ -23,6 +25,9 @@
 # The hooked runs use GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf
 # GDRHOOK_VERIFY=1 GDRHOOK_LOG_LEVEL=info unless the caller's environment
 # sets them, and GDRHOOK_EVENTS=OUT/PROGRAM/events.%p.jsonl.
+#
+# GDRHOOK_GPU_ROWS="NAME..." runs only those rows (coherence counts as
+# one), for a quick look at a few; a full run leaves it unset.
 #
 # Exits non-zero on any mismatch, 77 (a skip, for `meson test --suite gpu`)
 # when no GPU is usable.
@@ -51,6 +56,8 @@ hook_env=(
 )
 failures=0
 skipped=()
+rows_wanted=${GDRHOOK_GPU_ROWS:-}
+wanted() { [ -z "$rows_wanted" ] || [[ " $rows_wanted " == *" $1 "* ]]; }
 
 echo "hooked runs: ${hook_env[*]}"
 echo
@@ -62,6 +69,7 @@ seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 # run_case NAME MODE WINDOW(0|1) [VAR=VALUE...] -- COMMAND...
 run_case() {
     local name=$1 mode=$2 window=$3
+    wanted "$name" || return 0
     shift 3
     local envs=()
     while [ "$1" != "--" ]; do envs+=("$1"); shift; done
@@ -121,46 +129,64 @@ python_case torch_expandable expandable torch \
 python_case torch_graph cuda-graph torch -- python3 "$here/torch_graph_check.py"
 python_case cupy default cupy -- python3 "$here/cupy_check.py"
 python_case jax platform jax -- python3 "$here/jax_check.py"
-# Several GPUs: torchrun starts one process per GPU, NCCL all-reduces the
-# gradients; each rank logs to its own file (events.%p), all checked together.
+# Several GPUs: peer access and copies both ways, a pool of GPU 0 used from
+# GPU 1, CUDA IPC of GPU 0's memory opened by a process on GPU 1, and
+# torchrun with NCCL (one process per GPU, gradients all-reduced). Every
+# process logs to its own file (events.%p), all checked and summarized
+# together.
+two_gpu_rows=(peer_access shared_pool ipc_gpu1 ddp_nccl)
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU ")
+summary_of() { # ROW: the first lines of `gdrhook log summary` over its logs
+    wanted "$1" || return 0
+    "$cli" log summary "$out/$1"/events.*.jsonl | head -3 | sed "s/^/  $1: /"
+}
 if [ "$gpus" -lt 2 ]; then
-    echo "ddp_nccl: skipped, $gpus GPU(s) here: the torchrun/NCCL row needs two or more"
-    skipped+=(ddp_nccl)
-elif ! python3 -c "import torch.distributed" 2>/dev/null; then
-    echo "ddp_nccl: skipped, python3 cannot import torch.distributed"
-    skipped+=(ddp_nccl)
+    echo "${two_gpu_rows[*]}: skipped, $gpus GPU(s) here: these rows need two or more"
+    skipped+=("${two_gpu_rows[@]}")
 else
-    # The hooked run goes through `gdrhook run`, as a user would start it.
-    hook_through_cli=1 run_case ddp_nccl "nccl x$gpus" 0 -- \
-        torchrun --standalone --nproc-per-node="$gpus" "$here/ddp_check.py"
-    "$cli" log summary "$out/ddp_nccl"/events.*.jsonl | head -1 # the ranks' logs merged
+    run_case peer_access "peer x2" 1 -- "$bin/two_gpus" peer
+    summary_of peer_access
+    run_case shared_pool "pool 0->1" 1 -- "$bin/two_gpus" pool
+    summary_of shared_pool
+    run_case ipc_gpu1 "ipc 0->1" 1 -- "$bin/ipc" 1
+    summary_of ipc_gpu1
+    if ! python3 -c "import torch.distributed" 2>/dev/null; then
+        echo "ddp_nccl: skipped, python3 cannot import torch.distributed"
+        skipped+=(ddp_nccl)
+    else
+        # The hooked run goes through `gdrhook run`, as a user would start it.
+        hook_through_cli=1 run_case ddp_nccl "nccl x$gpus" 0 -- \
+            torchrun --standalone --nproc-per-node="$gpus" "$here/ddp_check.py"
+        summary_of ddp_nccl
+    fi
 fi
 
-echo
-echo "== coherence: 8 threads x 500 free/alloc/lookup of 64 MiB, hooked (${hook_env[*]})"
-churn="$out/coherence"
-mkdir -p "$churn"
-rm -f "$churn"/events.*.jsonl
-env "${hook_env[@]}" GDRHOOK_EVENTS="$churn/events.%p.jsonl" LD_PRELOAD="$shim" \
-    timeout -k 10 "$limit" "$bin/coherence_churn" gdrhook 8 500 64 \
-    >"$churn/hooked.out" 2>"$churn/hooked.err"
-churn_rc=$?
-cat "$churn/hooked.out"
-grep -E "backend|cache \(" "$churn/hooked.err"
-echo "the same churn with a naive cache (no hook):"
-timeout -k 10 "$limit" "$bin/coherence_churn" naive 8 500 64 | tee "$churn/naive.out"
-if [ "$churn_rc" -ne 0 ] ||
-    ! grep -q " stale=0 verify_mismatches=0 used_delta_bytes=0$" "$churn/hooked.out"; then
-    echo "coherence: FAIL (exit $churn_rc; want stale=0 verify_mismatches=0 used_delta_bytes=0)"
-    failures=$((failures + 1))
-fi
-if [ -x "$cli" ]; then
-    "$cli" log check "$churn"/events.*.jsonl || failures=$((failures + 1))
-    "$cli" log summary "$churn"/events.*.jsonl | sed -n '/unpin delay/,/^$/p'
-else
-    echo "coherence: no gdrhook CLI at $cli for the log check"
-    failures=$((failures + 1))
+if wanted coherence; then
+    echo
+    echo "== coherence: 8 threads x 500 free/alloc/lookup of 64 MiB, hooked (${hook_env[*]})"
+    churn="$out/coherence"
+    mkdir -p "$churn"
+    rm -f "$churn"/events.*.jsonl
+    env "${hook_env[@]}" GDRHOOK_EVENTS="$churn/events.%p.jsonl" LD_PRELOAD="$shim" \
+        timeout -k 10 "$limit" "$bin/coherence_churn" gdrhook 8 500 64 \
+        >"$churn/hooked.out" 2>"$churn/hooked.err"
+    churn_rc=$?
+    cat "$churn/hooked.out"
+    grep -E "backend|cache \(" "$churn/hooked.err"
+    echo "the same churn with a naive cache (no hook):"
+    timeout -k 10 "$limit" "$bin/coherence_churn" naive 8 500 64 | tee "$churn/naive.out"
+    if [ "$churn_rc" -ne 0 ] ||
+        ! grep -q " stale=0 verify_mismatches=0 used_delta_bytes=0$" "$churn/hooked.out"; then
+        echo "coherence: FAIL (exit $churn_rc; want stale=0 verify_mismatches=0 used_delta_bytes=0)"
+        failures=$((failures + 1))
+    fi
+    if [ -x "$cli" ]; then
+        "$cli" log check "$churn"/events.*.jsonl || failures=$((failures + 1))
+        "$cli" log summary "$churn"/events.*.jsonl | sed -n '/unpin delay/,/^$/p'
+    else
+        echo "coherence: no gdrhook CLI at $cli for the log check"
+        failures=$((failures + 1))
+    fi
 fi
 
 if [ "${GDRHOOK_GPU_OVERHEAD:-1}" != 0 ]; then # a few minutes; 0 leaves it out
