@@ -113,7 +113,8 @@ mkdir -p "$COMMON/bin"
 # real module.
 g++ -std=c++17 -O2 -Wall -Wextra -Werror -static -pthread \
 	-I"$ROOT" -I"$ROOT/kmod/include/uapi" -I"$ROOT/kmod/test_provider" \
-	-o "$COMMON/bin/gdrhook-vmtest" "$HERE"/guest/*.cpp "$ROOT/cache/backends/kmod_backend.cpp" ||
+	-o "$COMMON/bin/gdrhook-vmtest" "$HERE"/guest/*.cpp "$ROOT/cache/backends/kmod_backend.cpp" \
+	"$ROOT/cache/prim/hot_line.cpp" ||
 	die "test program build failed"
 cp "$BUSYBOX" "$COMMON/bin/busybox"
 cp "$HERE/guest/init.sh" "$COMMON/init"
@@ -204,13 +205,18 @@ boot() {
 	t1=$(date +%s)
 	msg "kernel $kver: booting (software emulation, limit ${TIMEOUT}s); log: $log"
 	set +e
+	# tsc=reliable: under a loaded host the emulated TSC drifts against the
+	# HPET, the clocksource watchdog then marks it unstable mid-run, and the
+	# static-key switch it makes patches live kernel text with int3, which
+	# multi-threaded TCG can hit as an Oops in sched_clock_cpu (seen on
+	# 6.12). That is the emulator, not the module, so the watchdog stays off.
 	timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
 		-nographic -no-reboot \
 		-machine pc -accel tcg,thread=multi \
 		-smp "${GDRHOOK_VM_SMP:-2}" -m "${GDRHOOK_VM_MEM:-1G}" \
 		-nic none \
 		-kernel "$(kimage "$kver")" -initrd "$kw/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 oops=panic slub_debug=FZPU page_poison=1 init_on_free=1 loglevel=7" \
+		-append "console=ttyS0 tsc=reliable panic=-1 oops=panic slub_debug=FZPU page_poison=1 init_on_free=1 loglevel=7" \
 		</dev/null >"$log" 2>&1
 	qemu_rc=$?
 	set -e
