@@ -4,6 +4,7 @@
 #include "fake_state.h"
 
 #include <algorithm>
+#include <condition_variable>
 
 #include <cstdlib>
 #include <pthread.h>
@@ -156,6 +157,38 @@ long fake_cuda_live_allocations(void)
     return static_cast<long>(driver().live.size());
 }
 
+namespace {
+std::mutex hold_mutex;
+std::condition_variable hold_changed;
+bool frees_on_hold = false;
+long frees_waiting = 0;
+
+void wait_while_frees_held()
+{
+    std::unique_lock<std::mutex> lock(hold_mutex);
+    if (!frees_on_hold)
+        return;
+    ++frees_waiting;
+    hold_changed.wait(lock, [] { return !frees_on_hold; });
+    --frees_waiting;
+}
+} // namespace
+
+void fake_cuda_hold_frees(int hold)
+{
+    {
+        std::lock_guard<std::mutex> lock(hold_mutex);
+        frees_on_hold = hold != 0;
+    }
+    hold_changed.notify_all();
+}
+
+long fake_cuda_frees_held(void)
+{
+    std::lock_guard<std::mutex> lock(hold_mutex);
+    return frees_waiting;
+}
+
 static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, bool host,
                              bool below_4g = false, bool unsafe = false)
 {
@@ -183,6 +216,7 @@ static CUresult free_common(const char *name, uintptr_t addr, bool unsafe = fals
         return injected;
     if (unsafe && capture_prohibits_unsafe_call())
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    wait_while_frees_held();
     std::lock_guard<std::mutex> lock(driver().mutex);
     if (!driver().live.count(addr))
         return CUDA_ERROR_INVALID_VALUE;

@@ -111,4 +111,10 @@ extern "C" {
 // Test controls, looked up by the test programs with dlsym.
 __attribute__((visibility("default"))) long fake_cuda_call_count(const char *name);
 __attribute__((visibility("default"))) long fake_cuda_live_allocations(void);
+// While held, a device free (cuMemFree*) waits before it releases its
+// memory, as the real driver's free waits for the device's work on it: the
+// memory is still there, and exportable, for a while after the call began.
+__attribute__((visibility("default"))) void fake_cuda_hold_frees(int hold);
+// Frees waiting now.
+__attribute__((visibility("default"))) long fake_cuda_frees_held(void);
 }

@@ -32,6 +32,14 @@
 //                            _exit(0) with those events still queued
 //   coherence_churn spin     gdrhook mode that never ends: waits to be
 //                            killed in the middle of the churn
+//   coherence_churn lookup_in_free  `iterations` rounds (fake driver only):
+//                            a thread frees a buffer while the driver holds
+//                            the free open (fake_cuda_hold_frees, as a real
+//                            free waits for the device's work); the main
+//                            thread looks the buffer up in that window,
+//                            which pins it anew, lets the free finish,
+//                            allocates the address again and looks it up:
+//                            the pin made during the free must be gone
 //
 // Every lookup's registration is checked against the driver's buffer ID of
 // the address right now: a different one is a stale registration. At the
@@ -192,14 +200,15 @@ int main(int argc, char **argv)
                                         "sleep",      "fork",   "fork_exec",  "exit",
                                         "_exit",      "_Exit",  "quick_exit", "exec",
                                         "fork_exit",  "threads_exit", "ctx_destroy",
-                                        "refused_free", "free_then_wait", "spin"};
+                                        "refused_free", "free_then_wait", "spin",
+                                        "lookup_in_free"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
         fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|"
                         "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|refused_free|"
-                        "free_then_wait|spin "
+                        "free_then_wait|spin|lookup_in_free "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -366,6 +375,44 @@ int main(int argc, char **argv)
             }
             free_all(fresh);
         }
+    } else if (options.mode == "lookup_in_free") {
+        using HoldFrees = void (*)(int);
+        using FreesHeld = long (*)();
+        auto hold_frees = reinterpret_cast<HoldFrees>(dlsym(RTLD_DEFAULT, "fake_cuda_hold_frees"));
+        auto frees_held = reinterpret_cast<FreesHeld>(dlsym(RTLD_DEFAULT, "fake_cuda_frees_held"));
+        if (!hold_frees || !frees_held) {
+            fprintf(stderr, "coherence_churn: lookup_in_free needs the fake driver\n");
+            return 2;
+        }
+        long looked_up_in_free = 0;
+        for (int round = 0; round < options.iterations; ++round) {
+            CUdeviceptr p = allocate(1, options.size)[0];
+            hold_frees(1);
+            std::thread freeing([&] {
+                CHECK(cuCtxSetCurrent(context));
+                CHECK(cuMemFree(p));
+            });
+            while (frees_held() == 0)
+                std::this_thread::yield();
+            gdrhook_registration reg;
+            if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) == 0) {
+                ++looked_up_in_free; // pinned while the free was under way
+                gdrhook_api.put(&reg);
+            }
+            hold_frees(0);
+            freeing.join();
+            frees.fetch_add(1);
+            CUdeviceptr again = allocate(1, options.size)[0];
+            same_address.fetch_add(again == p);
+            if (gdrhook_api.get(reinterpret_cast<void *>(again), options.size, &reg) != 0)
+                exit(2);
+            lookups.fetch_add(1);
+            if (reg.buffer_id != buffer_id(again))
+                stale.fetch_add(1);
+            gdrhook_api.put(&reg);
+            free_all({again});
+        }
+        printf("looked_up_in_free=%ld ", looked_up_in_free);
     } else if (options.mode == "threads_exit") {
         // Threads free flat out while the main thread ends the process:
         // every free they finished before it did must be in the log.

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <thread>
 #include <unistd.h>
 
@@ -152,6 +153,36 @@ TEST_CASE("events too big for a queue cell keep their place among the others")
     CHECK(out_of_order == 0);
     CHECK(duplicates == 0);
     CHECK(wrong_delay == 0);
+}
+
+TEST_CASE("a worker that fell asleep is woken by the next event")
+{
+    // With nothing queued the worker lingers about a millisecond, then
+    // sleeps with no timeout (no samples here): an event that did not wake
+    // it would wait for the shutdown. Each event waits out the linger first
+    // and must then be written while the pipeline runs; the deadline only
+    // ends a failing wait.
+    std::string path = make_temp_dir() + "/wake.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    EventPipeline pipeline(16, log, 5);
+    for (uint64_t i = 1; i <= 5; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        Event e;
+        e.kind = EventKind::alloc;
+        e.api = "cuMemAlloc_v2";
+        e.size = i;
+        pipeline.submit(e);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (pipeline.stats().written < i && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        INFO("event " << i);
+        REQUIRE(pipeline.stats().written == i);
+    }
+    // The case this test is about happened: a producer found the worker
+    // asleep (the first event starts the worker instead).
+    CHECK(pipeline.stats().wakeups >= 1);
+    pipeline.shutdown();
 }
 
 TEST_CASE("after shutdown, events are written by the thread that submits them")

@@ -266,3 +266,24 @@ TEST_CASE("a free wakes the sleeping worker: the unpin comes long before the pro
     }
     CHECK(unpins == 3);
 }
+
+TEST_CASE("a lookup that pins while the driver is still freeing the range is dropped after the free")
+{
+    // The free invalidates before the real free runs; a lookup in the
+    // window that follows pins memory that is about to go. Pins on demand,
+    // so nothing but that pin could answer the lookup after the address
+    // comes back.
+    std::string log = make_temp_dir() + "/events.jsonl";
+    std::map<std::string, std::string> env = pinning_environment(log);
+    env["GDRHOOK_PIN"] = "demand";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "lookup_in_free", "1", "20", "2"},
+                                env);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(output_field(run.output, "looked_up_in_free") == 20); // the race this test is about
+    CHECK(output_field(run.output, "same_address") > 0);
+    CHECK(output_field(run.output, "stale") == 0);
+    CHECK(output_field(run.output, "verify_mismatches") == 0);
+    CHECK(output_field(run.output, "used_delta_bytes") == 0);
+    check_pins_released(read_event_file(log));
+}
