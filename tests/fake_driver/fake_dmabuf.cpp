@@ -104,6 +104,9 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
     // are "not an allocated range" yet.
     if (it->second.graph || it->second.pending)
         return CUDA_ERROR_INVALID_VALUE;
+    // Managed memory migrates between host and device: no dma-buf of it.
+    if (it->second.managed)
+        return CUDA_ERROR_NOT_SUPPORTED;
     const size_t rounded = (it->second.size + 4095) & ~size_t(4095);
     if (it->second.host || dptr + size > it->first + rounded)
         return CUDA_ERROR_INVALID_VALUE; // past the allocation's end, as the driver

@@ -341,7 +341,12 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int)
 {
-    return alloc_common("cuMemAllocManaged", dptr, size, false);
+    CUresult rc = alloc_common("cuMemAllocManaged", dptr, size, false);
+    if (rc != CUDA_SUCCESS)
+        return rc;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    driver().live[*dptr].managed = true;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuMemAllocHost_v2(void **pp, size_t size)
@@ -452,6 +457,9 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
         *static_cast<int *>(data) = it->second.context ? it->second.context->device : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *static_cast<unsigned int *>(data) = it->second.managed;
         return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_NOT_SUPPORTED;

@@ -29,6 +29,7 @@ struct Allocation {
     size_t size = 0;
     Context *context = nullptr;
     bool host = false;
+    bool managed = false;    // cuMemAllocManaged: the driver refuses to export it
     bool graph = false;      // allocated on a capturing stream: a graph node
     bool pending = false;    // stream-ordered, its stream has not passed it yet
     CUstream stream = nullptr;

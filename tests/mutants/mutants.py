@@ -2,7 +2,9 @@
 #
 # The mutants of tests/mutants/run.py: each breaks one promise gdrhook
 # makes, with an edit small enough to read here. `find` must occur exactly
-# once in `file`; `suites` are the meson suites that must catch it. An edit
+# once in `file`; `suites` are the meson suites that must catch it, run with
+# `env` added to the environment (a module mutant names the in-guest steps
+# that apply; tests/mutants/run.py boots one Debian kernel for it). An edit
 # that changes nothing observable does not belong here.
 
 MUTANTS = [
@@ -15,6 +17,18 @@ MUTANTS = [
          file="cache/record/recorder.cpp", suites=["shim"],
          find="        invalidate_after_free(ticket.event.addr, ticket.event.size, pin_clock_after_free());\n    submit(ticket.event);",
          replace="        invalidate_after_free(ticket.event.addr, ticket.event.size, pin_clock_after_free());\n    if (ticket.event.kind != EventKind::free)\n        submit(ticket.event);"),
+    dict(name="async_free_not_logged", promise="cuMemFreeAsync is recorded",
+         file="hook/driver_wrappers.cpp", suites=["shim"],
+         find='return hooked_free("cuMemFreeAsync", MemoryKind::pool',
+         replace='return hooked_free("cuMemFreeAsync", MemoryKind::none'),
+    dict(name="host_free_not_logged", promise="cuMemFreeHost is recorded",
+         file="hook/driver_wrappers.cpp", suites=["shim"],
+         find='return hooked_free("cuMemFreeHost", MemoryKind::host',
+         replace='return hooked_free("cuMemFreeHost", MemoryKind::none'),
+    dict(name="ipc_close_not_logged", promise="cuIpcCloseMemHandle is recorded",
+         file="hook/driver_wrappers.cpp", suites=["shim"],
+         find='return hooked_free("cuIpcCloseMemHandle", MemoryKind::ipc',
+         replace='return hooked_free("cuIpcCloseMemHandle", MemoryKind::none'),
     dict(name="runtime_free_fallback_lost", promise="cudaFree is recorded where the driver call is not seen",
          file="hook/runtime_wrappers.cpp", suites=["shim"],
          find="    if (rc == cudaSuccess && ptr && events_recorded_by_this_thread() == before &&",
@@ -138,6 +152,44 @@ MUTANTS = [
          file="cache/base/config.cpp", suites=["unit"],
          find='parse_size_var(lookup, "GDRHOOK_QUEUE_CAPACITY", 2, 1u << 20, capacity,',
          replace='parse_size_var(lookup, "GDRHOOK_QUEUE_CAPACITY", 0, UINT64_MAX, capacity,'),
+    # --- gdrhook log check and the CLI's exit status -----------------------
+    dict(name="check_ignores_revoked_never_unpinned", promise="log check fails a revoke with no unpin after it",
+         file="tools/cli/check.cpp", suites=["cli"],
+         find="    if (outcome.revoked_not_unpinned)\n        keep(from_revoked(*outcome.revoked_not_unpinned));",
+         replace="    (void)outcome.revoked_not_unpinned;"),
+    dict(name="check_ignores_error_events", promise="log check fails an error event that is not a verify finding",
+         file="tools/cli/check.cpp", suites=["cli"],
+         find="            is_verify_finding(event) ? ProblemKind::verify_finding : ProblemKind::error_event, event,",
+         replace="            ProblemKind::verify_finding, event,"),
+    dict(name="check_ignores_freed_while_pinned", promise="log check fails memory freed while still pinned",
+         file="tools/cli/check.cpp", suites=["cli"],
+         find="        if (pin->freed) {\n            Problem p = from_pin(ProblemKind::freed_while_pinned, *pin);",
+         replace="        if (pin->freed) {\n            continue;\n            Problem p = from_pin(ProblemKind::freed_while_pinned, *pin);"),
+    dict(name="check_exit_status_zero", promise="log check exits 1 when it finds problems",
+         file="tools/cli/log_commands.cpp", suites=["cli"],
+         find="    return result.passed() ? exit_ok : exit_findings;",
+         replace="    return exit_ok;"),
+    # --- the module (one kernel, the steps that apply) ----------------------
+    dict(name="kmod_anyone_reads_events", promise="only the opener's process reads its events",
+         file="kmod/main.c", suites=["kmod"], env=dict(GDRHOOK_VM_STEPS="opener_only"),
+         find="\treturn current->mm == f->mm;",
+         replace="\treturn true;"),
+    dict(name="kmod_file_limit_ignored", promise="one open file holds at most max_pinned_bytes_per_file pinned",
+         file="kmod/pin_table.c", suites=["kmod"], env=dict(GDRHOOK_VM_STEPS="access bad_input"),
+         find="\t    req->length > gdrhook_max_pinned_bytes_per_file - min_t(u64,",
+         replace="\t    0 * req->length > gdrhook_max_pinned_bytes_per_file - min_t(u64,"),
+    dict(name="kmod_unpin_keeps_pages", promise="an unpin hands the pages back",
+         file="kmod/pin_table.c", suites=["kmod"], env=dict(GDRHOOK_VM_STEPS="basic"),
+         find="\tpin->backend->release(pin, old == GDRHOOK_PIN_REVOKED);",
+         replace="\t(void)0;"),
+    dict(name="kmod_callback_not_revoking", promise="the free callback revokes the pin and reports it",
+         file="kmod/backend_nvp2p.c", suites=["kmod"], env=dict(GDRHOOK_VM_STEPS="backend"),
+         find="\t\tif (gdrhook_pin_revoke(pin, GDRHOOK_EVENT_REVOKED_NVP2P)) {",
+         replace="\t\tif (0 && gdrhook_pin_revoke(pin, GDRHOOK_EVENT_REVOKED_NVP2P)) {"),
+    dict(name="rank_not_in_log_name", promise="%r in GDRHOOK_EVENTS names the rank",
+         file="cache/base/config.cpp", suites=["unit", "shim"],
+         find="        case 'r': out += names.rank.empty() ? \"x\" : names.rank; break;",
+         replace="        case 'r': out += \"x\"; break;"),
     # --- the endings -------------------------------------------------------
     dict(name="exit_without_flush", promise="_exit writes every recorded event first",
          file="hook/process_endings.cpp", suites=["shim"],

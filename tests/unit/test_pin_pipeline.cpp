@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 namespace {
@@ -242,6 +243,54 @@ TEST_CASE("a log opens with a process line: host, rank, parent, command line, ve
     CHECK(first["clock"].rfind(R"({"source":")", 0) == 0);
     for (size_t i = 1; i < events.size(); ++i)
         CHECK(events[i]["ev"] != "process"); // one per process
+}
+
+TEST_CASE("a job of 8 ranks on one log pattern writes one file per rank, each opening with its process line")
+{
+    // As a launcher starts them: at once, each with its RANK, all with one
+    // GDRHOOK_EVENTS pattern that names no pid (pids repeat across nodes).
+    const std::string dir = make_temp_dir() + "/job";
+    std::filesystem::create_directory(dir);
+    char host[256] = {};
+    REQUIRE(gethostname(host, sizeof host - 1) == 0);
+    const std::string short_host = std::string(host).substr(0, std::string(host).find('.'));
+    constexpr int ranks = 8;
+    std::vector<RunResult> runs(ranks);
+    std::vector<std::thread> launcher;
+    for (int rank = 0; rank < ranks; ++rank)
+        launcher.emplace_back([&, rank] {
+            auto env = pinning_environment(dir + "/events.%h.%r.jsonl");
+            env["RANK"] = std::to_string(rank);
+            runs[rank] = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "2", "20", "2"},
+                                     env);
+        });
+    for (std::thread &t : launcher)
+        t.join();
+    std::set<long long> pids;
+    for (int rank = 0; rank < ranks; ++rank) {
+        INFO("rank " << rank << ": " << runs[rank].output);
+        REQUIRE(runs[rank].exit_status == 0);
+        const std::string path = dir + "/events." + short_host + "." + std::to_string(rank) + ".jsonl";
+        std::vector<EventLine> events = read_event_file(path);
+        REQUIRE(events.size() > 1);
+        const EventLine &first = events.front();
+        CHECK(first["ev"] == "process");
+        CHECK(first.number("rank") == rank);
+        CHECK(first["rank_from"] == "RANK");
+        CHECK(first["host"] == short_host);
+        size_t frees = 0;
+        for (const EventLine &e : events) {
+            CHECK(e.number("pid") == first.number("pid")); // one process a file
+            frees += e["ev"] == "free";
+        }
+        CHECK(frees == 2 * 20);
+        pids.insert(first.number("pid"));
+    }
+    CHECK(pids.size() == ranks);
+    size_t files = 0;
+    for (const auto &entry : std::filesystem::directory_iterator(dir))
+        files += entry.is_regular_file();
+    CHECK(files == ranks); // one file per rank, nothing else
 }
 
 TEST_CASE("a free wakes the sleeping worker: the unpin comes long before the process ends")
