@@ -15,6 +15,22 @@
 
 namespace gdrhook {
 
+// cache/base/driver_api.h spells these without cuda.h.
+static_assert(cuda::success == CUDA_SUCCESS);
+static_assert(cuda::error_invalid_value == CUDA_ERROR_INVALID_VALUE);
+static_assert(cuda::error_out_of_memory == CUDA_ERROR_OUT_OF_MEMORY);
+static_assert(cuda::error_not_supported == CUDA_ERROR_NOT_SUPPORTED);
+static_assert(cuda::mem_range_handle_type_dma_buf_fd == CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD);
+static_assert(cuda::pointer_attribute_sync_memops == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS);
+static_assert(cuda::pointer_attribute_buffer_id == CU_POINTER_ATTRIBUTE_BUFFER_ID);
+static_assert(cuda::pointer_attribute_is_managed == CU_POINTER_ATTRIBUTE_IS_MANAGED);
+static_assert(cuda::pointer_attribute_memory_type == CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
+static_assert(cuda::pointer_attribute_is_legacy_cuda_ipc_capable ==
+              CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE);
+static_assert(cuda::pointer_attribute_mempool_handle == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE);
+static_assert(cuda::memorytype_device == CU_MEMORYTYPE_DEVICE);
+static_assert(cuda::device_attribute_dma_buf_supported == CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED);
+
 template <typename F>
 F lookup_driver(std::atomic<void *> &cache, const char *symbol)
 {
@@ -85,6 +101,7 @@ void driver_api(DriverApi *out)
     find(out->mem_get_handle_for_address_range, "cuMemGetHandleForAddressRange");
     find(out->pointer_set_attribute, "cuPointerSetAttribute");
     find(out->pointer_get_attribute, "cuPointerGetAttribute");
+    find(out->pointer_get_attributes, "cuPointerGetAttributes");
     find(out->device_get_attribute, "cuDeviceGetAttribute");
 }
 

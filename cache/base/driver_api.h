@@ -5,7 +5,8 @@
 // (never its own wrappers), tests with fakes. The cache library is built
 // without cuda.h, so the types are the plain-integer ABI equivalents:
 // CUresult and every CUDA enum are `int`, CUdeviceptr is `unsigned long
-// long` on 64-bit Linux. tests/bench checks the constants against cuda.h.
+// long` on 64-bit Linux. hook/driver_queries.cpp checks the constants
+// against cuda.h.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +23,10 @@ inline constexpr int mem_range_handle_type_dma_buf_fd = 1;
 inline constexpr int pointer_attribute_sync_memops = 6;
 inline constexpr int pointer_attribute_buffer_id = 7;
 inline constexpr int pointer_attribute_is_managed = 8;
+inline constexpr int pointer_attribute_memory_type = 2;
+inline constexpr int pointer_attribute_is_legacy_cuda_ipc_capable = 10;
+inline constexpr int pointer_attribute_mempool_handle = 17;
+inline constexpr int memorytype_device = 2;
 inline constexpr int device_attribute_dma_buf_supported = 124;
 } // namespace cuda
 
@@ -36,9 +41,34 @@ struct DriverApi {
     // cuPointerGetAttribute
     int (*pointer_get_attribute)(void *data, int attribute,
                                  unsigned long long ptr) = nullptr;
+    // cuPointerGetAttributes: unlike the one above, never an error for an
+    // attribute the memory lacks (it answers 0).
+    int (*pointer_get_attributes)(unsigned int count, int *attributes, void **data,
+                                  unsigned long long ptr) = nullptr;
     // cuDeviceGetAttribute
     int (*device_get_attribute)(int *value, int attribute, int device) = nullptr;
 };
+
+// Whether addr is memory mapped with cuMemMap (VMM: PyTorch's expandable
+// segments, JAX, NCCL's buffers): device memory that is neither from
+// cuMemAlloc (legacy IPC capable), nor from a pool, nor managed. Asked with
+// cuPointerGetAttributes, which fails for no attribute: the shim must not
+// make driver calls that fail where the program's own succeed (a tool such
+// as compute-sanitizer reports each one as the program's error).
+inline bool is_vmm_mapping(const DriverApi &driver, unsigned long long addr)
+{
+    if (!driver.pointer_get_attributes)
+        return false;
+    int attributes[] = {cuda::pointer_attribute_memory_type,
+                        cuda::pointer_attribute_is_legacy_cuda_ipc_capable,
+                        cuda::pointer_attribute_mempool_handle,
+                        cuda::pointer_attribute_is_managed};
+    unsigned int memory_type = 0, legacy_ipc = 0, managed = 0;
+    void *pool = nullptr;
+    void *data[] = {&memory_type, &legacy_ipc, &pool, &managed};
+    return driver.pointer_get_attributes(4, attributes, data, addr) == cuda::success &&
+           memory_type == cuda::memorytype_device && !legacy_ipc && !pool && !managed;
+}
 
 // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the allocation at addr, which the
 // GPUDirect RDMA guide asks for on memory a peer device reads or writes (so
@@ -46,14 +76,15 @@ struct DriverApi {
 // CUresult; success when the driver function is absent (tests).
 inline int set_sync_memops(const DriverApi &driver, unsigned long long addr)
 {
+    // VMM memory has no such attribute (the driver answers
+    // CUDA_ERROR_NOT_SUPPORTED; measured on an H100, driver 580); what it
+    // needs for RDMA is fixed when it is created. Not asked at all: see
+    // is_vmm_mapping().
+    if (!driver.pointer_set_attribute || is_vmm_mapping(driver, addr))
+        return cuda::success;
     unsigned int one = 1;
-    int rc = driver.pointer_set_attribute
-                 ? driver.pointer_set_attribute(&one, cuda::pointer_attribute_sync_memops, addr)
-                 : cuda::success;
-    // Memory mapped with cuMemMap (VMM: PyTorch's expandable segments, JAX,
-    // NCCL's buffers) has no such attribute, and the driver says
-    // CUDA_ERROR_NOT_SUPPORTED; what it needs for RDMA is fixed when it is
-    // created. On an H100 all 194 pins of NCCL's mappings failed here.
+    int rc = driver.pointer_set_attribute(&one, cuda::pointer_attribute_sync_memops, addr);
+    // A driver without cuPointerGetAttributes' answer: the same rule.
     return rc == cuda::error_not_supported ? cuda::success : rc;
 }
 

@@ -71,11 +71,9 @@ bool in_mapped_range(uintptr_t ptr, size_t size)
 
 extern "C" {
 
-CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
-                                       CUmemRangeHandleType type, unsigned long long flags)
+static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size,
+                             CUmemRangeHandleType type, unsigned long long flags)
 {
-    if (CUresult injected = count_call("cuMemGetHandleForAddressRange"))
-        return injected;
     if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags || !size ||
         (dptr | size) % 4096)
         return CUDA_ERROR_INVALID_VALUE;
@@ -120,21 +118,24 @@ CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t si
     return CUDA_SUCCESS;
 }
 
-CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
-                               CUdeviceptr ptr)
+CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
+                                       CUmemRangeHandleType type, unsigned long long flags)
 {
-    if (CUresult injected = count_call("cuPointerSetAttribute"))
+    if (CUresult injected = count_call("cuMemGetHandleForAddressRange"))
         return injected;
+    return answer("cuMemGetHandleForAddressRange", export_range(handle, dptr, size, type, flags));
+}
+
+static CUresult set_pointer_attribute(const void *value, CUpointer_attribute attribute,
+                                      CUdeviceptr ptr)
+{
     if (attribute == CU_POINTER_ATTRIBUTE_SYNC_MEMOPS && capture_prohibits_unsafe_call())
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (!value || attribute != CU_POINTER_ATTRIBUTE_SYNC_MEMOPS)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
-    auto comp = driver().compressible_mapped.upper_bound(ptr);
-    if (comp != driver().compressible_mapped.begin() &&
-        ptr < std::prev(comp)->first + std::prev(comp)->second)
-        return CUDA_SUCCESS; // compressible memory accepts it, refuses export
-    // The real driver answers NOT_SUPPORTED for other cuMemMap'ed ranges.
+    // The real driver answers NOT_SUPPORTED for cuMemMap'ed ranges
+    // (measured on an H100, driver 580), compressible or not.
     if (in_mapped_range(ptr, 1))
         return CUDA_ERROR_NOT_SUPPORTED;
     auto &live = driver().live;
@@ -142,6 +143,14 @@ CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
     if (it == live.begin() || ptr >= std::prev(it)->first + std::prev(it)->second.size)
         return CUDA_ERROR_INVALID_VALUE;
     return CUDA_SUCCESS;
+}
+
+CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
+                               CUdeviceptr ptr)
+{
+    if (CUresult injected = count_call("cuPointerSetAttribute"))
+        return injected;
+    return answer("cuPointerSetAttribute", set_pointer_attribute(value, attribute, ptr));
 }
 
 } // extern "C"

@@ -5,12 +5,13 @@
 
 #include <algorithm>
 #include <condition_variable>
-
 #include <cstdlib>
-#include <pthread.h>
 #include <cstring>
-#include <sys/mman.h>
+#include <map>
+#include <mutex>
+#include <pthread.h>
 #include <string>
+#include <sys/mman.h>
 #include <unordered_map>
 #include <vector>
 
@@ -95,6 +96,42 @@ CUresult count_call(const char *name)
         if (f.call == call && f.name == name)
             return f.rc;
     return CUDA_SUCCESS;
+}
+
+namespace {
+std::mutex failures_mutex;
+std::map<std::string, long> &failures()
+{
+    static auto *counts = new std::map<std::string, long>; // outlives exit handlers
+    return *counts;
+}
+
+struct FailureReport {
+    ~FailureReport()
+    {
+        const char *wanted = getenv("FAKECUDA_REPORT_FAILURES");
+        if (!wanted || strcmp(wanted, "1") != 0)
+            return;
+        std::lock_guard<std::mutex> lock(failures_mutex);
+        long total = 0;
+        std::string names;
+        for (const auto &[name, count] : failures()) {
+            total += count;
+            names += " " + name + "=" + std::to_string(count);
+        }
+        fprintf(stderr, "fakecuda: failed calls: %ld (%s)\n", total,
+                names.empty() ? "" : names.c_str() + 1);
+    }
+} failure_report;
+} // namespace
+
+CUresult answer(const char *name, CUresult rc)
+{
+    if (rc != CUDA_SUCCESS) {
+        std::lock_guard<std::mutex> lock(failures_mutex);
+        ++failures()[name];
+    }
+    return rc;
 }
 
 uintptr_t allocate_block(size_t size, bool host, bool below_4g)
@@ -293,6 +330,7 @@ static CUresult alloc_async(const char *name, CUdeviceptr *dptr, size_t size, CU
     std::lock_guard<std::mutex> lock(driver().mutex);
     Allocation &a = driver().live[*dptr];
     a.graph = graph;
+    a.pool = true;
     a.pending = !graph;
     a.stream = stream;
     return CUDA_SUCCESS;
@@ -441,29 +479,90 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
     return CUDA_SUCCESS;
 }
 
+static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    auto &live = driver().live;
+    auto it = live.upper_bound(ptr);
+    const bool in_allocation =
+        it != live.begin() && ptr < std::prev(it)->first + std::prev(it)->second.size;
+    if (!in_allocation) {
+        // cuMemMap'ed memory: device memory of no pool, not for legacy IPC.
+        if (!in_mapped_range(ptr, 1))
+            return CUDA_ERROR_INVALID_VALUE;
+        switch (attribute) {
+        case CU_POINTER_ATTRIBUTE_BUFFER_ID: {
+            auto mapping = std::prev(driver().mapped.upper_bound(ptr));
+            *static_cast<unsigned long long *>(data) = driver().buffer_ids[mapping->first];
+            return CUDA_SUCCESS;
+        }
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            *static_cast<unsigned int *>(data) = CU_MEMORYTYPE_DEVICE;
+            return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            *static_cast<unsigned int *>(data) = 0;
+            return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+            *static_cast<void **>(data) = nullptr;
+            return CUDA_SUCCESS;
+        default:
+            return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
+    const Allocation &a = std::prev(it)->second;
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *static_cast<unsigned long long *>(data) = driver().buffer_ids[std::prev(it)->first];
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *static_cast<int *>(data) = a.context ? a.context->device : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        *static_cast<unsigned int *>(data) = a.managed;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *static_cast<unsigned int *>(data) = a.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: // as measured on an H100
+        *static_cast<unsigned int *>(data) = !a.host && !a.managed && !a.pool;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        *static_cast<void **>(data) = a.pool ? reinterpret_cast<void *>(&driver()) : nullptr;
+        return CUDA_SUCCESS;
+    default:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
     if (CUresult injected = count_call("cuPointerGetAttribute"))
         return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
-    auto &live = driver().live;
-    auto it = live.upper_bound(ptr);
-    if (it == live.begin() || ptr >= std::prev(it)->first + std::prev(it)->second.size)
-        return CUDA_ERROR_INVALID_VALUE;
-    --it;
-    switch (attribute) {
-    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
-        *static_cast<unsigned long long *>(data) = driver().buffer_ids[it->first];
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        *static_cast<int *>(data) = it->second.context ? it->second.context->device : 0;
-        return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-        *static_cast<unsigned int *>(data) = it->second.managed;
-        return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_NOT_SUPPORTED;
+    return answer("cuPointerGetAttribute", pointer_attribute(data, attribute, ptr));
+}
+
+// Never fails for the memory's attributes: one it lacks, or an address the
+// driver does not know, answers 0.
+CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute *attributes, void **data,
+                                CUdeviceptr ptr)
+{
+    if (CUresult injected = count_call("cuPointerGetAttributes"))
+        return injected;
+    if (!attributes || !data)
+        return answer("cuPointerGetAttributes", CUDA_ERROR_INVALID_VALUE);
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    for (unsigned int i = 0; i < count; ++i) {
+        if (!data[i])
+            continue;
+        if (pointer_attribute(data[i], attributes[i], ptr) != CUDA_SUCCESS) {
+            if (attributes[i] == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
+                *static_cast<void **>(data[i]) = nullptr;
+            else
+                *static_cast<unsigned int *>(data[i]) = 0;
+        }
     }
+    return CUDA_SUCCESS;
 }
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)

@@ -75,6 +75,7 @@ const ProcEntry table[] = {
     ENTRY(cuMemSetAccess, 10020, false, cuMemSetAccess),
     ENTRY(cuMemGetAllocationGranularity, 10020, false, cuMemGetAllocationGranularity),
     ENTRY(cuPointerGetAttribute, 4000, false, cuPointerGetAttribute),
+    ENTRY(cuPointerGetAttributes, 7000, false, cuPointerGetAttributes),
     ENTRY(cuPointerSetAttribute, 6000, false, cuPointerSetAttribute),
     ENTRY(cuMemGetHandleForAddressRange, 11070, false, cuMemGetHandleForAddressRange),
     ENTRY(cuIpcGetMemHandle, 4010, false, cuIpcGetMemHandle),

@@ -30,6 +30,7 @@ struct Allocation {
     Context *context = nullptr;
     bool host = false;
     bool managed = false;    // cuMemAllocManaged: the driver refuses to export it
+    bool pool = false;       // stream-ordered: from a memory pool
     bool graph = false;      // allocated on a capturing stream: a graph node
     bool pending = false;    // stream-ordered, its stream has not passed it yet
     CUstream stream = nullptr;
@@ -60,6 +61,13 @@ thread_local extern Context *current_context;
 // FAKECUDA_FAIL=NAME:N:RC[,NAME:N:RC...] makes the Nth call of NAME (from
 // 1) return RC without doing anything, as a driver refusing it would.
 CUresult count_call(const char *name);
+
+// Returns rc, counting it as a failed call of NAME when it is not success.
+// With FAKECUDA_REPORT_FAILURES=1 the process prints the counts at exit
+// ("fakecuda: failed calls: N (NAME=N ...)"), so a test can tell whether
+// the shim made driver calls that fail where the program's own do not: a
+// tool such as compute-sanitizer reports each as the program's error.
+CUresult answer(const char *name, CUresult rc);
 
 // The opaque handles the fake hands out (streams, graphs, pools): a heap
 // cell each, counted and refusable like every entry point.

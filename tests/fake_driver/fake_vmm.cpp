@@ -86,6 +86,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t, CUmemGenericAllocationHa
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(driver().mutex);
     driver().mapped[ptr] = size;
+    driver().buffer_ids[ptr] = driver().next_buffer_id++; // each mapping its own
     return CUDA_SUCCESS;
 }
 
@@ -97,8 +98,10 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         std::lock_guard<std::mutex> lock(driver().mutex);
         provider_free_range(ptr, size);
         auto &mapped = driver().mapped;
-        for (auto it = mapped.lower_bound(ptr); it != mapped.end() && it->first < ptr + size;)
+        for (auto it = mapped.lower_bound(ptr); it != mapped.end() && it->first < ptr + size;) {
+            driver().buffer_ids.erase(it->first);
             it = mapped.erase(it);
+        }
         driver().compressible_mapped.erase(ptr);
     }
     void *reserved = mmap(reinterpret_cast<void *>(ptr), size, PROT_NONE,

@@ -86,6 +86,13 @@ run_case() {
         env "${envs[@]}" "${hook_env[@]}" timeout -k 10 "$limit" "$cli" run \
             --library "$shim" --events "$dir/events.%p.jsonl" --no-summary -- "$@" \
             >"$dir/hooked.out" 2>"$dir/hooked.err"
+    elif [[ "${hook_through_cli:-0}" == inside:* ]]; then
+        # The first N words are a tool that starts the rest: `gdrhook run`
+        # goes between the tool and the program.
+        local n=${hook_through_cli#inside:}
+        env "${envs[@]}" "${hook_env[@]}" timeout -k 10 "$limit" "${@:1:n}" "$cli" run \
+            --library "$shim" --events "$dir/events.%p.jsonl" --no-summary -- "${@:n+1}" \
+            >"$dir/hooked.out" 2>"$dir/hooked.err"
     else
         env "${envs[@]}" "${hook_env[@]}" GDRHOOK_EVENTS="$dir/events.%p.jsonl" \
             LD_PRELOAD="$shim" timeout -k 10 "$limit" "$@" >"$dir/hooked.out" 2>"$dir/hooked.err"
@@ -129,6 +136,48 @@ python_case torch_expandable expandable torch \
 python_case torch_graph cuda-graph torch -- python3 "$here/torch_graph_check.py"
 python_case cupy default cupy -- python3 "$here/cupy_check.py"
 python_case jax platform jax -- python3 "$here/jax_check.py"
+# Under NVIDIA's injection-based tools: the plain run is the program under
+# the tool alone, the hooked run the same with the shim, so output, exit
+# status and the tool's own findings must match, and the frees logged must
+# be the frees made, as without the tool. A tool that is not installed is
+# a skip with its reason.
+tools_dir=${CUDA_HOME:-/usr/local/cuda}/bin
+tool_rows() { # TOOL-NAME PROGRAM... : the rows that need TOOL-NAME
+    if command -v "$1" >/dev/null 2>&1 || [ -x "$tools_dir/$1" ]; then return 0; fi
+    shift
+    echo "$*: skipped, $1 is not installed here"
+    skipped+=("$@")
+    return 1
+}
+sanitizer=$(command -v compute-sanitizer || echo "$tools_dir/compute-sanitizer")
+if tool_rows compute-sanitizer cs_driver_api cs_runtime_static cs_runtime_shared cs_racecheck \
+        cs_initcheck cs_synccheck cs_torch cs_cli_outside cs_cli_inside; then
+    run_case cs_driver_api memcheck 1 -- "$sanitizer" --tool memcheck "$bin/driver_api"
+    run_case cs_runtime_static memcheck 1 -- "$sanitizer" --tool memcheck "$bin/runtime_static"
+    run_case cs_runtime_shared memcheck 1 LD_LIBRARY_PATH="$cudart_dir" -- \
+        "$sanitizer" --tool memcheck "$bin/runtime_shared"
+    run_case cs_racecheck racecheck 1 -- "$sanitizer" --tool racecheck "$bin/runtime_static"
+    run_case cs_initcheck initcheck 1 -- "$sanitizer" --tool initcheck "$bin/driver_api"
+    run_case cs_synccheck synccheck 1 -- "$sanitizer" --tool synccheck "$bin/runtime_static"
+    python_case cs_torch memcheck torch -- "$sanitizer" --tool memcheck python3 "$here/torch_check.py"
+    # Started through `gdrhook run`, both ways round: `gdrhook run -- TOOL
+    # PROGRAM` and `TOOL gdrhook run -- PROGRAM`.
+    hook_through_cli=1 run_case cs_cli_outside memcheck 1 -- \
+        "$sanitizer" --tool memcheck "$bin/driver_api"
+    hook_through_cli=inside:3 run_case cs_cli_inside memcheck 1 -- \
+        "$sanitizer" --tool memcheck "$bin/driver_api"
+fi
+ncu_bin=$(command -v ncu || echo "$tools_dir/ncu")
+if tool_rows ncu ncu_runtime; then
+    # One kernel, its launch statistics: figures that do not vary by run.
+    run_case ncu_runtime "ncu -c 1" 1 -- "$ncu_bin" -c 1 --section LaunchStats "$bin/runtime_static"
+fi
+nsys_bin=$(command -v nsys || echo "$tools_dir/nsys")
+if tool_rows nsys nsys_runtime; then
+    run_case nsys_runtime "nsys cuda" 1 -- "$nsys_bin" profile -t cuda --force-overwrite true \
+        -o "$out/nsys_runtime/report" "$bin/runtime_static"
+fi
+
 # Several GPUs: peer access and copies both ways, a pool of GPU 0 used from
 # GPU 1, CUDA IPC of GPU 0's memory opened by a process on GPU 1, and
 # torchrun with NCCL (one process per GPU, gradients all-reduced). Every

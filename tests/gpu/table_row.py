@@ -20,7 +20,9 @@ if there is any:
     `error` event whose msg starts with "verify", or the exit report's
     "N stale hits"), any other `error` event, or `gdrhook log check` (CLI)
     fails;
-  - stdout differs, stderr differs once the lines the shim adds are left
+  - stdout differs (NVIDIA tools' "==PROF==" and "[PID] ..." lines with
+    numbers masked),
+    stderr differs once the lines the shim adds are left
     out (see STDERR_FILTER), an exit status is not 0;
   - the hooked run left more GPU memory in use than the plain one
     (mem_used_delta=N on stderr) by more than MEM_SLACK bytes.
@@ -87,8 +89,20 @@ def pinnable_allocations(logs):
     return found > 0
 
 
+# Lines NVIDIA's tools add to the program's own (Nsight Compute's
+# "==PROF== Connected to process 1234 ..." and "[1234] prog@host"):
+# compared with their numbers masked, as pids differ from run to run.
+TOOL_LINE = re.compile(r"^(==(PROF|WARNING)==|\[\d+\] \S+@\S+$)")
+DIGITS = re.compile(r"\d+")
+
+
+def program_stdout(text):
+    return [DIGITS.sub("#", line) if TOOL_LINE.search(line) else line
+            for line in text.splitlines()]
+
+
 def program_stderr(text):
-    return [ADDRESS.sub("0x?", line) for line in text.splitlines()
+    return [ADDRESS.sub("0x?", line) for line in program_stdout(text)
             if not STDERR_FILTER.search(line)]
 
 
@@ -190,7 +204,7 @@ def judge(argv):
     if why:
         problems.append(why)
 
-    same_out = plain_out == hooked_out
+    same_out = program_stdout(plain_out) == program_stdout(hooked_out)
     if not same_out:
         problems.append(f"stdout differs (diff {d}/plain.out {d}/hooked.out)")
     if program_stderr(plain_err) != program_stderr(hooked_err):

@@ -20,6 +20,7 @@
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
 //                          mapped and freed (frees_made=3; a GPU without
 //                          compression: nothing, frees_made=0)
+//   capture vmm            the same without compression
 //
 // Prints "end_capture=RC" where a capture ends; exit status 0 when every
 // driver call answered as it does without the shim.
@@ -188,11 +189,11 @@ int stream_ordered(int count)
     return 0;
 }
 
-int compressible()
+int mapped_memory(bool compressed)
 {
     int supported = 0;
     CHECK_CU(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, 0));
-    if (!supported) {
+    if (compressed && !supported) {
         std::printf("compression unsupported\nfrees_made=0\n");
         return 0;
     }
@@ -200,7 +201,8 @@ int compressible()
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = 0;
-    prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
+    if (compressed)
+        prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
     size_t granularity = 0;
     CHECK_CU(cuMemGetAllocationGranularity(&granularity, &prop,
                                            CU_MEM_ALLOC_GRANULARITY_MINIMUM));
@@ -239,15 +241,15 @@ int main(int argc, char **argv)
         return cross_free(ctx);
     if (!std::strcmp(mode, "stream_ordered"))
         return stream_ordered(argc > 2 ? std::atoi(argv[2]) : 20);
-    if (!std::strcmp(mode, "compressible")) {
+    if (!std::strcmp(mode, "compressible") || !std::strcmp(mode, "vmm")) {
         size_t free_at_start = 0, free_now = 0, total = 0;
         cuMemGetInfo(&free_at_start, &total);
-        int rc = compressible();
+        int rc = mapped_memory(!std::strcmp(mode, "compressible"));
         cuMemGetInfo(&free_now, &total); // for tests/gpu/run.sh's table
         std::fprintf(stderr, "mem_used_delta=%lld\n",
                      static_cast<long long>(free_at_start) - static_cast<long long>(free_now));
         return rc;
     }
-    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|compressible\n");
+    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|compressible|vmm\n");
     return 2;
 }

@@ -141,3 +141,34 @@ TEST_CASE("managed and host memory are skips with a reason, not errors")
     CHECK(count_events(events, "pin") == 0);
     CHECK(run.output.find("1 managed, 0 ipc, 1 host") != std::string::npos);
 }
+
+TEST_CASE("the shim makes no driver call that fails where the program's own calls succeed")
+{
+    // A tool such as compute-sanitizer reports every failed driver call as
+    // the program's error, so the shim's own calls (pins on allocation
+    // included) must not fail where the program's do not. The fake driver
+    // counts the failed calls of the functions the shim calls. Compressible
+    // memory is the exception the README names: the shim learns that it
+    // cannot be exported by trying, and the driver's refusal is counted.
+    for (const char *mode : {"vmm", "unpinnable", "stream_ordered"}) {
+        std::string log = make_temp_dir() + "/events.jsonl";
+        std::string reports[2];
+        for (bool shim : {false, true}) {
+            std::vector<std::string> argv = {build_path("GDRHOOK_CAPTURE"), mode};
+            std::map<std::string, std::string> env = pinning_environment(log);
+            env["FAKECUDA_REPORT_FAILURES"] = "1";
+            if (!shim) {
+                env.erase("LD_PRELOAD");
+                env.erase("GDRHOOK_EVENTS");
+            }
+            RunResult run = run_program(argv, env);
+            INFO(mode << (shim ? " under the shim: " : " alone: ") << run.output);
+            REQUIRE(run.exit_status == 0);
+            const size_t at = run.output.find("fakecuda: failed calls:");
+            REQUIRE(at != std::string::npos);
+            reports[shim] = run.output.substr(at, run.output.find('\n', at) - at);
+        }
+        INFO(mode);
+        CHECK(reports[true] == reports[false]);
+    }
+}
