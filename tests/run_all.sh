@@ -11,6 +11,8 @@
 #   build-tsan   TSan: the same
 #   build-fuzz   clang, libFuzzer: tests/fuzz/run.sh, each target for
 #                GDRHOOK_FUZZ_SECONDS (default 60); any finding fails
+#   mutants      tests/mutants/run.sh: each mutant of tests/mutants/mutants.py
+#                on a scratch copy; any survivor fails
 # GDRHOOK_TEST_QUICK=1 runs the plain build only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -77,6 +79,21 @@ if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
 fi
 
 echo "$fuzz_result"
+
+# The mutation check: every promise in tests/mutants/mutants.py broken in
+# turn on a scratch copy; the suites must catch each one.
+mutants_result="mutants: skipped (GDRHOOK_TEST_QUICK=1)"
+if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+    echo "=== mutants: tests/mutants/run.sh"
+    if mutants_line=$(tests/mutants/run.sh | tee /dev/stderr | tail -1) &&
+            [[ "$mutants_line" == *" 0 survived"* ]]; then
+        mutants_result="mutants: OK ($mutants_line)"
+    else
+        mutants_result="mutants: FAILED (${mutants_line:-no result})"
+        failed_setup=$((failed_setup + 1))
+    fi
+fi
+echo "$mutants_result"
 python3 - "$failed_setup" "${results[@]}" <<'PY'
 import json, sys
 failed_setup = int(sys.argv[1])

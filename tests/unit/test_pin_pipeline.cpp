@@ -10,11 +10,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sys/stat.h>
-#include <thread>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace {
@@ -247,7 +248,7 @@ TEST_CASE("a log opens with a process line: host, rank, parent, command line, ve
 
 TEST_CASE("a job of 8 ranks on one log pattern writes one file per rank, each opening with its process line")
 {
-    // As a launcher starts them: at once, each with its RANK, all with one
+    // As a launcher starts them: together, each with its RANK, all with one
     // GDRHOOK_EVENTS pattern that names no pid (pids repeat across nodes).
     const std::string dir = make_temp_dir() + "/job";
     std::filesystem::create_directory(dir);
@@ -255,21 +256,32 @@ TEST_CASE("a job of 8 ranks on one log pattern writes one file per rank, each op
     REQUIRE(gethostname(host, sizeof host - 1) == 0);
     const std::string short_host = std::string(host).substr(0, std::string(host).find('.'));
     constexpr int ranks = 8;
-    std::vector<RunResult> runs(ranks);
-    std::vector<std::thread> launcher;
-    for (int rank = 0; rank < ranks; ++rank)
-        launcher.emplace_back([&, rank] {
-            auto env = pinning_environment(dir + "/events.%h.%r.jsonl");
-            env["RANK"] = std::to_string(rank);
-            runs[rank] = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "2", "20", "2"},
-                                     env);
-        });
-    for (std::thread &t : launcher)
-        t.join();
+    const std::string program = build_path("GDRHOOK_COHERENCE_CHURN");
+    std::vector<pid_t> started;
+    for (int rank = 0; rank < ranks; ++rank) {
+        auto env = pinning_environment(dir + "/events.%h.%r.jsonl");
+        env["RANK"] = std::to_string(rank);
+        const std::string output = dir + "/../rank" + std::to_string(rank) + ".out";
+        pid_t child = fork();
+        REQUIRE(child >= 0);
+        if (child == 0) {
+            int fd = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+                _exit(127);
+            exec_program({program, "gdrhook", "2", "20", "2"}, env);
+        }
+        started.push_back(child);
+    }
+    std::vector<int> exit_statuses;
+    for (pid_t child : started) {
+        int status = 0;
+        REQUIRE(waitpid(child, &status, 0) == child);
+        exit_statuses.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+    }
     std::set<long long> pids;
     for (int rank = 0; rank < ranks; ++rank) {
-        INFO("rank " << rank << ": " << runs[rank].output);
-        REQUIRE(runs[rank].exit_status == 0);
+        INFO("rank " << rank << " (output in " << dir << "/../rank" << rank << ".out)");
+        REQUIRE(exit_statuses[rank] == 0);
         const std::string path = dir + "/events." + short_host + "." + std::to_string(rank) + ".jsonl";
         std::vector<EventLine> events = read_event_file(path);
         REQUIRE(events.size() > 1);
