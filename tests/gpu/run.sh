@@ -142,10 +142,11 @@ python_case jax platform jax -- python3 "$here/jax_check.py"
 # be the frees made, as without the tool. A tool that is not installed is
 # a skip with its reason.
 tools_dir=${CUDA_HOME:-/usr/local/cuda}/bin
-tool_rows() { # TOOL-NAME PROGRAM... : the rows that need TOOL-NAME
-    if command -v "$1" >/dev/null 2>&1 || [ -x "$tools_dir/$1" ]; then return 0; fi
+tool_rows() { # TOOL ROW... : whether TOOL is here; if not, its rows are skips
+    local tool=$1
     shift
-    echo "$*: skipped, $1 is not installed here"
+    if command -v "$tool" >/dev/null 2>&1 || [ -x "$tools_dir/$tool" ]; then return 0; fi
+    echo "$*: skipped, $tool is not installed here"
     skipped+=("$@")
     return 1
 }
