@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // libbistro_patcher.so: a stand-in for UCX's CUDA memory hooks in bistro
-// mode (issue 23). Linked with libcuda, it asks dlsym on its own handle for
+// mode. Linked with libcuda, it asks dlsym on its own handle for
 // driver functions and writes a jump to a spy of its own over the first
 // bytes of each answer, as bistro does: mprotect, then a 14-byte absolute
 // jmp (BISTRO_JUMP=5: a 5-byte relative one). Each spy counts its call,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // libnext_spy.so: another LD_PRELOAD interposer, written the conventional
-// way (issue 20, issue 22 finding 4). It defines every entry point of
+// way. It defines every entry point of
 // hook/entry_points.h, counts each call and jumps to what
 // dlsym(RTLD_NEXT, name) answered when it was loaded (or, with
 // NEXT_SPY_RESOLVE=handle, dlsym on libcuda's handle). Preloaded after the

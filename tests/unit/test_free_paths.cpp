@@ -169,7 +169,7 @@ TEST_CASE("frees through the exported symbols are logged exactly once, in order"
 
 TEST_CASE("frees through functions found with dlsym are logged exactly once, in order")
 {
-    // dlsym hands out the exported wrappers themselves (issue 23), so these
+    // dlsym hands out the exported wrappers themselves (docs/interposition.md), so these
     // calls are the exported symbols' calls.
     check_exercise("dlsym", "symbol");
 }
