@@ -405,6 +405,7 @@ int main(int argc, char **argv)
         uint64_t gap_ns;
     };
     std::vector<UnpinRun> unpins;
+    std::vector<ReleaseAloneResult> releases;
     if (o.unpin) {
         say("\n");
         for (const std::string &kind : o.unpin_backends) {
@@ -436,13 +437,22 @@ int main(int argc, char **argv)
                 for (const Buffer &b : bufs)
                     ub.addrs.push_back(b.addr);
                 std::sort(ub.addrs.begin(), ub.addrs.end());
+                if (gap_ns == 0) {
+                    // The floor: the backend releasing the same buffers alone.
+                    ReleaseAloneResult r = measure_release_alone(*backend, ub);
+                    releases.push_back(r);
+                    say("%s release alone (%llu pins, one at a time): p50 %.1f us  p99 %.1f us;"
+                        " %.0f releases/s\n",
+                        r.backend, static_cast<unsigned long long>(r.releases), r.p50_us,
+                        r.p99_us, r.releases_per_s);
+                }
                 unpins.push_back({measure_unpin_delay(std::move(backend), ub, gap_ns), gap_ns});
                 const UnpinDelayResult &u = unpins.back().result;
                 say("free-to-unpin (%s, %llu frees %s): p50 %.1f us  p90 %.1f us  p99 %.1f us"
-                    "  max %.1f us; invalidate+submit %.0f ns\n",
+                    "  max %.1f us; %.0f unpins/s; invalidate+submit %.0f ns\n",
                     u.backend, static_cast<unsigned long long>(u.frees),
                     gap_ns ? "40 us apart" : "back to back", u.p50_us, u.p90_us, u.p99_us,
-                    u.max_us, u.free_path_ns);
+                    u.max_us, u.unpins_per_s, u.free_path_ns);
                 if (driver_memory)
                     free_driver_buffers(cuda, bufs);
                 else if (!bufs.empty())
@@ -491,12 +501,19 @@ int main(int argc, char **argv)
         const UnpinDelayResult &u = unpins[i].result;
         j.add("    {\"backend\": \"%s\", \"gap_ns\": %llu, \"frees\": %llu, "
               "\"unpins\": %llu, \"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, "
-              "\"max_us\": %.3f, \"free_path_ns\": %.1f}%s\n",
+              "\"max_us\": %.3f, \"free_path_ns\": %.1f, \"unpins_per_s\": %.0f}%s\n",
               u.backend, static_cast<unsigned long long>(unpins[i].gap_ns),
               static_cast<unsigned long long>(u.frees), static_cast<unsigned long long>(u.unpins),
-              u.p50_us, u.p90_us, u.p99_us, u.max_us, u.free_path_ns,
+              u.p50_us, u.p90_us, u.p99_us, u.max_us, u.free_path_ns, u.unpins_per_s,
               i + 1 < unpins.size() ? "," : "");
     }
+    j.add("  ],\n  \"release_alone\": [\n");
+    for (size_t i = 0; i < releases.size(); ++i)
+        j.add("    {\"backend\": \"%s\", \"releases\": %llu, \"p50_us\": %.3f, "
+              "\"p99_us\": %.3f, \"releases_per_s\": %.0f}%s\n",
+              releases[i].backend, static_cast<unsigned long long>(releases[i].releases),
+              releases[i].p50_us, releases[i].p99_us, releases[i].releases_per_s,
+              i + 1 < releases.size() ? "," : "");
     j.add("  ],\n  \"targets\": {\n    \"entries\": %zu,\n    \"threads\": %d", largest,
           most_threads);
     for (const Target &t : targets) {

@@ -75,8 +75,11 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     EventPipeline pipeline(4096, log, 0);
     std::mutex latencies_mutex;
     std::vector<uint64_t> latencies;
-    pipeline.set_handler([&](Event &event) {
-        if (event.kind != EventKind::free)
+    // As the shim wires it (cache/core/process_cache.cpp): the worker's
+    // batch hook drains the cache's unpins, and a free that dropped a pin
+    // pokes the worker (cache/registration/free_invalidation.cpp).
+    pipeline.set_batch_hook([&] {
+        if (!cache.has_retired())
             return;
         std::vector<uint64_t> mine;
         cache.drain_unpins([&](const UnpinRecord &r) { mine.push_back(r.lat_ns); });
@@ -89,9 +92,11 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
         cache.lookup(addr, size, reg);
     }
     std::vector<uint64_t> free_path;
+    const uint64_t started = monotonic_ns();
     for (uint64_t addr : buffers.addrs) {
         uint64_t t0 = monotonic_ns();
-        cache.invalidate(addr, size); // begin_free
+        if (cache.invalidate(addr, size)) // before the real free
+            pipeline.poke();
         Event event;
         event.kind = EventKind::free;
         event.addr = addr;
@@ -106,9 +111,11 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     }
     pipeline.shutdown();
     cache.drain_unpins([&](const UnpinRecord &r) { latencies.push_back(r.lat_ns); });
+    const uint64_t ended = monotonic_ns();
 
     result.frees = buffers.addrs.size();
     result.unpins = latencies.size();
+    result.unpins_per_s = ended > started ? latencies.size() * 1e9 / (ended - started) : 0;
     std::sort(latencies.begin(), latencies.end());
     auto pct = [&](double p) {
         return latencies.empty()
@@ -123,6 +130,31 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     result.max_us = latencies.empty() ? 0 : latencies.back() / 1e3;
     std::sort(free_path.begin(), free_path.end());
     result.free_path_ns = free_path.empty() ? 0 : free_path[free_path.size() / 2];
+    return result;
+}
+
+ReleaseAloneResult measure_release_alone(PinBackend &backend, const UnpinBuffers &buffers)
+{
+    ReleaseAloneResult result;
+    result.backend = backend.name();
+    std::vector<Pin> pins(buffers.addrs.size());
+    for (size_t i = 0; i < pins.size(); ++i)
+        if (!backend.pin(buffers.addrs[i], buffers.size, pins[i]).ok())
+            return result;
+    std::vector<uint64_t> took;
+    took.reserve(pins.size());
+    const uint64_t started = monotonic_ns();
+    for (Pin &pin : pins) {
+        const uint64_t t0 = monotonic_ns();
+        backend.unpin(&pin, 1);
+        took.push_back(monotonic_ns() - t0);
+    }
+    const uint64_t ended = monotonic_ns();
+    std::sort(took.begin(), took.end());
+    result.releases = took.size();
+    result.p50_us = took.empty() ? 0 : took[took.size() / 2] / 1e3;
+    result.p99_us = took.empty() ? 0 : took[std::min(took.size() - 1, took.size() * 99 / 100)] / 1e3;
+    result.releases_per_s = ended > started ? took.size() * 1e9 / (ended - started) : 0;
     return result;
 }
 

@@ -2,8 +2,9 @@
 //
 // The free path's two costs away from the lookup: how many events a second
 // the queue takes from many producers, and how long after a free the worker
-// unpins (the hook's flow: invalidate, submit a free event, the worker's
-// handler drains the cache's unpins).
+// unpins (the hook's flow: invalidate, poke the worker when that dropped a
+// pin, submit a free event; the worker's batch hook drains the cache's
+// unpins).
 #pragma once
 
 #include "cache/backends/pin_backend.h"
@@ -26,6 +27,7 @@ struct UnpinDelayResult {
     uint64_t unpins = 0;
     double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
     double free_path_ns = 0;   // invalidate + submit, median, on the freeing thread
+    double unpins_per_s = 0;   // from the first free to the last unpin
 };
 struct UnpinBuffers {
     std::vector<uint64_t> addrs;
@@ -33,5 +35,17 @@ struct UnpinBuffers {
 };
 UnpinDelayResult measure_unpin_delay(std::unique_ptr<gdrhook::PinBackend> backend,
                                      const UnpinBuffers &buffers, uint64_t gap_ns);
+
+// The backend's own cost, with no cache, queue or worker: every buffer
+// pinned, then each pin released on its own (for dma-buf, one close()).
+// The floor under free-to-unpin when frees come back to back.
+struct ReleaseAloneResult {
+    const char *backend = "";
+    uint64_t releases = 0;
+    double p50_us = 0, p99_us = 0;
+    double releases_per_s = 0;
+};
+ReleaseAloneResult measure_release_alone(gdrhook::PinBackend &backend,
+                                         const UnpinBuffers &buffers);
 
 } // namespace bench
