@@ -87,8 +87,13 @@ CUresult cuStreamCreate(CUstream *stream, unsigned int)
     return create_handle("cuStreamCreate", stream);
 }
 
+// The stream's queued frees still happen, as the driver finishes its work.
 CUresult cuStreamDestroy_v2(CUstream stream)
 {
+    {
+        std::lock_guard<std::mutex> lock(driver().mutex);
+        complete_stream_frees(stream);
+    }
     return destroy_handle("cuStreamDestroy_v2", stream);
 }
 
@@ -104,6 +109,7 @@ CUresult cuStreamSynchronize(CUstream stream)
     for (auto &entry : driver().live)
         if (entry.second.pending && entry.second.stream == stream)
             entry.second.pending = false;
+    complete_stream_frees(stream);
     return CUDA_SUCCESS;
 }
 

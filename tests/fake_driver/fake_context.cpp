@@ -167,6 +167,7 @@ CUresult cuCtxSynchronize(void)
     std::lock_guard<std::mutex> lock(driver().mutex);
     for (auto &entry : driver().live)
         entry.second.pending = false;
+    complete_stream_frees(nullptr, true);
     return CUDA_SUCCESS;
 }
 

@@ -175,6 +175,16 @@ void release_block(uintptr_t addr)
     d.live.erase(it);
 }
 
+void complete_stream_frees(CUstream stream, bool every_stream)
+{
+    std::vector<uintptr_t> done;
+    for (const auto &[addr, a] : driver().live)
+        if (a.freeing && (every_stream || a.stream == stream))
+            done.push_back(addr);
+    for (uintptr_t addr : done)
+        release_block(addr);
+}
+
 } // namespace fake
 
 using namespace fake;
@@ -324,6 +334,10 @@ CUresult cuMemAllocHost(void **pp, unsigned int size)
 static CUresult alloc_async(const char *name, CUdeviceptr *dptr, size_t size, CUstream stream)
 {
     const bool graph = stream_is_capturing(stream);
+    if (!graph) { // in stream order, memory freed earlier on the stream is reusable
+        std::lock_guard<std::mutex> lock(driver().mutex);
+        complete_stream_frees(stream);
+    }
     CUresult rc = alloc_common(name, dptr, size, false);
     if (rc != CUDA_SUCCESS)
         return rc;
@@ -353,21 +367,45 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPo
 {
     return alloc_async("cuMemAllocFromPoolAsync_ptsz", dptr, size, stream);
 }
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream)
+// A stream-ordered free is queued on its stream, like the real one: the
+// memory stays allocated (and exported dma-bufs of it valid) until the
+// stream passes the free. On a capturing stream it is a graph node.
+static CUresult free_async(const char *name, CUdeviceptr dptr, CUstream stream)
 {
-    return free_common("cuMemFreeAsync", dptr);
+    if (stream_is_capturing(stream))
+        return free_common(name, dptr);
+    if (CUresult injected = count_call(name))
+        return injected;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    auto it = driver().live.find(dptr);
+    if (it == driver().live.end() || it->second.freeing)
+        return CUDA_ERROR_INVALID_VALUE;
+    it->second.freeing = true;
+    it->second.stream = stream;
+    return CUDA_SUCCESS;
 }
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream)
+
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
-    return free_common("cuMemFreeAsync_ptsz", dptr);
+    return free_async("cuMemFreeAsync", dptr, stream);
+}
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+    return free_async("cuMemFreeAsync_ptsz", dptr, stream);
 }
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *)
 {
     return create_handle("cuMemPoolCreate", pool);
 }
+// The pool's memory goes once its queued frees are done, which the fake
+// does now (it does not track which pool a block came from).
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
+    {
+        std::lock_guard<std::mutex> lock(driver().mutex);
+        complete_stream_frees(nullptr, true);
+    }
     return destroy_handle("cuMemPoolDestroy", pool);
 }
 CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)

@@ -33,6 +33,7 @@ struct Allocation {
     bool pool = false;       // stream-ordered: from a memory pool
     bool graph = false;      // allocated on a capturing stream: a graph node
     bool pending = false;    // stream-ordered, its stream has not passed it yet
+    bool freeing = false;    // cuMemFreeAsync queued: released once its stream passes it
     CUstream stream = nullptr;
 };
 
@@ -101,6 +102,9 @@ size_t bytes_held_by_exports();                     // mutex held: freed, still 
 // The cuMemMap'ed range containing [ptr, ptr + size), if any (mutex held).
 bool in_mapped_range(uintptr_t ptr, size_t size);
 void release_block(uintptr_t addr);                 // mutex held
+// The stream has passed its queued work: the stream-ordered frees queued on
+// it release their memory (all streams: nullptr and every_stream). Mutex held.
+void complete_stream_frees(CUstream stream, bool every_stream = false);
 
 // Fires the test provider's nv-p2p free callbacks for the range, as the
 // real driver does when memory under a pin is freed; nothing where the
