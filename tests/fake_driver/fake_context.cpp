@@ -47,6 +47,8 @@ CUresult cuDriverGetVersion(int *version)
 
 CUresult cuDeviceGetCount(int *count)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     if (!count)
         return CUDA_ERROR_INVALID_VALUE;
     *count = device_count;
@@ -55,6 +57,8 @@ CUresult cuDeviceGetCount(int *count)
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     if (!device || ordinal < 0 || ordinal >= device_count)
         return CUDA_ERROR_INVALID_DEVICE;
     *device = ordinal;
@@ -63,6 +67,8 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal)
 
 CUresult cuDeviceGetName(char *name, int length, CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     if (!name || length <= 0 || device < 0 || device >= device_count)
         return CUDA_ERROR_INVALID_VALUE;
     strncpy(name, "gdrhook fake GPU", static_cast<size_t>(length) - 1);
@@ -72,6 +78,8 @@ CUresult cuDeviceGetName(char *name, int length, CUdevice device)
 
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     if (!value || device < 0 || device >= device_count)
         return CUDA_ERROR_INVALID_VALUE;
     switch (attribute) {
@@ -102,6 +110,8 @@ static CUresult create_context(const char *name, CUcontext *pctx, CUdevice devic
 
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int, CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     return create_context("cuCtxCreate_v2", pctx, device);
 }
 
@@ -110,6 +120,8 @@ CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int, CUdevice device)
 // execution affinity and CIG, are ignored).
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *, unsigned int, CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     return create_context("cuCtxCreate_v4", pctx, device);
 }
 #endif
@@ -136,12 +148,16 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) { return destroy_context("cuCtxDestroy_v
 
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     current_context = reinterpret_cast<Context *>(ctx);
     return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     if (!pctx)
         return CUDA_ERROR_INVALID_VALUE;
     *pctx = reinterpret_cast<CUcontext>(current_context);
@@ -150,6 +166,8 @@ CUresult cuCtxGetCurrent(CUcontext *pctx)
 
 CUresult cuCtxGetDevice(CUdevice *device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     if (!device)
         return CUDA_ERROR_INVALID_VALUE;
     if (!current_context)
@@ -201,10 +219,14 @@ static CUresult primary_release(const char *name, CUdevice device)
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     return primary_release("cuDevicePrimaryCtxRelease", device);
 }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     return primary_release("cuDevicePrimaryCtxRelease_v2", device);
 }
 
@@ -221,10 +243,14 @@ static CUresult primary_reset(const char *name, CUdevice device)
 
 CUresult cuDevicePrimaryCtxReset(CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     return primary_reset("cuDevicePrimaryCtxReset", device);
 }
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice device)
 {
+    if (CUresult refused = refused_after_fork())
+        return refused;
     return primary_reset("cuDevicePrimaryCtxReset_v2", device);
 }
 

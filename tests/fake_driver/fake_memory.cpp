@@ -26,8 +26,13 @@ std::unordered_map<std::string, long> &counts()
 }
 } // namespace
 
-// The real driver survives fork() in the child; so must the fake, whose
-// mutexes another thread may hold at the moment of the fork.
+// A child forked after the driver was initialized cannot use it: on the
+// real driver (H100, 580.159.04) every call there answers
+// CUDA_ERROR_NOT_INITIALIZED, cuInit and cuCtxGetCurrent included, except
+// cuDriverGetVersion. The fake's mutexes, which another thread may hold at
+// the fork, are taken around it so that the child finds them free.
+static bool forked_after_init = false;
+
 static void lock_for_fork()
 {
     driver().mutex.lock();
@@ -38,12 +43,17 @@ static void unlock_after_fork()
     counts_mutex.unlock();
     driver().mutex.unlock();
 }
+static void unlock_in_child()
+{
+    forked_after_init = forked_after_init || driver().initialized;
+    unlock_after_fork();
+}
 
 Driver &driver()
 {
     static Driver *instance = [] {
         auto *made = new Driver();
-        pthread_atfork(lock_for_fork, unlock_after_fork, unlock_after_fork);
+        pthread_atfork(lock_for_fork, unlock_after_fork, unlock_in_child);
         return made;
     }();
     return *instance;
@@ -85,8 +95,15 @@ const std::vector<InjectedFailure> &injected_failures()
 
 } // namespace
 
+CUresult refused_after_fork()
+{
+    return forked_after_init ? CUDA_ERROR_NOT_INITIALIZED : CUDA_SUCCESS;
+}
+
 CUresult count_call(const char *name)
 {
+    if (forked_after_init && strcmp(name, "cuDriverGetVersion") != 0)
+        return CUDA_ERROR_NOT_INITIALIZED;
     long call;
     {
         std::lock_guard<std::mutex> lock(counts_mutex);

@@ -63,6 +63,11 @@ thread_local extern Context *current_context;
 // 1) return RC without doing anything, as a driver refusing it would.
 CUresult count_call(const char *name);
 
+// CUDA_ERROR_NOT_INITIALIZED in a child forked after cuInit (as the real
+// driver answers there), success elsewhere: for the entry points that do
+// not go through count_call().
+CUresult refused_after_fork();
+
 // Returns rc, counting it as a failed call of NAME when it is not success.
 // With FAKECUDA_REPORT_FAILURES=1 the process prints the counts at exit
 // ("fakecuda: failed calls: N (NAME=N ...)"), so a test can tell whether

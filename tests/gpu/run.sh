@@ -134,6 +134,8 @@ python_case torch_default default torch -- python3 "$here/torch_check.py"
 python_case torch_expandable expandable torch \
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- python3 "$here/torch_check.py"
 python_case torch_graph cuda-graph torch -- python3 "$here/torch_graph_check.py"
+# No exit handler runs: every free must still be in the log.
+python_case torch_os_exit os._exit torch -- python3 "$here/torch_endings.py" os_exit
 python_case cupy default cupy -- python3 "$here/cupy_check.py"
 python_case jax platform jax -- python3 "$here/jax_check.py"
 # Under NVIDIA's injection-based tools: the plain run is the program under
@@ -208,6 +210,34 @@ else
         hook_through_cli=1 run_case ddp_nccl "nccl x$gpus" 0 -- \
             torchrun --standalone --nproc-per-node="$gpus" "$here/ddp_check.py"
         summary_of ddp_nccl
+    fi
+fi
+
+# A training loop killed with SIGKILL mid-run: what its log lacks, the
+# shim's journal beside it holds; `gdrhook log check` recovers it and must
+# pass (pins the process held went with it).
+if wanted torch_sigkill; then
+    if python3 -c "import torch" 2>/dev/null; then
+        echo
+        echo "== torch_sigkill: a training loop killed with SIGKILL after 20 s"
+        kill_dir="$out/torch_sigkill"
+        rm -rf "$kill_dir"
+        mkdir -p "$kill_dir"
+        env "${hook_env[@]}" GDRHOOK_EVENTS="$kill_dir/events.%p.jsonl" LD_PRELOAD="$shim" \
+            python3 "$here/torch_endings.py" train >"$kill_dir/out" 2>"$kill_dir/err" &
+        victim=$!
+        sleep 20
+        kill -KILL "$victim"
+        wait "$victim" 2>/dev/null
+        echo "killed after $(tail -1 "$kill_dir/out")"
+        echo "frees in the log before recovery: $(cat "$kill_dir"/events.*.jsonl | grep -c '"ev":"free"')"
+        "$cli" log recover "$kill_dir" || failures=$((failures + 1))
+        echo "frees in the log after recovery: $(cat "$kill_dir"/events.*.jsonl | grep -c '"ev":"free"')"
+        "$cli" log check "$kill_dir"/events.*.jsonl || failures=$((failures + 1))
+        "$cli" log summary "$kill_dir"/events.*.jsonl | head -4
+    else
+        echo "torch_sigkill: skipped, python3 cannot import torch"
+        skipped+=(torch_sigkill)
     fi
 fi
 

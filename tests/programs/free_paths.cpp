@@ -288,13 +288,21 @@ int run_fork()
     });
     pid_t child = fork();
     if (child == 0) {
-        api.ctx_set_current(primary);
+        // The driver refuses a child forked after cuInit (every call answers
+        // CUDA_ERROR_NOT_INITIALIZED): the shim must hand those answers back
+        // unchanged and log the attempts in the child's own log.
+        auto refused = [](const char *call, CUresult rc) {
+            if (rc != CUDA_ERROR_NOT_INITIALIZED)
+                fprintf(stderr, "child: %s answered %d, not CUDA_ERROR_NOT_INITIALIZED\n", call, rc);
+            return rc == CUDA_ERROR_NOT_INITIALIZED;
+        };
+        bool as_the_driver_says = refused("cuCtxSetCurrent", api.ctx_set_current(primary));
         for (int i = 0; i < 3; ++i) {
             CUdeviceptr p = 0;
-            if (api.mem_alloc(&p, 4096) != CUDA_SUCCESS || api.mem_free(p) != CUDA_SUCCESS)
-                _exit(2);
+            as_the_driver_says &= refused("cuMemAlloc_v2", api.mem_alloc(&p, 4096));
         }
-        exit(0); // the child's pending events are flushed at exit
+        as_the_driver_says &= refused("cuMemFree_v2", api.mem_free(kept));
+        exit(as_the_driver_says ? 0 : 2); // the child's pending events are flushed at exit
     }
     busy.join();
     int status = 0;
