@@ -25,6 +25,7 @@ torch.cuda.synchronize()
 
 if mode == "os_exit":
     before = torch.cuda.memory_stats()["segment.all.freed"]
+    used_at_start = marker.used_bytes()
     marker.mark()
     held = [torch.empty(64 << 20, dtype=torch.uint8, device="cuda") for _ in range(20)]
     torch.cuda.synchronize()
@@ -33,6 +34,8 @@ if mode == "os_exit":
     marker.mark()
     freed = torch.cuda.memory_stats()["segment.all.freed"] - before
     print(f"frees_made={freed}", flush=True)
+    marker.report_mem_delta(used_at_start)
+    sys.stderr.flush()
     os._exit(0)
 elif mode == "train":
     model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
