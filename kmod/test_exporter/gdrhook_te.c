@@ -9,7 +9,9 @@
  * buffer at CREATE:
  *  - pinnable: implements pin/unpin, which makes it a dynamic exporter;
  *    like a real one it never moves a buffer an attachment has pinned
- *    (MOVE answers EBUSY);
+ *    (MOVE answers EBUSY), unless told to take it back regardless, as an
+ *    exporter whose device goes away does: then it notifies without
+ *    moving;
  *  - plain: no pin, so the dma-buf core maps it for a dynamic importer
  *    once, at attach time; it moves whenever asked, and move_notify is
  *    all an importer gets.
@@ -317,8 +319,9 @@ static int te_move(struct gdrhook_te_move *a)
 	unsigned long i;
 	int err = 0;
 
-	if (a->reserved || a->pad)
+	if (a->flags & ~GDRHOOK_TE_MOVE_EVEN_IF_PINNED)
 		return -EINVAL;
+	a->moved = 0;
 	dmabuf = dma_buf_get(a->fd);
 	if (IS_ERR(dmabuf))
 		return PTR_ERR(dmabuf);
@@ -336,7 +339,7 @@ static int te_move(struct gdrhook_te_move *a)
 	/* The reservation lock is what keeps new mappings out during a move. */
 	dma_resv_lock(dmabuf->resv, NULL);
 	mutex_lock(&buf->lock);
-	if (buf->pins) {
+	if (buf->pins && !(a->flags & GDRHOOK_TE_MOVE_EVEN_IF_PINNED)) {
 		mutex_unlock(&buf->lock);
 		dma_resv_unlock(dmabuf->resv);
 		atomic64_inc(&te_moves_refused);
@@ -344,9 +347,13 @@ static int te_move(struct gdrhook_te_move *a)
 		err = -EBUSY;
 		goto out_put;
 	}
-	for (i = 0; i < buf->npages; i++)
-		copy_highpage(pages[i], buf->pages[i]);
-	swap(buf->pages, pages);
+	/* A pinned buffer is taken back where it is, never moved. */
+	if (!buf->pins) {
+		for (i = 0; i < buf->npages; i++)
+			copy_highpage(pages[i], buf->pages[i]);
+		swap(buf->pages, pages);
+		a->moved = 1;
+	}
 	mutex_unlock(&buf->lock);
 
 	a->notified = 0;
@@ -356,7 +363,10 @@ static int te_move(struct gdrhook_te_move *a)
 	dma_buf_move_notify(dmabuf);
 	dma_resv_unlock(dmabuf->resv);
 
-	/* The old pages: what is still mapped lives on in its mappings. */
+	/*
+	 * The old pages (or the unused new ones): what is still mapped lives
+	 * on in its mappings.
+	 */
 	te_free_pages(pages, buf->npages);
 	atomic64_inc(&te_moves);
 	atomic64_add(a->notified, &te_notified);

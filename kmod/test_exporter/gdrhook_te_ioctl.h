@@ -34,17 +34,26 @@ struct gdrhook_te_create {
 };
 
 /*
+ * gdrhook_te_move.flags: the buffer is pinned, and the exporter takes it
+ * back all the same, as one whose device is going away does: it calls
+ * dma_buf_move_notify() without moving the pages. Importers get the same
+ * notification; what they must do with it is the same.
+ */
+#define GDRHOOK_TE_MOVE_EVEN_IF_PINNED (1u << 0)
+
+/*
  * Move the buffer to new pages, as a driver evicting it would: under the
  * buffer's reservation lock, copy it, switch to the new pages and call
  * dma_buf_move_notify() on every dynamic attachment. Mappings made before
  * keep the old pages until they are unmapped. EBUSY (and nothing
- * notified) when the buffer is pinned; EINVAL when fd is not one of ours.
+ * notified) when the buffer is pinned, unless flags say otherwise; EINVAL
+ * when fd is not one of ours.
  */
 struct gdrhook_te_move {
 	__s32 fd;       /* in: a dma-buf made by CREATE */
-	__u32 reserved; /* must be 0 */
+	__u32 flags;    /* in: GDRHOOK_TE_MOVE_* */
 	__u32 notified; /* out: attachments move_notify was called for */
-	__u32 pad;      /* must be 0 */
+	__u32 moved;    /* out: 1 if it moved to new pages, 0 if not */
 };
 
 #define GDRHOOK_TE_IOCTL_CREATE _IOWR(0xD9, 0x01, struct gdrhook_te_create)

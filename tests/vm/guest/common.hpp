@@ -239,10 +239,11 @@ public:
 		return e;
 	}
 	// Moves the buffer; *notified: the attachments told (move_notify).
-	int move(int dmabuf_fd, uint32_t* notified = nullptr) const
+	int move(int dmabuf_fd, uint32_t* notified = nullptr, uint32_t flags = 0) const
 	{
 		gdrhook_te_move m{};
 		m.fd = dmabuf_fd;
+		m.flags = flags;
 		int e = sys_ioctl(fd_.get(), GDRHOOK_TE_IOCTL_MOVE, &m);
 		if (!e && notified)
 			*notified = m.notified;

@@ -6,7 +6,9 @@
 //    says REVOKED, GET_PAGES refuses it, UNPIN still answers 0 once and
 //    gives the attachment back; a second move posts nothing;
 //  - an exporter with pin support: gdrhook's pin (dynamic, and the static
-//    fallback) keeps the exporter from moving the buffer at all;
+//    fallback) keeps the exporter from moving the buffer at all; one that
+//    takes the pinned buffer back regardless revokes a dynamic pin the
+//    same way;
 //  - move_notify racing PIN, UNPIN and close(): PIN answers 0 or EAGAIN,
 //    every pin ends once (UNPIN 0 once, then ENOENT), a handle gets at most
 //    one event and only if it was notified, and a pin still held after the
@@ -159,7 +161,21 @@ void pinnable_buffer_stays(const Exporter& te, PciAddr peer, bool dynamic)
 	CHECK_OK(dev.query(h, &q));
 	CHECK(q.state == GDRHOOK_STATE_VALID);
 
+	// Taken back although pinned (its device going away): a dynamic pin
+	// is revoked like any other, and UNPIN still unpins it, once.
+	CHECK_OK(te.move(buf.get(), &notified, GDRHOOK_TE_MOVE_EVEN_IF_PINNED));
+	if (dynamic) {
+		CHECK(notified == 1);
+		CHECK_OK(wait_events(dev, 5000, &ev));
+		CHECK(ev.size() == 1 && ev[0].handle == h && ev[0].type == GDRHOOK_EVENT_REVOKED_DMABUF);
+		CHECK_OK(dev.query(h, &q));
+		CHECK(q.state == GDRHOOK_STATE_REVOKED);
+	} else {
+		CHECK(notified == 0); // a static attachment has no move_notify
+	}
+
 	CHECK_OK(dev.unpin(h));
+	CHECK_ERR(dev.unpin(h), ENOENT);
 	CHECK(te_counter("pins_live") == 0);
 	CHECK_OK(te.move(buf.get(), &notified));
 	CHECK(notified == 0);
