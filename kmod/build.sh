@@ -3,7 +3,8 @@
 #
 # Out-of-tree build for Meson and the VM test: Kbuild writes objects next
 # to the sources it builds, so the sources are copied into OUT_DIR/src and
-# built there; OUT_DIR receives gdrhook.ko (and gdrhook_tp.ko).
+# built there; OUT_DIR receives gdrhook.ko (and, with --test-provider, the
+# test modules gdrhook_tp.ko and gdrhook_te.ko).
 set -eu
 SRC=$(cd "$1" && pwd)
 OUT=$(mkdir -p "$2" && cd "$2" && pwd)
@@ -30,4 +31,5 @@ cp "$OUT/src/gdrhook.ko" "$OUT/gdrhook.ko"
 if [ "$TP" = "--test-provider" ]; then
 	make -s -C "$OUT/src" KDIR="$KDIR" GDRHOOK_WERROR=1 test-provider
 	cp "$OUT/src/test_provider/gdrhook_tp.ko" "$OUT/gdrhook_tp.ko"
+	cp "$OUT/src/test_exporter/gdrhook_te.ko" "$OUT/gdrhook_te.ko"
 fi

@@ -2,9 +2,10 @@
 # run.sh - the gdrhook.ko VM test (kmod/README.md says what it covers).
 #
 # For each kernel (every installed Debian image with its headers, by
-# default): builds gdrhook.ko and the test provider against its headers,
-# packs a busybox initramfs with them, the static in-guest test program and
-# vgem (a real dma-buf exporter), boots it in qemu-system-x86_64 with
+# default): builds gdrhook.ko, the test provider and the test exporter (a
+# dma-buf exporter that moves buffers) against its headers, packs a busybox
+# initramfs with them, the static in-guest test program and vgem (a real
+# dma-buf exporter that never moves one), boots it in qemu-system-x86_64 with
 # software emulation and slab/page poisoning, and prints
 #   kmod-vm: kernel RELEASE kasan=y|n lockdep=y|n: N passed, M failed
 # counting the guest's tests and, as one more, the kernel log (any KASAN,
@@ -112,7 +113,7 @@ mkdir -p "$COMMON/bin"
 # The cache's kmod backend is linked in as it is, to be tested against the
 # real module.
 g++ -std=c++17 -O2 -Wall -Wextra -Werror -static -pthread \
-	-I"$ROOT" -I"$ROOT/kmod/include/uapi" -I"$ROOT/kmod/test_provider" \
+	-I"$ROOT" -I"$ROOT/kmod/include/uapi" -I"$ROOT/kmod/test_provider" -I"$ROOT/kmod/test_exporter" \
 	-o "$COMMON/bin/gdrhook-vmtest" "$HERE"/guest/*.cpp "$ROOT/cache/backends/kmod_backend.cpp" \
 	"$ROOT/cache/prim/hot_line.cpp" ||
 	die "test program build failed"
@@ -180,7 +181,7 @@ boot() {
 		echo "export GDRHOOK_VM_FUZZ_CALLS=$fuzz"
 	} >>"$ir/env"
 	mkdir -p "$ir/modules"
-	cp "$kw/kmod/gdrhook.ko" "$kw/kmod/gdrhook_tp.ko" "$ir/modules/"
+	cp "$kw/kmod/gdrhook.ko" "$kw/kmod/gdrhook_tp.ko" "$kw/kmod/gdrhook_te.ko" "$ir/modules/"
 	# vgem and what it needs, in load order (modules.dep lists dependencies
 	# with the first-needed last).
 	deps=$(grep "/vgem\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "vgem not in $moddir/modules.dep"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 // common.hpp - what every in-guest test shares: a typed wrapper per device
-// (gdrhook, the test provider, vgem), debugfs counters, and failure checks.
+// (gdrhook, the test provider, the test exporter, vgem), debugfs counters,
+// and failure checks.
 // Every wrapper method returns 0 or a positive errno; nothing throws.
 #pragma once
 
@@ -15,11 +16,13 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "gdrhook_ioctl.h"
+#include "gdrhook_te_ioctl.h"
 #include "gdrhook_tp_ioctl.h"
 
 namespace vmtest {
@@ -218,6 +221,39 @@ private:
 	Fd fd_;
 };
 
+// /dev/gdrhook_te: makes dma-bufs whose exporter moves them (move_notify).
+class Exporter {
+public:
+	Exporter() : fd_(::open(GDRHOOK_TE_DEVICE_PATH, O_RDWR | O_CLOEXEC)) {}
+	bool ok() const { return fd_.ok(); }
+	void close() { fd_.reset(); }
+	// A new buffer of size bytes; flags: GDRHOOK_TE_PINNABLE or 0.
+	int create(uint64_t size, uint32_t flags, Fd* dmabuf) const
+	{
+		gdrhook_te_create c{};
+		c.size = size;
+		c.flags = flags;
+		int e = sys_ioctl(fd_.get(), GDRHOOK_TE_IOCTL_CREATE, &c);
+		if (!e)
+			*dmabuf = Fd(c.fd);
+		return e;
+	}
+	// Moves the buffer; *notified: the attachments told (move_notify).
+	int move(int dmabuf_fd, uint32_t* notified = nullptr, uint32_t flags = 0) const
+	{
+		gdrhook_te_move m{};
+		m.fd = dmabuf_fd;
+		m.flags = flags;
+		int e = sys_ioctl(fd_.get(), GDRHOOK_TE_IOCTL_MOVE, &m);
+		if (!e && notified)
+			*notified = m.notified;
+		return e;
+	}
+
+private:
+	Fd fd_;
+};
+
 // One vgem dumb buffer exported as a dma-buf fd (vgem: a real exporter).
 class VgemBuffer {
 public:
@@ -263,6 +299,7 @@ int unload_module(const char* name);
 uint64_t counter(const char* dir, const char* name);
 inline uint64_t gdr_counter(const char* name) { return counter("/sys/kernel/debug/gdrhook", name); }
 inline uint64_t tp_counter(const char* name) { return counter("/sys/kernel/debug/gdrhook_tp", name); }
+inline uint64_t te_counter(const char* name) { return counter("/sys/kernel/debug/gdrhook_te", name); }
 void set_param(const char* module, const char* param, const std::string& value);
 // The test provider's knobs back to their defaults (when it is loaded).
 void reset_provider_params();
@@ -286,6 +323,16 @@ private:
 	std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
+// The threads of a race test meet here, once per round.
+struct Barrier {
+	explicit Barrier(unsigned n) { pthread_barrier_init(&b, nullptr, n); }
+	Barrier(const Barrier&) = delete;
+	Barrier& operator=(const Barrier&) = delete;
+	~Barrier() { pthread_barrier_destroy(&b); }
+	void wait() { pthread_barrier_wait(&b); }
+	pthread_barrier_t b;
+};
+
 constexpr size_t kGpuPage = 64 * 1024;
 
 int test_basic();
@@ -302,5 +349,6 @@ int test_errnos();
 int test_access();
 int test_provider_life();
 int test_failslab();
+int test_move_notify();
 
 } // namespace vmtest

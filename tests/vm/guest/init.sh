@@ -1,9 +1,10 @@
 #!/bin/busybox sh
 # init.sh - PID 1 of the VM test's initramfs.
 #
-# Loads vgem (with its dependencies), the test provider and gdrhook.ko,
-# runs each in-guest test, unloads everything (an unload failure means a
-# leak: gdrhook held by an open file, vgem by a dma-buf reference), prints
+# Loads vgem (with its dependencies), the test provider, the test exporter
+# and gdrhook.ko, runs each in-guest test, unloads everything (an unload
+# failure means a leak: gdrhook held by an open file, vgem or the test
+# exporter by a dma-buf reference), prints
 # the kernel log, and ends with "GDRHOOK-VM: N passed, M failed" and exactly
 # one "GDRHOOK-VM: PASS" or "GDRHOOK-VM: FAIL" line, which is what the host
 # decides by. Every test runs even when an earlier one failed (each is
@@ -18,7 +19,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 export PATH=/bin
 
 # The tests, in order; GDRHOOK_VM_STEPS (from /env) may name a subset.
-STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access provider_life races fuzz kill"
+STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access provider_life move_notify races fuzz kill"
 # Allocation failures in turn, where the kernel has fault injection (the
 # suite's debug kernel); the host's result line names the kernel.
 [ -e /proc/self/fail-nth ] && STEPS="$STEPS failslab"
@@ -52,13 +53,15 @@ load_modules() {
 	for m in $(cat /modules/load_order); do
 		insmod "/modules/$m" || return 1
 	done
-	insmod /modules/gdrhook_tp.ko && insmod /modules/gdrhook.ko
+	insmod /modules/gdrhook_tp.ko && insmod /modules/gdrhook_te.ko &&
+		insmod /modules/gdrhook.ko
 }
 
 # Nothing may be left holding either module.
 unload_modules() {
 	rmmod gdrhook || return 1
 	rmmod gdrhook_tp || return 1
+	rmmod gdrhook_te || return 1
 	rmmod vgem || return 1
 }
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv)
 		{"access", vmtest::test_access},
 		{"provider_life", vmtest::test_provider_life},
 		{"failslab", vmtest::test_failslab},
+		{"move_notify", vmtest::test_move_notify},
 	};
 	if (argc == 2)
 		for (const auto& t : tests)

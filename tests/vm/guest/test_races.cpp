@@ -14,18 +14,10 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
-#include <pthread.h>
 #include <thread>
 
 namespace vmtest {
 namespace {
-
-struct Barrier {
-	explicit Barrier(unsigned n) { pthread_barrier_init(&b, nullptr, n); }
-	~Barrier() { pthread_barrier_destroy(&b); }
-	void wait() { pthread_barrier_wait(&b); }
-	pthread_barrier_t b;
-};
 
 struct Outcomes {
 	std::atomic<uint64_t> fired{0};  // the callback ran (won or not)
