@@ -252,15 +252,16 @@ CUresult cuMemAllocHost(void **pp, unsigned int size)
 // its stream has passed it (cuStreamSynchronize, cuCtxSynchronize).
 static CUresult alloc_async(const char *name, CUdeviceptr *dptr, size_t size, CUstream stream)
 {
-    const bool graph = stream_is_capturing(stream);
+    CUgraph graph = capturing_graph(stream);
     CUresult rc = alloc_common(name, dptr, size, false);
     if (rc != CUDA_SUCCESS)
         return rc;
     std::lock_guard<std::mutex> lock(driver().mutex);
     Allocation &a = driver().live[*dptr];
-    a.graph = graph;
     a.pending = !graph;
     a.stream = stream;
+    if (graph)
+        note_graph_allocation(*dptr, graph);
     return CUDA_SUCCESS;
 }
 
@@ -281,13 +282,23 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPo
 {
     return alloc_async("cuMemAllocFromPoolAsync_ptsz", dptr, size, stream);
 }
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream)
+// On a capturing stream a free node: the address stays the graph's.
+static CUresult free_async(const char *name, CUdeviceptr dptr, CUstream stream)
 {
-    return free_common("cuMemFreeAsync", dptr);
+    if (!stream_is_capturing(stream))
+        return free_common(name, dptr);
+    if (CUresult injected = count_call(name))
+        return injected;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    return free_in_graph(dptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream)
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
 {
-    return free_common("cuMemFreeAsync_ptsz", dptr);
+    return free_async("cuMemFreeAsync", dptr, stream);
+}
+CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+    return free_async("cuMemFreeAsync_ptsz", dptr, stream);
 }
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *)
@@ -391,7 +402,7 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
     std::lock_guard<std::mutex> lock(driver().mutex);
     size_t used = 0;
     for (auto &entry : driver().live)
-        if (!entry.second.host)
+        if (!entry.second.host && backed(entry.second))
             used += entry.second.size;
     used += bytes_held_by_exports();
     const size_t total = size_t(80) << 30;
@@ -418,6 +429,10 @@ CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdevi
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
         *static_cast<int *>(data) = it->second.context ? it->second.context->device : 0;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *static_cast<unsigned int *>(data) =
+            it->second.host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
         return CUDA_SUCCESS;
     default:
         return CUDA_ERROR_NOT_SUPPORTED;
