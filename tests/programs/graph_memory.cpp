@@ -9,6 +9,9 @@
 //                          then cuDeviceGraphMemTrim; waits for the memory
 //                          to come back, then destroys the executable graph
 //                          and the graph
+//   graph_memory executable  the same graph, launched and registered, then
+//                          its executable graph destroyed; waits for the
+//                          memory to come back, then destroys the graph
 //   graph_memory destroy   the same graph, launched and registered, then
 //                          destroyed; a cuMemAlloc of the same size (the
 //                          driver may hand the address out again) is
@@ -66,6 +69,15 @@ void wait_for_memory(long long baseline)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// What a release gave back, before anything else runs (on stderr, where
+// tests/gpu/table_row.py leaves mem_used_delta lines out of the
+// comparison and judges the last one).
+void report_after(const char *release, long long baseline)
+{
+    wait_for_memory(baseline);
+    std::fprintf(stderr, "after %s: mem_used_delta=%lld\n", release, used_bytes() - baseline);
+}
+
 CUDA_MEM_ALLOC_NODE_PARAMS device_memory()
 {
     CUDA_MEM_ALLOC_NODE_PARAMS params;
@@ -108,10 +120,25 @@ int trim(CUstream stream, long long baseline)
         return 1;
     register_range(p);
     CHECK_CU(cuDeviceGraphMemTrim(0));
-    wait_for_memory(baseline);
+    report_after("trim", baseline);
     CHECK_CU(cuGraphExecDestroy(exec));
     CHECK_CU(cuGraphDestroy(graph));
     std::printf("frees_made=4\n"); // free node, trim, executable graph, graph
+    return 0;
+}
+
+int executable(CUstream stream, long long baseline)
+{
+    CUgraph graph;
+    CUgraphExec exec;
+    CUdeviceptr p = 0;
+    if (build(graph, p, true) || run(graph, exec, stream, 10))
+        return 1;
+    register_range(p);
+    CHECK_CU(cuGraphExecDestroy(exec));
+    report_after("exec destroy", baseline);
+    CHECK_CU(cuGraphDestroy(graph));
+    std::printf("frees_made=3\n"); // free node, executable graph, graph
     return 0;
 }
 
@@ -186,6 +213,8 @@ int main(int argc, char **argv)
     int rc = 2;
     if (!std::strcmp(mode, "trim"))
         rc = trim(stream, at_start);
+    else if (!std::strcmp(mode, "executable"))
+        rc = executable(stream, at_start);
     else if (!std::strcmp(mode, "destroy"))
         rc = destroy(stream);
     else if (!std::strcmp(mode, "captured"))
@@ -193,7 +222,7 @@ int main(int argc, char **argv)
     else if (!std::strcmp(mode, "outlives"))
         rc = outlives(stream);
     else
-        std::fprintf(stderr, "usage: graph_memory trim|destroy|captured|outlives\n");
+        std::fprintf(stderr, "usage: graph_memory trim|executable|destroy|captured|outlives\n");
     if (rc != 0)
         return rc;
     CHECK_CU(cuStreamDestroy(stream));

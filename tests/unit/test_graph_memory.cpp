@@ -8,13 +8,31 @@
 // tests/fake_driver/fake_graph.cpp).
 #include "program_runs.h"
 
+#include <regex>
+
 namespace {
 
 constexpr long long graph_bytes = 4 << 20;
 
-// Runs a mode plain, then under the shim; returns the hooked run's events
-// after the checks every mode shares.
-std::vector<EventLine> run_mode(const std::string &mode)
+struct ModeRun {
+    std::vector<EventLine> events;
+    std::string output;
+};
+
+// The GPU memory the program had in use after `release` (its "after
+// RELEASE: mem_used_delta=N" line), or at its end (release empty).
+long long used_delta(const std::string &output, const std::string &release = "")
+{
+    std::smatch m;
+    const std::string line = release.empty() ? "(^|\\n)" : "after " + release + ": ";
+    INFO("looking for " << line << "mem_used_delta=");
+    REQUIRE(std::regex_search(output, m, std::regex(line + "mem_used_delta=(-?[0-9]+)")));
+    return std::stoll(m[m.size() - 1]);
+}
+
+// Runs a mode plain, then under the shim; returns the hooked run after the
+// checks every mode shares.
+ModeRun run_mode(const std::string &mode)
 {
     std::string log = make_temp_dir() + "/events.jsonl";
     RunResult plain = run_test_program("GDRHOOK_GRAPH_MEMORY", {mode}, log, false);
@@ -34,8 +52,8 @@ std::vector<EventLine> run_mode(const std::string &mode)
     check_every_pin_released_by_a_free(events);
     check_no_error_events(events); // verify mode: no stale registration served
     // A dma-buf export holds the memory until it is closed.
-    CHECK(output_field(run.output, "mem_used_delta") == 0);
-    return events;
+    CHECK(used_delta(run.output) == 0);
+    return ModeRun{events, run.output};
 }
 
 // The `free` event of a graph memory release by `api`.
@@ -51,7 +69,10 @@ const EventLine *release_by(const std::vector<EventLine> &events, const std::str
 
 TEST_CASE("a trim of graph memory is logged and unpins what was registered over it")
 {
-    std::vector<EventLine> events = run_mode("trim");
+    ModeRun run = run_mode("trim");
+    // Given back at the trim, not at a later destruction.
+    CHECK(used_delta(run.output, "trim") == 0);
+    const std::vector<EventLine> &events = run.events;
     const EventLine *trim = release_by(events, "cuDeviceGraphMemTrim");
     REQUIRE(trim);
     CHECK((*trim)["kind"] == "graph");
@@ -62,9 +83,20 @@ TEST_CASE("a trim of graph memory is logged and unpins what was registered over 
     CHECK(exec->number("size") == graph_bytes);
 }
 
+TEST_CASE("destroying an executable graph gives its memory back: a registration over it is dropped")
+{
+    ModeRun run = run_mode("executable");
+    CHECK(used_delta(run.output, "exec destroy") == 0);
+    const std::vector<EventLine> &events = run.events;
+    const EventLine *exec = release_by(events, "cuGraphExecDestroy");
+    REQUIRE(exec);
+    CHECK((*exec)["kind"] == "graph");
+    CHECK(exec->number("size") == graph_bytes);
+}
+
 TEST_CASE("destroying a graph gives its addresses back: a registration over them is dropped")
 {
-    std::vector<EventLine> events = run_mode("destroy");
+    std::vector<EventLine> events = run_mode("destroy").events;
     const EventLine *destroyed = release_by(events, "cuGraphDestroy");
     REQUIRE(destroyed);
     CHECK((*destroyed)["kind"] == "graph");
@@ -78,7 +110,7 @@ TEST_CASE("destroying a graph gives its addresses back: a registration over them
 
 TEST_CASE("a captured graph owns the memory its capture allocated: destroying it releases that")
 {
-    std::vector<EventLine> events = run_mode("captured");
+    std::vector<EventLine> events = run_mode("captured").events;
     const EventLine *destroyed = release_by(events, "cuGraphDestroy");
     REQUIRE(destroyed);
     CHECK(destroyed->number("size") == graph_bytes);
@@ -86,7 +118,7 @@ TEST_CASE("a captured graph owns the memory its capture allocated: destroying it
 
 TEST_CASE("graph memory that outlives its graph stays registered until it is freed")
 {
-    std::vector<EventLine> events = run_mode("outlives");
+    std::vector<EventLine> events = run_mode("outlives").events;
     const EventLine *destroyed = release_by(events, "cuGraphDestroy");
     REQUIRE(destroyed);
     CHECK(destroyed->number("size") == 0); // the allocation lives on
