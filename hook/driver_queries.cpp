@@ -86,6 +86,22 @@ int32_t current_device()
     return device;
 }
 
+uint64_t capture_graph(uint64_t stream, bool per_thread)
+{
+    static std::atomic<void *> looked_up{nullptr};
+    auto fn = lookup_driver<decltype(&::cuStreamGetCaptureInfo_v2)>(
+        looked_up, "cuStreamGetCaptureInfo_v2");
+    CUstream handle = reinterpret_cast<CUstream>(stream);
+    if (!handle && per_thread)
+        handle = CU_STREAM_PER_THREAD;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph graph = nullptr;
+    if (!fn || fn(handle, &status, nullptr, &graph, nullptr, nullptr) != CUDA_SUCCESS ||
+        status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return 0;
+    return reinterpret_cast<uint64_t>(graph);
+}
+
 // The registration cache's backends call these. dlsym answers once per
 // name, when the cache is created; the plain-int signatures of
 // cache/base/driver_api.h are the same ABI as cuda.h's enums and CUresult.
@@ -152,9 +168,9 @@ bool device_identity(int ordinal, char *name, size_t name_size, char *uuid, size
 
 const DriverQueries &hook_driver_queries()
 {
-    static const DriverQueries queries = {address_range, current_context, current_device,
-                                          driver_api,    driver_version,  device_count,
-                                          device_identity};
+    static const DriverQueries queries = {address_range,  current_context, current_device,
+                                          capture_graph,  driver_api,      driver_version,
+                                          device_count,   device_identity};
     return queries;
 }
 

@@ -3,6 +3,7 @@
 // The driver API's allocation and deallocation entry points. Each wrapper
 // calls the real function exactly once and returns its result unchanged;
 // what the call means is decided in cache/record/recorder.cpp.
+#include "hook/graph_wrappers.h"
 #include "hook/wrapper.h"
 
 using namespace gdrhook;
@@ -88,15 +89,19 @@ GDRHOOK_HOT_WRAPPER(CUresult, cuMemFree_v2, (CUdeviceptr dptr))
 GDRHOOK_HOT_WRAPPER(CUresult, cuMemFreeAsync, (CUdeviceptr dptr, CUstream stream))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemFreeAsync, CUDA_ERROR_NOT_INITIALIZED);
-    return hooked_free("cuMemFreeAsync", MemoryKind::pool, as_u64(dptr), 0,
-                       [&] { return real(dptr, stream); });
+    CUresult rc = hooked_free("cuMemFreeAsync", MemoryKind::pool, as_u64(dptr), 0,
+                              [&] { return real(dptr, stream); });
+    note_stream_free(stream, false, rc, dptr);
+    return rc;
 }
 
 GDRHOOK_WRAPPER(CUresult, cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream stream))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemFreeAsync_ptsz, CUDA_ERROR_NOT_INITIALIZED);
-    return hooked_free("cuMemFreeAsync_ptsz", MemoryKind::pool, as_u64(dptr), 0,
-                       [&] { return real(dptr, stream); });
+    CUresult rc = hooked_free("cuMemFreeAsync_ptsz", MemoryKind::pool, as_u64(dptr), 0,
+                              [&] { return real(dptr, stream); });
+    note_stream_free(stream, true, rc, dptr);
+    return rc;
 }
 
 GDRHOOK_WRAPPER(CUresult, cuMemFreeHost, (void *p))
@@ -261,6 +266,7 @@ GDRHOOK_HOT_WRAPPER(CUresult, cuMemAllocAsync,
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocAsync, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(dptr, bytesize, stream);
     GDRHOOK_RECORD_ALLOC("cuMemAllocAsync", MemoryKind::pool, made(rc, dptr), bytesize);
+    note_stream_allocation(stream, false, rc, dptr, bytesize);
     return rc;
 }
 
@@ -271,6 +277,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocAsync_ptsz,
     CUresult rc = real(dptr, bytesize, stream);
     GDRHOOK_RECORD_ALLOC("cuMemAllocAsync_ptsz", MemoryKind::pool, made(rc, dptr),
                          bytesize);
+    note_stream_allocation(stream, true, rc, dptr, bytesize);
     return rc;
 }
 
@@ -281,6 +288,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocFromPoolAsync,
     CUresult rc = real(dptr, bytesize, pool, stream);
     GDRHOOK_RECORD_ALLOC("cuMemAllocFromPoolAsync", MemoryKind::pool, made(rc, dptr),
                          bytesize);
+    note_stream_allocation(stream, false, rc, dptr, bytesize);
     return rc;
 }
 
@@ -291,6 +299,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocFromPoolAsync_ptsz,
     CUresult rc = real(dptr, bytesize, pool, stream);
     GDRHOOK_RECORD_ALLOC("cuMemAllocFromPoolAsync_ptsz", MemoryKind::pool,
                          made(rc, dptr), bytesize);
+    note_stream_allocation(stream, true, rc, dptr, bytesize);
     return rc;
 }
 

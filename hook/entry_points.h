@@ -56,6 +56,13 @@
     DRIVER(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 4010, 0)                \
     DRIVER(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)            \
     DRIVER(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0)    \
+    /* graph memory (cache/record/graph_memory.h): the node that makes it,  \
+       the calls that release it */                                        \
+    DRIVER(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, 0)       \
+    DRIVER(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode, 11040, 0)         \
+    DRIVER(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, 0)           \
+    DRIVER(cuGraphDestroy, cuGraphDestroy, 10000, 0)                       \
+    DRIVER(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)               \
     /* stream capture (cache/record/capture.h) */                          \
     DRIVER(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0)           \
     DRIVER(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0)        \

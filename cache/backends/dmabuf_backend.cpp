@@ -7,6 +7,19 @@
 
 namespace gdrhook {
 
+namespace {
+
+bool is_host_memory(const DriverApi &driver, uint64_t addr)
+{
+    unsigned int type = 0;
+    return driver.pointer_get_attribute &&
+           driver.pointer_get_attribute(&type, cuda::pointer_attribute_memory_type, addr) ==
+               cuda::success &&
+           type == cuda::memorytype_host;
+}
+
+} // namespace
+
 Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
 {
     if (!driver_.mem_get_handle_for_address_range)
@@ -24,7 +37,8 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     if (capture_in_progress())
         return Status::error(StatusCode::unsupported, 0,
                              "a stream capture is in progress: nothing is pinned");
-    if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
+    if (int rc = is_host_memory(driver_, addr) ? cuda::success : set_sync_memops(driver_, addr);
+        rc != cuda::success)
         return Status::error(rc == cuda::error_out_of_memory ? StatusCode::no_space
                                                              : StatusCode::invalid,
                              rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
@@ -57,6 +71,16 @@ Status DmabufBackend::unpin(Pin *pins, size_t count)
             first = Status::error(StatusCode::io_error, error, "close() of a dma-buf fd failed");
     }
     return first;
+}
+
+bool DmabufBackend::pins_host_memory(int device) const
+{
+    int supported = 0;
+    return device >= 0 && driver_.device_get_attribute &&
+           driver_.device_get_attribute(&supported,
+                                        cuda::device_attribute_host_alloc_dma_buf_supported,
+                                        device) == cuda::success &&
+           supported == 1;
 }
 
 bool DmabufBackend::device_supports(const DriverApi &driver, int device)

@@ -22,10 +22,15 @@ public:
     // dma-buf sub-ranges export at 4 KiB offsets (docs/design.md).
     uint64_t alignment() const override { return 4096; }
 
-    // Refuses managed memory, sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on the
-    // allocation (the GPUDirect RDMA guide requires it for memory a peer
-    // device reads or writes), then exports the fd.
+    // Refuses managed memory, sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on
+    // device memory (the GPUDirect RDMA guide requires it for memory a peer
+    // device reads or writes; host memory has no such attribute), then
+    // exports the fd.
     Status pin(uint64_t addr, uint64_t length, Pin &out) override;
+
+    // Where the device reports CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED
+    // (CUDA 13.0): the driver exports page-locked host memory too.
+    bool pins_host_memory(int device) const override;
 
     // close() of each fd: there is no batch form.
     Status unpin(Pin *pins, size_t count) override;

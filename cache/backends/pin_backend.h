@@ -42,6 +42,14 @@ public:
     // managed memory, ::invalid when the range is not (wholly) allocated.
     virtual Status pin(uint64_t addr, uint64_t length, Pin &out) = 0;
 
+    // Whether pin() can pin page-locked host memory (cuMemHostAlloc,
+    // cuMemAllocHost) of `device`'s context.
+    virtual bool pins_host_memory(int device) const
+    {
+        (void)device;
+        return false;
+    }
+
     // Releases every pin of the batch, even when some fail; returns the
     // first failure. The pins are left empty.
     virtual Status unpin(Pin *pins, size_t count) = 0;

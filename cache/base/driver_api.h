@@ -28,6 +28,9 @@ inline constexpr int pointer_attribute_is_legacy_cuda_ipc_capable = 10;
 inline constexpr int pointer_attribute_mempool_handle = 17;
 inline constexpr int memorytype_device = 2;
 inline constexpr int device_attribute_dma_buf_supported = 124;
+inline constexpr int device_attribute_host_alloc_dma_buf_supported = 146;
+inline constexpr int pointer_attribute_memory_type = 2;
+inline constexpr int memorytype_host = 1;
 } // namespace cuda
 
 struct DriverApi {
@@ -97,6 +100,10 @@ struct DriverQueries {
     // The calling thread's current context and its device.
     uint64_t (*current_context)() = nullptr;
     int32_t (*current_device)() = nullptr;
+    // The graph a stream is capturing into (cuStreamGetCaptureInfo); 0 when
+    // it is not capturing or the driver cannot say. per_thread: a null
+    // stream is the per-thread default stream.
+    uint64_t (*capture_graph)(uint64_t stream, bool per_thread) = nullptr;
     // The functions the cache's backends call (cache/base/driver_api.h).
     void (*driver_api)(DriverApi *out) = nullptr;
     // For the log's process line: the driver's version (-1 if unknown), its

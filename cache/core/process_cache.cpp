@@ -22,7 +22,7 @@ const char *backend_name = "none";
 DriverApi driver_api; // filled once, before the cache exists
 
 // Widens a lookup to the whole allocation the tracker (or the driver)
-// knows; host memory is refused.
+// knows.
 bool allocation_of(uint64_t addr, AllocationInfo &out)
 {
     // Pointer kinds share one key space in the tracker: one lookup finds
@@ -39,8 +39,11 @@ bool allocation_of(uint64_t addr, AllocationInfo &out)
         if (!found)
             found = Allocation{base, size};
     }
-    if (found->kind == MemoryKind::host || found->kind == MemoryKind::host_registered)
-        return false; // not GPU memory: let the backend refuse it
+    // Registered host memory is the program's own: the driver does not
+    // export it, and the backend refuses it. Page-locked memory the driver
+    // allocated exports where the device says so (PinBackend::pins_host_memory).
+    if (found->kind == MemoryKind::host_registered)
+        return false;
     out.base = found->addr;
     out.size = found->size;
     out.managed = found->kind == MemoryKind::managed;

@@ -75,6 +75,7 @@ void after_fork_in_child()
     rt.forked_child = true;
     rt.written_at_fork = rt.pipeline->stats().written;
     rt.tracker.reinitialize_locks_after_fork();
+    rt.graph_memory.reinitialize_lock_after_fork();
     process_cache_after_fork_in_child();
     rt.pipeline->after_fork_in_child(rt.pid);
     // A pattern with %p names a file of the child's own; without, the

@@ -12,6 +12,7 @@
 #include "cache/events/event_pipeline.h"
 #include "cache/prim/hot_line.h"
 #include "cache/record/alloc_tracker.h"
+#include "cache/record/graph_memory.h"
 
 namespace gdrhook {
 
@@ -22,6 +23,7 @@ struct Runtime {
     Config config;
     EventLog log;
     AllocTracker tracker;
+    GraphMemory graph_memory;       // what the process's graphs own
     DriverQueries queries;          // the hook's
     EventPipeline *pipeline = nullptr;
     Unpinner *unpinner = nullptr;   // when pinning is on

@@ -132,10 +132,12 @@ bool is_device_pointer_kind(MemoryKind kind)
            kind == MemoryKind::ipc;
 }
 
-// Kinds whose address range the registration cache may hold.
+// Kinds whose address range the registration cache may hold: pinned
+// host memory too, where the device exports it (pin_events.h).
 bool is_gpu_range_kind(MemoryKind kind)
 {
-    return is_device_pointer_kind(kind) || kind == MemoryKind::vmm_mapping;
+    return is_device_pointer_kind(kind) || kind == MemoryKind::vmm_mapping ||
+           kind == MemoryKind::host || kind == MemoryKind::host_registered;
 }
 
 bool is_pointer_kind(MemoryKind kind)
@@ -245,7 +247,9 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
         Allocation allocation;
         allocation.addr = addr;
         allocation.size = size;
-        allocation.kind = kind;
+        // An allocation node's memory is freed as a pool's (cuMemFree,
+        // cuMemFreeAsync, a free node): tracked as one.
+        allocation.kind = kind == MemoryKind::graph ? MemoryKind::pool : kind;
         allocation.context = current_context_of_thread();
         allocation.dev = device_of(allocation.context);
         event.dev = allocation.dev;

@@ -126,6 +126,12 @@ void log_skip(const char *api, Via via, MemoryKind kind, int32_t dev, uint64_t a
     hot_line.pipeline->submit(event);
 }
 
+bool host_memory_pinnable(int32_t dev)
+{
+    RegistrationCache *cache = cache_for_pins();
+    return cache && cache->backend().pins_host_memory(dev);
+}
+
 } // namespace
 
 void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, uint64_t addr,
@@ -150,7 +156,14 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
         log_skip(api, via, kind, dev, addr, size, SkipReason::ipc, 0);
         return;
     case MemoryKind::host:
+        // Page-locked host memory the driver allocated exports as a
+        // dma-buf where the device says so (CUDA 13.0).
+        if (host_memory_pinnable(dev))
+            break;
+        log_skip(api, via, kind, dev, addr, size, SkipReason::host, 0);
+        return;
     case MemoryKind::host_registered:
+        // The program's own memory, which the driver does not export.
         log_skip(api, via, kind, dev, addr, size, SkipReason::host, 0);
         return;
     default:

@@ -41,7 +41,8 @@ enum class SkipReason : uint8_t {
     capture,        // a stream capture in progress: graph memory, or a pin it prohibits
     managed,        // managed memory is never pinned
     ipc,            // imported from another process: its owner's to pin
-    host,           // host memory (no host dma-buf support in the cache)
+    host,           // host memory the backend cannot pin (registered memory;
+                    // allocated where the device has no host dma-buf support)
     not_exportable, // the driver cannot export this kind (compressible: 999)
     unsupported,    // the backend cannot pin this memory
     count

@@ -135,6 +135,43 @@ TEST_CASE("a context teardown releases the process's allocations", "[summary]")
     CHECK(s.live_gpu_bytes_at_end == 0);
 }
 
+TEST_CASE("the summary counts skips per reason, in text and in JSON", "[summary]")
+{
+    SummaryBuilder builder;
+    replay(builder, {
+        line(1, 1, "skip", "cuMemAllocManaged", 0x1000, 100, 0, R"(,"kind":"managed","reason":"managed")"),
+        line(2, 1, "skip", "cuMemHostAlloc", 0x2000, 100, 0, R"(,"kind":"host","reason":"host")"),
+        line(3, 2, "skip", "cuMemHostRegister", 0x3000, 100, 0, R"(,"kind":"host_registered","reason":"host")"),
+        line(4, 1, "skip", "cuMemCreate", 0x4000, 100, 999, R"(,"kind":"vmm","reason":"not_exportable")"),
+    });
+    Summary s = builder.finish(1, 0, 0);
+    CHECK(s.by_kind[static_cast<size_t>(EventKind::skip)].count == 4);
+    CHECK(s.skips_by_reason ==
+          std::map<std::string, uint64_t>{{"host", 2}, {"managed", 1}, {"not_exportable", 1}});
+    std::ostringstream text;
+    print_summary(text, s);
+    CHECK(text.str().find("skips            4: host 2, managed 1, not_exportable 1") !=
+          std::string::npos);
+    auto json = nlohmann::json::parse(summary_json(s));
+    CHECK(json["skips_by_reason"]["host"] == 2);
+    CHECK(json["skips_by_reason"]["not_exportable"] == 1);
+    CHECK(json["by_kind"]["skip"]["count"] == 4);
+}
+
+TEST_CASE("a graph's destruction or a trim names a handle, not a range that was pinned", "[summary]")
+{
+    SummaryBuilder builder;
+    replay(builder, {
+        line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
+        line(2, 1, "pin", "gdrhook_get", 0x1000, 100, 0, R"(,"backend":"dmabuf","handle":1)"),
+        line(3, 1, "free", "cuGraphDestroy", 0x1000, 100, 0, R"(,"kind":"graph")"),
+        line(4, 1, "free", "cuDeviceGraphMemTrim", 0, 0, 0, R"(,"kind":"graph")"),
+    });
+    Summary s = builder.finish(1, 0, 0);
+    CHECK(s.live_gpu_bytes_at_end == 100); // the allocation at that address lives on
+    CHECK(s.pins_held_at_end == 1);
+}
+
 TEST_CASE("latency percentiles are within 3% in fixed memory", "[summary]")
 {
     LatencyHistogram h;

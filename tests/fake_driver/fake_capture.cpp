@@ -22,6 +22,7 @@ struct Capture {
     CUstreamCaptureMode mode;
     std::thread::id owner;
     bool invalidated;
+    CUgraph graph; // what the capture records into
 };
 
 std::mutex capture_mutex;
@@ -41,9 +42,12 @@ CUresult begin(const char *name, CUstream stream, CUstreamCaptureMode mode)
     if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
         mode != CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_ERROR_INVALID_VALUE;
+    CUgraph graph = create_graph();
     std::lock_guard<std::mutex> lock(capture_mutex);
-    if (!captures().emplace(stream, Capture{mode, std::this_thread::get_id(), false}).second)
+    if (!captures().emplace(stream, Capture{mode, std::this_thread::get_id(), false, graph}).second) {
+        discard_graph(graph);
         return CUDA_ERROR_ILLEGAL_STATE;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -76,6 +80,13 @@ bool stream_is_capturing(CUstream stream)
 {
     std::lock_guard<std::mutex> lock(capture_mutex);
     return stream && captures().count(stream);
+}
+
+CUgraph capturing_graph(CUstream stream)
+{
+    std::lock_guard<std::mutex> lock(capture_mutex);
+    auto it = stream ? captures().find(stream) : captures().end();
+    return it == captures().end() ? nullptr : it->second.graph;
 }
 
 } // namespace fake
@@ -133,17 +144,42 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
     if (it == captures().end())
         return CUDA_ERROR_ILLEGAL_STATE;
     const bool invalidated = it->second.invalidated;
+    CUgraph captured = it->second.graph;
     captures().erase(it);
     *graph = nullptr;
-    if (invalidated)
+    if (invalidated) {
+        discard_graph(captured);
         return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    *graph = reinterpret_cast<CUgraph>(new int(0));
+    }
+    *graph = captured;
     return CUDA_SUCCESS;
 }
 
-CUresult cuGraphDestroy(CUgraph graph)
+// What a stream captures into: status, capture id, graph (the parts
+// programs and the shim ask for).
+CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus *status,
+                                   cuuint64_t *id, CUgraph *graph,
+                                   const CUgraphNode **dependencies, size_t *count)
 {
-    return destroy_handle("cuGraphDestroy", graph);
+    if (CUresult injected = count_call("cuStreamGetCaptureInfo_v2"))
+        return injected;
+    if (!status)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(capture_mutex);
+    auto it = stream ? captures().find(stream) : captures().end();
+    const bool capturing = it != captures().end();
+    *status = !capturing                ? CU_STREAM_CAPTURE_STATUS_NONE
+              : it->second.invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
+                                       : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    if (id)
+        *id = capturing ? reinterpret_cast<uintptr_t>(it->second.graph) : 0;
+    if (graph)
+        *graph = capturing ? it->second.graph : nullptr;
+    if (dependencies)
+        *dependencies = nullptr;
+    if (count)
+        *count = 0;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status)

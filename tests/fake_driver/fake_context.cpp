@@ -90,6 +90,9 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
     case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:
         *value = 1;
         return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED:
+        *value = host_dmabuf_supported();
+        return CUDA_SUCCESS;
     default:
         *value = 0;
         return CUDA_SUCCESS;

@@ -21,6 +21,7 @@ struct Export {
     ino_t inode;     // tells our fd from a later file that reused its number
     uintptr_t base;  // the allocation exported
     size_t size;
+    bool host;       // pinned host memory: not what cuMemGetInfo counts
 };
 std::vector<Export> exports; // driver().mutex
 
@@ -45,8 +46,11 @@ size_t bytes_held_by_exports()
         if (!still_open(e))
             continue;
         open.push_back(e);
-        bool freed = driver().live.find(e.base) == driver().live.end() &&
-                     !in_mapped_range(e.base, e.size);
+        // Graph memory a trim or a destroyed executable graph unmapped is
+        // given back, as freed memory is, once nothing exports it.
+        auto live = driver().live.find(e.base);
+        bool freed = (live == driver().live.end() || !backed(live->second)) &&
+                     !in_mapped_range(e.base, e.size) && !e.host;
         bool seen = std::find(counted.begin(), counted.end(), e.base) != counted.end();
         if (freed && !seen) {
             counted.push_back(e.base);
@@ -89,7 +93,7 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size,
             return CUDA_ERROR_OUT_OF_MEMORY;
         struct stat st;
         fstat(fd, &st);
-        exports.push_back(Export{fd, st.st_ino, dptr, size});
+        exports.push_back(Export{fd, st.st_ino, dptr, size, false});
         *static_cast<int *>(handle) = fd;
         return CUDA_SUCCESS;
     }
@@ -98,22 +102,24 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size,
     if (it == live.begin())
         return CUDA_ERROR_INVALID_VALUE;
     --it;
-    // Graph memory, and stream-ordered memory its stream has not passed,
-    // are "not an allocated range" yet.
-    if (it->second.graph || it->second.pending)
+    // Graph memory no launch has mapped, and stream-ordered memory its
+    // stream has not passed, are "not an allocated range".
+    if (!backed(it->second) || it->second.pending)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (it->second.host && !host_dmabuf_supported())
         return CUDA_ERROR_INVALID_VALUE;
     // Managed memory migrates between host and device: no dma-buf of it.
     if (it->second.managed)
         return CUDA_ERROR_NOT_SUPPORTED;
     const size_t rounded = (it->second.size + 4095) & ~size_t(4095);
-    if (it->second.host || dptr + size > it->first + rounded)
+    if (dptr + size > it->first + rounded)
         return CUDA_ERROR_INVALID_VALUE; // past the allocation's end, as the driver
     int fd = memfd_create("fake-dmabuf", MFD_CLOEXEC);
     if (fd < 0)
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct stat st;
     fstat(fd, &st);
-    exports.push_back(Export{fd, st.st_ino, it->first, it->second.size});
+    exports.push_back(Export{fd, st.st_ino, it->first, it->second.size, it->second.host});
     *static_cast<int *>(handle) = fd;
     return CUDA_SUCCESS;
 }
@@ -142,7 +148,9 @@ static CUresult set_pointer_attribute(const void *value, CUpointer_attribute att
     auto it = live.upper_bound(ptr);
     if (it == live.begin() || ptr >= std::prev(it)->first + std::prev(it)->second.size)
         return CUDA_ERROR_INVALID_VALUE;
-    return CUDA_SUCCESS;
+    // An attribute of device memory; the fake refuses it on host memory,
+    // so that a pin of pinned host memory must not depend on it.
+    return std::prev(it)->second.host ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
 CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,

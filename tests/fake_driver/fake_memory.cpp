@@ -350,7 +350,7 @@ CUresult cuMemAllocHost(void **pp, unsigned int size)
 // its stream has passed it (cuStreamSynchronize, cuCtxSynchronize).
 static CUresult alloc_async(const char *name, CUdeviceptr *dptr, size_t size, CUstream stream)
 {
-    const bool graph = stream_is_capturing(stream);
+    CUgraph graph = capturing_graph(stream);
     if (!graph) { // in stream order, memory freed earlier on the stream is reusable
         std::lock_guard<std::mutex> lock(driver().mutex);
         complete_stream_frees(stream);
@@ -360,10 +360,11 @@ static CUresult alloc_async(const char *name, CUdeviceptr *dptr, size_t size, CU
         return rc;
     std::lock_guard<std::mutex> lock(driver().mutex);
     Allocation &a = driver().live[*dptr];
-    a.graph = graph;
     a.pool = true;
     a.pending = !graph;
     a.stream = stream;
+    if (graph)
+        note_graph_allocation(*dptr, graph);
     return CUDA_SUCCESS;
 }
 
@@ -384,16 +385,18 @@ CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPo
 {
     return alloc_async("cuMemAllocFromPoolAsync_ptsz", dptr, size, stream);
 }
-// A stream-ordered free is queued on its stream, like the real one: the
+// On a capturing stream a free node: the address stays the graph's.
+// Otherwise the free is queued on its stream, like the real one: the
 // memory stays allocated (and exported dma-bufs of it valid) until the
-// stream passes the free. On a capturing stream it is a graph node.
+// stream passes the free.
 static CUresult free_async(const char *name, CUdeviceptr dptr, CUstream stream)
 {
-    if (stream_is_capturing(stream))
-        return free_common(name, dptr);
+    const bool capturing = stream_is_capturing(stream);
     if (CUresult injected = count_call(name))
         return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    if (capturing)
+        return free_in_graph(dptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     auto it = driver().live.find(dptr);
     if (it == driver().live.end() || it->second.freeing)
         return CUDA_ERROR_INVALID_VALUE;
@@ -523,7 +526,7 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total_bytes)
     std::lock_guard<std::mutex> lock(driver().mutex);
     size_t used = 0;
     for (auto &entry : driver().live)
-        if (!entry.second.host)
+        if (!entry.second.host && backed(entry.second))
             used += entry.second.size;
     used += bytes_held_by_exports();
     const size_t total = size_t(80) << 30;

@@ -31,11 +31,21 @@ struct Allocation {
     bool host = false;
     bool managed = false;    // cuMemAllocManaged: the driver refuses to export it
     bool pool = false;       // stream-ordered: from a memory pool
-    bool graph = false;      // allocated on a capturing stream: a graph node
+    bool graph = false;      // a graph allocation (captured, or an allocation node)
+    bool mapped = false;     // graph: backed by memory, from a launch to a trim
+    bool freed_in_graph = false; // graph: a free node ends it inside each launch
+    CUgraph owner = nullptr; // graph: the graph whose node made it
     bool pending = false;    // stream-ordered, its stream has not passed it yet
     bool freeing = false;    // cuMemFreeAsync queued: released once its stream passes it
     CUstream stream = nullptr;
 };
+
+// Whether memory backs the allocation now: graph memory only while mapped
+// (fake_graph.cpp).
+inline bool backed(const Allocation &a)
+{
+    return !a.graph || a.mapped;
+}
 
 struct Driver {
     std::mutex mutex;
@@ -122,6 +132,23 @@ void provider_free_range(uintptr_t addr, size_t size);
 // then invalidated and the caller answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 bool capture_prohibits_unsafe_call();
 bool stream_is_capturing(CUstream stream);
+// The graph a capturing stream records into; null when it is not capturing.
+CUgraph capturing_graph(CUstream stream);
+
+// Graph memory (fake_graph.cpp). A graph allocation made on a capturing
+// stream belongs to the capture's graph (mutex held).
+void note_graph_allocation(uintptr_t addr, CUgraph graph);
+// A stream-ordered free on a capturing stream is a free node: the memory
+// ends inside each launch and its address stays the graph's (mutex held).
+// False when addr is not a graph allocation.
+bool free_in_graph(uintptr_t addr);
+// Host memory exports as a dma-buf where FAKECUDA_HOST_DMABUF=1, as on a
+// device reporting CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED.
+bool host_dmabuf_supported();
+// A new, empty graph (a capture's), and one dropped unused (an invalidated
+// capture's).
+CUgraph create_graph();
+void discard_graph(CUgraph graph);
 
 } // namespace fake
 

@@ -20,6 +20,10 @@ nvcc -O2 -arch=sm_90 "$here/capture_graph.cu" -L"$stubs" -lcuda -o "$bin/capture
 g++ -O2 -I"$cuda/include" "$root/tests/programs/capture.cpp" -L"$stubs" -lcuda -lpthread \
     -o "$bin/capture"
 g++ -O2 -I"$cuda/include" "$here/two_gpus.cpp" -L"$stubs" -lcuda -o "$bin/two_gpus"
+g++ -O2 -I"$cuda/include" -I"$root" "$root/tests/programs/graph_memory.cpp" -L"$stubs" -lcuda \
+    -lpthread -ldl -o "$bin/graph_memory"
+g++ -O2 -I"$cuda/include" "$root/tests/programs/pinned_host.cpp" -L"$stubs" -lcuda \
+    -o "$bin/pinned_host"
 g++ -O2 -I"$cuda/include" "$here/ctx_destroy.cpp" -L"$stubs" -lcuda -o "$bin/ctx_destroy"
 g++ -O2 -I"$root" -I"$cuda/include" "$root/tests/programs/coherence_churn.cpp" \
     -L"$stubs" -lcuda -lpthread -ldl -o "$bin/coherence_churn"

@@ -130,6 +130,20 @@ run_case ipc ipc 1 -- "$bin/ipc"
 run_case capture_graph graph-global 0 -- "$bin/capture_graph" graph
 run_case stream_pool pool 0 -- "$bin/capture_graph" pool
 run_case compressible comp-generic 0 -- "$bin/capture" compressible
+# Graph memory released by the calls that release it, with a library's
+# registration (gdrhook_get) over it: built by hand with allocation and
+# free nodes and trimmed after 100 launches; its executable graph
+# destroyed; the graph destroyed and its address allocated again; the same
+# with a captured graph; an allocation node that outlives its graph.
+# (capture_graph above: captured cudaMallocAsync/cudaFreeAsync, 200
+# launches, cudaDeviceGraphMemTrim.)
+for mode in trim executable destroy captured outlives; do
+    run_case "graph_$mode" graph-nodes 0 -- "$bin/graph_memory" "$mode"
+done
+# Page-locked host memory: pinned through dma-buf under pin-on-alloc where
+# the device reports HOST_ALLOC_DMA_BUF_SUPPORTED (stdout says which),
+# else a skip; freed with an unpin.
+run_case pinned_host host-dmabuf 0 -- "$bin/pinned_host"
 python_case torch_default default torch -- python3 "$here/torch_check.py"
 python_case torch_expandable expandable torch \
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- python3 "$here/torch_check.py"

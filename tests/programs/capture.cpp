@@ -24,7 +24,7 @@
 //
 // Prints "end_capture=RC" where a capture ends; exit status 0 when every
 // driver call answered as it does without the shim.
-#include <cuda.h>
+#include "driver_checks.h"
 
 #include <chrono>
 #include <cstdio>
@@ -33,28 +33,6 @@
 #include <thread>
 
 namespace {
-
-int failed(const char *what, CUresult rc)
-{
-    std::printf("%s failed: %d\n", what, int(rc));
-    return 1;
-}
-#define CHECK_CU(call)                                                                       \
-    do {                                                                                     \
-        CUresult rc_ = (call);                                                               \
-        if (rc_ != CUDA_SUCCESS)                                                             \
-            return failed(#call, rc_);                                                       \
-    } while (0)
-
-CUcontext setup()
-{
-    CUdevice dev;
-    CUcontext ctx = nullptr;
-    if (cuInit(0) || cuDeviceGet(&dev, 0) || cuDevicePrimaryCtxRetain(&ctx, dev) ||
-        cuCtxSetCurrent(ctx))
-        return nullptr;
-    return ctx;
-}
 
 int global_async()
 {
@@ -228,7 +206,7 @@ int mapped_memory(bool compressed)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    CUcontext ctx = setup();
+    CUcontext ctx = current_primary_context();
     if (!ctx)
         return failed("context setup", CUDA_ERROR_UNKNOWN);
     if (!std::strcmp(mode, "global_async"))

@@ -5,38 +5,13 @@
 // which fails as the real driver does (tests/fake_driver/fake_capture.cpp).
 // Each program is first run without the shim: what it answers there is
 // what it must answer under GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf.
-#include "event_lines.h"
-
-#include <catch2/catch.hpp>
+#include "program_runs.h"
 
 namespace {
 
 RunResult run_capture(const std::vector<std::string> &args, const std::string &log, bool shim)
 {
-    std::vector<std::string> argv = {build_path("GDRHOOK_CAPTURE")};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::map<std::string, std::string> env = pinning_environment(log);
-    if (!shim) {
-        env.erase("LD_PRELOAD");
-        env.erase("GDRHOOK_EVENTS");
-    }
-    return run_program(argv, env);
-}
-
-size_t count_events(const std::vector<EventLine> &events, const std::string &ev)
-{
-    size_t n = 0;
-    for (const EventLine &e : events)
-        if (e["ev"] == ev)
-            ++n;
-    return n;
-}
-
-void check_no_error_events(const std::vector<EventLine> &events)
-{
-    for (const EventLine &e : events)
-        if (e["ev"] == "error")
-            FAIL_CHECK("error event: " << e["msg"]);
+    return run_test_program("GDRHOOK_CAPTURE", args, log, shim);
 }
 
 } // namespace

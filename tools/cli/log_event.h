@@ -10,9 +10,9 @@ namespace gdrhook::cli {
 // The "ev" values the tools act on. Anything else is `unknown` and is
 // ignored by every command (the schema only ever adds values).
 enum class EventKind : uint8_t {
-    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, process, unknown
+    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, process, skip, unknown
 };
-inline constexpr int event_kind_count = 10;
+inline constexpr int event_kind_count = 11;
 
 std::string_view to_string(EventKind kind);
 EventKind event_kind_from(std::string_view name);
@@ -62,6 +62,7 @@ struct LogEvent {
     std::string_view backend; // "" when absent
     std::string_view via;     // "" when absent
     std::string_view mem_kind;// "kind" on alloc/free, "" when absent
+    std::string_view reason;  // "reason" on skip, unpin and pin, "" when absent
     std::string msg;          // "msg" on error, "" when absent
     ProcessInfo process;      // of a `process` line; empty otherwise
 

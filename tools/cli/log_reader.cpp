@@ -221,6 +221,9 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
         } else if (key == "kind") {
             if ((problem = get_text(text, 0)).empty())
                 event.mem_kind = impl_->strings.intern(text);
+        } else if (key == "reason") {
+            if ((problem = get_text(text, 0)).empty())
+                event.reason = impl_->strings.intern(text);
         } else if (key == "rss_bytes") {
             problem = get_uint(event.rss_bytes, 0);
             event.has_rss = problem.empty();

@@ -10,12 +10,21 @@ uint64_t pin_key(const LogEvent &event)
 
 namespace {
 
-// These frees name a physical handle or a pool in "addr", not a virtual
-// range, so they cannot overlap a pinned range.
+// These frees name a pool, a graph or an executable graph (0 for a trim)
+// in "addr": no allocation starts there.
+bool names_a_container(const LogEvent &event)
+{
+    return event.api == "cuMemPoolTrimTo" || event.api == "cuMemPoolDestroy" ||
+           event.api == "cuDeviceGraphMemTrim" || event.api == "cuGraphDestroy" ||
+           event.api == "cuGraphExecDestroy";
+}
+
+// Those, and the frees of a physical handle, name no virtual range, so
+// they cannot overlap a pinned range.
 bool frees_a_virtual_range(const LogEvent &event)
 {
-    return event.api != "cuMemRelease" && event.api != "cuMemPoolTrimTo" &&
-           event.api != "cuMemPoolDestroy" && event.mem_kind != "vmm_physical";
+    return !names_a_container(event) && event.api != "cuMemRelease" &&
+           event.mem_kind != "vmm_physical";
 }
 
 bool same_device(int64_t a, int64_t b)
@@ -124,7 +133,7 @@ void MemoryState::mark_freed(PinRecord &pin, const LogEvent &event, const Source
 
 void MemoryState::on_free(ProcessState &p, const LogEvent &event, const SourceLocation &where)
 {
-    if (const Allocation *found = p.allocations.find(event.addr))
+    if (const Allocation *found = names_a_container(event) ? nullptr : p.allocations.find(event.addr))
         drop_allocation(p, event.addr, *found);
 
     if (!frees_a_virtual_range(event) || p.pins_by_addr.empty())

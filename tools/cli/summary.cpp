@@ -147,6 +147,9 @@ void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
               event);
         per_process.pins += ok;
         break;
+    case EventKind::skip:
+        ++skips_by_reason_[names_.intern(event.reason.empty() ? "unspecified" : event.reason)];
+        break;
     case EventKind::unpin:
         per_process.unpins += ok;
         if (ok && event.has_lat) {
@@ -229,6 +232,8 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
         s.by_api[{std::string(entry.first.first), std::string(entry.first.second)}] = entry.second;
     for (const auto &entry : allocs_by_mem_kind_)
         s.allocs_by_mem_kind[std::string(entry.first)] = entry.second;
+    for (const auto &entry : skips_by_reason_)
+        s.skips_by_reason[std::string(entry.first)] = entry.second;
     for (const auto &entry : pins_by_backend_)
         s.pins_by_backend[std::string(entry.first)] = entry.second;
     s.live_allocations_at_end = memory_.live_allocations();

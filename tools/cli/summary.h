@@ -92,6 +92,8 @@ struct Summary {
     std::map<std::pair<std::string, std::string>, Tally> by_api; // (ev, api)
     std::map<std::string, Tally> allocs_by_mem_kind;
     std::map<std::string, Tally> pins_by_backend;
+    // What pin-on-alloc left unpinned, and why (docs/log-format.md, `skip`).
+    std::map<std::string, uint64_t> skips_by_reason;
 
     uint64_t live_allocations_at_end = 0;
     uint64_t live_gpu_bytes_at_end = 0;
@@ -177,6 +179,7 @@ private:
     std::unordered_map<std::pair<std::string_view, std::string_view>, Tally, PairHash> by_api_;
     std::unordered_map<std::string_view, Tally> allocs_by_mem_kind_;
     std::unordered_map<std::string_view, Tally> pins_by_backend_;
+    std::unordered_map<std::string_view, uint64_t> skips_by_reason_;
 };
 
 // The human-readable report.

@@ -227,6 +227,13 @@ void print_summary(std::ostream &out, const Summary &s)
         out << " (" << unpins.failed << " failed)";
     out << '\n';
     out << "  revocations      " << kind_tally(s, EventKind::revoke).count << '\n';
+    out << "  skips            " << kind_tally(s, EventKind::skip).count;
+    sep = ": ";
+    for (const auto &entry : s.skips_by_reason) {
+        out << sep << entry.first << ' ' << entry.second;
+        sep = ", ";
+    }
+    out << '\n';
     out << "  pinned memory    peak " << format_bytes(static_cast<double>(s.peak_pinned_bytes));
     if (s.peak_pinned_bytes)
         out << " at " << relative_time(s, s.peak_pinned_ts_ns);
@@ -296,6 +303,9 @@ std::string summary_json(const Summary &s)
     json backends = json::object();
     for (const auto &entry : s.pins_by_backend)
         backends[entry.first] = tally(entry.second);
+    json skip_reasons = json::object();
+    for (const auto &entry : s.skips_by_reason)
+        skip_reasons[entry.first] = entry.second;
     json messages = json::object();
     for (const auto &entry : s.error_messages)
         messages[entry.first] = entry.second;
@@ -358,6 +368,7 @@ std::string summary_json(const Summary &s)
         {"by_api", by_api},
         {"allocations_by_kind", mem_kinds},
         {"pins_by_backend", backends},
+        {"skips_by_reason", skip_reasons},
         {"live_gpu", {{"peak_bytes", s.peak_live_gpu_bytes},
                       {"peak_ts_ns", s.peak_live_ts_ns},
                       {"bytes_at_end", s.live_gpu_bytes_at_end},
