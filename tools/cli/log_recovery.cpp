@@ -6,17 +6,18 @@
 //
 //  1. Take the journal's lock without waiting. The process holds it while
 //     it lives; another recovery holds it while it works. Either way: leave.
-//  2. Make sure the name still leads to the file we locked (a recovery
-//     that just finished removed it).
-//  3. A process can lose its lock while it lives (a program that closes
+//     A process can lose its lock while it lives (a program that closes
 //     every fd it did not open): on the machine and boot it ran on, a live
 //     pid with the journal's start time means it still runs.
-//  4. Read the end of the log: the process's last line written from its
+//  2. Make sure the name still leads to the file we locked (a recovery
+//     that just finished removed it). The events were read before: the
+//     same either way, only the process writes them.
+//  3. Read the end of the log: the process's last line written from its
 //     queue says which of the journal's events are in the log already (the
 //     worker releases a cell only after its line is written, but may have
 //     been killed between the two), and a `died` line says it was
 //     recovered before (the journal could not be removed).
-//  5. Append the rest and the `died` line in one write(2), then remove the
+//  4. Append the rest and the `died` line in one write(2), then remove the
 //     journal.
 #include "log_recovery.h"
 
@@ -112,8 +113,15 @@ uint64_t start_ticks_of(int pid)
     return ticks;
 }
 
-bool process_lives(const JournalHeader &header)
+// Whether the journal's process may still run (or another recovery holds
+// the journal): it holds the lock while it lives; and since a program can
+// drop the lock while it lives (one that closes every fd it did not
+// open), a live pid with the journal's start time, on the machine and
+// boot the journal was made on, counts too. Takes the lock otherwise.
+bool owner_may_live(int fd, const JournalHeader &header)
 {
+    if (!lock_without_waiting(fd))
+        return true;
     return header.start_ticks && this_host() == header.host && made_on_this_boot(header) &&
            start_ticks_of(header.pid) == header.start_ticks;
 }
@@ -205,7 +213,11 @@ Recovery recover_journal(const std::string &journal)
         }
         return unreadable(r, strerror(errno));
     }
-    if (!lock_without_waiting(fd.get())) {
+    JournalContents contents;
+    const std::string problem = read_journal(fd.get(), contents);
+    const JournalHeader &h = contents.header;
+    r.pid = h.pid;
+    if (owner_may_live(fd.get(), h)) {
         r.result = Recovery::Result::still_running;
         return r;
     }
@@ -213,10 +225,6 @@ Recovery recover_journal(const std::string &journal)
         r.result = Recovery::Result::already_complete;
         return r;
     }
-    JournalContents contents;
-    const std::string problem = read_journal(fd.get(), contents);
-    const JournalHeader &h = contents.header;
-    r.pid = h.pid;
     if (!problem.empty()) {
         // Without its magic the journal was never used (the magic is
         // written before the first event can be): nothing to recover.
@@ -226,10 +234,6 @@ Recovery recover_journal(const std::string &journal)
             return r;
         }
         return unreadable(r, problem);
-    }
-    if (process_lives(h)) {
-        r.result = Recovery::Result::still_running;
-        return r;
     }
     if (h.state.load(std::memory_order_acquire) == static_cast<uint32_t>(JournalState::complete)) {
         unlink(journal.c_str());
