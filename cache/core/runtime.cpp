@@ -49,6 +49,8 @@ void at_exit()
     // unpinned, and logged, by the last drain of the queue.
     retire_process_cache_at_exit();
     the_runtime->pipeline->shutdown();
+    // Everything recorded is in the log: nothing is left to recover.
+    the_runtime->journal.remove();
     print_statistics();
     print_process_cache_statistics();
 }
@@ -77,13 +79,17 @@ void after_fork_in_child()
     rt.tracker.reinitialize_locks_after_fork();
     rt.graph_memory.reinitialize_lock_after_fork();
     process_cache_after_fork_in_child();
-    rt.pipeline->after_fork_in_child(rt.pid);
     // A pattern with %p names a file of the child's own; without, the
     // child appends to its parent's, after a process line of its own.
     std::string path, unused;
-    if (!rt.config.events_pattern.empty() &&
-        expand_path_pattern(rt.config.events_pattern,
-                            PathNames{rt.pid, rt.config.host, rt.config.rank}, path, unused)) {
+    const bool own_log = !rt.config.events_pattern.empty() &&
+                         expand_path_pattern(rt.config.events_pattern,
+                                             PathNames{rt.pid, rt.config.host, rt.config.rank},
+                                             path, unused);
+    // Before the queue is reset: its cells are still the parent's journal.
+    rt.journal.move_to_child(own_log ? path : rt.log.path(), rt.pid);
+    rt.pipeline->after_fork_in_child(rt.pid);
+    if (own_log) {
         std::string error = rt.log.open(path);
         if (!error.empty())
             diagnostics().error("{}", error);
@@ -153,8 +159,17 @@ void initialize(const DriverQueries &queries)
     if (!error.empty())
         diagnostics().error("{}; events are not logged", error);
     rt->log.set_first_line([rt](int pid) { return describe_process(*rt, pid); });
+    // Where events are written down, the queue lives in the journal beside
+    // the log, so that they outlive the process however it ends.
+    if (rt->log.is_open()) {
+        error = rt->journal.create(rt->log.path(), rt->config.queue_capacity,
+                                   EventPipeline::queue_cell_bytes, rt->pid);
+        if (!error.empty())
+            diagnostics().warn("{}; events recorded just before the process is killed may be lost",
+                               error);
+    }
     rt->pipeline = new (hot_arena_allocate(sizeof(EventPipeline), alignof(EventPipeline)))
-        EventPipeline(rt->config.queue_capacity, rt->log, rt->pid);
+        EventPipeline(rt->config.queue_capacity, rt->log, rt->pid, rt->journal.cells());
     if (rt->config.pin != PinPolicy::off) {
         Unpinner *unpinner = new Unpinner(*rt->pipeline, hot_line.cache);
         rt->unpinner = unpinner;
@@ -232,8 +247,10 @@ void finish_before_process_ends(bool replaced_by_exec)
     // nothing of its own to say leaves no log (the exec closes its copies
     // of the parent's dma-buf fds).
     if (replaced_by_exec && rt.forked_child &&
-        rt.pipeline->stats().written == rt.written_at_fork && !rt.pipeline->may_hold_events())
+        rt.pipeline->stats().written == rt.written_at_fork && !rt.pipeline->may_hold_events()) {
+        rt.journal.remove();
         return;
+    }
     at_exit();
 }
 

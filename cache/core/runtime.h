@@ -10,6 +10,7 @@
 #include "cache/base/driver_api.h"
 #include "cache/events/event_log.h"
 #include "cache/events/event_pipeline.h"
+#include "cache/events/journal.h"
 #include "cache/prim/hot_line.h"
 #include "cache/record/alloc_tracker.h"
 #include "cache/record/graph_memory.h"
@@ -22,6 +23,7 @@ class Unpinner;
 struct Runtime {
     Config config;
     EventLog log;
+    Journal journal;                // the queue's cells, beside the log
     AllocTracker tracker;
     GraphMemory graph_memory;       // what the process's graphs own
     DriverQueries queries;          // the hook's

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "cache/events/event.h"
+#include "cache/events/event_line.h"
 
 #include <functional>
 #include <memory>
@@ -16,9 +17,7 @@ namespace spdlog { class logger; }
 
 namespace gdrhook {
 
-// Formats `event` as one JSON line (with the trailing newline) into `out`,
-// which must hold at least max_line_size bytes. Returns the length.
-inline constexpr size_t max_line_size = 512;
+// format_event_line_at (event_line.h) at the event's own time.
 size_t format_event_line(const Event &event, int pid, char *out);
 
 class EventLog

@@ -49,8 +49,10 @@ void futex_wake_all(std::atomic<uint32_t> &word)
 
 } // namespace
 
-EventPipeline::EventPipeline(size_t capacity, EventLog &log, int pid)
-    : queue_(capacity), log_(log), pid_(pid)
+static_assert(EventPipeline::queue_cell_bytes == 64, "the journal's cell (journal_layout.h)");
+
+EventPipeline::EventPipeline(size_t capacity, EventLog &log, int pid, void *cells_memory)
+    : queue_(capacity, cells_memory), log_(log), pid_(pid)
 {
 }
 
@@ -226,7 +228,7 @@ size_t EventPipeline::drain_locked()
     size_t count = 0;
     QueuedEvent queued;
     size_t position;
-    while (queue_.try_pop(queued, position)) {
+    while (queue_.try_take(queued, position)) {
         if (is_placeholder(queued)) {
             Event whole = *whole_event_;
             whole_event_ = nullptr;
@@ -244,7 +246,20 @@ size_t EventPipeline::drain_locked()
                  poked_.exchange(false, std::memory_order_acq_rel);
     if (batch_hook_ && (count || poked))
         batch_hook_();
+    if (count)
+        write_out_then_release_locked();
     return count;
+}
+
+// A cell is freed only once its event's line has been handed to the
+// kernel: until then the journal (journal.h) still holds the event, so a
+// process killed between taking an event and writing it loses nothing.
+// What was written and not yet released is told apart by the tool, from
+// the log itself (tools/cli/log_recovery.cpp).
+void EventPipeline::write_out_then_release_locked()
+{
+    log_.flush();
+    queue_.release_taken();
 }
 
 void EventPipeline::handle_locked(Event &event)

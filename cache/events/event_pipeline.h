@@ -41,7 +41,13 @@ public:
     // (the cache's eager unpin hooks in here). May be empty.
     using EventHandler = std::function<void(Event &)>;
 
-    EventPipeline(size_t capacity, EventLog &log, int pid);
+    // `cells_memory`: where the queue's cells live (the journal's mapping,
+    // journal.h), or nullptr for ordinary memory.
+    EventPipeline(size_t capacity, EventLog &log, int pid, void *cells_memory = nullptr);
+
+    // Bytes of one queue cell (the journal's layout must match).
+    static constexpr size_t queue_cell_bytes =
+        BoundedMpscQueue<QueuedEvent>::cell_size;
     ~EventPipeline();
 
     EventPipeline(const EventPipeline &) = delete;
@@ -121,6 +127,8 @@ private:
     void ensure_worker();
     void worker_main();
     size_t drain_locked();      // consumer_lock_ held
+    // After a drain: the lines reach the file, then the cells are freed.
+    void write_out_then_release_locked();
     void handle_locked(Event &event);
     // Into the queue for the running worker; false if the queue is full.
     bool push_for_worker(const QueuedEvent &queued)

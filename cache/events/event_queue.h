@@ -9,8 +9,14 @@
 //                                  claims position `pos`;
 //    cell.sequence == pos + 1    : the cell holds the item of position `pos`,
 //                                  ready for the consumer;
-//    after the consumer reads it, cell.sequence = pos + capacity, which frees
-//    it for the producer of the next lap.
+//    once the consumer releases it, cell.sequence = pos + capacity, which
+//    frees it for the producer of the next lap.
+//  - the consumer takes items (try_take) and releases the cells it took
+//    later (release_taken), once it has done with them what must happen
+//    first: the pipeline releases a cell only after the item's log line is
+//    written, so that a cell's sequence tells, even in a copy of the cells
+//    a dead process left behind (cache/events/journal.h), whether its item
+//    may still be missing from the log. try_pop is take-and-release.
 //  - enqueue_pos_ only grows; a producer claims a position with one CAS and
 //    then owns the cell exclusively until it publishes the sequence.
 //  - dequeue_pos_ is written by the single consumer only.
@@ -65,10 +71,18 @@ class alignas(cache_line_size) BoundedMpscQueue
                   "items are copied into the ring by value");
 
 public:
-    // capacity must be a power of two, at least 2.
-    explicit BoundedMpscQueue(size_t capacity)
-        : mask_(capacity - 1), cells_(make_hot_array<Cell>(capacity))
+    // capacity must be a power of two, at least 2. The cells live in
+    // `cells_memory` when given (capacity * cell_size bytes, aligned to a
+    // cache line, outliving the queue: the journal's file mapping), else
+    // with the other hot objects (hot_arena.h).
+    explicit BoundedMpscQueue(size_t capacity, void *cells_memory = nullptr)
+        : mask_(capacity - 1),
+          owned_cells_(cells_memory ? HotArray<Cell>() : make_hot_array<Cell>(capacity))
     {
+        cells_ = cells_memory ? static_cast<Cell *>(cells_memory) : owned_cells_.get();
+        if (cells_memory)
+            for (size_t i = 0; i < capacity; ++i)
+                new (&cells_[i]) Cell();
         for (size_t i = 0; i < capacity; ++i)
             cells_[i].sequence.store(i, std::memory_order_relaxed);
     }
@@ -117,8 +131,8 @@ public:
     }
 
     // The single consumer only. `position` is the item's place in the
-    // order of pushes.
-    bool try_pop(T &out, size_t &position)
+    // order of pushes. The cell stays the item's until release_taken().
+    bool try_take(T &out, size_t &position)
     {
         size_t pos = dequeue_pos_.load(std::memory_order_relaxed);
         Cell &cell = cells_[pos & mask_];
@@ -129,8 +143,25 @@ public:
         out = cell.item;
         position = pos;
         dequeue_pos_.store(pos + 1, std::memory_order_relaxed);
-        // release: our read of the item is done before a producer reuses it.
-        cell.sequence.store(pos + mask_ + 1, std::memory_order_release);
+        return true;
+    }
+
+    // The single consumer only: frees every cell taken so far for the
+    // producers of the next lap.
+    void release_taken()
+    {
+        const size_t taken = dequeue_pos_.load(std::memory_order_relaxed);
+        for (; released_pos_ != taken; ++released_pos_)
+            // release: our read of the item is done before a producer reuses it.
+            cells_[released_pos_ & mask_].sequence.store(released_pos_ + mask_ + 1,
+                                                         std::memory_order_release);
+    }
+
+    bool try_pop(T &out, size_t &position)
+    {
+        if (!try_take(out, position))
+            return false;
+        release_taken();
         return true;
     }
 
@@ -156,27 +187,35 @@ public:
             cells_[i].sequence.store(i, std::memory_order_relaxed);
         enqueue_pos_.store(0, std::memory_order_relaxed);
         dequeue_pos_.store(0, std::memory_order_relaxed);
+        released_pos_ = 0;
     }
 
-private:
+    // One cell: its sequence word, then the item (the journal's cells have
+    // this layout, cache/events/journal_layout.h).
     struct alignas(cache_line_size) Cell {
         std::atomic<size_t> sequence;
         T item;
     };
+    static constexpr size_t cell_size = sizeof(Cell);
+
+private:
 
     // What a push reads and writes besides its cell, on one line: the
     // consumer only reads mask_ and cells_ here, once per drain, while the
     // producers write enqueue_pos_ and read producer_shared_.
-    static_assert(sizeof(size_t) + sizeof(HotArray<Cell>) + sizeof(std::atomic<size_t>) +
+    static_assert(sizeof(size_t) + sizeof(Cell *) + sizeof(std::atomic<size_t>) +
                           sizeof(ProducerShared) <=
                       cache_line_size,
                   "a push's line holds the counter and the shared flags");
     const size_t mask_;
-    HotArray<Cell> cells_; // hot_arena.h: with the rest of the hot path
+    Cell *cells_; // owned_cells_, or memory the owner of the queue keeps
     std::atomic<size_t> enqueue_pos_{0};
     [[no_unique_address]] ProducerShared producer_shared_;
-    // The consumer's counter, on a line of its own so it does not bounce.
+    // The consumer's counters, on a line of their own so they do not bounce.
     alignas(cache_line_size) std::atomic<size_t> dequeue_pos_{0};
+    size_t released_pos_ = 0;
+    // hot_arena.h: with the rest of the hot path; empty with outside memory.
+    HotArray<Cell> owned_cells_;
 };
 
 } // namespace gdrhook

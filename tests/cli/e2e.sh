@@ -256,7 +256,9 @@ run_fake_driver)
 real_pins_and_kill)
     # Real logs from the shim over the fake driver: pin on alloc through
     # `gdrhook run` passes the check; a process killed with kill -9 while
-    # it holds pins fails it, each pin named with its line.
+    # it holds pins passes it once its journal is recovered (its death
+    # released them), and fails it without the journal, each pin named
+    # with its line.
     LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run --pin alloc --backend dmabuf --verify \
         --events "$tmp/churn.%p.jsonl" -- "$GDRHOOK_CHURN" gdrhook 2 20 2
     has "$err" "gdrhook: log check: OK"
@@ -270,7 +272,11 @@ real_pins_and_kill)
         sleep 0.1
     done
     kill -9 $held; wait $held 2>/dev/null
-    run 1 log check "$tmp/held.jsonl"
+    cp "$tmp/held.jsonl" "$tmp/unrecovered.jsonl"
+    run 0 log check "$tmp/held.jsonl"
+    has "$err" "ended without writing its log"
+    has "$out" "3 pin(s) released by death"
+    run 1 log check "$tmp/unrecovered.jsonl"
     [ "$(grep -c "jsonl:[0-9]*: pin never unpinned: \(host [^,]*, \)\?pid" "$out")" = 3 ] || { cat "$out"; fail "expected 3 pins never unpinned"; }
     has "$out" "FAILED: 3 problem(s)"
     ;;

@@ -148,6 +148,10 @@ void Checker::add(const LogEvent &event, const SourceLocation &where)
     }
 
     Outcome outcome = memory_.apply(event, where);
+    if (event.ev == "died") {
+        ++result_.deaths;
+        result_.released_by_death += outcome.released_by_death;
+    }
     if (outcome.revoked_not_unpinned)
         keep(from_revoked(*outcome.revoked_not_unpinned));
     if (outcome.displaced)
@@ -281,9 +285,13 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
 
     out << "gdrhook log check: ";
     if (r.passed() && malformed_lines == 0) {
-        out << "OK: " << r.events << " event(s), " << r.pins
-            << " pin(s), every one unpinned, no verify-mode findings, no error events" << allowed
-            << '\n';
+        out << "OK: " << r.events << " event(s), " << r.pins << " pin(s), every one unpinned";
+        // A recovered log: what a dead process held, its death released.
+        if (r.deaths)
+            out << " or released by its process's death (" << r.deaths
+                << " process(es) ended without writing their logs and were recovered; "
+                << r.released_by_death << " pin(s) released by death)";
+        out << ", no verify-mode findings, no error events" << allowed << '\n';
         return;
     }
     out << "FAILED: " << r.total_problems << " problem(s) in " << r.events << " event(s)";

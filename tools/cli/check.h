@@ -79,6 +79,8 @@ struct CheckResult {
     uint64_t events = 0;
     uint64_t pins = 0;
     uint64_t releases = 0;       // unpins and revokes that closed a pin
+    uint64_t released_by_death = 0; // pins held by processes that died (recovered logs)
+    uint64_t deaths = 0;         // `died` lines: processes whose logs were recovered
     uint64_t total_problems = 0; // all of them, also those not kept; not the allowed
     std::array<uint64_t, problem_kind_count> by_kind{};
     std::array<uint64_t, problem_kind_count> allowed_by_kind{}; // counted only

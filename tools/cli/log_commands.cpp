@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "log_inputs.h"
+#include "log_recovery.h"
 #include "merged_reader.h"
 #include "exit_code.h"
 #include "summary.h"
@@ -37,6 +38,9 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&c
                       std::function<void(const LogEvent &, const SourceLocation &)> lookahead = {})
 {
     ReadOutcome outcome;
+    // What dead processes left in their journals becomes lines of their
+    // logs first, so that every command reads whole logs.
+    report_recoveries(recover_paths(options.files), err);
     LogInputs inputs = expand_log_inputs(options.files);
     for (const std::string &message : inputs.errors) {
         err << "gdrhook: " << message << '\n';

@@ -6,6 +6,7 @@
 // other, stop here so the process always ends with a status and a message.
 #include "doctor.h"
 #include "log_commands.h"
+#include "log_recovery.h"
 #include "run_command.h"
 #include "exit_code.h"
 
@@ -103,6 +104,14 @@ int dispatch(int argc, char **argv)
     timeline->add_option("-o,--output", log_options.output, "the SVG file to write")->required();
     timeline->footer(exit_footer);
 
+    std::vector<std::string> recover_files;
+    CLI::App *recover = log->add_subcommand(
+        "recover", "turn what processes that ended without writing their logs (killed, "
+                   "crashed) left in their journals into log lines; summary, check, timeline "
+                   "and run do this by themselves");
+    add_files(recover, recover_files);
+    recover->footer(exit_footer);
+
     DoctorOptions doctor_options;
     CLI::App *doctor = app.add_subcommand(
         "doctor", "check the machine: driver, GPUs and their DMA-BUF / GPUDirect RDMA support, "
@@ -144,6 +153,8 @@ int dispatch(int argc, char **argv)
     }
     if (timeline->parsed())
         return log_timeline(log_options, std::cout, std::cerr);
+    if (recover->parsed())
+        return log_recover(recover_files, std::cout, std::cerr);
     if (doctor->parsed())
         return run_doctor(doctor_options, std::cout);
     return exit_input;

@@ -60,11 +60,30 @@ Outcome MemoryState::apply(const LogEvent &event, const SourceLocation &where)
         outcome = on_release(p, event, where);
         break;
     default:
+        if (event.ev == "died")
+            outcome.released_by_death = on_death(p);
         break;
     }
     outcome.live_gpu_bytes = p.live_gpu_bytes;
     outcome.pinned_bytes = p.pinned_bytes;
     return outcome;
+}
+
+// docs/log-format.md, "Recovered logs": nothing of a dead process stays
+// allocated or pinned.
+uint64_t MemoryState::on_death(ProcessState &p)
+{
+    const uint64_t released = p.pin_sizes.size() + p.revoked.size();
+    total_live_ -= p.live_gpu_bytes;
+    total_pinned_ -= p.pinned_bytes;
+    p.live_gpu_bytes = 0;
+    p.pinned_bytes = 0;
+    p.allocations = FlatMap<Allocation>();
+    p.pin_sizes = FlatMap<uint64_t>();
+    p.pins.clear();
+    p.pins_by_addr.clear();
+    p.revoked.clear();
+    return released;
 }
 
 MemoryState::ProcessState &MemoryState::state_of(const ProcessKey &key)

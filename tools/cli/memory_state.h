@@ -50,6 +50,10 @@ struct Outcome {
     bool unmatched_release = false;
     // A pin reused the key of a revoked pin whose unpin never came.
     std::optional<RevokedPin> revoked_not_unpinned;
+    // A `died` line: the pins (and revoked pins) the process still held,
+    // which its death released (the kernel closes its dma-buf fds; the
+    // module releases its pins at close); its memory went with it too.
+    uint64_t released_by_death = 0;
     // The event's process after it.
     uint64_t live_gpu_bytes = 0;
     uint64_t pinned_bytes = 0;
@@ -131,6 +135,7 @@ private:
     void on_ctx_destroy(ProcessState &p, const LogEvent &event, const SourceLocation &where);
     Outcome on_pin(ProcessState &p, const LogEvent &event, const SourceLocation &where);
     Outcome on_release(ProcessState &p, const LogEvent &event, const SourceLocation &where);
+    uint64_t on_death(ProcessState &p);
     void close_pin(ProcessState &p, uint64_t key);
     void drop_allocation(ProcessState &p, uint64_t addr, const Allocation &allocation);
     void mark_freed(PinRecord &pin, const LogEvent &event, const SourceLocation &where);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "run_command.h"
 
+#include "log_recovery.h"
+
 #include "check.h"
 #include "library_locator.h"
 #include "merged_reader.h"
@@ -283,6 +285,9 @@ int run_program(const RunOptions &options, std::ostream &err)
         err << "gdrhook: '" << options.command[0] << "' was killed by signal " << WTERMSIG(status)
             << " (" << strsignal(WTERMSIG(status)) << ")\n";
     }
+    // Processes that died without writing their logs left journals
+    // (`<log>.<pid>.<ns>.journal`): their events go into the logs first.
+    report_recoveries(recover_paths(expand_events_pattern(events + ".%p.%p.journal")), err);
     if (options.summary)
         print_run_summary(expand_events_pattern(events), started_ns, events, err);
     return exit_code;

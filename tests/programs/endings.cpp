@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// Frees GPU memory and then ends one way or another, for the tests that
+// check that every free reaches the log however a process ends
+// (tests/unit/test_recovery.cpp, tests/stress/test_kill_recovery.cpp).
+//
+//   endings ENDING FREES COUNT_FILE [THREADS]
+//
+// Allocates and frees FREES buffers of 2 MiB, one after the other, then
+// ends with ENDING:
+//   exit, _exit, _Exit, exec (/bin/true), abort, segv (a write through a
+//   null pointer), sigterm, sigkill (each raised with its default action),
+//   fork_exit (a forked child frees FREES buffers and calls _exit; the
+//   parent waits and exits), threads_exit (THREADS threads free for ever;
+//   the main thread calls _exit after FREES frees in all), churn (THREADS
+//   threads free for ever, until the process is killed from outside).
+//
+// Each free is counted in COUNT_FILE, a file the program maps itself: the
+// count is stored after the free returned, so a process killed at any
+// moment has counted every free it finished but those of its threads
+// between the free and the count (at most one each). A forked child
+// counts in the second word.
+#include <cuda.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+constexpr size_t buffer_bytes = 2 << 20;
+
+std::atomic<long> *counts = nullptr; // [0] this process, [1] a forked child
+
+void check(CUresult rc, const char *what)
+{
+    if (rc != CUDA_SUCCESS) {
+        fprintf(stderr, "endings: %s failed with %d\n", what, rc);
+        exit(3);
+    }
+}
+
+void alloc_and_free(std::atomic<long> &count)
+{
+    CUdeviceptr p = 0;
+    check(cuMemAlloc(&p, buffer_bytes), "cuMemAlloc");
+    check(cuMemFree(p), "cuMemFree");
+    count.fetch_add(1, std::memory_order_release);
+}
+
+void free_for_ever(CUcontext context, std::atomic<long> &count)
+{
+    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    for (;;)
+        alloc_and_free(count);
+}
+
+std::atomic<long> *map_counts(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || ftruncate(fd, 4096) != 0)
+        return nullptr;
+    void *memory = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    return memory == MAP_FAILED ? nullptr : static_cast<std::atomic<long> *>(memory);
+}
+
+int *volatile null_pointer = nullptr;
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: endings ENDING FREES COUNT_FILE [THREADS]\n");
+        return 2;
+    }
+    const std::string ending = argv[1];
+    const long frees = atol(argv[2]);
+    const int threads = argc > 4 ? atoi(argv[4]) : 16;
+    counts = map_counts(argv[3]);
+    if (!counts) {
+        fprintf(stderr, "endings: cannot map %s: %s\n", argv[3], strerror(errno));
+        return 2;
+    }
+
+    check(cuInit(0), "cuInit");
+    CUdevice device;
+    check(cuDeviceGet(&device, 0), "cuDeviceGet");
+    CUcontext context;
+    check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
+    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+
+    if (ending == "threads_exit" || ending == "churn") {
+        for (int t = 0; t < threads; ++t)
+            std::thread(free_for_ever, context, std::ref(counts[0])).detach();
+        if (ending == "churn")
+            for (;;)
+                pause();
+        while (counts[0].load(std::memory_order_acquire) < frees)
+            std::this_thread::yield();
+        _exit(0);
+    }
+
+    for (long i = 0; i < frees; ++i)
+        alloc_and_free(counts[0]);
+
+    if (ending == "exit")
+        exit(0);
+    if (ending == "_exit")
+        _exit(0);
+    if (ending == "_Exit")
+        _Exit(0);
+    if (ending == "exec") {
+        execl("/bin/true", "true", static_cast<char *>(nullptr));
+        return 4;
+    }
+    if (ending == "abort")
+        abort();
+    if (ending == "segv")
+        *null_pointer = 1;
+    if (ending == "sigterm")
+        raise(SIGTERM);
+    if (ending == "sigkill")
+        raise(SIGKILL);
+    if (ending == "fork_exit") {
+        pid_t child = fork();
+        if (child == 0) {
+            for (long i = 0; i < frees; ++i)
+                alloc_and_free(counts[1]);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
+    }
+    fprintf(stderr, "endings: unknown ending '%s'\n", ending.c_str());
+    return 2;
+}
