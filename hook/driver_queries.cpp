@@ -30,6 +30,9 @@ static_assert(cuda::pointer_attribute_is_legacy_cuda_ipc_capable ==
 static_assert(cuda::pointer_attribute_mempool_handle == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE);
 static_assert(cuda::memorytype_device == CU_MEMORYTYPE_DEVICE);
 static_assert(cuda::device_attribute_dma_buf_supported == CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED);
+static_assert(cuda::device_attribute_host_alloc_dma_buf_supported ==
+              CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
+static_assert(cuda::memorytype_host == CU_MEMORYTYPE_HOST);
 
 template <typename F>
 F lookup_driver(std::atomic<void *> &cache, const char *symbol)
