@@ -10,16 +10,17 @@
 // ends with ENDING:
 //   exit, _exit, _Exit, exec (/bin/true), abort, segv (a write through a
 //   null pointer), sigterm, sigkill (each raised with its default action),
-//   fork_exit (a forked child frees FREES buffers and calls _exit; the
-//   parent waits and exits), threads_exit (THREADS threads free for ever;
+//   fork_exit (4 more buffers held across a fork; the child, refused by the
+//   driver, tries to free one and calls _exit; the parent waits, frees the
+//   4 and exits), threads_exit (THREADS threads free for ever;
 //   the main thread calls _exit after FREES frees in all), churn (THREADS
 //   threads free for ever, until the process is killed from outside).
 //
 // Each free is counted in COUNT_FILE, a file the program maps itself: the
 // count is stored after the free returned, so a process killed at any
 // moment has counted every free it finished but those of its threads
-// between the free and the count (at most one each). A forked child
-// counts in the second word.
+// between the free and the count (at most one each). The second word is
+// a forked child's, which the driver lets free nothing: it stays 0.
 #include <cuda.h>
 
 #include <atomic>
@@ -38,6 +39,7 @@
 namespace {
 
 constexpr size_t buffer_bytes = 2 << 20;
+constexpr int held_across_fork = 4; // fork_exit
 
 std::atomic<long> *counts = nullptr; // [0] this process, [1] a forked child
 
@@ -133,14 +135,23 @@ int main(int argc, char **argv)
     if (ending == "sigkill")
         raise(SIGKILL);
     if (ending == "fork_exit") {
+        // Buffers held (and pinned, under pin-on-alloc) across the fork. The
+        // driver refuses every call of a child forked after cuInit
+        // (CUDA_ERROR_NOT_INITIALIZED, as measured on an H100): the child
+        // tries to free one, then ends with _exit holding its copies of the
+        // pins; the parent frees them afterwards.
+        CUdeviceptr held[held_across_fork];
+        for (CUdeviceptr &p : held)
+            check(cuMemAlloc(&p, buffer_bytes), "cuMemAlloc");
         pid_t child = fork();
-        if (child == 0) {
-            for (long i = 0; i < frees; ++i)
-                alloc_and_free(counts[1]);
-            _exit(0);
-        }
+        if (child == 0)
+            _exit(cuMemFree(held[0]) == CUDA_ERROR_NOT_INITIALIZED ? 0 : 6);
         int status = 0;
         waitpid(child, &status, 0);
+        for (CUdeviceptr p : held) {
+            check(cuMemFree(p), "cuMemFree");
+            counts[0].fetch_add(1, std::memory_order_release);
+        }
         return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
     }
     fprintf(stderr, "endings: unknown ending '%s'\n", ending.c_str());
