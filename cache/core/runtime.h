@@ -22,7 +22,6 @@ class Unpinner;
 struct Runtime {
     Config config;
     EventLog log;
-    Journal journal;                // the queue's cells, beside the log
     AllocTracker tracker;
     DriverQueries queries;          // the hook's
     EventPipeline *pipeline = nullptr;
@@ -30,6 +29,9 @@ struct Runtime {
     int pid = 0;
     bool forked_child = false;      // made by fork() of a recording process
     uint64_t written_at_fork = 0;   // lines the pipeline had written then
+    // The queue's cells, beside the log. Last: the members above keep the
+    // places (and cache lines) the hot path finds them at.
+    Journal journal;
 };
 
 // The first call builds the runtime, with the driver queries of the hook
