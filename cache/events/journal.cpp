@@ -194,8 +194,10 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     const size_t slash = log_path.rfind('/');
     copy_text(header->log_name, sizeof header->log_name,
               slash == std::string::npos ? log_path : log_path.substr(slash + 1));
-    // Last: a journal without its magic was never used and is dropped.
-    std::atomic_thread_fence(std::memory_order_release);
+    // Last: a journal without its magic was never used and is dropped. The
+    // reader comes after this process has died, when every store it made
+    // is in the page cache; only the compiler must keep this one last.
+    asm volatile("" ::: "memory");
     memcpy(header->magic, journal_magic, sizeof journal_magic);
 
     fd_ = std::move(fd);
