@@ -23,7 +23,6 @@ class Unpinner;
 struct Runtime {
     Config config;
     EventLog log;
-    Journal journal;                // the queue's cells, beside the log
     AllocTracker tracker;
     GraphMemory graph_memory;       // what the process's graphs own
     DriverQueries queries;          // the hook's
@@ -32,6 +31,9 @@ struct Runtime {
     int pid = 0;
     bool forked_child = false;      // made by fork() of a recording process
     uint64_t written_at_fork = 0;   // lines the pipeline had written then
+    // The queue's cells, beside the log. Last: the members above keep the
+    // places (and cache lines) the hot path finds them at.
+    Journal journal;
 };
 
 // The first call builds the runtime, with the driver queries of the hook

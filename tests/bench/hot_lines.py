@@ -9,8 +9,9 @@ The count is exact and repeatable where timings are not: use it to judge a
 change to the hot path before timing it on the GPU (tests/gpu/overhead.py).
 
 Prints, for the last pair: the shim's code lines, the shim's data lines,
-and the lines of anonymous memory (hot arena, thread state, stack) touched
-beyond what the same pair touches without the shim.
+the lines of anonymous memory (hot arena, thread state, stack) touched
+beyond what the same pair touches without the shim, and the lines of the
+journal (the queue's cells, in a file mapping where an event log is on).
 
 usage: hot_lines.py PAIRS_PROGRAM SHIM FAKE_DRIVER_DIR"""
 import collections
@@ -66,6 +67,8 @@ def trace(preload):
             if low <= address < high:
                 if name == shim or os.path.basename(name) == os.path.basename(shim):
                     return "shim code" if "x" in perms else "shim data"
+                if name.endswith(".journal"):
+                    return "journal"  # the queue's cells (cache/events/journal.h)
                 return "anonymous" if not name or name.startswith("[") else "other"
         return "other"
 
@@ -81,3 +84,4 @@ print(f"shim code lines: {hooked[('I', 'shim code')]}")
 print(f"shim data lines: {hooked[('D', 'shim data')]}")
 print(f"anonymous lines added (arena, thread state, stack): "
       f"{hooked[('D', 'anonymous')] - plain[('D', 'anonymous')]}")
+print(f"journal lines (the queue's cells, with an event log): {hooked[('D', 'journal')]}")

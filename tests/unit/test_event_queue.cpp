@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -157,4 +158,42 @@ TEST_CASE("the compact queue form refuses what it cannot hold")
     e.api = reinterpret_cast<const char *>(far);
     CHECK_FALSE(gdrhook::pack(e, queued));
     CHECK(gdrhook::is_placeholder(gdrhook::placeholder()));
+}
+
+TEST_CASE("a taken item keeps its cell until the consumer releases it")
+{
+    BoundedMpscQueue<Item> queue(4);
+    for (uint32_t i = 0; i < 4; ++i)
+        REQUIRE(queue.try_push({0, i}));
+    Item item{};
+    size_t position = 0;
+    REQUIRE(queue.try_take(item, position));
+    CHECK(position == 0);
+    REQUIRE(queue.try_take(item, position));
+    CHECK(position == 1);
+    // Taken, not released: the producers still find the ring full (the
+    // journal's reader counts on it, cache/events/journal_layout.h).
+    CHECK_FALSE(queue.try_push({0, 4}));
+    queue.release_taken();
+    CHECK(queue.try_push({0, 4}));
+    CHECK(queue.try_push({0, 5}));
+    CHECK_FALSE(queue.try_push({0, 6}));
+}
+
+TEST_CASE("a queue over memory it is given keeps its cells there")
+{
+    using Queue = BoundedMpscQueue<gdrhook::QueuedEvent>;
+    alignas(64) static unsigned char cells[8 * Queue::cell_size];
+    Queue queue(8, cells);
+    gdrhook::QueuedEvent event{};
+    event.addr = 0x1234;
+    REQUIRE(queue.try_push(event));
+    // The layout the journal's reader expects: the sequence word (position
+    // + 1: published, not released), then the event.
+    uint64_t sequence = 0;
+    memcpy(&sequence, cells, sizeof sequence);
+    CHECK(sequence == 1);
+    gdrhook::QueuedEvent stored{};
+    memcpy(&stored, cells + 8, sizeof stored);
+    CHECK(stored.addr == 0x1234);
 }
