@@ -54,7 +54,10 @@ template <typename Real, typename Out, typename Size>
 CUresult alloc_sized(const char *api, MemoryKind kind, Real real, Out *out, Size size)
 {
     CUresult rc = real(out, size);
-    record_alloc(api, current_via(), kind, made(rc, out), size, rc);
+    // An allocation can be the first call the shim sees (cuInit and
+    // cuCtxCreate are not interposed): it starts the runtime, as a free does.
+    if (hook_enabled())
+        record_alloc(api, current_via(), kind, made(rc, out), size, rc);
     return rc;
 }
 
@@ -64,7 +67,8 @@ CUresult alloc_pitch(const char *api, Real real, Pointer *dptr, Count *pitch, Co
 {
     CUresult rc = real(dptr, pitch, width, height, element_size);
     uint64_t size = rc == CUDA_SUCCESS && pitch ? uint64_t(*pitch) * height : 0;
-    record_alloc(api, current_via(), MemoryKind::pitch, made(rc, dptr), size, rc);
+    if (hook_enabled())
+        record_alloc(api, current_via(), MemoryKind::pitch, made(rc, dptr), size, rc);
     return rc;
 }
 

@@ -408,3 +408,31 @@ TEST_CASE("a free the driver refused leaves its allocation tracked for the free 
     }
     CHECK(refused == 1);
 }
+
+TEST_CASE("an allocation that is the first call the shim sees is logged, and pinned under pin-on-alloc")
+{
+    // cuInit and cuCtxCreate are not interposed: the shim starts at the
+    // allocation itself, and must not lose it.
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_ALLOC_FIRST")}, pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    auto printed = [&](const std::string &key) {
+        const size_t start = run.output.find(key + "=");
+        REQUIRE(start != std::string::npos);
+        return run.output.substr(start + key.size() + 1,
+                                 run.output.find('\n', start) - start - key.size() - 1);
+    };
+    const std::string plain = printed("plain");
+    const std::string pitched = printed("pitched");
+    std::map<std::string, std::multiset<std::string>> seen; // ev -> "api addr dev"
+    for (const EventLine &e : read_recorded_events(log))
+        seen[e["ev"]].insert(e["api"] + " " + e["addr"] + " " + e["dev"]);
+    INFO("allocs, pins and frees logged");
+    CHECK(seen["alloc"] == std::multiset<std::string>{"cuMemAlloc_v2 " + plain + " 0",
+                                                      "cuMemAllocPitch_v2 " + pitched + " 0"});
+    CHECK(seen["free"] == std::multiset<std::string>{"cuMemFree_v2 " + plain + " 0",
+                                                     "cuMemFree_v2 " + pitched + " 0"});
+    CHECK(seen["pin"].size() == 2);
+    CHECK(seen["unpin"].size() == 2);
+}
