@@ -22,6 +22,7 @@
 #include "hook/runtime_start.h"
 #include "hook/entry_table.h"
 #include "hook/real_functions.h"
+#include "cache/ucx/ucx_bridge.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -94,6 +95,10 @@ gdrhook_dlsym_intercepted(void *handle, const char *name)
     const EntryInfo *entry = find_entry_by_symbol(name);
     if (!found || !entry || !hook_enabled())
         return found;
+    // A library that looks the driver up may have brought UCX with it (its
+    // CUDA module does this as it loads): a slow path, where the bridge
+    // looks again for libucm.
+    look_again_for_ucx();
     void *ours = entry->wrappers[static_cast<int>(Via::dlsym)];
     // Entered by a jump from the exported dlsym: the return address is the
     // application's.

@@ -272,6 +272,11 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
     parse_size_var(lookup, "GDRHOOK_CACHE_MAX_ENTRIES", 1, 1ull << 32,
                    config.cache_max_entries, diagnostics);
     parse_sample_ms(lookup, "GDRHOOK_SAMPLE_MS", config.sample_ms, diagnostics);
+
+    static const char *const ucx_names[] = {"auto", "on", "off"};
+    static const UcxBridgeMode ucx_values[] = {UcxBridgeMode::auto_detect, UcxBridgeMode::on,
+                                               UcxBridgeMode::off};
+    parse_choice(lookup, "GDRHOOK_UCX", ucx_names, ucx_values, config.ucx, diagnostics);
     return config;
 }
 
@@ -289,6 +294,7 @@ std::vector<std::pair<std::string, std::string>> config_values(const Config &c)
         {"GDRHOOK_CACHE_MAX_BYTES", std::to_string(c.cache_max_bytes)},
         {"GDRHOOK_CACHE_MAX_ENTRIES", std::to_string(c.cache_max_entries)},
         {"GDRHOOK_SAMPLE_MS", std::to_string(c.sample_ms)},
+        {"GDRHOOK_UCX", to_string(c.ucx)},
     };
 }
 
@@ -309,6 +315,12 @@ const char *to_string(PinPolicy pin)
 {
     static const char *const names[] = {"off", "alloc", "demand"};
     return names[static_cast<int>(pin)];
+}
+
+const char *to_string(UcxBridgeMode mode)
+{
+    static const char *const names[] = {"auto", "on", "off"};
+    return names[static_cast<int>(mode)];
 }
 
 } // namespace gdrhook

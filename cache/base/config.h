@@ -16,6 +16,7 @@ namespace gdrhook {
 enum class LogLevel { trace, debug, info, warn, error, critical, off };
 enum class Backend { auto_select, kmod, dmabuf, none };
 enum class PinPolicy { off, alloc, demand };
+enum class UcxBridgeMode { auto_detect, on, off };
 
 struct Config {
     bool disabled = false;                 // GDRHOOK_DISABLE
@@ -33,6 +34,7 @@ struct Config {
     uint64_t cache_max_bytes = 0;          // GDRHOOK_CACHE_MAX_BYTES, 0 = no limit
     uint64_t cache_max_entries = 65536;    // GDRHOOK_CACHE_MAX_ENTRIES
     uint32_t sample_ms = 0;                // GDRHOOK_SAMPLE_MS, 0 = no samples
+    UcxBridgeMode ucx = UcxBridgeMode::auto_detect; // GDRHOOK_UCX
 };
 
 // GDRHOOK_SAMPLE_MS: 0, or an interval in this range. Below 10 ms the
@@ -72,5 +74,6 @@ std::vector<std::pair<std::string, std::string>> config_values(const Config &con
 const char *to_string(LogLevel level);
 const char *to_string(Backend backend);
 const char *to_string(PinPolicy pin);
+const char *to_string(UcxBridgeMode mode);
 
 } // namespace gdrhook

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // The one place that builds the shim's objects: the configuration, the
-// event log, the allocation tracker, the event pipeline and, when pinning
-// is on, the unpinner the worker runs; it hands each the references it
+// event log, the allocation tracker, the event pipeline, when pinning is
+// on the unpinner the worker runs, and the UCX bridge; it hands each the references it
 // uses and fills the hot line (cache/prim/hot_line.h) for the hot path.
 #include "cache/core/runtime.h"
 
@@ -16,6 +16,7 @@
 #include "cache/prim/hot_arena.h"
 #include "cache/registration/pin_events.h"
 #include "cache/registration/unpinner.h"
+#include "cache/ucx/ucx_bridge.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -188,6 +189,8 @@ void initialize(const DriverQueries &queries)
     hot_line.pipeline = rt->pipeline;
     hot_line.tracker = &rt->tracker;
     hot_line.queries = &rt->queries;
+    // UCX's caches hear of frees from here on where libucm is loaded.
+    set_up_ucx_bridge(rt->config.ucx);
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);

@@ -24,7 +24,7 @@ class EventPipeline;
 class RegistrationCache;
 struct DriverQueries;
 
-enum RuntimeState : int {
+enum RuntimeState : uint8_t {
     runtime_uninitialized,
     runtime_initializing,
     runtime_enabled,
@@ -33,8 +33,9 @@ enum RuntimeState : int {
 
 struct alignas(64) HotLine {
     // Filled by the runtime, before runtime_state says enabled...
-    std::atomic<int> runtime_state{runtime_uninitialized};
+    std::atomic<uint8_t> runtime_state{runtime_uninitialized};
     // (counters and flags, below, fill the rest of the first 16 bytes)
+    std::atomic<bool> ucx_bridge{false};          // ucx/ucx_bridge.cpp: UCX hears of frees
     std::atomic<uint32_t> fork_generation{1};     // events/thread_state.cpp
     std::atomic<uint32_t> context_generation{1};  // record/recorder.cpp
     bool event_clock_counts_tsc = false;          // events/event_clock.cpp

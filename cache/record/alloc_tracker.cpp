@@ -118,6 +118,24 @@ std::vector<Allocation> AllocTracker::remove_context(uint64_t context)
     return removed;
 }
 
+std::vector<Allocation> AllocTracker::in_context(uint64_t context) const
+{
+    std::vector<Allocation> found;
+    for_each_front([&](const FrontEntry &entry) {
+        if (entry.allocation.context == context)
+            found.push_back(entry.allocation);
+    });
+    for (Shard &shard : shards_) {
+        std::lock_guard<SpinLock> lock(shard.lock);
+        shard.by_key.remove_if([&](uint64_t, const Allocation &a) {
+            if (a.context == context)
+                found.push_back(a);
+            return false; // kept
+        });
+    }
+    return found;
+}
+
 size_t AllocTracker::size() const
 {
     size_t total = 0;

@@ -93,6 +93,8 @@ public:
 
     // Removes everything that belongs to `context`.
     std::vector<Allocation> remove_context(uint64_t context);
+    // What remove_context would remove, left in place.
+    std::vector<Allocation> in_context(uint64_t context) const;
 
     std::optional<Allocation> find(MemoryKind kind, uint64_t addr) const;
     size_t size() const;

@@ -8,6 +8,7 @@
 #include "cache/record/alloc_tracker.h"
 #include "cache/record/recorder.h"
 #include "cache/registration/free_invalidation.h"
+#include "cache/ucx/ucx_bridge.h"
 
 namespace gdrhook {
 
@@ -50,6 +51,9 @@ GraphReleaseTicket begin_graph_release(const char *api, Via via, uint64_t handle
     if (existing_process_cache())
         for (const GraphRange &r : ranges)
             invalidate_freed(r.addr, r.size);
+    if (ucx_bridge_on())
+        for (const GraphRange &r : ranges)
+            tell_ucx_of_free(MemoryKind::graph, r.addr, r.size);
     ticket.ranges = std::move(ranges);
     return ticket;
 }

@@ -9,6 +9,7 @@
 #include "cache/record/capture.h"
 #include "cache/registration/free_invalidation.h"
 #include "cache/registration/pin_events.h"
+#include "cache/ucx/ucx_bridge.h"
 
 #include <array>
 #include <atomic>
@@ -215,6 +216,9 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
     // the next allocation, and no lookup may find the old registration.
     if (GDRHOOK_UNLIKELY(is_gpu_range_kind(kind) && existing_process_cache()))
         invalidate_freed(addr, ticket.event.size);
+    // UCX's caches too, for the same reason (ucx/ucx_bridge.h).
+    if (ucx_bridge_on())
+        tell_ucx_of_free(ticket.event.mem, addr, ticket.event.size);
     return ticket;
 }
 
@@ -259,6 +263,8 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
             event.mem = MemoryKind::graph;
         hot_line.tracker->insert(allocation);
         submit(event);
+        if (ucx_bridge_on())
+            tell_ucx_of_alloc(kind, addr, size);
         if (GDRHOOK_UNLIKELY(hot_line.pin_on_alloc))
             pin_new_allocation(api, via, kind, allocation.dev, addr, size); // `pin` after `alloc`
         return;
@@ -276,6 +282,11 @@ TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context
     ticket.event = make_event(EventKind::ctx_destroy, api, via, MemoryKind::none,
                               context, 0);
     ticket.event.dev = dev;
+    // UCX hears of what the teardown ends before it runs; the tracker
+    // forgets it only once the driver has taken the context down.
+    if (ucx_bridge_on() && context)
+        for (const Allocation &a : hot_line.tracker->in_context(context))
+            tell_ucx_of_free(a.kind, a.addr, a.size);
     return ticket;
 }
 

@@ -31,6 +31,7 @@ TEST_CASE("with no variables set every setting has its default")
     CHECK(c.backend == Backend::auto_select);
     CHECK(c.pin == PinPolicy::demand);
     CHECK(c.sample_ms == 0);
+    CHECK(c.ucx == UcxBridgeMode::auto_detect);
 }
 
 TEST_CASE("valid values are taken, case-insensitively where they are words")
@@ -43,7 +44,8 @@ TEST_CASE("valid values are taken, case-insensitively where they are words")
                       {"GDRHOOK_BACKEND", "dmabuf"},
                       {"GDRHOOK_PIN", "alloc"},
                       {"GDRHOOK_PIN_MIN_SIZE", "64K"},
-                      {"GDRHOOK_CACHE_MAX_BYTES", "2GiB"}},
+                      {"GDRHOOK_CACHE_MAX_BYTES", "2GiB"},
+                      {"GDRHOOK_UCX", "OFF"}},
                      d);
     CHECK(d.empty());
     CHECK(c.disabled);
@@ -54,6 +56,20 @@ TEST_CASE("valid values are taken, case-insensitively where they are words")
     CHECK(c.pin == PinPolicy::alloc);
     CHECK(c.pin_min_size == 65536);
     CHECK(c.cache_max_bytes == (2ull << 30));
+    CHECK(c.ucx == UcxBridgeMode::off);
+}
+
+TEST_CASE("GDRHOOK_UCX takes auto, on or off; anything else gives one line and auto")
+{
+    Diagnostics d;
+    CHECK(parse({{"GDRHOOK_UCX", "on"}}, d).ucx == UcxBridgeMode::on);
+    CHECK(parse({{"GDRHOOK_UCX", "auto"}}, d).ucx == UcxBridgeMode::auto_detect);
+    CHECK(d.empty());
+    Config c = parse({{"GDRHOOK_UCX", "yes"}}, d);
+    CHECK(c.ucx == UcxBridgeMode::auto_detect);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0] == "gdrhook: GDRHOOK_UCX='yes' is not valid: expected auto, on or off; "
+                  "using auto");
 }
 
 TEST_CASE("each bad value gives one line naming variable, value and what is accepted")

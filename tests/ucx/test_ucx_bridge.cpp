@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The UCX bridge against UCX's own registration cache (Debian's libucx,
+// through tests/ucx/ucx_rcache.cpp under the shim over the fake driver):
+// with the bridge, every free path drops the cache's region before the
+// real free runs and no lookup is stale; with GDRHOOK_UCX=off, UCX alone
+// serves a stale registration after each path. The counts of both runs are
+// printed, one line per path.
+#include "event_lines.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <regex>
+
+namespace {
+
+const char *const free_paths[] = {"cuMemFree_v2", "cuMemFreeAsync", "cuMemUnmap+cuMemRelease",
+                                  "cuMemPoolTrimTo", "cuCtxDestroy"};
+
+struct Run {
+    std::string output;
+    std::vector<EventLine> events;
+};
+
+Run run_rcache(const std::string &ucx_setting)
+{
+    const std::string log = make_temp_dir() + "/events.jsonl";
+    std::map<std::string, std::string> env = pinning_environment(log);
+    if (!ucx_setting.empty())
+        env["GDRHOOK_UCX"] = ucx_setting;
+    RunResult run = run_program({build_path("GDRHOOK_UCX_RCACHE")}, env);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    printf("--- ucx_rcache, GDRHOOK_UCX=%s\n%s", ucx_setting.empty() ? "(unset)" : ucx_setting.c_str(),
+           run.output.c_str());
+    return Run{run.output, read_recorded_events(log)};
+}
+
+// The path's line of the program's output.
+std::string line_of(const std::string &output, const std::string &path)
+{
+    std::smatch m;
+    INFO("path " << path);
+    REQUIRE(std::regex_search(output, m, std::regex("path=" + std::regex_replace(path, std::regex("\\+"), "\\+") + " [^\n]*")));
+    return m[0];
+}
+
+void check_no_error_events(const std::vector<EventLine> &events)
+{
+    for (const EventLine &e : events)
+        if (e["ev"] == "error")
+            FAIL_CHECK("error event: " << e["msg"]);
+}
+
+} // namespace
+
+TEST_CASE("with the bridge, UCX's cache drops each freed region before the real free and is never stale")
+{
+    // auto: the program links libucs, so libucm is loaded at the first
+    // CUDA call; on: the same, asked for.
+    for (const char *setting : {"", "on"}) {
+        Run run = run_rcache(setting);
+        INFO("GDRHOOK_UCX=" << setting << "\n" << run.output);
+        for (const char *path : free_paths) {
+            const std::string line = line_of(run.output, path);
+            INFO(line);
+            CHECK(output_field(line, "same_address") == 1);
+            // A free event over the registered region, dispatched while the
+            // driver still held the buffer (before the real free), after the
+            // cache had taken the region out of its page table.
+            const long long events = output_field(line, "free_events");
+            CHECK(events >= 1);
+            CHECK(output_field(line, "allocated_at_event") == events);
+            CHECK(output_field(line, "out_of_cache_at_event") == events);
+            CHECK(output_field(line, "stale_hits") == 0);
+            // UCX deregisters a region it dropped at its next operation
+            // (its garbage list), here the lookup after the new allocation.
+            CHECK(output_field(line, "dereg_after_lookup") == 1);
+            CHECK(output_field(line, "alloc_events") >= 2);
+        }
+        CHECK(output_field(run.output, "stale_hits_total") == 0);
+        // The handler freed CUDA memory from inside the first free event:
+        // that free dispatched nothing more on its thread.
+        CHECK(output_field(run.output, "scratch_freed") == 1);
+        CHECK(output_field(run.output, "nested_events") == 0);
+        check_no_error_events(run.events);
+    }
+}
+
+TEST_CASE("with GDRHOOK_UCX=off, UCX's cache serves a stale registration after every free path")
+{
+    Run run = run_rcache("off");
+    for (const char *path : free_paths) {
+        const std::string line = line_of(run.output, path);
+        INFO(line);
+        CHECK(output_field(line, "same_address") == 1);
+        CHECK(output_field(line, "free_events") == 0);
+        CHECK(output_field(line, "alloc_events") == 0);
+        CHECK(output_field(line, "stale_hits") > 0);
+    }
+    check_no_error_events(run.events);
+}
