@@ -5,7 +5,7 @@
 # suite that applies to each build, then prints one closing line
 # "N passed, N failed, N skipped" (the skipped tests named after it). A
 # skip is not a pass: each says why in its own output.
-#   build-test   plain build: every suite (unit, shim, cache, cli, kmod,
+#   build-test   plain build: every suite (unit, shim, cache, cli, kmod, ucx,
 #                stress)
 #   build-asan   ASan+UBSan: the suites that do not preload the shim
 #   build-tsan   TSan: the same
@@ -53,7 +53,7 @@ run_suites() { # build-dir meson-options... -- suites...
 }
 
 all_suites=(unit shim)
-for s in cache cli kmod bench stress; do
+for s in cache cli kmod bench stress ucx; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then all_suites+=("$s"); fi
 done
 sanitizer_suites=(unit)
