@@ -55,7 +55,8 @@ private:
     class HeldMessages;
     struct Queue;
 
-    bool refill(size_t file);
+    void top_up(size_t file);
+    void top_up_low_files();
 
     std::unique_ptr<HeldMessages> held_;
     LogFileSet files_;

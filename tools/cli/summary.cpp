@@ -53,12 +53,12 @@ uint32_t SummaryBuilder::process_for(const ProcessKey &key)
         return last.second;
     auto [found, added] = process_of_key_.emplace(key, static_cast<uint32_t>(processes_.size()));
     if (added) {
-        ProcessTotals &process = processes_.emplace_back();
-        process.summary.who.key = key;
+        processes_.emplace_back().summary.who.key = key;
         // What the file's `process` lines said so far, which is what the
         // event order gives this file at this point whatever the others.
-        process.host = host_index(table_.identity(key).host);
-        ++hosts_[process.host].summary.processes;
+        ProcessBytes &bytes = process_bytes_.emplace_back();
+        bytes.host = host_index(table_.identity(key).host);
+        ++hosts_[bytes.host].summary.processes;
     }
     last = {key.pid, found->second};
     return found->second;
@@ -66,7 +66,7 @@ uint32_t SummaryBuilder::process_for(const ProcessKey &key)
 
 // A `process` line names the host; the process moves there, with what it
 // holds, if its earlier lines had put it elsewhere.
-void SummaryBuilder::note_process_line(ProcessTotals &process, const LogEvent &event)
+void SummaryBuilder::note_process_line(ProcessBytes &process, const LogEvent &event)
 {
     Summary &s = summary_;
     ++s.process_lines;
@@ -111,7 +111,7 @@ void SummaryBuilder::count_error_message(const LogEvent &event)
 
 // The process's, its host's and the job's live and pinned bytes after an
 // event, and their peaks.
-void SummaryBuilder::note_memory(ProcessTotals &process, const JobStep &step)
+void SummaryBuilder::note_memory(ProcessBytes &process, const JobStep &step)
 {
     HostTotals &host = hosts_[process.host];
     host.pinned_bytes += step.pinned_bytes - process.pinned_bytes;
@@ -120,9 +120,8 @@ void SummaryBuilder::note_memory(ProcessTotals &process, const JobStep &step)
     total_live_gpu_bytes_ += step.live_gpu_bytes - process.live_gpu_bytes;
     process.pinned_bytes = step.pinned_bytes;
     process.live_gpu_bytes = step.live_gpu_bytes;
-    JobFigures &p = process.summary.figures;
-    p.peak_pinned_bytes = std::max(p.peak_pinned_bytes, process.pinned_bytes);
-    p.peak_live_gpu_bytes = std::max(p.peak_live_gpu_bytes, process.live_gpu_bytes);
+    process.peak_pinned_bytes = std::max(process.peak_pinned_bytes, process.pinned_bytes);
+    process.peak_live_gpu_bytes = std::max(process.peak_live_gpu_bytes, process.live_gpu_bytes);
     JobFigures &h = host.summary.figures;
     h.peak_pinned_bytes = std::max(h.peak_pinned_bytes, host.pinned_bytes);
     h.peak_live_gpu_bytes = std::max(h.peak_live_gpu_bytes, host.live_gpu_bytes);
@@ -216,7 +215,7 @@ JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &wher
 
 void SummaryBuilder::take(const JobStep &step, const LogEvent *detail)
 {
-    ProcessTotals &process = processes_[step.process];
+    ProcessBytes &process = process_bytes_[step.process];
     switch (step.kind) {
     case JobStep::Kind::process_line:
         note_process_line(process, *detail);
@@ -244,19 +243,23 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
         return DelayFigures{delay.count(), delay.percentile(0.5), delay.percentile(0.99), delay.max()};
     };
     std::vector<CoarseLatencyHistogram> host_delays(hosts_.size());
-    for (const ProcessTotals &process : processes_) {
+    for (size_t i = 0; i < processes_.size(); ++i) {
+        const ProcessTotals &process = processes_[i];
+        const ProcessBytes &bytes = process_bytes_[i];
         ProcessSummary summary = process.summary;
         summary.who = table_.identity(process.summary.who.key);
+        summary.figures.peak_pinned_bytes = bytes.peak_pinned_bytes;
+        summary.figures.peak_live_gpu_bytes = bytes.peak_live_gpu_bytes;
         summary.figures.unpin_delay = figures(process.delay);
         s.by_process.push_back(summary);
         const JobFigures &p = summary.figures;
-        JobFigures &h = hosts_[process.host].summary.figures;
+        JobFigures &h = hosts_[bytes.host].summary.figures;
         h.events += p.events;
         h.pins += p.pins;
         h.unpins += p.unpins;
         h.errors += p.errors;
         h.verify_findings += p.verify_findings;
-        host_delays[process.host].merge(process.delay);
+        host_delays[bytes.host].merge(process.delay);
     }
     std::sort(s.by_process.begin(), s.by_process.end(), [](const ProcessSummary &a, const ProcessSummary &b) {
         return a.who.key.file != b.who.key.file ? a.who.key.file < b.who.key.file

@@ -149,14 +149,19 @@ private:
             return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
         }
     };
-    // Running figures of one process and one host. The bytes and peaks are
-    // take()'s, and so is the host once the process exists.
+    // Running figures of one process: digest()'s, and take()'s apart, in
+    // a few bytes a process, so that a step of any of a thousand processes
+    // finds them in cache (ProcessTotals holds a histogram of 4 KiB).
     struct ProcessTotals {
-        ProcessSummary summary;
+        ProcessSummary summary; // but the peaks, which are take()'s
         CoarseLatencyHistogram delay;
-        size_t host = 0; // index into hosts_
+    };
+    struct ProcessBytes {
+        size_t host = 0; // index into hosts_; digest() sets it first
         uint64_t pinned_bytes = 0;
         uint64_t live_gpu_bytes = 0;
+        uint64_t peak_pinned_bytes = 0;
+        uint64_t peak_live_gpu_bytes = 0;
     };
     struct HostTotals {
         HostSummary summary;
@@ -168,8 +173,8 @@ private:
     uint32_t process_for(const ProcessKey &key);
     size_t host_index(const std::string &host);
     void count_error_message(const LogEvent &event);
-    void note_process_line(ProcessTotals &process, const LogEvent &event);
-    void note_memory(ProcessTotals &process, const JobStep &step);
+    void note_process_line(ProcessBytes &process, const LogEvent &event);
+    void note_memory(ProcessBytes &process, const JobStep &step);
 
     Summary summary_;
     MemoryState memory_{false}; // bytes only: no pin details
@@ -177,6 +182,7 @@ private:
     std::unordered_map<ProcessKey, uint32_t, ProcessKeyHash> process_of_key_;
     // By JobStep::process; a deque keeps each in place as more come.
     std::deque<ProcessTotals> processes_;
+    std::vector<ProcessBytes> process_bytes_;
     // As MemoryState's: the process of each file's last event.
     std::vector<std::pair<int64_t, uint32_t>> last_of_file_;
     std::vector<HostTotals> hosts_;
