@@ -3,6 +3,7 @@
 // report what could not be read, and choose the exit status.
 #include "log_commands.h"
 
+#include "batched_reader.h"
 #include "check.h"
 #include "log_inputs.h"
 #include "log_recovery.h"
@@ -14,7 +15,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <ostream>
 
 namespace gdrhook::cli {
@@ -30,12 +30,13 @@ struct ReadOutcome {
     bool input_ok() const { return unreadable == 0 && malformed == 0; }
 };
 
-// Expands the arguments (files, directories, patterns) and reads every
-// file in time order into @p consume(event, where); problems with the
-// input go to @p err as "gdrhook: ..." or "FILE:LINE: ...".
-template <typename Consumer>
-ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&consume,
-                      std::function<void(const LogEvent &, const SourceLocation &)> lookahead = {})
+// Expands the arguments (files, directories, patterns), opens every file
+// with a Reader(files, sink, reader_args...) and has @p read_all read them
+// all; problems with the input go to @p err as "gdrhook: ..." or
+// "FILE:LINE: ...".
+template <typename Reader, typename ReadAll, typename... ReaderArgs>
+ReadOutcome read_logs(const LogOptions &options, std::ostream &err, ReadAll &&read_all,
+                      ReaderArgs &...reader_args)
 {
     ReadOutcome outcome;
     // What dead processes left in their journals becomes lines of their
@@ -48,17 +49,14 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&c
     }
     outcome.files = std::move(inputs.files);
     MalformedLineReport report(err, outcome.files);
-    MergedLogReader reader(outcome.files, report);
+    Reader reader(outcome.files, report, reader_args...);
     reader.set_min_ts(options.min_ts_ns);
-    reader.set_lookahead(std::move(lookahead));
     for (const std::string &message : reader.open()) {
         err << "gdrhook: " << message << '\n';
         ++outcome.unreadable;
         ++outcome.unopened_files;
     }
-    SourceLocation where;
-    while (const LogEvent *event = reader.next(where))
-        consume(*event, where);
+    read_all(reader);
     for (const std::string &message : reader.read_errors()) {
         err << "gdrhook: " << message << '\n';
         ++outcome.unreadable;
@@ -69,14 +67,28 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, Consumer &&c
     return outcome;
 }
 
+// Every event into @p consumer.add(event, where), in the order of time
+// across the files.
+template <typename Consumer>
+ReadOutcome read_logs_in_order(const LogOptions &options, std::ostream &err, Consumer &consumer)
+{
+    return read_logs<MergedLogReader>(options, err, [&](MergedLogReader &reader) {
+        SourceLocation where;
+        while (const LogEvent *event = reader.next(where))
+            consumer.add(*event, where);
+    });
+}
+
 } // namespace
 
 int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
 {
     SummaryBuilder builder;
-    ReadOutcome read = read_logs(
-        options, err, [&](const LogEvent &event, const SourceLocation &where) { builder.add(event, where); },
-        [&](const LogEvent &event, const SourceLocation &where) { builder.prefetch(event, where); });
+    // A file's batch of events at a time: the summary's figures of one
+    // process need only its own events, and the job's peaks come from the
+    // steps, merged in time order (BatchedLogReader).
+    ReadOutcome read = read_logs<BatchedLogReader>(
+        options, err, [](BatchedLogReader &reader) { reader.run(); }, builder);
     Summary summary = builder.finish(read.files.size() - read.unopened_files, read.bytes, read.malformed);
     if (options.json)
         out << summary_json(summary);
@@ -88,9 +100,7 @@ int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
 int log_check(const LogOptions &options, std::ostream &out, std::ostream &err)
 {
     Checker checker(options.check);
-    ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
-        checker.add(event, where);
-    });
+    ReadOutcome read = read_logs_in_order(options, err, checker);
     CheckResult result = checker.finish();
     print_check(out, result, read.files, read.malformed);
     if (!read.input_ok())
@@ -101,9 +111,7 @@ int log_check(const LogOptions &options, std::ostream &out, std::ostream &err)
 int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err)
 {
     TimelineBuilder builder;
-    ReadOutcome read = read_logs(options, err, [&](const LogEvent &event, const SourceLocation &where) {
-        builder.add(event, where);
-    });
+    ReadOutcome read = read_logs_in_order(options, err, builder);
     Timeline timeline = builder.finish();
     SvgOptions svg;
     svg.title = "gdrhook timeline: " + std::to_string(timeline.processes) + " process(es), " +

@@ -96,28 +96,6 @@ MemoryState::ProcessState &MemoryState::state_of(const ProcessKey &key)
     return *last.second;
 }
 
-void MemoryState::prefetch(const LogEvent &event, const SourceLocation &where) const
-{
-    if (where.file >= last_of_file_.size())
-        return;
-    const auto &last = last_of_file_[where.file];
-    if (!last.second || last.first != event.pid)
-        return;
-    switch (event.kind) {
-    case EventKind::alloc:
-    case EventKind::free:
-        last.second->allocations.prefetch(event.addr);
-        break;
-    case EventKind::pin:
-    case EventKind::unpin:
-    case EventKind::revoke:
-        last.second->pin_sizes.prefetch(pin_key(event));
-        break;
-    default:
-        break;
-    }
-}
-
 void MemoryState::on_alloc(ProcessState &p, const LogEvent &event)
 {
     // The same address allocated again without a free we saw: the old

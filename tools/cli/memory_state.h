@@ -73,11 +73,6 @@ public:
 
     Outcome apply(const LogEvent &event, const SourceLocation &where);
 
-    // Prefetches what apply() of @p event will read, when its process is
-    // known already: for a reader that parses each file's next event long
-    // before it is applied (MergedLogReader::set_lookahead).
-    void prefetch(const LogEvent &event, const SourceLocation &where) const;
-
     struct Process {
         uint64_t live_gpu_bytes = 0;
         uint64_t pinned_bytes = 0;

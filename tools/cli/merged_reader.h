@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "log_file_set.h"
 #include "log_reader.h"
+#include "time_merge.h"
 
 #include <cstdint>
-#include <functional>
 #include <iosfwd>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,18 +38,10 @@ private:
 // the order they were recorded, which is what per-process checks need,
 // while ts_ns from different threads may step back slightly.
 //
-// Memory is one buffer and one pending event per file, and one parser for
-// all: the buffers share a budget (buffer_budget: 16 KiB each for 1,024
-// files, 512 KiB for one; a buffer grows for a line up to the limit), so a
-// job's thousands of logs fit in bounded memory. Files beyond what the process may hold open (RLIMIT_NOFILE, its
-// soft limit raised to the hard one) are closed between reads.
+// Memory is that of the files (LogFileSet: one buffer each in a shared
+// budget, one parser for all) and one pending event per file.
 class MergedLogReader {
 public:
-    static constexpr size_t buffer_budget = 16u << 20;
-    static constexpr size_t min_chunk = 16u << 10;
-    // Descriptors left for everything else (stdio, the output file).
-    static constexpr size_t reserved_fds = 64;
-
     MergedLogReader(std::vector<std::string> paths, MalformedLineSink &sink);
 
     // Opens every file; returns one message per file that cannot be read.
@@ -59,51 +51,29 @@ public:
     // Skip events before this time (gdrhook run: only this run's events).
     void set_min_ts(int64_t ts_ns) { min_ts_ = ts_ns; }
 
-    // Called with each file's next event as soon as it is parsed, which in
-    // a job's merge is about one event per file before next() returns it:
-    // time for the consumer to prefetch what the event will touch.
-    void set_lookahead(std::function<void(const LogEvent &, const SourceLocation &)> lookahead)
-    {
-        lookahead_ = std::move(lookahead);
-    }
-
     // The next event across all files, or nullptr at the end. The event
     // stays valid until the next call.
     const LogEvent *next(SourceLocation &where);
 
     // Read errors met while reading (a file that went away, EIO).
-    std::vector<std::string> read_errors() const;
+    std::vector<std::string> read_errors() const { return files_.read_errors(); }
 
-    const std::vector<std::string> &paths() const { return paths_; }
-    uint64_t bytes_read() const;
-    StringTable &strings() { return *strings_; }
+    const std::vector<std::string> &paths() const { return files_.paths(); }
+    uint64_t bytes_read() const { return files_.bytes_read(); }
+    StringTable &strings() { return files_.strings(); }
 
 private:
-    struct Source {
-        std::unique_ptr<LogFileReader> reader;
-        LogEvent pending;
+    struct Pending {
+        LogEvent event;
         SourceLocation where;
     };
-    // The pending event's time sits in the heap itself, so sifting reads
-    // one array and not every source's event.
-    struct HeapEntry {
-        int64_t ts_ns;
-        size_t source;
-    };
-    static bool later(const HeapEntry &a, const HeapEntry &b);
-    bool advance(size_t source);
-    void push(size_t source);
-    void replace_top(int64_t ts_ns);
+    bool advance(size_t file);
 
-    std::vector<std::string> paths_;
-    MalformedLineSink &sink_;
-    std::unique_ptr<StringTable> strings_;
-    std::unique_ptr<LineParser> parser_;
-    std::vector<Source> sources_;
-    std::vector<HeapEntry> heap_; // min ts_ns on top, ties by file index
-    size_t current_ = SIZE_MAX;   // the source whose event was last returned (on top)
+    LogFileSet files_;
+    std::vector<Pending> pending_; // each file's next event
+    TimeMerge merge_;
+    size_t current_ = SIZE_MAX; // the file whose event was last returned (on top)
     int64_t min_ts_ = INT64_MIN;
-    std::function<void(const LogEvent &, const SourceLocation &)> lookahead_;
 };
 
 } // namespace gdrhook::cli

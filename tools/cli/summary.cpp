@@ -44,28 +44,29 @@ size_t SummaryBuilder::host_index(const std::string &host)
     return hosts_.size() - 1;
 }
 
-SummaryBuilder::ProcessTotals &SummaryBuilder::process_for(const ProcessKey &key)
+uint32_t SummaryBuilder::process_for(const ProcessKey &key)
 {
     if (key.file >= last_of_file_.size())
-        last_of_file_.resize(key.file + 1, {0, nullptr});
+        last_of_file_.resize(key.file + 1, {0, UINT32_MAX});
     auto &last = last_of_file_[key.file];
-    if (last.second && last.first == key.pid)
-        return *last.second;
-    auto found = processes_.find(key);
-    if (found != processes_.end()) {
-        last = {key.pid, &found->second};
-        return found->second;
+    if (last.second != UINT32_MAX && last.first == key.pid)
+        return last.second;
+    auto [found, added] = process_of_key_.emplace(key, static_cast<uint32_t>(processes_.size()));
+    if (added) {
+        processes_.emplace_back().summary.who.key = key;
+        // What the file's `process` lines said so far, which is what the
+        // event order gives this file at this point whatever the others.
+        ProcessBytes &bytes = process_bytes_.emplace_back();
+        bytes.host = host_index(table_.identity(key).host);
+        ++hosts_[bytes.host].summary.processes;
     }
-    ProcessTotals &process = processes_[key];
-    process.host = host_index(table_.identity(key).host);
-    ++hosts_[process.host].summary.processes;
-    last = {key.pid, &process};
-    return process;
+    last = {key.pid, found->second};
+    return found->second;
 }
 
 // A `process` line names the host; the process moves there, with what it
 // holds, if its earlier lines had put it elsewhere.
-void SummaryBuilder::note_process_line(ProcessTotals &process, const LogEvent &event)
+void SummaryBuilder::note_process_line(ProcessBytes &process, const LogEvent &event)
 {
     Summary &s = summary_;
     ++s.process_lines;
@@ -95,24 +96,53 @@ void SummaryBuilder::note_process_line(ProcessTotals &process, const LogEvent &e
     process.host = host;
 }
 
-// The process's and its host's live and pinned bytes after an event, and
-// their peaks.
-void SummaryBuilder::note_memory(ProcessTotals &process, const Outcome &outcome)
+void SummaryBuilder::count_error_message(const LogEvent &event)
+{
+    auto &messages = summary_.error_messages;
+    std::string message = event.msg.empty() ? std::string(event.api) : event.msg;
+    auto found = messages.find(message);
+    if (found != messages.end())
+        ++found->second;
+    else if (messages.size() < max_error_messages)
+        messages.emplace(std::move(message), 1);
+    else
+        ++messages["(other)"];
+}
+
+// The process's, its host's and the job's live and pinned bytes after an
+// event, and their peaks.
+void SummaryBuilder::note_memory(ProcessBytes &process, const JobStep &step)
 {
     HostTotals &host = hosts_[process.host];
-    host.pinned_bytes += outcome.pinned_bytes - process.pinned_bytes;
-    host.live_gpu_bytes += outcome.live_gpu_bytes - process.live_gpu_bytes;
-    process.pinned_bytes = outcome.pinned_bytes;
-    process.live_gpu_bytes = outcome.live_gpu_bytes;
-    JobFigures &p = process.summary.figures;
-    p.peak_pinned_bytes = std::max(p.peak_pinned_bytes, process.pinned_bytes);
-    p.peak_live_gpu_bytes = std::max(p.peak_live_gpu_bytes, process.live_gpu_bytes);
+    host.pinned_bytes += step.pinned_bytes - process.pinned_bytes;
+    host.live_gpu_bytes += step.live_gpu_bytes - process.live_gpu_bytes;
+    total_pinned_bytes_ += step.pinned_bytes - process.pinned_bytes;
+    total_live_gpu_bytes_ += step.live_gpu_bytes - process.live_gpu_bytes;
+    process.pinned_bytes = step.pinned_bytes;
+    process.live_gpu_bytes = step.live_gpu_bytes;
+    process.peak_pinned_bytes = std::max(process.peak_pinned_bytes, process.pinned_bytes);
+    process.peak_live_gpu_bytes = std::max(process.peak_live_gpu_bytes, process.live_gpu_bytes);
     JobFigures &h = host.summary.figures;
     h.peak_pinned_bytes = std::max(h.peak_pinned_bytes, host.pinned_bytes);
     h.peak_live_gpu_bytes = std::max(h.peak_live_gpu_bytes, host.live_gpu_bytes);
+    Summary &s = summary_;
+    if (total_live_gpu_bytes_ > s.peak_live_gpu_bytes) {
+        s.peak_live_gpu_bytes = total_live_gpu_bytes_;
+        s.peak_live_ts_ns = step.ts_ns;
+    }
+    if (total_pinned_bytes_ > s.peak_pinned_bytes) {
+        s.peak_pinned_bytes = total_pinned_bytes_;
+        s.peak_pinned_ts_ns = step.ts_ns;
+    }
 }
 
 void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
+{
+    JobStep step = digest(event, where);
+    take(step, &event);
+}
+
+JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &where)
 {
     Summary &s = summary_;
     if (s.events == 0 || event.ts_ns < s.first_ts_ns)
@@ -122,21 +152,25 @@ void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
     ++s.events;
     table_.note(event, where);
     ProcessKey key = process_key(event, where);
-    ProcessTotals &process = process_for(key);
+    JobStep step;
+    step.ts_ns = event.ts_ns;
+    step.process = process_for(key);
+    ProcessTotals &process = processes_[step.process];
     JobFigures &per_process = process.summary.figures;
     ++per_process.events;
 
     bool ok = event.rc == 0;
     count(s.by_kind[static_cast<size_t>(event.kind)], event);
     if (event.kind == EventKind::unknown)
-        return; // counted, and otherwise ignored: the schema may grow
+        return step; // counted, and otherwise ignored: the schema may grow
     if (event.kind == EventKind::process) {
-        note_process_line(process, event);
-        return; // describes the process, not a call
+        step.kind = JobStep::Kind::process_line;
+        return step; // describes the process, not a call
     }
 
     count(by_api_[{names_.intern(event.ev), names_.intern(event.api)}], event);
 
+    step.kind = JobStep::Kind::memory;
     switch (event.kind) {
     case EventKind::alloc:
         count(allocs_by_mem_kind_[names_.intern(event.mem_kind.empty() ? "device" : event.mem_kind)],
@@ -153,39 +187,48 @@ void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
     case EventKind::unpin:
         per_process.unpins += ok;
         if (ok && event.has_lat) {
+            // Integral nanoseconds: the histograms' sums are exact, in any
+            // order, below 2^53 ns (104 days) in all.
             s.unpin_delay.add(event.lat_ns);
             process.delay.add(event.lat_ns);
         }
         break;
-    case EventKind::error: {
+    case EventKind::error:
         s.verify_findings += is_verify_finding(event);
         ++per_process.errors;
         per_process.verify_findings += is_verify_finding(event);
-        std::string message = event.msg.empty() ? std::string(event.api) : event.msg;
-        auto found = s.error_messages.find(message);
-        if (found != s.error_messages.end())
-            ++found->second;
-        else if (s.error_messages.size() < max_error_messages)
-            s.error_messages.emplace(std::move(message), 1);
-        else
-            ++s.error_messages["(other)"];
+        step.kind = JobStep::Kind::error;
         break;
-    }
     case EventKind::sample:
         add_sample(s.samples[{key.file, key.pid}], event);
-        return; // describes the process, not its memory
+        step.kind = JobStep::Kind::other;
+        return step; // describes the process, not its memory
     default:
         break;
     }
 
-    note_memory(process, memory_.apply(event, where));
-    if (memory_.total_live_gpu_bytes() > s.peak_live_gpu_bytes) {
-        s.peak_live_gpu_bytes = memory_.total_live_gpu_bytes();
-        s.peak_live_ts_ns = event.ts_ns;
-    }
-    if (memory_.total_pinned_bytes() > s.peak_pinned_bytes) {
-        s.peak_pinned_bytes = memory_.total_pinned_bytes();
-        s.peak_pinned_ts_ns = event.ts_ns;
+    Outcome outcome = memory_.apply(event, where);
+    step.live_gpu_bytes = outcome.live_gpu_bytes;
+    step.pinned_bytes = outcome.pinned_bytes;
+    return step;
+}
+
+void SummaryBuilder::take(const JobStep &step, const LogEvent *detail)
+{
+    ProcessBytes &process = process_bytes_[step.process];
+    switch (step.kind) {
+    case JobStep::Kind::process_line:
+        note_process_line(process, *detail);
+        break;
+    case JobStep::Kind::error:
+        count_error_message(*detail);
+        note_memory(process, step);
+        break;
+    case JobStep::Kind::memory:
+        note_memory(process, step);
+        break;
+    case JobStep::Kind::other:
+        break;
     }
 }
 
@@ -200,19 +243,23 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
         return DelayFigures{delay.count(), delay.percentile(0.5), delay.percentile(0.99), delay.max()};
     };
     std::vector<CoarseLatencyHistogram> host_delays(hosts_.size());
-    for (auto &[key, process] : processes_) {
+    for (size_t i = 0; i < processes_.size(); ++i) {
+        const ProcessTotals &process = processes_[i];
+        const ProcessBytes &bytes = process_bytes_[i];
         ProcessSummary summary = process.summary;
-        summary.who = table_.identity(key);
+        summary.who = table_.identity(process.summary.who.key);
+        summary.figures.peak_pinned_bytes = bytes.peak_pinned_bytes;
+        summary.figures.peak_live_gpu_bytes = bytes.peak_live_gpu_bytes;
         summary.figures.unpin_delay = figures(process.delay);
         s.by_process.push_back(summary);
         const JobFigures &p = summary.figures;
-        JobFigures &h = hosts_[process.host].summary.figures;
+        JobFigures &h = hosts_[bytes.host].summary.figures;
         h.events += p.events;
         h.pins += p.pins;
         h.unpins += p.unpins;
         h.errors += p.errors;
         h.verify_findings += p.verify_findings;
-        host_delays[process.host].merge(process.delay);
+        host_delays[bytes.host].merge(process.delay);
     }
     std::sort(s.by_process.begin(), s.by_process.end(), [](const ProcessSummary &a, const ProcessSummary &b) {
         return a.who.key.file != b.who.key.file ? a.who.key.file < b.who.key.file

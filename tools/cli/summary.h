@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "job_step.h"
 #include "latency_histogram.h"
 #include "log_event.h"
 #include "memory_state.h"
@@ -9,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <iosfwd>
 #include <map>
 #include <string>
@@ -122,7 +124,13 @@ struct Summary {
     std::vector<HostSummary> by_host;               // by host name
 };
 
-class SummaryBuilder {
+// Builds the Summary from events, in two stages (JobStepConsumer): what an
+// event does within its process (digest(), in its file's order), and what
+// needs every process at one time: the peaks of a host and of the job, and
+// the capped lists of messages and of `process` lines (take(), in the
+// order of time across files). add() does both for one event, for a
+// reader that hands out events in that order already.
+class SummaryBuilder : public JobStepConsumer {
 public:
     // Distinct error messages kept; further ones are counted as "(other)".
     static constexpr size_t max_error_messages = 64;
@@ -130,11 +138,8 @@ public:
     static constexpr size_t max_distinct_processes = 16;
 
     void add(const LogEvent &event, const SourceLocation &where);
-    // See MemoryState::prefetch.
-    void prefetch(const LogEvent &event, const SourceLocation &where) const
-    {
-        memory_.prefetch(event, where);
-    }
+    JobStep digest(const LogEvent &event, const SourceLocation &where) override;
+    void take(const JobStep &step, const LogEvent *detail) override;
     Summary finish(uint64_t files, uint64_t bytes_read, uint64_t malformed_lines);
 
 private:
@@ -144,13 +149,19 @@ private:
             return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
         }
     };
-    // Running figures of one process and one host.
+    // Running figures of one process: digest()'s, and take()'s apart, in
+    // a few bytes a process, so that a step of any of a thousand processes
+    // finds them in cache (ProcessTotals holds a histogram of 4 KiB).
     struct ProcessTotals {
-        ProcessSummary summary;
+        ProcessSummary summary; // but the peaks, which are take()'s
         CoarseLatencyHistogram delay;
-        size_t host = 0; // index into hosts_
+    };
+    struct ProcessBytes {
+        size_t host = 0; // index into hosts_; digest() sets it first
         uint64_t pinned_bytes = 0;
         uint64_t live_gpu_bytes = 0;
+        uint64_t peak_pinned_bytes = 0;
+        uint64_t peak_live_gpu_bytes = 0;
     };
     struct HostTotals {
         HostSummary summary;
@@ -159,19 +170,26 @@ private:
     };
 
     static void count(Tally &tally, const LogEvent &event);
-    ProcessTotals &process_for(const ProcessKey &key);
+    uint32_t process_for(const ProcessKey &key);
     size_t host_index(const std::string &host);
-    void note_process_line(ProcessTotals &process, const LogEvent &event);
-    void note_memory(ProcessTotals &process, const Outcome &outcome);
+    void count_error_message(const LogEvent &event);
+    void note_process_line(ProcessBytes &process, const LogEvent &event);
+    void note_memory(ProcessBytes &process, const JobStep &step);
 
     Summary summary_;
     MemoryState memory_{false}; // bytes only: no pin details
     ProcessTable table_;
-    std::unordered_map<ProcessKey, ProcessTotals, ProcessKeyHash> processes_;
+    std::unordered_map<ProcessKey, uint32_t, ProcessKeyHash> process_of_key_;
+    // By JobStep::process; a deque keeps each in place as more come.
+    std::deque<ProcessTotals> processes_;
+    std::vector<ProcessBytes> process_bytes_;
     // As MemoryState's: the process of each file's last event.
-    std::vector<std::pair<int64_t, ProcessTotals *>> last_of_file_;
+    std::vector<std::pair<int64_t, uint32_t>> last_of_file_;
     std::vector<HostTotals> hosts_;
     std::unordered_map<std::string, size_t> host_of_name_;
+    // Every process's bytes together, in take()'s order.
+    uint64_t total_live_gpu_bytes_ = 0;
+    uint64_t total_pinned_bytes_ = 0;
     // Keyed by views of our own copies of the names: no allocation per
     // event, and the keys outlive the reader. Turned into Summary's
     // sorted maps by finish().
