@@ -20,8 +20,10 @@ cd "$(dirname "$0")/.."
 failed_setup=0
 results=()
 
-run_suites() { # build-dir meson-options... -- suites...
-    local dir=$1; shift
+run_suites() { # build-dir all|needed meson-options... -- suites...
+    # "all" builds the whole tree; "needed" only what the suites' tests
+    # need (tests/test_targets.py).
+    local dir=$1 what=$2; shift 2
     local options=()
     while [ "$1" != "--" ]; do options+=("$1"); shift; done
     shift
@@ -34,7 +36,14 @@ run_suites() { # build-dir meson-options... -- suites...
     [ -d "$dir" ] && setup+=(--reconfigure)
     "${setup[@]}" "$dir" "${options[@]}" >"$dir.setup.log" 2>&1 ||
         { cat "$dir.setup.log"; failed_setup=$((failed_setup + 1)); return; }
-    if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+    local targets=()
+    if [ "$what" = needed ]; then
+        local needed
+        needed=$(python3 tests/test_targets.py "$dir" "$@") ||
+            { echo "tests/test_targets.py $dir failed"; failed_setup=$((failed_setup + 1)); return; }
+        mapfile -t targets <<<"$needed"
+    fi
+    if ! ninja -C "$dir" "${targets[@]}" >"$dir.build.log" 2>&1; then
         tail -50 "$dir.build.log"
         failed_setup=$((failed_setup + 1))
         return
@@ -61,10 +70,10 @@ for s in cache; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then sanitizer_suites+=("$s"); fi
 done
 
-run_suites build-test -Dwerror=true -- "${all_suites[@]}"
+run_suites build-test all -Dwerror=true -- "${all_suites[@]}"
 if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
-    run_suites build-asan -Db_sanitize=address,undefined -Db_lundef=false -- "${sanitizer_suites[@]}"
-    run_suites build-tsan -Db_sanitize=thread -- "${sanitizer_suites[@]}"
+    run_suites build-asan needed -Db_sanitize=address,undefined -Db_lundef=false -- "${sanitizer_suites[@]}"
+    run_suites build-tsan needed -Db_sanitize=thread -- "${sanitizer_suites[@]}"
 fi
 
 fuzz_result="fuzz: skipped (GDRHOOK_TEST_QUICK=1)"

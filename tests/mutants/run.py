@@ -20,7 +20,9 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
+sys.path.insert(0, os.path.dirname(here))
 from mutants import MUTANTS  # noqa: E402
+from test_targets import MesonTests  # noqa: E402
 
 
 def copy_tree(scratch):
@@ -60,6 +62,7 @@ def mutant_environment(m):
     steps that apply) and, for the module, one kernel unless the caller
     named some."""
     env = dict(os.environ)
+    env["GDRHOOK_TESTS_STOP_AT_FAILURE"] = "1"  # tests/catch_main.cpp
     env.update(m.get("env", {}))
     if "kmod" in m["suites"] and "GDRHOOK_VM_KVERS" not in os.environ:
         kernel = one_debian_kernel()
@@ -80,6 +83,29 @@ def first_failure(build):
     return None
 
 
+def stages(tests, m):
+    """The mutant's tests in at most two rounds: first the tests named in
+    its `tests` (those expected to catch it, cheaper than the whole suite),
+    then, only if they pass, every other test of its suites."""
+    in_suites = tests.in_suites(m["suites"])
+    first = [name for name in in_suites if name in m.get("tests", [])]
+    rest = [name for name in in_suites if name not in first]
+    return [stage for stage in (first, rest) if stage]
+
+
+def run_stage(build, scratch, log, tests, names, env):
+    """Builds what `names` need and runs them, stopping at the first
+    failure. Returns "stale", the failing test's name, or None."""
+    if run(["ninja", "-C", build, *tests.targets(names)], scratch, log):
+        return "stale"
+    status = run(["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
+                  "--maxfail", "1", *names], scratch, log, env)
+    failed = first_failure(build)
+    if status != 0 or failed:
+        return failed or "meson test"
+    return None
+
+
 def main(argv):
     only = None
     keep = "--keep" in argv
@@ -95,11 +121,24 @@ def main(argv):
     copy_tree(scratch)
     build = os.path.join(scratch, "build")
     started = time.time()
-    # No debug info: each mutant relinks the shim and the test programs, and
-    # that is most of the run's time.
-    if run(["meson", "setup", "-Ddebug=false", build], scratch, log) or \
-            run(["ninja", "-C", build], scratch, log):
+    # Compiling is most of the run's time: no optimization, no debug info,
+    # and only what the mutants' tests need is built.
+    if run(["meson", "setup", "-Doptimization=0", "-Ddebug=false", build], scratch, log):
+        print(f"mutants: the unmutated tree does not configure (see {log})")
+        return 1
+    tests = MesonTests(build)
+    every_test = [name for m in mutants for stage in stages(tests, m) for name in stage]
+    if run(["ninja", "-C", build, *tests.targets(every_test)], scratch, log):
         print(f"mutants: the unmutated tree does not build (see {log})")
+        return 1
+    # A test that fails without a mutant would catch every mutant. The
+    # module's tests are left out: the VM suite has just run them, and this
+    # build does not compile the module.
+    baseline = sorted({name for m in mutants if "kmod" not in m["suites"]
+                       for name in stages(tests, m)[0]})
+    failed = run_stage(build, scratch, log, tests, baseline, mutant_environment({"suites": []}))
+    if failed:
+        print(f"mutants: the unmutated tree fails {failed} (see {log})")
         return 1
     caught = survived = broken = 0
     for m in mutants:
@@ -112,29 +151,27 @@ def main(argv):
             continue
         with open(path, "w") as f:
             f.write(original.replace(m["find"], m["replace"]))
+        began = time.time()
         try:
-            if run(["ninja", "-C", build], scratch, log):
-                print(f"{m['name']:34} STALE: does not build")
+            outcome = None
+            for stage in stages(tests, m):
+                outcome = run_stage(build, scratch, log, tests, stage, mutant_environment(m))
+                if outcome:
+                    break
+            took = f"({time.time() - began:.0f} s)"
+            if outcome == "stale":
+                print(f"{m['name']:34} STALE: does not build {took}")
                 broken += 1
-                continue
-            suites = []
-            for s in m["suites"]:
-                suites += ["--suite", s]
-            # The first failure is enough to call it caught.
-            status = run(["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
-                          "--maxfail", "1", *suites], scratch, log, mutant_environment(m))
-            failed = first_failure(build)
-            if status != 0 or failed:
+            elif outcome:
                 caught += 1
-                print(f"{m['name']:34} caught by {failed or 'meson test'}")
+                print(f"{m['name']:34} caught by {outcome} {took}")
             else:
                 survived += 1
-                print(f"{m['name']:34} SURVIVED ({m['promise']})")
+                print(f"{m['name']:34} SURVIVED ({m['promise']}) {took}")
         finally:
             with open(path, "w") as f:
                 f.write(original)
         sys.stdout.flush()
-    run(["ninja", "-C", build], scratch, log)
     print(f"{caught} caught, {survived} survived" + (f", {broken} stale" if broken else "") +
           f" ({time.time() - started:.0f} s)")
     if not keep:
