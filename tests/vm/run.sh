@@ -34,7 +34,9 @@
 #   GDRHOOK_VM_SMP, GDRHOOK_VM_MEM   guest CPUs and memory (default 2, 1G)
 #   GDRHOOK_VM_RACE_ITERS, GDRHOOK_VM_FUZZ_CALLS, GDRHOOK_VM_FUZZ_SEED
 #                        passed to the guest tests on every kernel
-#                        (defaults 20000, 200000: CI's time; the full
+#                        (defaults, for CI's time: 20000 and 200000, and
+#                        5000 and 50000 on a KASAN kernel, where each
+#                        iteration is about ten times slower; the full
 #                        length is 100000 races, kmod/README.md)
 #   GDRHOOK_VM_BUILD     a meson build directory of this tree: its shim, fake
 #                        driver, tests/programs/alloc_cycle and
@@ -173,9 +175,14 @@ boot() {
 	fi
 	ir=$kw/initramfs
 	cp -a "$COMMON" "$ir"
-	# Every kernel gets the same counts; their defaults keep CI's time
-	# bounded (the full-length run is one command, kmod/README.md).
-	races=${GDRHOOK_VM_RACE_ITERS:-20000} fuzz=${GDRHOOK_VM_FUZZ_CALLS:-200000}
+	# The defaults keep CI's time bounded (the full-length run is one
+	# command, kmod/README.md); KASAN and lockdep make each iteration about
+	# ten times slower, and the races still happen thousands of times.
+	if [ "$(kflag "$kver" KASAN)" = y ]; then
+		races=${GDRHOOK_VM_RACE_ITERS:-5000} fuzz=${GDRHOOK_VM_FUZZ_CALLS:-50000}
+	else
+		races=${GDRHOOK_VM_RACE_ITERS:-20000} fuzz=${GDRHOOK_VM_FUZZ_CALLS:-200000}
+	fi
 	{
 		echo "export GDRHOOK_VM_RACE_ITERS=$races"
 		echo "export GDRHOOK_VM_FUZZ_CALLS=$fuzz"
