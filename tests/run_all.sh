@@ -94,8 +94,15 @@ echo "$fuzz_result"
 mutants_result="mutants: skipped (GDRHOOK_TEST_QUICK=1)"
 if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     echo "=== mutants: tests/mutants/run.sh"
-    if mutants_line=$(tests/mutants/run.sh | tee /dev/stderr | tail -1) &&
-            [[ "$mutants_line" == *" 0 survived"* ]]; then
+    # Its lines are shown as they come and kept for the verdict. (Not tee
+    # /dev/stderr: where stderr is a file, tee opens it anew and truncates
+    # everything this script printed before.)
+    mutants_log=$(mktemp)
+    tests/mutants/run.sh | tee "$mutants_log"
+    mutants_status=${PIPESTATUS[0]}
+    mutants_line=$(tail -1 "$mutants_log")
+    rm -f "$mutants_log"
+    if [ "$mutants_status" = 0 ] && [[ "$mutants_line" == *" 0 survived"* ]]; then
         mutants_result="mutants: OK ($mutants_line)"
     else
         mutants_result="mutants: FAILED (${mutants_line:-no result})"

@@ -121,9 +121,12 @@ def main(argv):
     copy_tree(scratch)
     build = os.path.join(scratch, "build")
     started = time.time()
-    # Compiling is most of the run's time: no optimization, no debug info,
-    # and only what the mutants' tests need is built.
-    if run(["meson", "setup", "-Doptimization=0", "-Ddebug=false", build], scratch, log):
+    # Compiling is most of the run's time: no debug info, and only what the
+    # mutants' tests need is built. The optimization stays the project's
+    # (-O2): at -O0 a forked child's test stopped catching
+    # fork_queue_not_written, whose catch needs events still queued at
+    # fork().
+    if run(["meson", "setup", "-Ddebug=false", build], scratch, log):
         print(f"mutants: the unmutated tree does not configure (see {log})")
         return 1
     tests = MesonTests(build)
