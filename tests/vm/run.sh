@@ -38,13 +38,13 @@
 #                        5000 and 50000 on a KASAN kernel, where each
 #                        iteration is about ten times slower; the full
 #                        length is 100000 races, kmod/README.md)
-#   GDRHOOK_VM_BUILD     a meson build directory of this tree: its shim, fake
-#                        driver, tests/programs/alloc_cycle and
-#                        tests/vm/fake_free_revokes (with the
-#                        dynamic loader and the libraries they need) go into
-#                        the initramfs for the pin-on-alloc pipeline test
-#                        (the shim pinning through the module); meson test sets it. Unset: that
-#                        test fails (a suite that applies never skips).
+#   GDRHOOK_VM_BUILD     (required) a meson build directory of this tree:
+#                        its static in-guest test program, and its shim,
+#                        fake driver, tests/programs/alloc_cycle and
+#                        tests/vm/fake_free_revokes (with the dynamic loader
+#                        and the libraries they need) for the pin-on-alloc
+#                        pipeline test (the shim pinning through the
+#                        module); meson test sets it.
 #   GDRHOOK_VM_KEEP=1    keep the work directory
 set -eu
 
@@ -62,7 +62,7 @@ need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found (apt-get install $
 # or, for a kernel this suite built itself (GDRHOOK_VM_KERNEL_CACHE),
 # that directory's RELEASE/ subdirectory.
 GDRHOOK_VM_KERNEL_CACHE=${GDRHOOK_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}
-kcache() { [ -n "${GDRHOOK_VM_KERNEL_CACHE:-}" ] && [ -d "$GDRHOOK_VM_KERNEL_CACHE/$1" ] && echo "$GDRHOOK_VM_KERNEL_CACHE/$1"; }
+kcache() { [ -d "$GDRHOOK_VM_KERNEL_CACHE/$1" ] && echo "$GDRHOOK_VM_KERNEL_CACHE/$1"; }
 kimage() { c=$(kcache "$1") && echo "$c/bzImage" || echo "/boot/vmlinuz-$1"; }
 kheaders() { c=$(kcache "$1") && echo "$c/build" || echo "/usr/src/linux-headers-$1"; }
 kmoddir() { c=$(kcache "$1") && echo "$c/modules/lib/modules/$1" || echo "/lib/modules/$1"; }
@@ -71,11 +71,15 @@ kflag() { grep -q "^CONFIG_$2=y" "$(kconfig "$1")" 2>/dev/null && echo y || echo
 
 need qemu-system-x86_64 qemu-system-x86
 need cpio cpio
-need g++ g++
+need gcc gcc
 need make make
 BUSYBOX=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
 ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic executable' ||
 	die "$BUSYBOX is not static (apt-get install busybox-static)"
+[ -n "${GDRHOOK_VM_BUILD:-}" ] ||
+	die "GDRHOOK_VM_BUILD unset: name a meson build directory of this tree (meson test sets it)"
+B=$(cd "$GDRHOOK_VM_BUILD" && pwd) || die "GDRHOOK_VM_BUILD=$GDRHOOK_VM_BUILD is not a directory"
+[ -x "$B/tests/vm/gdrhook-vmtest" ] || die "$B/tests/vm/gdrhook-vmtest missing (ninja -C $B)"
 
 # The kernels: each image with its headers and its modules. Every kernel
 # gets the same tests; each prints its own result line.
@@ -111,18 +115,8 @@ trap cleanup EXIT INT TERM
 
 COMMON=$WORK/common
 mkdir -p "$COMMON/bin"
-# The in-guest test program: meson's (tests/vm/meson.build), else built
-# here the same way.
-if [ -n "${GDRHOOK_VM_BUILD:-}" ] && [ -x "$GDRHOOK_VM_BUILD/tests/vm/gdrhook-vmtest" ]; then
-	cp "$GDRHOOK_VM_BUILD/tests/vm/gdrhook-vmtest" "$COMMON/bin/gdrhook-vmtest"
-else
-	msg "building the in-guest test program"
-	g++ -std=c++17 -O2 -Wall -Wextra -Werror -static -pthread \
-		-I"$ROOT" -I"$ROOT/kmod/include/uapi" -I"$ROOT/kmod/test_provider" -I"$ROOT/kmod/test_exporter" \
-		-o "$COMMON/bin/gdrhook-vmtest" "$HERE"/guest/*.cpp "$ROOT/cache/backends/kmod_backend.cpp" \
-		"$ROOT/cache/prim/hot_line.cpp" ||
-		die "test program build failed"
-fi
+# The in-guest test program, built by meson (tests/vm/meson.build).
+cp "$B/tests/vm/gdrhook-vmtest" "$COMMON/bin/gdrhook-vmtest"
 cp "$BUSYBOX" "$COMMON/bin/busybox"
 cp "$HERE/guest/init.sh" "$COMMON/init"
 chmod 755 "$COMMON/init"
@@ -132,26 +126,20 @@ chmod 755 "$COMMON/init"
 } >"$COMMON/env"
 
 # The pipeline test: a dynamically linked program under the shim, with the
-# fake driver, and every library they load, at the paths ldd names. Without
-# them the pipeline test fails in the guest: it is part of the suite.
-if [ -n "${GDRHOOK_VM_BUILD:-}" ]; then
-	B=$(cd "$GDRHOOK_VM_BUILD" && pwd)
-	msg "packing the shim and the fake driver from $B"
-	dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes"
-	mkdir -p "$COMMON/opt/gdrhook"
-	for f in $dyn; do
-		[ -f "$f" ] || die "$f missing (build $B first)"
-		cp -L "$f" "$COMMON/opt/gdrhook/"
-	done
-	for lib in $(for f in $dyn; do LD_LIBRARY_PATH="$B/tests/fake_driver" ldd "$f"; done |
-		awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u); do
-		case $lib in "$B"/*) continue ;; esac # the fake driver, packed above
-		mkdir -p "$COMMON$(dirname "$lib")"
-		cp -L "$lib" "$COMMON$lib"
-	done
-else
-	msg "GDRHOOK_VM_BUILD unset: nothing to pack for the pipeline test, which will fail"
-fi
+# fake driver, and every library they load, at the paths ldd names.
+msg "packing the shim and the fake driver from $B"
+dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes"
+mkdir -p "$COMMON/opt/gdrhook"
+for f in $dyn; do
+	[ -f "$f" ] || die "$f missing (build $B first)"
+	cp -L "$f" "$COMMON/opt/gdrhook/"
+done
+for lib in $(for f in $dyn; do LD_LIBRARY_PATH="$B/tests/fake_driver" ldd "$f"; done |
+	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u); do
+	case $lib in "$B"/*) continue ;; esac # the fake driver, packed above
+	mkdir -p "$COMMON$(dirname "$lib")"
+	cp -L "$lib" "$COMMON$lib"
+done
 
 # What the kernel reports when something is wrong, whatever the test said:
 # KASAN, KFENCE, UBSAN, lockdep, WARN, BUG, Oops, slab poison.
