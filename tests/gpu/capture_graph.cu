@@ -8,7 +8,11 @@
 //                               destroys it and trims the graph memory
 //   capture_graph pool          cuMemAllocFromPoolAsync/cuMemFreeAsync on a
 //                               plain stream, 500 times, half synchronized
-//                               before the free
+//                               before the free; each synchronized one then
+//                               looked up through gdrhook_get() as a library
+//                               would before sending from it (when the shim
+//                               is loaded): stream-ordered memory is pinned
+//                               at its first lookup, so these must succeed
 // (Compressible memory: tests/programs/capture.cpp's compressible mode.)
 // Prints the checksum it computed and frees_made=N on stdout (the free
 // calls made, each a `free` event: a cudaFreeAsync captured in a graph is
@@ -18,7 +22,9 @@
 
 #include <cstdio>
 #include <cstring>
+#include <dlfcn.h>
 
+#include "include/gdrhook.h"
 #include "used_delta.h"
 
 #define CHECK_RT(call)                                                                       \
@@ -87,6 +93,26 @@ static int graph_mode()
     return 0;
 }
 
+// A library's registration of [p, p + size): 0, or -1 when the shim is
+// loaded and refused it (nothing happens without the shim).
+static int register_range(CUdeviceptr p, size_t size)
+{
+    using Get = int (*)(const void *, size_t, gdrhook_registration *);
+    using Put = int (*)(gdrhook_registration *);
+    static auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
+    static auto put = reinterpret_cast<Put>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
+    if (!get || !put)
+        return 0;
+    gdrhook_registration reg;
+    int rc = get(reinterpret_cast<const void *>(p), size, &reg);
+    if (rc != 0) {
+        fprintf(stderr, "gdrhook_get of a synchronized pool allocation failed: %d\n", rc);
+        return -1;
+    }
+    put(&reg);
+    return 0;
+}
+
 static int pool_mode()
 {
     const int rounds = 500;
@@ -102,10 +128,14 @@ static int pool_mode()
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     for (int i = 0; i < rounds; ++i) {
         CUdeviceptr p = 0;
-        CHECK_CU(cuMemAllocFromPoolAsync(&p, size_t(4 + i % 5) << 20, pool, stream));
+        const size_t bytes = size_t(4 + i % 5) << 20;
+        CHECK_CU(cuMemAllocFromPoolAsync(&p, bytes, pool, stream));
         CHECK_CU(cuMemsetD8Async(p, 1, 4 << 20, stream));
-        if (i % 2)
+        if (i % 2) {
             CHECK_CU(cuStreamSynchronize(stream));
+            if (register_range(p, bytes) != 0)
+                return 1;
+        }
         CHECK_CU(cuMemFreeAsync(p, stream));
     }
     CHECK_CU(cuStreamSynchronize(stream));

@@ -16,6 +16,46 @@ namespace bench {
 
 using namespace gdrhook;
 
+namespace {
+
+// Forwards to the measured backend and times each unpin call, so that the
+// delay splits into the release and everything before it.
+class TimedBackend : public PinBackend
+{
+public:
+    explicit TimedBackend(std::unique_ptr<PinBackend> inner) : inner_(std::move(inner)) {}
+    BackendKind kind() const override { return inner_->kind(); }
+    const char *name() const override { return inner_->name(); }
+    uint64_t alignment() const override { return inner_->alignment(); }
+    Status pin(uint64_t addr, uint64_t length, Pin &out) override
+    {
+        return inner_->pin(addr, length, out);
+    }
+    Status unpin(Pin *pins, size_t count) override
+    {
+        const uint64_t t0 = monotonic_ns();
+        Status status = inner_->unpin(pins, count);
+        if (count) {
+            const uint64_t each = (monotonic_ns() - t0) / count;
+            std::lock_guard<std::mutex> lock(mu_);
+            per_pin_ns_.insert(per_pin_ns_.end(), count, each);
+        }
+        return status;
+    }
+    std::vector<uint64_t> take_per_pin_ns()
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        return std::move(per_pin_ns_);
+    }
+
+private:
+    std::unique_ptr<PinBackend> inner_;
+    std::mutex mu_;
+    std::vector<uint64_t> per_pin_ns_;
+};
+
+} // namespace
+
 QueueResult measure_queue(int producers, uint64_t events_per_producer)
 {
     BoundedMpscQueue<Event> queue(4096);
@@ -58,6 +98,8 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
 {
     UnpinDelayResult result;
     result.backend = backend->name();
+    auto timed_backend = std::make_unique<TimedBackend>(std::move(backend));
+    TimedBackend &timed = *timed_backend;
     CacheOptions options;
     options.max_entries = 0;
     const uint64_t size = buffers.size;
@@ -68,7 +110,7 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
         out = AllocationInfo{*(it - 1), size, false};
         return true;
     };
-    RegistrationCache cache(std::move(backend), std::move(options));
+    RegistrationCache cache(std::move(timed_backend), std::move(options));
 
     EventLog log; // no path: lines are dropped, the flow is the same
     log.open("");
@@ -130,6 +172,13 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     result.max_us = latencies.empty() ? 0 : latencies.back() / 1e3;
     std::sort(free_path.begin(), free_path.end());
     result.free_path_ns = free_path.empty() ? 0 : free_path[free_path.size() / 2];
+    std::vector<uint64_t> releases = timed.take_per_pin_ns();
+    std::sort(releases.begin(), releases.end());
+    if (!releases.empty()) {
+        result.release_p50_us = releases[releases.size() / 2] / 1e3;
+        result.release_p99_us = releases[std::min(releases.size() - 1, releases.size() * 99 / 100)] / 1e3;
+        result.release_max_us = releases.back() / 1e3;
+    }
     return result;
 }
 

@@ -28,6 +28,9 @@ struct UnpinDelayResult {
     double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
     double free_path_ns = 0;   // invalidate + submit, median, on the freeing thread
     double unpins_per_s = 0;   // from the first free to the last unpin
+    // The backend's unpin calls inside the run, per pin: what of the delay
+    // is the release itself, the rest being the worker's wake-up and queue.
+    double release_p50_us = 0, release_p99_us = 0, release_max_us = 0;
 };
 struct UnpinBuffers {
     std::vector<uint64_t> addrs;
