@@ -16,9 +16,9 @@ g++ -O2 -I"$cuda/include" "$here/alloc_free_ab.cpp" -L"$stubs" -lcuda -o "$bin/a
 nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
 nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
 nvcc -O2 -arch=sm_90 "$here/ipc.cu" -o "$bin/ipc"
-nvcc -O2 -arch=sm_90 -I"$root" "$here/capture_graph.cu" -L"$stubs" -lcuda -ldl -o "$bin/capture_graph"
-g++ -O2 -I"$cuda/include" "$root/tests/programs/capture.cpp" -L"$stubs" -lcuda -lpthread \
-    -o "$bin/capture"
+nvcc -O2 -arch=sm_90 "$here/capture_graph.cu" -L"$stubs" -lcuda -o "$bin/capture_graph"
+g++ -O2 -I"$cuda/include" -I"$root" "$root/tests/programs/capture.cpp" -L"$stubs" -lcuda \
+    -lpthread -ldl -o "$bin/capture"
 g++ -O2 -I"$cuda/include" "$here/two_gpus.cpp" -L"$stubs" -lcuda -o "$bin/two_gpus"
 g++ -O2 -I"$cuda/include" -I"$root" "$root/tests/programs/graph_memory.cpp" -L"$stubs" -lcuda \
     -lpthread -ldl -o "$bin/graph_memory"

@@ -1,19 +1,13 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// Stream capture and stream-ordered pools on a GPU,
+// Stream capture on a GPU,
 // for tests/gpu/run.sh (run plain and under GDRHOOK_PIN=alloc):
 //   capture_graph graph         captures in global mode (PyTorch's default)
 //                               a cudaMallocAsync, a kernel and a
 //                               cudaFreeAsync, launches the graph 200 times,
 //                               destroys it and trims the graph memory
-//   capture_graph pool          cuMemAllocFromPoolAsync/cuMemFreeAsync on a
-//                               plain stream, 500 times, half synchronized
-//                               before the free; each synchronized one then
-//                               looked up through gdrhook_get() as a library
-//                               would before sending from it (when the shim
-//                               is loaded): stream-ordered memory is pinned
-//                               at its first lookup, so these must succeed
-// (Compressible memory: tests/programs/capture.cpp's compressible mode.)
+// (A stream-ordered pool and compressible memory: tests/programs/capture.cpp's
+// pool_lookup and compressible modes.)
 // Prints the checksum it computed and frees_made=N on stdout (the free
 // calls made, each a `free` event: a cudaFreeAsync captured in a graph is
 // one call), mem_used_delta=N on stderr.
@@ -22,9 +16,7 @@
 
 #include <cstdio>
 #include <cstring>
-#include <dlfcn.h>
 
-#include "include/gdrhook.h"
 #include "used_delta.h"
 
 #define CHECK_RT(call)                                                                       \
@@ -93,59 +85,6 @@ static int graph_mode()
     return 0;
 }
 
-// A library's registration of [p, p + size): 0, or -1 when the shim is
-// loaded and refused it (nothing happens without the shim).
-static int register_range(CUdeviceptr p, size_t size)
-{
-    using Get = int (*)(const void *, size_t, gdrhook_registration *);
-    using Put = int (*)(gdrhook_registration *);
-    static auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
-    static auto put = reinterpret_cast<Put>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
-    if (!get || !put)
-        return 0;
-    gdrhook_registration reg;
-    int rc = get(reinterpret_cast<const void *>(p), size, &reg);
-    if (rc != 0) {
-        fprintf(stderr, "gdrhook_get of a synchronized pool allocation failed: %d\n", rc);
-        return -1;
-    }
-    put(&reg);
-    return 0;
-}
-
-static int pool_mode()
-{
-    const int rounds = 500;
-    CUdevice dev;
-    CHECK_CU(cuCtxGetDevice(&dev));
-    CUmemPoolProps props = {};
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = dev;
-    CUmemoryPool pool;
-    CHECK_CU(cuMemPoolCreate(&pool, &props));
-    CUstream stream;
-    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    for (int i = 0; i < rounds; ++i) {
-        CUdeviceptr p = 0;
-        const size_t bytes = size_t(4 + i % 5) << 20;
-        CHECK_CU(cuMemAllocFromPoolAsync(&p, bytes, pool, stream));
-        CHECK_CU(cuMemsetD8Async(p, 1, 4 << 20, stream));
-        if (i % 2) {
-            CHECK_CU(cuStreamSynchronize(stream));
-            if (register_range(p, bytes) != 0)
-                return 1;
-        }
-        CHECK_CU(cuMemFreeAsync(p, stream));
-    }
-    CHECK_CU(cuStreamSynchronize(stream));
-    CHECK_CU(cuStreamDestroy(stream));
-    CHECK_CU(cuMemPoolDestroy(pool));
-    // each cuMemFreeAsync, and cuMemPoolDestroy
-    printf("rounds=%d\nfrees_made=%d\n", rounds, rounds + 1);
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -155,10 +94,8 @@ int main(int argc, char **argv)
     int rc = 2;
     if (!strcmp(mode, "graph"))
         rc = graph_mode();
-    else if (!strcmp(mode, "pool"))
-        rc = pool_mode();
     else
-        fprintf(stderr, "usage: capture_graph graph|pool\n");
+        fprintf(stderr, "usage: capture_graph graph\n");
     if (rc == 0)
         report_used_delta(at_start, used_bytes);
     return rc;

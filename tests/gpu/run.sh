@@ -126,9 +126,10 @@ run_case runtime_static async-pool 1 -- "$bin/runtime_static"
 run_case runtime_shared async-pool 1 LD_LIBRARY_PATH="$cudart_dir" -- "$bin/runtime_shared"
 run_case ipc ipc 1 -- "$bin/ipc"
 # Stream capture in global mode with graph memory, launched many times;
-# a stream-ordered pool under pin-on-alloc; compressible VMM memory.
+# a stream-ordered pool under pin-on-alloc, half its allocations looked up
+# by a library once valid; compressible VMM memory.
 run_case capture_graph graph-global 0 -- "$bin/capture_graph" graph
-run_case stream_pool pool 0 -- "$bin/capture_graph" pool
+run_case stream_pool pool 0 -- "$bin/capture" pool_lookup 500
 run_case compressible comp-generic 0 -- "$bin/capture" compressible
 # Graph memory released by the calls that release it, with a library's
 # registration (gdrhook_get) over it: built by hand with allocation and

@@ -17,6 +17,17 @@
 //   capture unpinnable     managed and pinned host memory, allocated and freed
 //   capture stream_ordered cuMemAllocAsync on a plain stream, synchronize,
 //                          cuMemFreeAsync, N times
+//   capture pool_lookup N  cuMemAllocFromPoolAsync of 4 to 8 MiB on a plain
+//                          stream; every other one synchronized and then
+//                          looked up through gdrhook_get() (when the shim
+//                          is loaded), as a library would before sending
+//                          from it; cuMemFreeAsync; N times. Stream-ordered
+//                          memory is pinned at its first lookup. The driver
+//                          refuses to export some pool allocations (rc 1
+//                          for every range of one that lies beyond the
+//                          pool's first chunk, seen on an H200, driver
+//                          580): those lookups fail, as they must, but one
+//                          at least must succeed (else exit status 1)
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
 //                          mapped and freed (frees_made=3; a GPU without
 //                          compression: nothing, frees_made=0)
@@ -31,6 +42,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include "library_registration.h"
 
 namespace {
 
@@ -201,6 +214,44 @@ int mapped_memory(bool compressed)
     return 0;
 }
 
+int pool_lookup(int count)
+{
+    CUdevice dev;
+    CHECK_CU(cuCtxGetDevice(&dev));
+    CUmemPoolProps props;
+    std::memset(&props, 0, sizeof(props));
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = dev;
+    CUmemoryPool pool;
+    CHECK_CU(cuMemPoolCreate(&pool, &props));
+    CUstream stream;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    bool shim = false;
+    int registered = 0;
+    for (int i = 0; i < count; ++i) {
+        const size_t bytes = size_t(4 + i % 5) << 20;
+        CUdeviceptr p = 0;
+        CHECK_CU(cuMemAllocFromPoolAsync(&p, bytes, pool, stream));
+        if (i % 2) {
+            CHECK_CU(cuStreamSynchronize(stream));
+            const Registered answer = register_with_shim(p, bytes);
+            shim = answer != Registered::no_shim;
+            registered += answer == Registered::yes;
+        }
+        CHECK_CU(cuMemFreeAsync(p, stream));
+    }
+    CHECK_CU(cuStreamSynchronize(stream));
+    CHECK_CU(cuStreamDestroy(stream));
+    CHECK_CU(cuMemPoolDestroy(pool));
+    if (shim && registered == 0 && count > 1) {
+        std::fprintf(stderr, "the shim registered none of the synchronized pool allocations\n");
+        return 1;
+    }
+    std::printf("frees_made=%d\n", count + 1); // and cuMemPoolDestroy
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -219,15 +270,18 @@ int main(int argc, char **argv)
         return cross_free(ctx);
     if (!std::strcmp(mode, "stream_ordered"))
         return stream_ordered(argc > 2 ? std::atoi(argv[2]) : 20);
-    if (!std::strcmp(mode, "compressible") || !std::strcmp(mode, "vmm")) {
+    const bool pool = !std::strcmp(mode, "pool_lookup");
+    if (pool || !std::strcmp(mode, "compressible") || !std::strcmp(mode, "vmm")) {
         size_t free_at_start = 0, free_now = 0, total = 0;
         cuMemGetInfo(&free_at_start, &total);
-        int rc = mapped_memory(!std::strcmp(mode, "compressible"));
+        int rc = pool ? pool_lookup(argc > 2 ? std::atoi(argv[2]) : 20)
+                      : mapped_memory(!std::strcmp(mode, "compressible"));
         cuMemGetInfo(&free_now, &total); // for tests/gpu/run.sh's table
         std::fprintf(stderr, "mem_used_delta=%lld\n",
                      static_cast<long long>(free_at_start) - static_cast<long long>(free_now));
         return rc;
     }
-    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|compressible|vmm\n");
+    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N]|"
+                         "compressible|vmm\n");
     return 2;
 }

@@ -35,7 +35,7 @@
 #include <dlfcn.h>
 #include <thread>
 
-#include "include/gdrhook.h"
+#include "library_registration.h"
 
 namespace {
 
@@ -48,17 +48,11 @@ long long used_bytes()
     return static_cast<long long>(total - free_b);
 }
 
-// What a communication library does with a buffer it sends from: ask the
-// shim for its registration (nothing without the shim).
+// What a communication library does with a buffer it sends from (nothing
+// without the shim).
 void register_range(CUdeviceptr p)
 {
-    using Get = int (*)(void *, size_t, gdrhook_registration *);
-    using Put = void (*)(gdrhook_registration *);
-    static auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
-    static auto put = reinterpret_cast<Put>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
-    gdrhook_registration reg;
-    if (get && put && get(reinterpret_cast<void *>(p), size, &reg) == 0)
-        put(&reg);
+    register_with_shim(p, size);
 }
 
 // The shim unpins on its worker thread: the memory of a released pin

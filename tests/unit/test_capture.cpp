@@ -79,6 +79,20 @@ TEST_CASE("stream-ordered pin-on-alloc never logs an error")
     check_no_error_events(events);
 }
 
+TEST_CASE("synchronized stream-ordered memory is pinned at its first lookup")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_capture({"pool_lookup", "20"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(run.output.find("frees_made=21") != std::string::npos);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(count_events(events, "free") == 21); // and cuMemPoolDestroy
+    CHECK(count_events(events, "pin") == 10); // the synchronized ones, at their lookup
+    CHECK(count_events(events, "unpin") == 10);
+    check_no_error_events(events);
+}
+
 TEST_CASE("compressible memory is not an error")
 {
     std::string log = make_temp_dir() + "/events.jsonl";

@@ -463,8 +463,10 @@ int main(int argc, char **argv)
                     u.backend, static_cast<unsigned long long>(u.frees),
                     gap_ns ? "40 us apart" : "back to back", u.p50_us, u.p90_us, u.p99_us,
                     u.max_us, u.unpins_per_s, u.free_path_ns);
-                say("  of which the release (the backend's unpin, per pin): p50 %.1f us  p99 %.1f us"
-                    "  max %.1f us\n",
+                say("  of it: the worker's wake-up p50 %.1f us  p99 %.1f us; then fence and scan "
+                    "p50 %.1f us  p99 %.1f us; the release (per pin) p50 %.1f us  p99 %.1f us  "
+                    "max %.1f us\n",
+                    u.pickup_p50_us, u.pickup_p99_us, u.reclaim_p50_us, u.reclaim_p99_us,
                     u.release_p50_us, u.release_p99_us, u.release_max_us);
                 if (driver_memory)
                     free_driver_buffers(cuda, bufs);
@@ -524,11 +526,14 @@ int main(int argc, char **argv)
         j.add("    {\"backend\": \"%s\", \"gap_ns\": %llu, \"frees\": %llu, "
               "\"unpins\": %llu, \"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, "
               "\"max_us\": %.3f, \"free_path_ns\": %.1f, \"unpins_per_s\": %.0f, "
-              "\"release_p50_us\": %.3f, \"release_p99_us\": %.3f, \"release_max_us\": %.3f}%s\n",
+              "\"release_p50_us\": %.3f, \"release_p99_us\": %.3f, \"release_max_us\": %.3f, "
+              "\"pickup_p50_us\": %.3f, \"pickup_p99_us\": %.3f, \"reclaim_p50_us\": %.3f, "
+              "\"reclaim_p99_us\": %.3f}%s\n",
               u.backend, static_cast<unsigned long long>(unpins[i].gap_ns),
               static_cast<unsigned long long>(u.frees), static_cast<unsigned long long>(u.unpins),
               u.p50_us, u.p90_us, u.p99_us, u.max_us, u.free_path_ns, u.unpins_per_s,
-              u.release_p50_us, u.release_p99_us, u.release_max_us,
+              u.release_p50_us, u.release_p99_us, u.release_max_us, u.pickup_p50_us,
+              u.pickup_p99_us, u.reclaim_p50_us, u.reclaim_p99_us,
               i + 1 < unpins.size() ? "," : "");
     }
     j.add("  ],\n  \"release_alone\": [\n");

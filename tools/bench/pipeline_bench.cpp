@@ -34,6 +34,7 @@ public:
     Status unpin(Pin *pins, size_t count) override
     {
         const uint64_t t0 = monotonic_ns();
+        last_unpin_started_.store(t0, std::memory_order_relaxed);
         Status status = inner_->unpin(pins, count);
         if (count) {
             const uint64_t each = (monotonic_ns() - t0) / count;
@@ -41,6 +42,10 @@ public:
             per_pin_ns_.insert(per_pin_ns_.end(), count, each);
         }
         return status;
+    }
+    uint64_t last_unpin_started() const
+    {
+        return last_unpin_started_.load(std::memory_order_relaxed);
     }
     std::vector<uint64_t> take_per_pin_ns()
     {
@@ -52,6 +57,7 @@ private:
     std::unique_ptr<PinBackend> inner_;
     std::mutex mu_;
     std::vector<uint64_t> per_pin_ns_;
+    std::atomic<uint64_t> last_unpin_started_{0};
 };
 
 } // namespace
@@ -116,7 +122,7 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     log.open("");
     EventPipeline pipeline(4096, log, 0);
     std::mutex latencies_mutex;
-    std::vector<uint64_t> latencies;
+    std::vector<uint64_t> latencies, pickups, reclaims;
     // As the shim wires it (cache/core/process_cache.cpp): the worker's
     // batch hook drains the cache's unpins, and a free that dropped a pin
     // pokes the worker (cache/registration/free_invalidation.cpp).
@@ -124,9 +130,17 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
         if (!cache.has_retired())
             return;
         std::vector<uint64_t> mine;
+        const uint64_t hook_started = monotonic_ns();
         cache.drain_unpins([&](const UnpinRecord &r) { mine.push_back(r.lat_ns); });
+        const uint64_t unpinned = monotonic_ns();
         std::lock_guard<std::mutex> lock(latencies_mutex);
         latencies.insert(latencies.end(), mine.begin(), mine.end());
+        // Each free was at about unpinned - lat (the release ends the batch).
+        const uint64_t released = timed.last_unpin_started();
+        for (uint64_t lat : mine) {
+            pickups.push_back(hook_started + lat > unpinned ? hook_started + lat - unpinned : 0);
+            reclaims.push_back(released > hook_started ? released - hook_started : 0);
+        }
     });
 
     for (uint64_t addr : buffers.addrs) {
@@ -172,6 +186,15 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     result.max_us = latencies.empty() ? 0 : latencies.back() / 1e3;
     std::sort(free_path.begin(), free_path.end());
     result.free_path_ns = free_path.empty() ? 0 : free_path[free_path.size() / 2];
+    auto p50_p99_us = [](std::vector<uint64_t> &v, double &p50, double &p99) {
+        std::sort(v.begin(), v.end());
+        if (v.empty())
+            return;
+        p50 = v[v.size() / 2] / 1e3;
+        p99 = v[std::min(v.size() - 1, v.size() * 99 / 100)] / 1e3;
+    };
+    p50_p99_us(pickups, result.pickup_p50_us, result.pickup_p99_us);
+    p50_p99_us(reclaims, result.reclaim_p50_us, result.reclaim_p99_us);
     std::vector<uint64_t> releases = timed.take_per_pin_ns();
     std::sort(releases.begin(), releases.end());
     if (!releases.empty()) {

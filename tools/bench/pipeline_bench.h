@@ -31,6 +31,10 @@ struct UnpinDelayResult {
     // The backend's unpin calls inside the run, per pin: what of the delay
     // is the release itself, the rest being the worker's wake-up and queue.
     double release_p50_us = 0, release_p99_us = 0, release_max_us = 0;
+    // From the free to the worker's batch hook starting (its wake-up), and
+    // from there to the release (the reclaimer's fence and scan).
+    double pickup_p50_us = 0, pickup_p99_us = 0;
+    double reclaim_p50_us = 0, reclaim_p99_us = 0;
 };
 struct UnpinBuffers {
     std::vector<uint64_t> addrs;
