@@ -338,16 +338,26 @@ int main(int argc, char **argv)
         run_threads(options, context);
         free_all(held);
     } else if (options.mode == "fork_exit") {
-        // The child ends with _exit holding its copies of the parent's pins.
-        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
-        fflush(stdout);
-        pid_t child = fork();
-        if (child == 0)
-            _exit(0);
-        int status = 0;
-        if (child < 0 || waitpid(child, &status, 0) != child)
-            return 2;
-        child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        // Children that end with _exit holding their copies of the parent's
+        // pins, one a round (iterations, at least 1). Each round's new pin is
+        // recorded once the shim's worker has gone to sleep (it lingers 1 ms
+        // after its last event), right before the fork: often still in the
+        // queue then, so the fork must write it out for the child to know
+        // it. Child k inherits threads - 1 + k pins.
+        std::vector<CUdeviceptr> held = allocate(options.threads - 1, options.size);
+        for (int round = 0; round < std::max(1, options.iterations); ++round) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            held.push_back(allocate(1, options.size).front());
+            fflush(stdout);
+            pid_t child = fork();
+            if (child == 0)
+                _exit(0);
+            int status = 0;
+            if (child < 0 || waitpid(child, &status, 0) != child)
+                return 2;
+            const int ended = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            child_status = std::max(child_status, ended);
+        }
         free_all(held);
     } else if (options.mode == "refused_free") {
         // The driver refuses a free (FAKECUDA_FAIL in the tests): the memory

@@ -60,26 +60,39 @@ TEST_CASE("an ending without exit handlers still writes every free and unpin")
 
 TEST_CASE("a forked child that ends with _exit writes its log, as with exit")
 {
+    // 8 children in turn, child k inheriting 3 + k pins, the last recorded
+    // just before its fork (tests/programs/coherence_churn.cpp, fork_exit).
+    constexpr long long children = 8, first = 4;
     std::string dir = make_temp_dir() + "/fork_exit";
     REQUIRE(mkdir(dir.c_str(), 0755) == 0);
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exit", "4", "0", "2"},
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exit",
+                                 std::to_string(first), std::to_string(children), "2"},
                                 pinning_environment(dir + "/events.%p.jsonl"));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "child_status") == 0);
     std::vector<std::string> logs = logs_in(dir);
-    REQUIRE(logs.size() == 2); // the parent's and the child's
+    REQUIRE(logs.size() == children + 1); // the parent's and each child's
     std::map<long long, LogTally> by_pid;
     for (const std::string &path : logs) {
         std::vector<EventLine> events = read_event_file(path);
         REQUIRE(!events.empty());
         by_pid[events.front().number("pid")] = tally(events);
     }
+    // Each process releases every pin it logged; the parent pinned
+    // first - 1 + children buffers, and together the children restate
+    // every pin they inherited.
+    const long long parent_pins = first - 1 + children;
+    long long restated = 0;
     for (const auto &[pid, t] : by_pid) {
         INFO("process " << pid);
-        CHECK(t.pins == 4); // the child restates the 4 it inherited
-        CHECK(t.unpins == 4);
+        CHECK(t.unpins == t.pins);
+        if (t.frees > 0) // the parent: it freed the buffers
+            CHECK(t.pins == parent_pins);
+        else
+            restated += t.pins;
     }
+    CHECK(restated == children * (first - 1) + children * (children + 1) / 2);
 }
 
 TEST_CASE("threads freeing while the main thread calls _exit: what they finished is logged")
