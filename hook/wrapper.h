@@ -33,9 +33,23 @@
     hot_attribute ret name params;                                             \
     extern "C" ret gdrhook_impl_##name params
 
+// Every wrapper starts here. A library may patch the exported address with
+// a 5-byte jump and run the bytes it covers from a copy (UCX's bistro
+// mode), which only works for a few instructions. Built with frame pointers
+// and without shrink-wrapping (hook/meson.build), a wrapper begins
+// `push %rbp; mov %rsp, %rbp` (4 bytes) and then saves the callee-saved
+// registers it uses; this makes it use %rbx, so that the fifth byte is a
+// `push` too (tests/unit/test_patchable_entry_points.cpp).
+#if defined(__x86_64__)
+#define GDRHOOK_PATCHABLE_PROLOGUE() asm volatile("" ::: "rbx")
+#else
+#define GDRHOOK_PATCHABLE_PROLOGUE() (void)0
+#endif
+
 // The result a wrapper returns when the real function cannot be found (the
 // application reached the wrapper without libcuda or libcudart loadable).
 #define GDRHOOK_REAL_OR_RETURN(fn, symbol, missing)                            \
+    GDRHOOK_PATCHABLE_PROLOGUE();                                              \
     auto fn = GDRHOOK_REAL(symbol);                                            \
     if (GDRHOOK_UNLIKELY(fn == nullptr))                                       \
         return missing

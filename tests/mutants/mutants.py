@@ -279,6 +279,10 @@ MUTANTS = [
          file="cache/events/event_pipeline.cpp", suites=["shim", "stress"], tests=["shim"],
          find="    while (drain_locked() == batch_size) {\n    }\n    log_.flush();\n}\n\nvoid EventPipeline::after_fork_in_parent()",
          replace="    log_.flush();\n}\n\nvoid EventPipeline::after_fork_in_parent()"),
+    dict(name="wrappers_not_patchable", promise="a library that patches what dlsym() returned (UCX's bistro) can relocate every wrapper's first bytes",
+         file="hook/meson.build", suites=["shim"], tests=["shim"],
+         find="'-fno-omit-frame-pointer', '-fno-shrink-wrap', '-fno-schedule-insns2'",
+         replace="'-fno-shrink-wrap'"),
     # --- the UCX bridge (cache/ucx/ucx_bridge.h) ----------------------------
     dict(name="ucx_free_after_real_free", promise="UCX hears of a free before the real free runs",
          file="cache/record/recorder.cpp", suites=["ucx"],
