@@ -5,8 +5,13 @@
 #include "test_support.h"
 
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
 
 using namespace gdrhook::cli;
 using namespace gdrhook::cli::test;
@@ -117,3 +122,100 @@ TEST_CASE("the doctor reports a missing driver without crashing", "[doctor]")
     CHECK_FALSE(not_ours.compatible);
     CHECK(not_ours.error.find("GET_VERSION") != std::string::npos);
 }
+
+namespace {
+
+// A process that sleeps with the shim and UCX's libucm preloaded and the
+// given settings; killed and reaped by the destructor.
+struct SleepingProcess {
+    pid_t pid = -1;
+    explicit SleepingProcess(const std::vector<std::string> &settings)
+    {
+        pid = fork();
+        if (pid == 0) {
+            std::string preload = std::string(std::getenv("GDRHOOK_SHIM")) + ":libucm.so.0";
+            setenv("LD_PRELOAD", preload.c_str(), 1);
+            for (const std::string &setting : settings)
+                putenv(strdup(setting.c_str()));
+            execlp("sleep", "sleep", "30", static_cast<char *>(nullptr));
+            _exit(127);
+        }
+    }
+    ~SleepingProcess()
+    {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+    }
+};
+
+// The standard output of a command line (words without spaces or quotes).
+std::string capture_output(const std::vector<std::string> &words)
+{
+    std::string command;
+    for (const std::string &word : words)
+        command += word + " ";
+    std::string out;
+    if (FILE *pipe = popen(command.c_str(), "r")) {
+        char buffer[4096];
+        while (size_t n = fread(buffer, 1, sizeof(buffer), pipe))
+            out.append(buffer, n);
+        pclose(pipe);
+    }
+    return out;
+}
+
+// Waits until the process has both libraries mapped (its exec done).
+ProcessFacts loaded(int pid)
+{
+    ProcessFacts facts;
+    for (int i = 0; i < 200; ++i) {
+        facts = probe_process(pid);
+        if (!facts.gdrhook.empty() && !facts.ucm.empty())
+            break;
+        usleep(10000);
+    }
+    return facts;
+}
+
+} // namespace
+
+TEST_CASE("the doctor says which one UCX's caches rely on in a running process", "[doctor]")
+{
+    {
+        SleepingProcess process({});
+        ProcessFacts facts = loaded(process.pid);
+        REQUIRE_FALSE(facts.gdrhook.empty());
+        REQUIRE_FALSE(facts.ucm.empty());
+        UcxReliance ucx = judge_ucx(facts);
+        CHECK(ucx.applies);
+        CHECK_FALSE(ucx.problem);
+        CHECK(ucx.what.find("rely on gdrhook (GDRHOOK_UCX=auto)") != std::string::npos);
+    }
+    {
+        SleepingProcess process({"GDRHOOK_UCX=off"});
+        ProcessFacts facts = loaded(process.pid);
+        CHECK(facts.gdrhook_ucx == "off");
+        UcxReliance ucx = judge_ucx(facts);
+        // Debian's UCX has no CUDA module: nothing tells its caches of frees.
+        CHECK(ucx.problem == facts.ucm_cuda.empty());
+        // And through the command line: a problem is exit status 1.
+        std::string out = capture_output({std::getenv("GDRHOOK"), "doctor", "--libcuda",
+                                          "/nonexistent/libcuda.so.1", "--pid",
+                                          std::to_string(process.pid)});
+        CHECK(out.find("process " + std::to_string(process.pid) + ": gdrhook and UCX") !=
+              std::string::npos);
+    }
+    ProcessFacts gone = probe_process(999999999);
+    CHECK_FALSE(gone.found);
+    CHECK(judge_ucx(gone).applies == false);
+    ProcessFacts facts;
+    facts.gdrhook = "/x/libgdrhook.so";
+    facts.ucm = "/x/libucm.so.0";
+    facts.ucm_cuda = "/x/ucx/libucm_cuda.so.0";
+    facts.gdrhook_ucx = "off";
+    CHECK_FALSE(judge_ucx(facts).problem); // UCX's own hooks
+    CHECK(judge_ucx(facts).what.find("rely on UCX's own hooks") != std::string::npos);
+    facts.ucx_cuda_hook_mode = "none";
+    CHECK(judge_ucx(facts).problem);
+}
+

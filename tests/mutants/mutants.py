@@ -283,6 +283,10 @@ MUTANTS = [
          file="hook/meson.build", suites=["shim"], tests=["shim"],
          find="'-fno-omit-frame-pointer', '-fno-shrink-wrap', '-fno-schedule-insns2'",
          replace="'-fno-shrink-wrap'"),
+    dict(name="doctor_ucx_blind_not_a_problem", promise="gdrhook doctor --pid flags UCX caches that hear of no CUDA free",
+         file="tools/cli/doctor_process.cpp", suites=["cli"], tests=["cli units"],
+         find="                        : p.ucx_cuda_hook_mode == \"none\" ? \"UCX_MEM_CUDA_HOOK_MODE=none\"",
+         replace="                        : p.ucx_cuda_hook_mode == \"never\" ? \"UCX_MEM_CUDA_HOOK_MODE=none\""),
     # --- the UCX bridge (cache/ucx/ucx_bridge.h) ----------------------------
     dict(name="ucx_free_after_real_free", promise="UCX hears of a free before the real free runs",
          file="cache/record/recorder.cpp", suites=["ucx"],

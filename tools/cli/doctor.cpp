@@ -172,6 +172,28 @@ void report_shim(Report &r)
     r.advice("looked at " + places + "; build it, or set GDRHOOK_LIBRARY");
 }
 
+void report_process(Report &r, const ProcessFacts &p)
+{
+    const std::string who = "process " + std::to_string(p.pid);
+    if (!p.found) {
+        r.problem(who + ": " + p.error);
+        return;
+    }
+    r.note(who + ": gdrhook " + (p.gdrhook.empty() ? "not loaded" : "loaded (" + p.gdrhook + ")") +
+           ", UCX's libucm " + (p.ucm.empty() ? "not loaded" : "loaded (" + p.ucm + ")") +
+           (p.ucm.empty() ? "" : p.ucm_cuda.empty() ? ", its CUDA module not loaded"
+                                                    : ", its CUDA module loaded"));
+    const UcxReliance ucx = judge_ucx(p);
+    if (!ucx.applies)
+        return;
+    if (ucx.problem)
+        r.problem(who + ": " + ucx.what);
+    else
+        r.ok(who + ": " + ucx.what);
+    if (!ucx.advice.empty())
+        r.advice(ucx.advice);
+}
+
 } // namespace
 
 int run_doctor(const DoctorOptions &options, std::ostream &out)
@@ -190,6 +212,9 @@ int run_doctor(const DoctorOptions &options, std::ostream &out)
     report_nvml(r, options, nvml, cuda.initialised);
     report_gpus(r, cuda, nvml);
     report_device(r, device);
+
+    if (options.pid)
+        report_process(r, probe_process(options.pid));
 
     BackendChoice choice = choose_backend(device, cuda);
     std::string text = "GDRHOOK_BACKEND=auto would pick " + choice.backend + ": " + choice.reason;

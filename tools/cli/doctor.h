@@ -67,10 +67,37 @@ struct BackendChoice {
 };
 BackendChoice choose_backend(const GdrhookDeviceFacts &device, const CudaFacts &cuda);
 
+// What a running process has loaded and was started with, from /proc:
+// gdrhook, UCX's libucm and its CUDA module (which installs UCX's own CUDA
+// hooks), and the settings that decide between them.
+struct ProcessFacts {
+    int pid = 0;
+    bool found = false;
+    std::string error;
+    std::string gdrhook;   // the mapped libgdrhook.so, or empty
+    std::string ucm;       // the mapped libucm.so.0, or empty
+    std::string ucm_cuda;  // the mapped libucm_cuda.so, or empty
+    std::string gdrhook_ucx = "auto";       // GDRHOOK_UCX
+    bool gdrhook_disabled = false;          // GDRHOOK_DISABLE=1
+    std::string ucx_cuda_hook_mode;         // UCX_MEM_CUDA_HOOK_MODE, empty: UCX's default
+};
+ProcessFacts probe_process(int pid);
+
+// Which one UCX's CUDA memory caches rely on to hear of frees in that
+// process, in words; `problem` when nothing tells them.
+struct UcxReliance {
+    bool applies = false; // gdrhook and UCX both loaded
+    bool problem = false;
+    std::string what;
+    std::string advice;
+};
+UcxReliance judge_ucx(const ProcessFacts &process);
+
 struct DoctorOptions {
     std::string libcuda = "libcuda.so.1";
     std::string libnvml = "libnvidia-ml.so.1";
     std::string device = "/dev/gdrhook";
+    int pid = 0; // also look at this running process (0: none)
 };
 
 // Prints every check with its advice; exit_ok when nothing blocks pinning

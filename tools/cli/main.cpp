@@ -122,6 +122,10 @@ int dispatch(int argc, char **argv)
         ->capture_default_str();
     doctor->add_option("--device", doctor_options.device, "the gdrhook device node")
         ->capture_default_str();
+    doctor->add_option("--pid", doctor_options.pid,
+                       "also look at this running process: whether gdrhook and UCX are both "
+                       "loaded, and which one UCX's CUDA memory caches rely on")
+        ->check(CLI::PositiveNumber);
     doctor->footer("Exit status: 0 no problems; 1 problems found (each with advice).");
 
     try {
