@@ -8,8 +8,11 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <regex>
+#include <system_error>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -182,12 +185,44 @@ long long output_field(const std::string &output, const std::string &key)
     return std::stoll(m[1]);
 }
 
+namespace {
+
+// The folders make_temp_dir() made, removed when the test program ends
+// (by the process that made them, not by a forked child that exits), so
+// that runs do not pile up in the build folder; GDRHOOK_TEST_KEEP_TMP=1
+// keeps them to look at.
+struct TempDirs {
+    std::mutex mu;
+    std::vector<std::string> made;
+    const pid_t owner = getpid();
+    ~TempDirs()
+    {
+        const char *keep = getenv("GDRHOOK_TEST_KEEP_TMP");
+        if (getpid() != owner || (keep && std::string(keep) == "1"))
+            return;
+        std::error_code ignored;
+        for (const std::string &dir : made)
+            std::filesystem::remove_all(dir, ignored);
+    }
+};
+
+TempDirs &temp_dirs()
+{
+    static TempDirs dirs;
+    return dirs;
+}
+
+} // namespace
+
 std::string make_temp_dir()
 {
     std::string pattern = build_path("GDRHOOK_TEST_TMP") + "/run-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     REQUIRE(mkdtemp(buffer.data()) != nullptr);
+    TempDirs &dirs = temp_dirs();
+    std::lock_guard<std::mutex> lock(dirs.mu);
+    dirs.made.push_back(buffer.data());
     return buffer.data();
 }
 
