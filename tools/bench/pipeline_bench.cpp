@@ -60,6 +60,16 @@ private:
     std::atomic<uint64_t> last_unpin_started_{0};
 };
 
+// The p-th percentile (0 < p < 1) of nanoseconds sorted in ascending
+// order, in microseconds; 0 for none.
+double percentile_us(const std::vector<uint64_t> &ascending, double p)
+{
+    if (ascending.empty())
+        return 0;
+    return ascending[std::min(ascending.size() - 1, static_cast<size_t>(ascending.size() * p))] /
+           1e3;
+}
+
 } // namespace
 
 QueueResult measure_queue(int producers, uint64_t events_per_producer)
@@ -173,35 +183,23 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     result.unpins = latencies.size();
     result.unpins_per_s = ended > started ? latencies.size() * 1e9 / (ended - started) : 0;
     std::sort(latencies.begin(), latencies.end());
-    auto pct = [&](double p) {
-        return latencies.empty()
-                   ? 0.0
-                   : latencies[std::min(latencies.size() - 1,
-                                        static_cast<size_t>(latencies.size() * p))] /
-                         1e3;
-    };
-    result.p50_us = pct(0.50);
-    result.p90_us = pct(0.90);
-    result.p99_us = pct(0.99);
+    result.p50_us = percentile_us(latencies, 0.50);
+    result.p90_us = percentile_us(latencies, 0.90);
+    result.p99_us = percentile_us(latencies, 0.99);
     result.max_us = latencies.empty() ? 0 : latencies.back() / 1e3;
     std::sort(free_path.begin(), free_path.end());
     result.free_path_ns = free_path.empty() ? 0 : free_path[free_path.size() / 2];
-    auto p50_p99_us = [](std::vector<uint64_t> &v, double &p50, double &p99) {
-        std::sort(v.begin(), v.end());
-        if (v.empty())
-            return;
-        p50 = v[v.size() / 2] / 1e3;
-        p99 = v[std::min(v.size() - 1, v.size() * 99 / 100)] / 1e3;
-    };
-    p50_p99_us(pickups, result.pickup_p50_us, result.pickup_p99_us);
-    p50_p99_us(reclaims, result.reclaim_p50_us, result.reclaim_p99_us);
+    std::sort(pickups.begin(), pickups.end());
+    result.pickup_p50_us = percentile_us(pickups, 0.50);
+    result.pickup_p99_us = percentile_us(pickups, 0.99);
+    std::sort(reclaims.begin(), reclaims.end());
+    result.reclaim_p50_us = percentile_us(reclaims, 0.50);
+    result.reclaim_p99_us = percentile_us(reclaims, 0.99);
     std::vector<uint64_t> releases = timed.take_per_pin_ns();
     std::sort(releases.begin(), releases.end());
-    if (!releases.empty()) {
-        result.release_p50_us = releases[releases.size() / 2] / 1e3;
-        result.release_p99_us = releases[std::min(releases.size() - 1, releases.size() * 99 / 100)] / 1e3;
-        result.release_max_us = releases.back() / 1e3;
-    }
+    result.release_p50_us = percentile_us(releases, 0.50);
+    result.release_p99_us = percentile_us(releases, 0.99);
+    result.release_max_us = releases.empty() ? 0 : releases.back() / 1e3;
     return result;
 }
 
@@ -224,8 +222,8 @@ ReleaseAloneResult measure_release_alone(PinBackend &backend, const UnpinBuffers
     const uint64_t ended = monotonic_ns();
     std::sort(took.begin(), took.end());
     result.releases = took.size();
-    result.p50_us = took.empty() ? 0 : took[took.size() / 2] / 1e3;
-    result.p99_us = took.empty() ? 0 : took[std::min(took.size() - 1, took.size() * 99 / 100)] / 1e3;
+    result.p50_us = percentile_us(took, 0.50);
+    result.p99_us = percentile_us(took, 0.99);
     result.releases_per_s = ended > started ? took.size() * 1e9 / (ended - started) : 0;
     return result;
 }
