@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "doctor.h"
+#include "event_lines.h"
 #include "library_locator.h"
 #include "run_command.h"
 #include "test_support.h"
@@ -10,8 +11,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <cstdio>
-#include <cstring>
 
 using namespace gdrhook::cli;
 using namespace gdrhook::cli::test;
@@ -129,17 +128,12 @@ namespace {
 // given settings; killed and reaped by the destructor.
 struct SleepingProcess {
     pid_t pid = -1;
-    explicit SleepingProcess(const std::vector<std::string> &settings)
+    explicit SleepingProcess(std::map<std::string, std::string> settings)
     {
+        settings["LD_PRELOAD"] = build_path("GDRHOOK_SHIM") + ":libucm.so.0";
         pid = fork();
-        if (pid == 0) {
-            std::string preload = std::string(std::getenv("GDRHOOK_SHIM")) + ":libucm.so.0";
-            setenv("LD_PRELOAD", preload.c_str(), 1);
-            for (const std::string &setting : settings)
-                putenv(strdup(setting.c_str()));
-            execlp("sleep", "sleep", "30", static_cast<char *>(nullptr));
-            _exit(127);
-        }
+        if (pid == 0)
+            exec_program({"/bin/sleep", "30"}, settings);
     }
     ~SleepingProcess()
     {
@@ -147,22 +141,6 @@ struct SleepingProcess {
         waitpid(pid, nullptr, 0);
     }
 };
-
-// The standard output of a command line (words without spaces or quotes).
-std::string capture_output(const std::vector<std::string> &words)
-{
-    std::string command;
-    for (const std::string &word : words)
-        command += word + " ";
-    std::string out;
-    if (FILE *pipe = popen(command.c_str(), "r")) {
-        char buffer[4096];
-        while (size_t n = fread(buffer, 1, sizeof(buffer), pipe))
-            out.append(buffer, n);
-        pclose(pipe);
-    }
-    return out;
-}
 
 // Waits until the process has both libraries mapped (its exec done).
 ProcessFacts loaded(int pid)
@@ -182,7 +160,7 @@ ProcessFacts loaded(int pid)
 TEST_CASE("the doctor says which one UCX's caches rely on in a running process", "[doctor]")
 {
     {
-        SleepingProcess process({});
+        SleepingProcess process(std::map<std::string, std::string>{});
         ProcessFacts facts = loaded(process.pid);
         REQUIRE_FALSE(facts.gdrhook.empty());
         REQUIRE_FALSE(facts.ucm.empty());
@@ -192,17 +170,21 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
         CHECK(ucx.what.find("rely on gdrhook (GDRHOOK_UCX=auto)") != std::string::npos);
     }
     {
-        SleepingProcess process({"GDRHOOK_UCX=off"});
+        SleepingProcess process(std::map<std::string, std::string>{{"GDRHOOK_UCX", "off"}});
         ProcessFacts facts = loaded(process.pid);
         CHECK(facts.gdrhook_ucx == "off");
         UcxReliance ucx = judge_ucx(facts);
         // Debian's UCX has no CUDA module: nothing tells its caches of frees.
         CHECK(ucx.problem == facts.ucm_cuda.empty());
-        // And through the command line: a problem is exit status 1.
-        std::string out = capture_output({std::getenv("GDRHOOK"), "doctor", "--libcuda",
-                                          "/nonexistent/libcuda.so.1", "--pid",
-                                          std::to_string(process.pid)});
-        CHECK(out.find("process " + std::to_string(process.pid) + ": gdrhook and UCX") !=
+        // And through the command line: a problem is exit status 1 (as is
+        // the missing driver given here, so the line must be there too).
+        RunResult run = run_program({build_path("GDRHOOK"), "doctor", "--libcuda",
+                                     "/nonexistent/libcuda.so.1", "--pid",
+                                     std::to_string(process.pid)},
+                                    {});
+        INFO(run.output);
+        CHECK(run.exit_status == 1);
+        CHECK(run.output.find("process " + std::to_string(process.pid) + ": gdrhook and UCX") !=
               std::string::npos);
     }
     ProcessFacts gone = probe_process(999999999);
