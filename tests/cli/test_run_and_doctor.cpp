@@ -172,7 +172,7 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
     {
         SleepingProcess process(std::map<std::string, std::string>{{"GDRHOOK_UCX", "off"}});
         ProcessFacts facts = loaded(process.pid);
-        CHECK(facts.gdrhook_ucx == "off");
+        CHECK(facts.settings.ucx == gdrhook::UcxBridgeMode::off);
         UcxReliance ucx = judge_ucx(facts);
         // Debian's UCX has no CUDA module: nothing tells its caches of frees.
         CHECK(ucx.problem == facts.ucm_cuda.empty());
@@ -187,6 +187,17 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
         CHECK(run.output.find("process " + std::to_string(process.pid) + ": gdrhook and UCX") !=
               std::string::npos);
     }
+    {
+        // Read as the shim reads it: "yes" disables it, a bad value is
+        // rejected and the default kept.
+        SleepingProcess process(
+            std::map<std::string, std::string>{{"GDRHOOK_DISABLE", "yes"}, {"GDRHOOK_UCX", "bogus"}});
+        ProcessFacts facts = loaded(process.pid);
+        CHECK(facts.settings.disabled);
+        CHECK(facts.settings.ucx == gdrhook::UcxBridgeMode::auto_detect);
+        CHECK(facts.rejected.size() == 1);
+        CHECK(judge_ucx(facts).problem == facts.ucm_cuda.empty());
+    }
     ProcessFacts gone = probe_process(999999999);
     CHECK_FALSE(gone.found);
     CHECK(judge_ucx(gone).applies == false);
@@ -194,7 +205,7 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
     facts.gdrhook = "/x/libgdrhook.so";
     facts.ucm = "/x/libucm.so.0";
     facts.ucm_cuda = "/x/ucx/libucm_cuda.so.0";
-    facts.gdrhook_ucx = "off";
+    facts.settings.ucx = gdrhook::UcxBridgeMode::off;
     CHECK_FALSE(judge_ucx(facts).problem); // UCX's own hooks
     CHECK(judge_ucx(facts).what.find("rely on UCX's own hooks") != std::string::npos);
     facts.ucx_cuda_hook_mode = "none";

@@ -183,6 +183,8 @@ void report_process(Report &r, const ProcessFacts &p)
            ", UCX's libucm " + (p.ucm.empty() ? "not loaded" : "loaded (" + p.ucm + ")") +
            (p.ucm.empty() ? "" : p.ucm_cuda.empty() ? ", its CUDA module not loaded"
                                                     : ", its CUDA module loaded"));
+    for (const std::string &line : p.rejected)
+        r.note(who + ": " + line);
     const UcxReliance ucx = judge_ucx(p);
     if (!ucx.applies)
         return;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "cache/base/config.h"
+
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -77,8 +79,10 @@ struct ProcessFacts {
     std::string gdrhook;   // the mapped libgdrhook.so, or empty
     std::string ucm;       // the mapped libucm.so.0, or empty
     std::string ucm_cuda;  // the mapped libucm_cuda.so, or empty
-    std::string gdrhook_ucx = "auto";       // GDRHOOK_UCX
-    bool gdrhook_disabled = false;          // GDRHOOK_DISABLE=1
+    // The process's GDRHOOK_* settings, read by the shim's own parser
+    // (cache/base/config.h), and what it rejected.
+    Config settings;
+    std::vector<std::string> rejected;
     std::string ucx_cuda_hook_mode;         // UCX_MEM_CUDA_HOOK_MODE, empty: UCX's default
 };
 ProcessFacts probe_process(int pid);

@@ -5,7 +5,7 @@
 #include "doctor.h"
 
 #include <fstream>
-#include <sstream>
+#include <map>
 
 namespace gdrhook::cli {
 namespace {
@@ -43,19 +43,21 @@ ProcessFacts probe_process(int pid)
             facts.ucm = path;
     }
     std::ifstream environ(dir + "/environ", std::ios::binary);
+    std::map<std::string, std::string> variables;
     std::string entry;
     while (std::getline(environ, entry, '\0')) {
         const size_t eq = entry.find('=');
-        if (eq == std::string::npos)
-            continue;
-        const std::string name = entry.substr(0, eq), value = entry.substr(eq + 1);
-        if (name == "GDRHOOK_UCX")
-            facts.gdrhook_ucx = value;
-        else if (name == "GDRHOOK_DISABLE")
-            facts.gdrhook_disabled = value == "1";
-        else if (name == "UCX_MEM_CUDA_HOOK_MODE")
-            facts.ucx_cuda_hook_mode = value;
+        if (eq != std::string::npos)
+            variables[entry.substr(0, eq)] = entry.substr(eq + 1);
     }
+    facts.settings = gdrhook::parse_config(
+        [&](const char *name) {
+            auto found = variables.find(name);
+            return found == variables.end() ? nullptr : found->second.c_str();
+        },
+        pid, facts.rejected);
+    if (auto mode = variables.find("UCX_MEM_CUDA_HOOK_MODE"); mode != variables.end())
+        facts.ucx_cuda_hook_mode = mode->second;
     return facts;
 }
 
@@ -65,19 +67,21 @@ UcxReliance judge_ucx(const ProcessFacts &p)
     if (p.gdrhook.empty() || p.ucm.empty())
         return r;
     r.applies = true;
-    const bool bridge = !p.gdrhook_disabled && p.gdrhook_ucx != "off";
+    const bool bridge = !p.settings.disabled && p.settings.ucx != UcxBridgeMode::off;
     const std::string mode = p.ucx_cuda_hook_mode.empty() ? "UCX's default" : p.ucx_cuda_hook_mode;
     if (bridge) {
-        r.what = "gdrhook and UCX both active: UCX's CUDA memory caches rely on gdrhook "
-                 "(GDRHOOK_UCX=" + p.gdrhook_ucx + "), which marks UCX's CUDA memory events "
-                 "external and dispatches every free before it runs";
+        r.what = std::string("gdrhook and UCX both active: UCX's CUDA memory caches rely on "
+                             "gdrhook (GDRHOOK_UCX=") +
+                 to_string(p.settings.ucx) +
+                 "), which marks UCX's CUDA memory events external and dispatches every free "
+                 "before it runs";
         if (!p.ucm_cuda.empty())
             r.what += "; UCX's CUDA module is loaded too: a cache made before gdrhook found "
                       "libucm may also have installed UCX's own hooks (" + mode +
                       "), and then hears of some frees twice, which changes nothing";
         return r;
     }
-    const std::string why = p.gdrhook_disabled ? "GDRHOOK_DISABLE=1" : "GDRHOOK_UCX=off";
+    const std::string why = p.settings.disabled ? "GDRHOOK_DISABLE=1" : "GDRHOOK_UCX=off";
     // Neither gdrhook nor UCX's own hooks tell UCX's caches of frees.
     const char *blind = p.ucm_cuda.empty()                 ? "UCX's CUDA module not loaded"
                         : p.ucx_cuda_hook_mode == "none" ? "UCX_MEM_CUDA_HOOK_MODE=none"
