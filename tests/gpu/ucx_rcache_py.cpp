@@ -16,6 +16,7 @@
 //   void ucxr_drain(void)       a miss: the deregistrations UCX deferred run
 //   int ucxr_exports(void), ucxr_export_failed(void)
 //   void ucxr_close(void)
+#include "tests/ucx/cuda_region.h"
 #include "tests/ucx/rcache_compat.h"
 
 #include <cuda.h>
@@ -38,13 +39,7 @@ bool dmabuf_export = false;
 int exports = 0, export_failed = 0;
 char drain_marker;
 
-unsigned long long buffer_id_of(uint64_t addr)
-{
-    unsigned long long id = 0;
-    if (cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, addr) != CUDA_SUCCESS)
-        return 0;
-    return id;
-}
+using cuda_region::buffer_id_of;
 
 ucs_status_t register_region(void *, ucs_rcache_t *, void *arg, ucs_rcache_region_t *r, uint16_t)
 {
@@ -55,15 +50,11 @@ ucs_status_t register_region(void *, ucs_rcache_t *, void *arg, ucs_rcache_regio
         return UCS_OK;
     region->buffer_id = buffer_id_of(r->super.start);
     if (dmabuf_export) {
-        int fd = -1;
-        if (cuMemGetHandleForAddressRange(&fd, r->super.start, r->super.end - r->super.start,
-                                          CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
-                                          0) == CUDA_SUCCESS) {
-            region->dmabuf_fd = fd;
+        region->dmabuf_fd = cuda_region::export_dmabuf(r->super.start, r->super.end);
+        if (region->dmabuf_fd >= 0)
             ++exports;
-        } else {
+        else
             ++export_failed;
-        }
     }
     return UCS_OK;
 }
@@ -108,9 +99,7 @@ int ucxr_open(int dmabuf)
         return -1;
     }
     if (dmabuf) {
-        int supported = 0;
-        cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, 0);
-        dmabuf_export = supported != 0;
+        dmabuf_export = cuda_region::exports_dmabuf(0);
     }
     const ucs_rcache_params_t params = rcache_compat::cuda_md_params(sizeof(Region), &ops);
     ucs_status_t status = ucs_rcache_create(&params, "ucx_rcache_py", nullptr, &cache);

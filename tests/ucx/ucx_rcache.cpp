@@ -47,6 +47,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "cuda_region.h"
 #include "rcache_compat.h"
 
 #include <chrono>
@@ -61,6 +62,9 @@
 
 namespace {
 
+using cuda_region::buffer_id_of;
+using cuda_region::export_dmabuf;
+using cuda_region::exports_dmabuf;
 using rcache_compat::gpu_page;
 
 void check(CUresult rc, const char *what)
@@ -69,14 +73,6 @@ void check(CUresult rc, const char *what)
         fprintf(stderr, "%s failed: %d\n", what, rc);
         exit(2);
     }
-}
-
-unsigned long long buffer_id_of(uint64_t addr)
-{
-    unsigned long long id = 0;
-    if (cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, addr) != CUDA_SUCCESS)
-        return 0;
-    return id;
 }
 
 long long used_bytes()
@@ -142,16 +138,11 @@ ucs_status_t register_region(void *, ucs_rcache_t *, void *arg, ucs_rcache_regio
     region->buffer_id = buffer_id_of(r->super.start);
     region->path = current;
     if (dmabuf_export) {
-        int fd = -1;
-        CUresult rc = cuMemGetHandleForAddressRange(&fd, r->super.start,
-                                                    r->super.end - r->super.start,
-                                                    CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
-        if (rc == CUDA_SUCCESS) {
-            region->dmabuf_fd = fd;
+        region->dmabuf_fd = export_dmabuf(r->super.start, r->super.end);
+        if (region->dmabuf_fd >= 0)
             ++current->exports;
-        } else {
+        else
             ++current->export_failed;
-        }
     }
     regions.push_back(region);
     ++current->registered;
@@ -374,9 +365,7 @@ int main(int argc, char **argv)
     check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
     check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
     if (options.dmabuf) {
-        int supported = 0;
-        cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device);
-        dmabuf_export = supported != 0;
+        dmabuf_export = exports_dmabuf(device);
         printf("dmabuf=%d\n", int(dmabuf_export));
     }
     // The first cache, before the handler below: the cache's
