@@ -62,7 +62,7 @@ using namespace gdrhook;
 
 GDRHOOK_ENDING void _exit(int status)
 {
-    finish_before_process_ends(false);
+    finish_before_process_ends(ProcessEnd::now);
     if (auto real = next_definition<void (*)(int)>("_exit"))
         real(status);
     syscall(SYS_exit_group, status); // no libc after us: end all the same
@@ -71,7 +71,7 @@ GDRHOOK_ENDING void _exit(int status)
 
 GDRHOOK_ENDING void _Exit(int status)
 {
-    finish_before_process_ends(false);
+    finish_before_process_ends(ProcessEnd::now);
     if (auto real = next_definition<void (*)(int)>("_Exit"))
         real(status);
     syscall(SYS_exit_group, status);
@@ -82,7 +82,7 @@ GDRHOOK_ENDING void quick_exit(int status)
 {
     // Before the at_quick_exit handlers: they may free CUDA memory, whose
     // events are then written by their producers (the worker has stopped).
-    finish_before_process_ends(false);
+    finish_before_process_ends(ProcessEnd::after_handlers);
     if (auto real = next_definition<void (*)(int)>("quick_exit"))
         real(status);
     syscall(SYS_exit_group, status);
@@ -93,47 +93,52 @@ namespace {
 
 // An exec that fails returns, and the program goes on: then the shim's
 // worker has stopped and producers write their own events.
-int exec_failed_no_libc()
+template <typename Exec, typename... Args>
+int exec_through_next(const char *name, Args... args)
 {
-    errno = ENOSYS;
-    return -1;
+    finish_before_process_ends(ProcessEnd::exec);
+    auto real = next_definition<Exec>(name);
+    int rc = -1;
+    if (real) {
+        rc = real(args...);
+    } else {
+        errno = ENOSYS; // no libc after us
+    }
+    const int saved = errno;
+    process_goes_on_after_failed_exec();
+    errno = saved;
+    return rc;
 }
+
+using ExecPath = int (*)(const char *, char *const[]);
+using ExecPathEnv = int (*)(const char *, char *const[], char *const[]);
+using ExecFdEnv = int (*)(int, char *const[], char *const[]);
 
 } // namespace
 
 GDRHOOK_ENDING int execve(const char *path, char *const argv[], char *const envp[])
 {
-    finish_before_process_ends(true);
-    auto real = next_definition<int (*)(const char *, char *const[], char *const[])>("execve");
-    return real ? real(path, argv, envp) : exec_failed_no_libc();
+    return exec_through_next<ExecPathEnv>("execve", path, argv, envp);
 }
 
 GDRHOOK_ENDING int execv(const char *path, char *const argv[])
 {
-    finish_before_process_ends(true);
-    auto real = next_definition<int (*)(const char *, char *const[])>("execv");
-    return real ? real(path, argv) : exec_failed_no_libc();
+    return exec_through_next<ExecPath>("execv", path, argv);
 }
 
 GDRHOOK_ENDING int execvp(const char *file, char *const argv[])
 {
-    finish_before_process_ends(true);
-    auto real = next_definition<int (*)(const char *, char *const[])>("execvp");
-    return real ? real(file, argv) : exec_failed_no_libc();
+    return exec_through_next<ExecPath>("execvp", file, argv);
 }
 
 GDRHOOK_ENDING int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-    finish_before_process_ends(true);
-    auto real = next_definition<int (*)(const char *, char *const[], char *const[])>("execvpe");
-    return real ? real(file, argv, envp) : exec_failed_no_libc();
+    return exec_through_next<ExecPathEnv>("execvpe", file, argv, envp);
 }
 
 GDRHOOK_ENDING int fexecve(int fd, char *const argv[], char *const envp[])
 {
-    finish_before_process_ends(true);
-    auto real = next_definition<int (*)(int, char *const[], char *const[])>("fexecve");
-    return real ? real(fd, argv, envp) : exec_failed_no_libc();
+    return exec_through_next<ExecFdEnv>("fexecve", fd, argv, envp);
 }
 
 GDRHOOK_ENDING int execl(const char *path, const char *arg, ...)

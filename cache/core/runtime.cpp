@@ -42,7 +42,9 @@ void print_statistics()
                        s.pushed, s.overflowed, s.written, rt.tracker.size());
 }
 
-void at_exit()
+// `others_wait`: nothing of the program's runs after us on this thread or
+// any other (finish_before_process_ends()).
+void finish_recording(bool others_wait)
 {
     if (!runtime_running())
         return;
@@ -50,10 +52,19 @@ void at_exit()
     // unpinned, and logged, by the last drain of the queue.
     retire_process_cache_at_exit();
     the_runtime->pipeline->shutdown();
+    if (others_wait)
+        the_runtime->pipeline->close_for_process_end();
     // Everything recorded is in the log: nothing is left to recover.
     the_runtime->journal.remove();
     print_statistics();
     print_process_cache_statistics();
+}
+
+void at_exit()
+{
+    // Exit handlers and destructors after ours may free memory, on this
+    // thread or while joining others: nobody is held back.
+    finish_recording(false);
 }
 
 void before_fork()
@@ -236,10 +247,11 @@ void shutdown_runtime()
     at_exit();
 }
 
-void finish_before_process_ends(bool replaced_by_exec)
+void finish_before_process_ends(ProcessEnd how)
 {
     if (!runtime_running())
         return;
+    const bool replaced_by_exec = how == ProcessEnd::exec;
     Runtime &rt = *the_runtime;
     // vfork() runs no fork handler: a pid other than ours is such a child,
     // sharing the parent's memory; touching the shim there would change
@@ -254,7 +266,13 @@ void finish_before_process_ends(bool replaced_by_exec)
         rt.journal.remove();
         return;
     }
-    at_exit();
+    finish_recording(how != ProcessEnd::after_handlers);
+}
+
+void process_goes_on_after_failed_exec()
+{
+    if (runtime_running() && static_cast<int>(getpid()) == the_runtime->pid)
+        the_runtime->pipeline->reopen_after_failed_exec();
 }
 
 } // namespace gdrhook

@@ -59,6 +59,16 @@ void shutdown_runtime();
 // closes the dma-buf fds; the module releases its pins at close). A forked
 // child that recorded nothing of its own execs without a log, as before.
 // Nothing in a vfork()ed child, which shares the parent's memory.
-void finish_before_process_ends(bool replaced_by_exec);
+enum class ProcessEnd {
+    after_handlers, // quick_exit: at_quick_exit handlers run after us
+    now,            // _exit, _Exit: nothing of the program's runs after us
+    exec,           // replaced, unless the exec fails
+};
+// With `now` and `exec`, other threads' events from then on wait for the
+// process to be gone (EventPipeline::close_for_process_end()).
+void finish_before_process_ends(ProcessEnd how);
+
+// The exec failed and the program goes on: threads held back write again.
+void process_goes_on_after_failed_exec();
 
 } // namespace gdrhook

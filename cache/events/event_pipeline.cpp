@@ -97,7 +97,7 @@ void EventPipeline::submit_beyond_queue(const QueuedEvent &queued)
 void EventPipeline::submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued)
 {
     overflowed_.fetch_add(1, std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(consumer_lock_);
+    std::unique_lock<std::mutex> lock = lock_as_consumer();
     if (!compact) {
         queued = placeholder();
         whole_event_ = &event;
@@ -292,10 +292,50 @@ void EventPipeline::poke()
 
 void EventPipeline::drain_now()
 {
-    std::lock_guard<std::mutex> lock(consumer_lock_);
+    std::unique_lock<std::mutex> lock = lock_as_consumer();
     while (drain_locked() == batch_size) {
     }
     log_.flush();
+}
+
+std::unique_lock<std::mutex> EventPipeline::lock_as_consumer()
+{
+    std::unique_lock<std::mutex> lock(consumer_lock_);
+    while (ending_thread_ && ending_thread_ != syscall(SYS_gettid)) {
+        // Read under the lock: a reopen after we let go changes it, and
+        // the wait then returns at once.
+        const uint32_t word = ending_word_.load(std::memory_order_relaxed);
+        lock.unlock();
+        const bool timed_out = futex_wait(ending_word_, word, ending_wait_ns_);
+        lock.lock();
+        if (timed_out && ending_thread_) {
+            ending_thread_ = 0;
+            diagnostics().warn("the process did not end within {} ms of its end "
+                               "call; other threads write their events again",
+                               ending_wait_ns_ / 1000000);
+        }
+    }
+    return lock;
+}
+
+void EventPipeline::close_for_process_end()
+{
+    std::lock_guard<std::mutex> lock(consumer_lock_);
+    ending_thread_ = syscall(SYS_gettid);
+    // What producers pushed as shutdown() let go of the lock.
+    while (drain_locked() == batch_size) {
+    }
+    log_.flush();
+}
+
+void EventPipeline::reopen_after_failed_exec()
+{
+    {
+        std::lock_guard<std::mutex> lock(consumer_lock_);
+        ending_thread_ = 0;
+        ending_word_.fetch_add(1, std::memory_order_relaxed);
+    }
+    futex_wake_all(ending_word_);
 }
 
 void EventPipeline::shutdown()
@@ -345,6 +385,7 @@ void EventPipeline::after_fork_in_child(int child_pid)
     flags().worker_running.store(false, std::memory_order_relaxed);
     flags().worker_sleeping.store(0, std::memory_order_relaxed);
     queue_.reset();
+    ending_thread_ = 0; // a thread of the parent's
     pid_ = child_pid;
 }
 

@@ -112,6 +112,20 @@ public:
     // handled on the submitting thread. Idempotent.
     void shutdown();
 
+    // The process ends on the calling thread and nothing runs after us
+    // (_exit, _Exit, exec): everything queued is written, and from now on
+    // other threads' events wait for the process to be gone instead of
+    // being written. The kernel stops a thread in the middle of a write()
+    // at a page boundary, which would leave a torn line at the log's end;
+    // the calls those events come from had not returned when the process
+    // ended. The calling thread itself goes on writing. A wait that lasts
+    // `ending_wait_ns` means the process did not end after all: the gate
+    // opens for good, with a warning. After shutdown() only.
+    void close_for_process_end();
+    // The exec failed and the process goes on: the waiting threads write.
+    void reopen_after_failed_exec();
+    void set_ending_wait_ns(uint64_t ns) { ending_wait_ns_ = ns; }
+
     // fork() support: prepare holds the consumer lock so that no thread is
     // inside the log at the fork; the child forgets the parent's queued
     // events (the parent logs them) and its worker, and starts its own on
@@ -145,6 +159,8 @@ private:
     // No worker yet, queue full, stopped: the slow way.
     void submit_beyond_queue(const QueuedEvent &queued);
     void submit_on_this_thread(const Event &event, bool compact, QueuedEvent queued);
+    // consumer_lock_, taken once no process end holds other threads back.
+    std::unique_lock<std::mutex> lock_as_consumer();
     void wake_worker();
     void announce_sleep();
 
@@ -207,6 +223,11 @@ private:
     uint64_t last_seq_ = 0;
     // An event too big for a queue cell, while its placeholder is queued.
     const Event *whole_event_ = nullptr;
+    // The thread the process ends on (close_for_process_end()), 0 while it
+    // goes on; the others wait on ending_word_.
+    long ending_thread_ = 0;
+    std::atomic<uint32_t> ending_word_{0};
+    uint64_t ending_wait_ns_ = 1000ull * 1000 * 1000;
 
     alignas(cache_line_size) std::mutex worker_start_lock_;
     std::thread worker_;

@@ -273,8 +273,12 @@ MUTANTS = [
     # --- the endings -------------------------------------------------------
     dict(name="exit_without_flush", promise="_exit writes every recorded event first",
          file="hook/process_endings.cpp", suites=["shim"],
-         find="GDRHOOK_ENDING void _exit(int status)\n{\n    finish_before_process_ends(false);",
+         find="GDRHOOK_ENDING void _exit(int status)\n{\n    finish_before_process_ends(ProcessEnd::now);",
          replace="GDRHOOK_ENDING void _exit(int status)\n{"),
+    dict(name="ending_lets_threads_write", promise="once the process ends on one thread (_exit, exec), other threads' events wait rather than leave a torn line",
+         file="cache/events/event_pipeline.cpp", suites=["unit"], tests=["core"],
+         find="    while (ending_thread_ && ending_thread_ != syscall(SYS_gettid)) {",
+         replace="    while (false && ending_thread_ != syscall(SYS_gettid)) {"),
     dict(name="fork_queue_not_written", promise="a forked child restates every pin its parent recorded",
          file="cache/events/event_pipeline.cpp", suites=["shim", "stress"], tests=["shim"],
          find="    while (drain_locked() == batch_size) {\n    }\n    log_.flush();\n}\n\nvoid EventPipeline::after_fork_in_parent()",

@@ -5,7 +5,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/syscall.h>
 #include <thread>
 #include <unistd.h>
 
@@ -197,6 +202,92 @@ TEST_CASE("after shutdown, events are written by the thread that submits them")
     e.api = "cuMemFree_v2";
     pipeline.submit(e);
     CHECK(read_event_file(path).size() == 1);
+}
+
+namespace {
+
+Event a_free(uint64_t address)
+{
+    Event e;
+    e.kind = EventKind::free;
+    e.api = "cuMemFree_v2";
+    e.addr = address;
+    return e;
+}
+
+// The scheduler state of one of our threads ('R', 'S', ...).
+char thread_state(long tid)
+{
+    FILE *f = fopen(("/proc/self/task/" + std::to_string(tid) + "/stat").c_str(), "r");
+    if (!f)
+        return '?';
+    char state = '?';
+    // pid (comm) state ...: comm may hold spaces, the state follows its ')'.
+    char line[512] = {};
+    if (fgets(line, sizeof line, f)) {
+        const char *close = strrchr(line, ')');
+        if (close && close[1] == ' ')
+            state = close[2];
+    }
+    fclose(f);
+    return state;
+}
+
+} // namespace
+
+TEST_CASE("once the process ends on one thread, other threads' events wait instead of being cut off mid-line")
+{
+    std::string path = make_temp_dir() + "/ending.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    EventPipeline pipeline(4, log, 1);
+    pipeline.shutdown();
+    pipeline.close_for_process_end();
+
+    std::atomic<long> tid{0};
+    std::atomic<bool> returned{false};
+    std::thread other([&] {
+        tid = syscall(SYS_gettid);
+        pipeline.submit(a_free(0x1000));
+        returned = true;
+    });
+    // Until the other thread has either written or gone to sleep (the
+    // gate's futex: nothing else here sleeps).
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!returned && (!tid || thread_state(tid) != 'S') &&
+           std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_FALSE(returned);
+    CHECK(read_event_file(path).empty());
+
+    // The ending thread's own events (exit-time frees) are written.
+    pipeline.submit(a_free(0x2000));
+    std::vector<EventLine> lines = read_event_file(path);
+    REQUIRE(lines.size() == 1);
+    CHECK(lines[0]["addr"] == "0x2000");
+
+    // An exec that failed: the process goes on, and so does the thread.
+    pipeline.reopen_after_failed_exec();
+    other.join();
+    CHECK(returned);
+    CHECK(read_event_file(path).size() == 2);
+}
+
+TEST_CASE("a process that does not end after its end call lets its threads write again")
+{
+    std::string path = make_temp_dir() + "/not_ending.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    EventPipeline pipeline(4, log, 1);
+    pipeline.set_ending_wait_ns(50ull * 1000 * 1000);
+    pipeline.shutdown();
+    pipeline.close_for_process_end();
+    // Nothing reopens: each thread returns all the same, its event written.
+    for (uint64_t address : {0x1000, 0x2000}) {
+        std::thread other([&] { pipeline.submit(a_free(address)); });
+        other.join();
+    }
+    CHECK(read_event_file(path).size() == 2);
 }
 
 TEST_CASE("an event log that cannot be opened says why")
