@@ -27,6 +27,18 @@ CUresult hooked_free(const char *api, MemoryKind kind, uint64_t addr,
     return rc;
 }
 
+// A pool's trim or destroy: a free of the pool's handle, and before the
+// pool gives its memory back, what frees left pinned is unpinned.
+template <typename Call>
+CUresult hooked_pool_release(const char *api, CUmemoryPool pool, Call &&real_call)
+{
+    return hooked_free(api, MemoryKind::none, handle_u64(pool), 0, [&] {
+        if (hook_enabled())
+            before_pool_release();
+        return real_call();
+    });
+}
+
 template <typename Call>
 CUresult hooked_teardown(const char *api, uint64_t context, int dev, Call &&real_call)
 {
@@ -146,15 +158,14 @@ GDRHOOK_WRAPPER(CUresult, cuMemAddressFree, (CUdeviceptr ptr, size_t size))
 GDRHOOK_WRAPPER(CUresult, cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemPoolTrimTo, CUDA_ERROR_NOT_INITIALIZED);
-    return hooked_free("cuMemPoolTrimTo", MemoryKind::none, handle_u64(pool), 0,
-                       [&] { return real(pool, minBytesToKeep); });
+    return hooked_pool_release("cuMemPoolTrimTo", pool,
+                               [&] { return real(pool, minBytesToKeep); });
 }
 
 GDRHOOK_WRAPPER(CUresult, cuMemPoolDestroy, (CUmemoryPool pool))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemPoolDestroy, CUDA_ERROR_NOT_INITIALIZED);
-    return hooked_free("cuMemPoolDestroy", MemoryKind::none, handle_u64(pool), 0,
-                       [&] { return real(pool); });
+    return hooked_pool_release("cuMemPoolDestroy", pool, [&] { return real(pool); });
 }
 
 GDRHOOK_WRAPPER(CUresult, cuIpcCloseMemHandle, (CUdeviceptr dptr))

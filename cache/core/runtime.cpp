@@ -51,9 +51,9 @@ void finish_recording(bool others_wait)
     // Nothing stays pinned past the process: every registration is
     // unpinned, and logged, by the last drain of the queue.
     retire_process_cache_at_exit();
-    the_runtime->pipeline->shutdown();
     if (others_wait)
         the_runtime->pipeline->close_for_process_end();
+    the_runtime->pipeline->shutdown();
     // Everything recorded is in the log: nothing is left to recover.
     the_runtime->journal.remove();
     print_statistics();

@@ -298,6 +298,15 @@ void EventPipeline::drain_now()
     log_.flush();
 }
 
+void EventPipeline::run_batch_hook_now()
+{
+    std::unique_lock<std::mutex> lock = lock_as_consumer();
+    poked_.store(true, std::memory_order_relaxed);
+    while (drain_locked() == batch_size) {
+    }
+    log_.flush();
+}
+
 std::unique_lock<std::mutex> EventPipeline::lock_as_consumer()
 {
     std::unique_lock<std::mutex> lock(consumer_lock_);
@@ -322,10 +331,6 @@ void EventPipeline::close_for_process_end()
 {
     std::lock_guard<std::mutex> lock(consumer_lock_);
     ending_thread_ = syscall(SYS_gettid);
-    // What producers pushed as shutdown() let go of the lock.
-    while (drain_locked() == batch_size) {
-    }
-    log_.flush();
 }
 
 void EventPipeline::reopen_after_failed_exec()

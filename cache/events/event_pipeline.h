@@ -107,20 +107,23 @@ public:
 
     // Writes everything queued so far, on the calling thread.
     void drain_now();
+    // The same, and runs the batch hook (what poke() asks of the worker)
+    // on the calling thread before it returns.
+    void run_batch_hook_now();
 
     // Stops the worker after it has written everything; later submits are
     // handled on the submitting thread. Idempotent.
     void shutdown();
 
     // The process ends on the calling thread and nothing runs after us
-    // (_exit, _Exit, exec): everything queued is written, and from now on
-    // other threads' events wait for the process to be gone instead of
-    // being written. The kernel stops a thread in the middle of a write()
+    // (_exit, _Exit, exec); shutdown() follows and writes what is queued.
+    // From now on other threads' events wait for the process to be gone
+    // instead of being written (the worker's drain is not held back). The kernel stops a thread in the middle of a write()
     // at a page boundary, which would leave a torn line at the log's end;
     // the calls those events come from had not returned when the process
     // ended. The calling thread itself goes on writing. A wait that lasts
     // `ending_wait_ns` means the process did not end after all: the gate
-    // opens for good, with a warning. After shutdown() only.
+    // opens for good, with a warning.
     void close_for_process_end();
     // The exec failed and the process goes on: the waiting threads write.
     void reopen_after_failed_exec();

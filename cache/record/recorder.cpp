@@ -307,6 +307,13 @@ void end_context_teardown(TeardownTicket &ticket, int rc)
         ticket.event.size = bytes; // what the teardown released
     }
     submit(ticket.event);
+    unpin_invalidated_now();
+}
+
+void before_pool_release()
+{
+    if (runtime_running())
+        unpin_invalidated_now();
 }
 
 void note_primary_context_retained(int32_t dev, uint64_t context)

@@ -64,7 +64,13 @@ struct TeardownTicket {
 };
 TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
                                       int32_t dev);
+// Ends with the teardown's registrations unpinned: its memory is back when
+// the call returns (free_invalidation.h, unpin_invalidated_now()).
 void end_context_teardown(TeardownTicket &ticket, int rc);
+
+// A pool's trim or destroy is about to give memory back: what frees left
+// pinned is unpinned first, on this thread.
+void before_pool_release();
 
 // Primary contexts are reference counted by the driver; the hook mirrors the
 // count so that the release that destroys one is treated as a teardown.

@@ -27,4 +27,10 @@ void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock)
         hot_line.pipeline->poke();
 }
 
+void unpin_invalidated_now()
+{
+    if (RegistrationCache *cache = existing_process_cache(); cache && cache->has_retired())
+        hot_line.pipeline->run_batch_hook_now();
+}
+
 } // namespace gdrhook

@@ -37,4 +37,13 @@ GDRHOOK_HOT void invalidate_freed(uint64_t addr, uint64_t size);
 GDRHOOK_HOT uint64_t pin_clock_after_free();
 GDRHOOK_HOT void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock);
 
+// Memory goes back to the system now (a pool's trim or destroy, a
+// context's teardown): what left the cache is unpinned on this thread
+// first, rather than by the worker soon after. The driver keeps freed
+// memory that an open dma-buf exports allocated until the fd is closed,
+// and the program would find it still in use when the call returned.
+// Frees of single allocations leave the unpin to the worker (their cost
+// is the application's); these calls are rare and slow already.
+void unpin_invalidated_now();
+
 } // namespace gdrhook

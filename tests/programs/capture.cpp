@@ -17,7 +17,8 @@
 //   capture unpinnable     managed and pinned host memory, allocated and freed
 //   capture stream_ordered cuMemAllocAsync on a plain stream, synchronize,
 //                          cuMemFreeAsync, N times
-//   capture pool_lookup N  cuMemAllocFromPoolAsync of 4 to 8 MiB on a plain
+//   capture pool_lookup N [ROUNDS]
+//                          cuMemAllocFromPoolAsync of 4 to 8 MiB on a plain
 //                          stream; every other one synchronized and then
 //                          looked up through gdrhook_get() (when the shim
 //                          is loaded), as a library would before sending
@@ -27,7 +28,10 @@
 //                          for every range of one that lies beyond the
 //                          pool's first chunk, seen on an H200, driver
 //                          580): those lookups fail, as they must, but one
-//                          at least must succeed (else exit status 1)
+//                          at least must succeed (else exit status 1).
+//                          ROUNDS pools (default 1), each destroyed after
+//                          its N; prints pool_memory_kept_max=BYTES, the
+//                          most a destroyed pool left in use
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
 //                          mapped and freed (frees_made=3; a GPU without
 //                          compression: nothing, frees_made=0)
@@ -37,6 +41,7 @@
 // driver call answered as it does without the shim.
 #include "driver_checks.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -214,10 +219,13 @@ int mapped_memory(bool compressed)
     return 0;
 }
 
-int pool_lookup(int count)
+// One pool: `count` allocations, every other one looked up once valid,
+// then the pool destroyed. Returns how much more device memory is in use
+// after the destroy than before the pool was made (negative: less).
+long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
 {
-    CUdevice dev;
-    CHECK_CU(cuCtxGetDevice(&dev));
+    size_t free_before = 0, free_after = 0, total = 0;
+    cuMemGetInfo(&free_before, &total);
     CUmemPoolProps props;
     std::memset(&props, 0, sizeof(props));
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -227,8 +235,6 @@ int pool_lookup(int count)
     CHECK_CU(cuMemPoolCreate(&pool, &props));
     CUstream stream;
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    bool shim = false;
-    int registered = 0;
     for (int i = 0; i < count; ++i) {
         const size_t bytes = size_t(4 + i % 5) << 20;
         CUdeviceptr p = 0;
@@ -244,11 +250,28 @@ int pool_lookup(int count)
     CHECK_CU(cuStreamSynchronize(stream));
     CHECK_CU(cuStreamDestroy(stream));
     CHECK_CU(cuMemPoolDestroy(pool));
+    cuMemGetInfo(&free_after, &total);
+    return static_cast<long long>(free_before) - static_cast<long long>(free_after);
+}
+
+// `rounds` pools one after the other; prints the most memory a destroyed
+// pool left in use (a pool's memory is back when cuMemPoolDestroy
+// returns, unless an export of it is still open).
+int pool_lookup(int count, int rounds)
+{
+    CUdevice dev;
+    CHECK_CU(cuCtxGetDevice(&dev));
+    bool shim = false;
+    int registered = 0;
+    long long kept_max = 0;
+    for (int r = 0; r < rounds; ++r)
+        kept_max = std::max(kept_max, pool_round(dev, count, shim, registered));
     if (shim && registered == 0 && count > 1) {
         std::fprintf(stderr, "the shim registered none of the synchronized pool allocations\n");
         return 1;
     }
-    std::printf("frees_made=%d\n", count + 1); // and cuMemPoolDestroy
+    std::printf("frees_made=%d\n", rounds * (count + 1)); // and cuMemPoolDestroy
+    std::fprintf(stderr, "pool_memory_kept_max=%lld\n", kept_max);
     return 0;
 }
 
@@ -274,14 +297,15 @@ int main(int argc, char **argv)
     if (pool || !std::strcmp(mode, "compressible") || !std::strcmp(mode, "vmm")) {
         size_t free_at_start = 0, free_now = 0, total = 0;
         cuMemGetInfo(&free_at_start, &total);
-        int rc = pool ? pool_lookup(argc > 2 ? std::atoi(argv[2]) : 20)
+        int rc = pool ? pool_lookup(argc > 2 ? std::atoi(argv[2]) : 20,
+                                    argc > 3 ? std::atoi(argv[3]) : 1)
                       : mapped_memory(!std::strcmp(mode, "compressible"));
         cuMemGetInfo(&free_now, &total); // for tests/gpu/run.sh's table
         std::fprintf(stderr, "mem_used_delta=%lld\n",
                      static_cast<long long>(free_at_start) - static_cast<long long>(free_now));
         return rc;
     }
-    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N]|"
+    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N [ROUNDS]]|"
                          "compressible|vmm\n");
     return 2;
 }

@@ -376,12 +376,21 @@ int main(int argc, char **argv)
         // Pinned allocations die with their context (no free of their
         // own); the primary context's next allocations get the addresses
         // back, and a lookup must not find the dead registrations.
+        // The memory a dead context leaves in use, at most: its
+        // allocations are freed when cuCtxDestroy returns, unless an open
+        // export still holds them.
+        long long kept_max = 0;
         for (int round = 0; round < options.iterations; ++round) {
+            size_t free_before = 0, free_after = 0, total = 0;
+            CHECK(cuMemGetInfo(&free_before, &total));
             CUcontext own = nullptr;
             CHECK(cuCtxCreate(&own, nullptr, 0, device));
             std::vector<CUdeviceptr> dead = allocate(options.threads, options.size);
             CHECK(cuCtxDestroy_v2(own));
             CHECK(cuCtxSetCurrent(context));
+            CHECK(cuMemGetInfo(&free_after, &total));
+            kept_max = std::max(kept_max, static_cast<long long>(free_before) -
+                                              static_cast<long long>(free_after));
             std::vector<CUdeviceptr> fresh = allocate(options.threads, options.size);
             for (CUdeviceptr p : fresh) {
                 same_address.fetch_add(std::count(dead.begin(), dead.end(), p));
@@ -395,6 +404,7 @@ int main(int argc, char **argv)
             }
             free_all(fresh);
         }
+        printf("teardown_kept_max=%lld ", kept_max);
     } else if (options.mode == "lookup_in_free") {
         using HoldFrees = void (*)(int);
         using FreesHeld = long (*)();

@@ -241,8 +241,8 @@ TEST_CASE("once the process ends on one thread, other threads' events wait inste
     EventLog log;
     REQUIRE(log.open(path).empty());
     EventPipeline pipeline(4, log, 1);
-    pipeline.shutdown();
     pipeline.close_for_process_end();
+    pipeline.shutdown();
 
     std::atomic<long> tid{0};
     std::atomic<bool> returned{false};
@@ -280,8 +280,8 @@ TEST_CASE("a process that does not end after its end call lets its threads write
     REQUIRE(log.open(path).empty());
     EventPipeline pipeline(4, log, 1);
     pipeline.set_ending_wait_ns(50ull * 1000 * 1000);
-    pipeline.shutdown();
     pipeline.close_for_process_end();
+    pipeline.shutdown();
     // Nothing reopens: each thread returns all the same, its event written.
     for (uint64_t address : {0x1000, 0x2000}) {
         std::thread other([&] { pipeline.submit(a_free(address)); });
