@@ -46,6 +46,10 @@
 #                        pipeline test (the shim pinning through the
 #                        module); meson test sets it.
 #   GDRHOOK_VM_KEEP=1    keep the work directory
+#   GDRHOOK_VM_KBUILD_DIR  build the modules in DIR/KVER and keep them there,
+#                        so that the next run rebuilds only what changed
+#                        (tests/mutants/run.py: one kernel module mutant
+#                        after another); default: the work directory
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -152,11 +156,13 @@ boot() {
 	kdir=$(kheaders "$kver")
 	moddir=$(kmoddir "$kver")
 	kw=$WORK/$kver
+	kbuild=$kw/kmod
+	[ -z "${GDRHOOK_VM_KBUILD_DIR:-}" ] || kbuild=$GDRHOOK_VM_KBUILD_DIR/$kver
 	log=$LOG.$kver
 	t0=$(date +%s)
 	mkdir -p "$kw"
 	msg "kernel $kver: building modules against $kdir"
-	if ! MAKEFLAGS=-j2 "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kw/kmod" "$kdir" --test-provider >"$kw/build.log" 2>&1; then
+	if ! MAKEFLAGS=-j2 "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild" "$kdir" --test-provider >"$kw/build.log" 2>&1; then
 		cat "$kw/build.log"
 		echo "kmod-vm: kernel $kver kasan=$(kflag "$kver" KASAN) lockdep=$(kflag "$kver" PROVE_LOCKING): 0 passed, 1 failed (module build)"
 		return 1
@@ -176,7 +182,7 @@ boot() {
 		echo "export GDRHOOK_VM_FUZZ_CALLS=$fuzz"
 	} >>"$ir/env"
 	mkdir -p "$ir/modules"
-	cp "$kw/kmod/gdrhook.ko" "$kw/kmod/gdrhook_tp.ko" "$kw/kmod/gdrhook_te.ko" "$ir/modules/"
+	cp "$kbuild/gdrhook.ko" "$kbuild/gdrhook_tp.ko" "$kbuild/gdrhook_te.ko" "$ir/modules/"
 	# vgem and what it needs, in load order (modules.dep lists dependencies
 	# with the first-needed last).
 	deps=$(grep "/vgem\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "vgem not in $moddir/modules.dep"
