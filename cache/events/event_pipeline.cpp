@@ -300,11 +300,10 @@ void EventPipeline::drain_now()
 
 void EventPipeline::run_batch_hook_now()
 {
-    std::unique_lock<std::mutex> lock = lock_as_consumer();
-    poked_.store(true, std::memory_order_relaxed);
-    while (drain_locked() == batch_size) {
-    }
-    log_.flush();
+    // As poke() asks the worker; the drain runs the hook, or waits for the
+    // worker that took the request to finish it.
+    poked_.store(true, std::memory_order_release);
+    drain_now();
 }
 
 std::unique_lock<std::mutex> EventPipeline::lock_as_consumer()

@@ -118,10 +118,11 @@ public:
     // The process ends on the calling thread and nothing runs after us
     // (_exit, _Exit, exec); shutdown() follows and writes what is queued.
     // From now on other threads' events wait for the process to be gone
-    // instead of being written (the worker's drain is not held back). The kernel stops a thread in the middle of a write()
-    // at a page boundary, which would leave a torn line at the log's end;
-    // the calls those events come from had not returned when the process
-    // ended. The calling thread itself goes on writing. A wait that lasts
+    // instead of being written (the worker's drain is not held back). The
+    // kernel stops a thread in the middle of a write() at a page boundary,
+    // which would leave a torn line at the log's end; the calls those
+    // events come from had not returned when the process ended. The
+    // calling thread itself goes on writing. A wait that lasts
     // `ending_wait_ns` means the process did not end after all: the gate
     // opens for good, with a warning.
     void close_for_process_end();

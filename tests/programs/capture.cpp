@@ -219,13 +219,26 @@ int mapped_memory(bool compressed)
     return 0;
 }
 
+size_t free_device_memory()
+{
+    size_t free_bytes = 0, total = 0;
+    cuMemGetInfo(&free_bytes, &total);
+    return free_bytes;
+}
+
+// How much more device memory is in use now than when `free_before` was
+// read (negative: less).
+long long used_since(size_t free_before)
+{
+    return static_cast<long long>(free_before) - static_cast<long long>(free_device_memory());
+}
+
 // One pool: `count` allocations, every other one looked up once valid,
 // then the pool destroyed. Returns how much more device memory is in use
 // after the destroy than before the pool was made (negative: less).
 long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
 {
-    size_t free_before = 0, free_after = 0, total = 0;
-    cuMemGetInfo(&free_before, &total);
+    const size_t free_before = free_device_memory();
     CUmemPoolProps props;
     std::memset(&props, 0, sizeof(props));
     props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -250,8 +263,7 @@ long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
     CHECK_CU(cuStreamSynchronize(stream));
     CHECK_CU(cuStreamDestroy(stream));
     CHECK_CU(cuMemPoolDestroy(pool));
-    cuMemGetInfo(&free_after, &total);
-    return static_cast<long long>(free_before) - static_cast<long long>(free_after);
+    return used_since(free_before);
 }
 
 // `rounds` pools one after the other; prints the most memory a destroyed
@@ -295,14 +307,12 @@ int main(int argc, char **argv)
         return stream_ordered(argc > 2 ? std::atoi(argv[2]) : 20);
     const bool pool = !std::strcmp(mode, "pool_lookup");
     if (pool || !std::strcmp(mode, "compressible") || !std::strcmp(mode, "vmm")) {
-        size_t free_at_start = 0, free_now = 0, total = 0;
-        cuMemGetInfo(&free_at_start, &total);
+        const size_t free_at_start = free_device_memory();
         int rc = pool ? pool_lookup(argc > 2 ? std::atoi(argv[2]) : 20,
                                     argc > 3 ? std::atoi(argv[3]) : 1)
                       : mapped_memory(!std::strcmp(mode, "compressible"));
-        cuMemGetInfo(&free_now, &total); // for tests/gpu/run.sh's table
-        std::fprintf(stderr, "mem_used_delta=%lld\n",
-                     static_cast<long long>(free_at_start) - static_cast<long long>(free_now));
+        // For tests/gpu/run.sh's table.
+        std::fprintf(stderr, "mem_used_delta=%lld\n", used_since(free_at_start));
         return rc;
     }
     std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N [ROUNDS]]|"

@@ -190,20 +190,6 @@ TEST_CASE("a worker that fell asleep is woken by the next event")
     pipeline.shutdown();
 }
 
-TEST_CASE("after shutdown, events are written by the thread that submits them")
-{
-    std::string path = make_temp_dir() + "/late.jsonl";
-    EventLog log;
-    REQUIRE(log.open(path).empty());
-    EventPipeline pipeline(4, log, 1);
-    pipeline.shutdown();
-    Event e;
-    e.kind = EventKind::free;
-    e.api = "cuMemFree_v2";
-    pipeline.submit(e);
-    CHECK(read_event_file(path).size() == 1);
-}
-
 namespace {
 
 Event a_free(uint64_t address)
@@ -214,6 +200,21 @@ Event a_free(uint64_t address)
     e.addr = address;
     return e;
 }
+
+} // namespace
+
+TEST_CASE("after shutdown, events are written by the thread that submits them")
+{
+    std::string path = make_temp_dir() + "/late.jsonl";
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    EventPipeline pipeline(4, log, 1);
+    pipeline.shutdown();
+    pipeline.submit(a_free(0));
+    CHECK(read_event_file(path).size() == 1);
+}
+
+namespace {
 
 // The scheduler state of one of our threads ('R', 'S', ...).
 char thread_state(long tid)
