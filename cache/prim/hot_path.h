@@ -46,6 +46,10 @@
 // not through the GOT (another line, on another page).
 #define GDRHOOK_HOT_DATA __attribute__((section(".data.gdrhook_hot"), visibility("hidden")))
 
+// The rare rest of a hot inline function, moved out of it: what stays
+// inline then needs few registers and saves none.
+#define GDRHOOK_NOINLINE __attribute__((noinline))
+
 // Thread-locals of the shim use the initial-exec model: the shim is loaded
 // at start-up (LD_PRELOAD or a link dependency), so its few bytes live in
 // static TLS and every access is one instruction, not a __tls_get_addr call.

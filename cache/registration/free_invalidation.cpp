@@ -6,12 +6,16 @@
 
 namespace gdrhook {
 
+void unpin_freed(RegistrationCache &cache, EventPipeline &pipeline)
+{
+    cache.unpin_retired();
+    pipeline.poke();
+}
+
 void invalidate_freed(uint64_t addr, uint64_t size)
 {
-    // A pinned range was freed: have the worker unpin it now rather than
-    // when it next looks at the queue (prompt release, docs/design.md).
     if (RegistrationCache *cache = existing_process_cache(); cache && cache->invalidate(addr, size))
-        hot_line.pipeline->poke();
+        unpin_freed(*cache, *hot_line.pipeline);
 }
 
 uint64_t pin_clock_after_free()
@@ -24,7 +28,7 @@ void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock)
 {
     if (RegistrationCache *cache = existing_process_cache();
         cache && cache->invalidate(addr, size, clock))
-        hot_line.pipeline->poke();
+        unpin_freed(*cache, *hot_line.pipeline);
 }
 
 void unpin_invalidated_now()

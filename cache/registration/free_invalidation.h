@@ -11,8 +11,10 @@
 //                                after the clock was read are of new
 //                                memory and stay
 //
-// Then the worker unpins what left the cache (unpinner.h). Lock-free when
-// nothing cached overlaps the range.
+// What left the cache is unpinned by the thread that frees, before the
+// real free where it can (a held registration waits for its put()); the
+// worker logs the unpins (unpinner.h). Lock-free when nothing cached
+// overlaps the range.
 #pragma once
 
 #include "cache/prim/hot_line.h"
@@ -23,6 +25,7 @@
 
 namespace gdrhook {
 
+class EventPipeline;
 class RegistrationCache;
 
 // The process's cache if it exists already; never creates it.
@@ -37,13 +40,19 @@ GDRHOOK_HOT void invalidate_freed(uint64_t addr, uint64_t size);
 GDRHOOK_HOT uint64_t pin_clock_after_free();
 GDRHOOK_HOT void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock);
 
+// What the two above do once invalidate() dropped registrations of the
+// freed range: unpin them on this thread, before the free returns (the
+// driver keeps freed memory that an open dma-buf exports allocated until
+// the fd is closed), and poke the worker, which logs the unpins. Public for
+// tools/bench, which times this flow with a cache and pipeline of its own.
+void unpin_freed(RegistrationCache &cache, EventPipeline &pipeline);
+
 // Memory goes back to the system now (a pool's trim or destroy, a
-// context's teardown): what left the cache is unpinned on this thread
-// first, rather than by the worker soon after. The driver keeps freed
+// context's teardown): whatever retired registrations are left (a pool's
+// allocations freed while held, for one) are unpinned on this thread, and
+// their unpins logged, before the call returns. The driver keeps freed
 // memory that an open dma-buf exports allocated until the fd is closed,
 // and the program would find it still in use when the call returned.
-// Frees of single allocations leave the unpin to the worker (their cost
-// is the application's); these calls are rare and slow already.
 void unpin_invalidated_now();
 
 } // namespace gdrhook

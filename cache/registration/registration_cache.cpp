@@ -227,6 +227,46 @@ static void copy_out(const IndexRecord &found, Registration &out)
     out = Registration::of(range_of(found));
 }
 
+Status RegistrationCache::lookup_past_hit_cache(ThreadRecord *record, uint64_t addr, uint64_t end,
+                                                uint64_t gen, HitSlot *slot, Registration &out)
+{
+    PageHashValue value;
+    if (!verify_ && hash_.find(addr, end, value)) {
+        out = Registration::of(value);
+        note_hash_hit(record, addr, value, gen, slot);
+        count(record->hits);
+        return Status::success();
+    }
+    return lookup_shared(record, addr, end, gen, out, nullptr);
+}
+
+Status RegistrationCache::get_past_hit_cache(ThreadRecord *record, uint64_t addr, uint64_t end,
+                                             uint64_t gen, HitSlot *slot, HeldRegistration &out)
+{
+    PageHashValue value;
+    if (!verify_ && hash_.find(addr, end, value)) {
+        int h = free_hold_slot(record);
+        if (h >= 0) {
+            // The hit-slot protocol: the entry was in the hash after gen was
+            // read; if gen has not moved since the hold was published, the
+            // reclaimer (which retires, moving gen, before it scans) sees it.
+            record->holds[h].store(value.id, std::memory_order_relaxed);
+            light_fence();
+            if (gen_.load(std::memory_order_acquire) == gen) {
+                out.reg = Registration::of(value);
+                out.record = record;
+                out.slot = static_cast<uint32_t>(h);
+                out.entry = nullptr;
+                note_hash_hit(record, addr, value, gen, slot);
+                count(record->hits);
+                return Status::success();
+            }
+            record->holds[h].store(0, std::memory_order_release);
+        }
+    }
+    return lookup_shared(record, addr, end, gen, out.reg, &out);
+}
+
 Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uint64_t end,
                                         uint64_t gen, Registration &out,
                                         HeldRegistration *held)
@@ -757,8 +797,8 @@ bool RegistrationCache::has_retired() const
             return true;
     }
     std::lock_guard<std::mutex> lock(reclaim_mu_);
-    return std::any_of(considered_.begin(), considered_.end(),
-                       [](const CacheEntry *e) { return !e->unpinned; });
+    return !reports_.empty() || std::any_of(considered_.begin(), considered_.end(),
+                                            [](const CacheEntry *e) { return !e->unpinned; });
 }
 
 void RegistrationCache::reclaim()
@@ -771,6 +811,10 @@ void RegistrationCache::reclaim()
         nodes_waiting_.insert(nodes_waiting_.end(), retired_nodes_.begin(), retired_nodes_.end());
         retired_nodes_.clear();
     }
+    // A free unpins on its own thread (unpin_retired()): the worker's drain
+    // after it finds nothing, and skips the fence's system call.
+    if (considered_.empty() && nodes_waiting_.empty())
+        return;
     // Everything collected carries a tag at most the epoch before this bump.
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     bool waiting = std::any_of(considered_.begin(), considered_.end(),

@@ -32,9 +32,10 @@
 // was invalidated is discarded (invalidation log), and concurrent misses of
 // overlapping ranges wait for the first pin instead of pinning twice.
 //
-// Unpinning is the worker's: invalidate() only retires entries, and
-// drain_unpins() unpins every retired entry nobody holds, in one backend
-// call, and reports each with its delay from the invalidation.
+// invalidate() only retires entries. unpin_retired() (a free, on its own
+// thread) and drain_unpins() (the worker) unpin every retired entry nobody
+// holds, in one backend call; drain_unpins() reports each unpin, whichever
+// thread did it, with its delay from the invalidation.
 #pragma once
 
 #include "cache/prim/hot_path.h"
@@ -204,7 +205,13 @@ public:
     // backend call, and reports each unpin. Returns how many it unpinned.
     size_t drain_unpins(const std::function<void(const UnpinRecord &)> &report);
 
-    // Whether retired entries wait for drain_unpins().
+    // Unpins, on the calling thread, every retired entry nobody holds (a
+    // held one waits for its put()); the next drain_unpins() reports them.
+    // For a free, whose memory the driver keeps allocated while an export
+    // of it is open: done before the free returns, as if never pinned.
+    void unpin_retired() { reclaim(); }
+    // Whether retired entries, or unpins not yet reported, wait for
+    // drain_unpins().
     bool has_retired() const;
 
     CacheStats stats() const;
@@ -266,6 +273,13 @@ private:
     }
     static int free_hold_slot(ThreadRecord *record);
 
+    // The rest of lookup() and get() once the thread's hit cache did not
+    // answer: out of line, so that a hit is a few instructions with no
+    // registers to save wherever lookup() and get() are inlined.
+    GDRHOOK_NOINLINE Status lookup_past_hit_cache(ThreadRecord *record, uint64_t addr, uint64_t end,
+                                                  uint64_t gen, HitSlot *slot, Registration &out);
+    GDRHOOK_NOINLINE Status get_past_hit_cache(ThreadRecord *record, uint64_t addr, uint64_t end,
+                                               uint64_t gen, HitSlot *slot, HeldRegistration &out);
     Status lookup_shared(ThreadRecord *record, uint64_t addr, uint64_t end, uint64_t gen,
                          Registration &out, HeldRegistration *held);
     Status miss(ThreadRecord *record, uint64_t addr, uint64_t end, Registration &out,
@@ -406,19 +420,12 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
     // sees the index it published before.
     const uint64_t gen = gen_.load(std::memory_order_acquire);
     HitSlot *slot = find_hit(record, addr, end, gen);
-    if (slot && !verify_ && --slot->uses != 0) {
+    if (GDRHOOK_LIKELY(slot && !verify_ && --slot->uses != 0)) {
         out = Registration::of(slot->range);
         count(record->hits);
         return Status::success();
     }
-    PageHashValue value;
-    if (!verify_ && hash_.find(addr, end, value)) {
-        out = Registration::of(value);
-        note_hash_hit(record, addr, value, gen, slot);
-        count(record->hits);
-        return Status::success();
-    }
-    return lookup_shared(record, addr, end, gen, out, nullptr);
+    return lookup_past_hit_cache(record, addr, end, gen, slot, out);
 }
 
 inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistration &out)
@@ -446,28 +453,7 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
             record->holds[h].store(0, std::memory_order_release);
         }
     }
-    PageHashValue value;
-    if (!verify_ && hash_.find(addr, end, value)) {
-        int h = free_hold_slot(record);
-        if (h >= 0) {
-            // The hit-slot protocol: the entry was in the hash after gen was
-            // read; if gen has not moved since the hold was published, the
-            // reclaimer (which retires, moving gen, before it scans) sees it.
-            record->holds[h].store(value.id, std::memory_order_relaxed);
-            light_fence();
-            if (gen_.load(std::memory_order_acquire) == gen) {
-                out.reg = Registration::of(value);
-                out.record = record;
-                out.slot = static_cast<uint32_t>(h);
-                out.entry = nullptr;
-                note_hash_hit(record, addr, value, gen, found);
-                count(record->hits);
-                return Status::success();
-            }
-            record->holds[h].store(0, std::memory_order_release);
-        }
-    }
-    return lookup_shared(record, addr, end, gen, out.reg, &out);
+    return get_past_hit_cache(record, addr, end, gen, found, out);
 }
 
 inline void RegistrationCache::put(HeldRegistration &held)

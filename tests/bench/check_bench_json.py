@@ -92,7 +92,8 @@ def main():
     expected = [(b, g) for b in UNPIN_BACKENDS for g in GAPS]
     check(sorted(unpins) == sorted(expected), f"unpin_delay rows {sorted(unpins)}")
     for key, row in unpins.items():
-        for field in ["p50_us", "p90_us", "p99_us", "max_us", "free_path_ns"]:
+        for field in ["p50_us", "p90_us", "p99_us", "max_us", "free_path_p50_us",
+                      "free_path_p99_us"]:
             number(row, field, f"unpin {key}")
         check(row.get("frees") == 64, f"unpin {key}: frees {row.get('frees')}")
         check(row.get("unpins") == row.get("frees"),

@@ -20,7 +20,8 @@
 # ddp_check.py).
 # (tests/gpu/table_row.py judges a row.) Then the coherence churn
 # (threads freeing and reallocating with lookups in between, no stale
-# lookup, memory back) and the shim's overhead on alloc/free pairs.
+# lookup, memory back; a pinned buffer's memory free when its cuMemFree
+# returns) and the shim's overhead on alloc/free pairs.
 #
 # The hooked runs use GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf
 # GDRHOOK_VERIFY=1 GDRHOOK_LOG_LEVEL=info unless the caller's environment
@@ -261,7 +262,7 @@ if wanted coherence; then
     echo "== coherence: 8 threads x 500 free/alloc/lookup of 64 MiB, hooked (${hook_env[*]})"
     churn="$out/coherence"
     mkdir -p "$churn"
-    rm -f "$churn"/events.*.jsonl
+    rm -f "$churn"/events.*.jsonl "$churn"/free_kept.*.jsonl
     env "${hook_env[@]}" GDRHOOK_EVENTS="$churn/events.%p.jsonl" LD_PRELOAD="$shim" \
         timeout -k 10 "$limit" "$bin/coherence_churn" gdrhook 8 500 64 \
         >"$churn/hooked.out" 2>"$churn/hooked.err"
@@ -275,8 +276,23 @@ if wanted coherence; then
         echo "coherence: FAIL (exit $churn_rc; want stale=0 verify_mismatches=0 used_delta_bytes=0)"
         failures=$((failures + 1))
     fi
+    # A pinned buffer's memory is free when its cuMemFree returns, as
+    # without the shim: the most a free left in use, plain and hooked.
+    timeout -k 10 "$limit" "$bin/coherence_churn" free_kept 4 50 64 >"$churn/free_kept_plain.out"
+    env "${hook_env[@]}" GDRHOOK_EVENTS="$churn/free_kept.%p.jsonl" LD_PRELOAD="$shim" \
+        timeout -k 10 "$limit" "$bin/coherence_churn" free_kept 4 50 64 \
+        >"$churn/free_kept_hooked.out" 2>"$churn/free_kept_hooked.err"
+    kept_plain=$(grep -o 'free_kept_max=[-0-9]*' "$churn/free_kept_plain.out" | cut -d= -f2)
+    kept_hooked=$(grep -o 'free_kept_max=[-0-9]*' "$churn/free_kept_hooked.out" | cut -d= -f2)
+    echo "memory a free of 64 MiB left in use as it returned, at most: plain ${kept_plain:-?}," \
+        "hooked ${kept_hooked:-?} bytes"
+    if [ -z "$kept_plain" ] || [ -z "$kept_hooked" ] || [ "$kept_hooked" -gt "$kept_plain" ]; then
+        echo "coherence: FAIL (a hooked free left more memory in use than a plain one)"
+        failures=$((failures + 1))
+    fi
     if [ -x "$cli" ]; then
-        "$cli" log check "$churn"/events.*.jsonl || failures=$((failures + 1))
+        "$cli" log check "$churn"/events.*.jsonl "$churn"/free_kept.*.jsonl ||
+            failures=$((failures + 1))
         "$cli" log summary "$churn"/events.*.jsonl | sed -n '/unpin delay/,/^$/p'
     else
         echo "coherence: no gdrhook CLI at $cli for the log check"

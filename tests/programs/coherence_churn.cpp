@@ -33,6 +33,14 @@
 //                            _exit(0) with those events still queued
 //   coherence_churn spin     gdrhook mode that never ends: waits to be
 //                            killed in the middle of the churn
+//   coherence_churn free_kept  `iterations` rounds on one thread: allocate
+//                            `threads` buffers, look each up (which pins
+//                            it; no lookup without the shim), free them
+//                            one by one and read the free
+//                            memory as each cuMemFree returns; prints
+//                            free_kept_max=BYTES, the most a freed buffer
+//                            still held then (an open export keeps freed
+//                            memory allocated)
 //   coherence_churn lookup_in_free  `iterations` rounds (fake driver only):
 //                            a thread frees a buffer while the driver holds
 //                            the free open (fake_cuda_hold_frees, as a real
@@ -202,14 +210,14 @@ int main(int argc, char **argv)
                                         "_exit",      "_Exit",  "quick_exit", "exec",
                                         "fork_exit",  "threads_exit", "ctx_destroy",
                                         "refused_free", "free_then_wait", "spin",
-                                        "lookup_in_free"};
+                                        "lookup_in_free", "free_kept"};
     bool known = false;
     for (const char *mode : modes)
         known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
     if (!known) {
         fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|"
                         "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|refused_free|"
-                        "free_then_wait|spin|lookup_in_free "
+                        "free_then_wait|spin|lookup_in_free|free_kept "
                         "[threads] [iterations] [MiB]\n");
         return 2;
     }
@@ -229,7 +237,9 @@ int main(int argc, char **argv)
         gdrhook_api.put = reinterpret_cast<decltype(&gdrhook_put)>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
         gdrhook_api.stats =
             reinterpret_cast<decltype(&gdrhook_get_stats)>(dlsym(RTLD_DEFAULT, "gdrhook_get_stats"));
-        if (!gdrhook_api.get || !gdrhook_api.put || !gdrhook_api.stats) {
+        // free_kept runs without the shim too: the plain figure to compare.
+        if ((!gdrhook_api.get || !gdrhook_api.put || !gdrhook_api.stats) &&
+            options.mode != "free_kept") {
             fprintf(stderr, "coherence_churn: %s mode needs LD_PRELOAD=libgdrhook.so\n",
                     options.mode.c_str());
             return 2;
@@ -405,6 +415,34 @@ int main(int argc, char **argv)
             free_all(fresh);
         }
         printf("teardown_kept_max=%lld ", kept_max);
+    } else if (options.mode == "free_kept") {
+        // Without the shim a buffer's memory is free when cuMemFree returns;
+        // with it, the buffer's pin must be gone by then too.
+        long long kept_max = 0;
+        for (int round = 0; round < options.iterations; ++round) {
+            std::vector<CUdeviceptr> buffers = allocate(options.threads, options.size);
+            for (CUdeviceptr p : buffers) {
+                gdrhook_registration reg;
+                if (!gdrhook_api.get) // no shim
+                    break;
+                if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) != 0)
+                    exit(2);
+                lookups.fetch_add(1);
+                gdrhook_api.put(&reg);
+            }
+            for (CUdeviceptr p : buffers) {
+                size_t free_before = 0, free_after = 0, total = 0;
+                CHECK(cuMemGetInfo(&free_before, &total));
+                CHECK(cuMemFree(p));
+                CHECK(cuMemGetInfo(&free_after, &total));
+                frees.fetch_add(1);
+                // What the free gave back, short of the buffer's size.
+                kept_max = std::max(kept_max, static_cast<long long>(options.size) -
+                                                  (static_cast<long long>(free_after) -
+                                                   static_cast<long long>(free_before)));
+            }
+        }
+        printf("free_kept_max=%lld ", kept_max);
     } else if (options.mode == "lookup_in_free") {
         using HoldFrees = void (*)(int);
         using FreesHeld = long (*)();
@@ -491,7 +529,7 @@ int main(int argc, char **argv)
     long long delta = static_cast<long long>(used_at_end) - static_cast<long long>(used_at_start);
 
     unsigned long long mismatches = 0;
-    if (uses_gdrhook) {
+    if (uses_gdrhook && gdrhook_api.stats) {
         gdrhook_stats s{};
         if (gdrhook_api.stats(&s, sizeof(s)) == 0)
             mismatches = s.verify_mismatches;

@@ -7,6 +7,7 @@
 // through the worker, lookups never return a stale registration, and
 // nothing stays pinned or allocated.
 #include "event_lines.h"
+#include "program_runs.h"
 
 #include <catch2/catch.hpp>
 
@@ -220,6 +221,24 @@ TEST_CASE("a context teardown drops its allocations' registrations before their 
         unpinned_at_teardown += e["ev"] == "unpin" && e["reason"] == "invalidated";
     // The 40 pins of the dead contexts and the 40 of the buffers freed after.
     CHECK(unpinned_at_teardown == 2 * 4 * 10);
+}
+
+TEST_CASE("a pinned buffer's memory is free when its cuMemFree returns")
+{
+    // The driver keeps freed memory that an open dma-buf exports allocated
+    // until the fd is closed (the fake driver counts it as used, as the real
+    // one does): the free's unpin must be done by the time the call returns,
+    // as without the shim the memory would be free.
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_kept", "4", "50", "2"},
+                                pinning_environment(log));
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(output_field(run.output, "free_kept_max") == 0);
+    CHECK(output_field(run.output, "used_delta_bytes") == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    CHECK(check_pins_released(events) >= 4 * 50);
+    CHECK(count_events(events, "free") == 4 * 50);
 }
 
 TEST_CASE("a log opens with a process line: host, rank, parent, command line, version, configuration, clock")

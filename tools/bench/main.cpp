@@ -459,15 +459,14 @@ int main(int argc, char **argv)
                 unpins.push_back({measure_unpin_delay(std::move(backend), ub, gap_ns), gap_ns});
                 const UnpinDelayResult &u = unpins.back().result;
                 say("free-to-unpin (%s, %llu frees %s): p50 %.1f us  p90 %.1f us  p99 %.1f us"
-                    "  max %.1f us; %.0f unpins/s; invalidate+submit %.0f ns\n",
+                    "  max %.1f us; %.0f unpins/s\n",
                     u.backend, static_cast<unsigned long long>(u.frees),
                     gap_ns ? "40 us apart" : "back to back", u.p50_us, u.p90_us, u.p99_us,
-                    u.max_us, u.unpins_per_s, u.free_path_ns);
-                say("  of it: the worker's wake-up p50 %.1f us  p99 %.1f us; then fence and scan "
-                    "p50 %.1f us  p99 %.1f us; the release (per pin) p50 %.1f us  p99 %.1f us  "
-                    "max %.1f us\n",
-                    u.pickup_p50_us, u.pickup_p99_us, u.reclaim_p50_us, u.reclaim_p99_us,
-                    u.release_p50_us, u.release_p99_us, u.release_max_us);
+                    u.max_us, u.unpins_per_s);
+                say("  the freeing thread's part (invalidate, unpin, submit) p50 %.1f us  p99 %.1f us;"
+                    " of it the release (per pin) p50 %.1f us  p99 %.1f us  max %.1f us\n",
+                    u.free_path_p50_us, u.free_path_p99_us, u.release_p50_us, u.release_p99_us,
+                    u.release_max_us);
                 if (driver_memory)
                     free_driver_buffers(cuda, bufs);
                 else if (!bufs.empty())
@@ -525,15 +524,13 @@ int main(int argc, char **argv)
         const UnpinDelayResult &u = unpins[i].result;
         j.add("    {\"backend\": \"%s\", \"gap_ns\": %llu, \"frees\": %llu, "
               "\"unpins\": %llu, \"p50_us\": %.3f, \"p90_us\": %.3f, \"p99_us\": %.3f, "
-              "\"max_us\": %.3f, \"free_path_ns\": %.1f, \"unpins_per_s\": %.0f, "
-              "\"release_p50_us\": %.3f, \"release_p99_us\": %.3f, \"release_max_us\": %.3f, "
-              "\"pickup_p50_us\": %.3f, \"pickup_p99_us\": %.3f, \"reclaim_p50_us\": %.3f, "
-              "\"reclaim_p99_us\": %.3f}%s\n",
+              "\"max_us\": %.3f, \"unpins_per_s\": %.0f, \"free_path_p50_us\": %.3f, "
+              "\"free_path_p99_us\": %.3f, \"release_p50_us\": %.3f, \"release_p99_us\": %.3f, "
+              "\"release_max_us\": %.3f}%s\n",
               u.backend, static_cast<unsigned long long>(unpins[i].gap_ns),
               static_cast<unsigned long long>(u.frees), static_cast<unsigned long long>(u.unpins),
-              u.p50_us, u.p90_us, u.p99_us, u.max_us, u.free_path_ns, u.unpins_per_s,
-              u.release_p50_us, u.release_p99_us, u.release_max_us, u.pickup_p50_us,
-              u.pickup_p99_us, u.reclaim_p50_us, u.reclaim_p99_us,
+              u.p50_us, u.p90_us, u.p99_us, u.max_us, u.unpins_per_s, u.free_path_p50_us,
+              u.free_path_p99_us, u.release_p50_us, u.release_p99_us, u.release_max_us,
               i + 1 < unpins.size() ? "," : "");
     }
     j.add("  ],\n  \"release_alone\": [\n");

@@ -5,6 +5,7 @@
 #include "cache/events/event_log.h"
 #include "cache/events/event_queue.h"
 #include "cache/events/event_pipeline.h"
+#include "cache/registration/free_invalidation.h"
 #include "cache/registration/registration_cache.h"
 
 #include <algorithm>
@@ -34,7 +35,6 @@ public:
     Status unpin(Pin *pins, size_t count) override
     {
         const uint64_t t0 = monotonic_ns();
-        last_unpin_started_.store(t0, std::memory_order_relaxed);
         Status status = inner_->unpin(pins, count);
         if (count) {
             const uint64_t each = (monotonic_ns() - t0) / count;
@@ -42,10 +42,6 @@ public:
             per_pin_ns_.insert(per_pin_ns_.end(), count, each);
         }
         return status;
-    }
-    uint64_t last_unpin_started() const
-    {
-        return last_unpin_started_.load(std::memory_order_relaxed);
     }
     std::vector<uint64_t> take_per_pin_ns()
     {
@@ -57,7 +53,6 @@ private:
     std::unique_ptr<PinBackend> inner_;
     std::mutex mu_;
     std::vector<uint64_t> per_pin_ns_;
-    std::atomic<uint64_t> last_unpin_started_{0};
 };
 
 // The p-th percentile (0 < p < 1) of nanoseconds sorted in ascending
@@ -132,25 +127,17 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     log.open("");
     EventPipeline pipeline(4096, log, 0);
     std::mutex latencies_mutex;
-    std::vector<uint64_t> latencies, pickups, reclaims;
+    std::vector<uint64_t> latencies;
     // As the shim wires it (cache/core/process_cache.cpp): the worker's
-    // batch hook drains the cache's unpins, and a free that dropped a pin
-    // pokes the worker (cache/registration/free_invalidation.cpp).
+    // batch hook reports the cache's unpins (and does those a free left,
+    // a held registration's).
     pipeline.set_batch_hook([&] {
         if (!cache.has_retired())
             return;
         std::vector<uint64_t> mine;
-        const uint64_t hook_started = monotonic_ns();
         cache.drain_unpins([&](const UnpinRecord &r) { mine.push_back(r.lat_ns); });
-        const uint64_t unpinned = monotonic_ns();
         std::lock_guard<std::mutex> lock(latencies_mutex);
         latencies.insert(latencies.end(), mine.begin(), mine.end());
-        // Each free was at about unpinned - lat (the release ends the batch).
-        const uint64_t released = timed.last_unpin_started();
-        for (uint64_t lat : mine) {
-            pickups.push_back(hook_started + lat > unpinned ? hook_started + lat - unpinned : 0);
-            reclaims.push_back(released > hook_started ? released - hook_started : 0);
-        }
     });
 
     for (uint64_t addr : buffers.addrs) {
@@ -161,8 +148,10 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     const uint64_t started = monotonic_ns();
     for (uint64_t addr : buffers.addrs) {
         uint64_t t0 = monotonic_ns();
-        if (cache.invalidate(addr, size)) // before the real free
-            pipeline.poke();
+        // The hook's flow before the real free
+        // (cache/registration/free_invalidation.cpp).
+        if (cache.invalidate(addr, size))
+            unpin_freed(cache, pipeline);
         Event event;
         event.kind = EventKind::free;
         event.addr = addr;
@@ -188,13 +177,8 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     result.p99_us = percentile_us(latencies, 0.99);
     result.max_us = latencies.empty() ? 0 : latencies.back() / 1e3;
     std::sort(free_path.begin(), free_path.end());
-    result.free_path_ns = free_path.empty() ? 0 : free_path[free_path.size() / 2];
-    std::sort(pickups.begin(), pickups.end());
-    result.pickup_p50_us = percentile_us(pickups, 0.50);
-    result.pickup_p99_us = percentile_us(pickups, 0.99);
-    std::sort(reclaims.begin(), reclaims.end());
-    result.reclaim_p50_us = percentile_us(reclaims, 0.50);
-    result.reclaim_p99_us = percentile_us(reclaims, 0.99);
+    result.free_path_p50_us = percentile_us(free_path, 0.50);
+    result.free_path_p99_us = percentile_us(free_path, 0.99);
     std::vector<uint64_t> releases = timed.take_per_pin_ns();
     std::sort(releases.begin(), releases.end());
     result.release_p50_us = percentile_us(releases, 0.50);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // The free path's two costs away from the lookup: how many events a second
-// the queue takes from many producers, and how long after a free the worker
-// unpins (the hook's flow: invalidate, poke the worker when that dropped a
-// pin, submit a free event; the worker's batch hook drains the cache's
-// unpins).
+// the queue takes from many producers, and how long after a free its pin is
+// released (the hook's flow: invalidate, unpin on the freeing thread when
+// that dropped a pin, poke the worker, submit a free event; the worker's
+// batch hook reports the unpins).
 #pragma once
 
 #include "cache/backends/pin_backend.h"
@@ -26,15 +26,13 @@ struct UnpinDelayResult {
     uint64_t frees = 0;
     uint64_t unpins = 0;
     double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
-    double free_path_ns = 0;   // invalidate + submit, median, on the freeing thread
     double unpins_per_s = 0;   // from the first free to the last unpin
+    // The freeing thread's part: invalidate, unpin, poke and submit (the
+    // unpin is done before the free returns).
+    double free_path_p50_us = 0, free_path_p99_us = 0;
     // The backend's unpin calls inside the run, per pin: what of the delay
-    // is the release itself, the rest being the worker's wake-up and queue.
+    // is the release itself, the rest being the reclaimer's fence and scan.
     double release_p50_us = 0, release_p99_us = 0, release_max_us = 0;
-    // From the free to the worker's batch hook starting (its wake-up), and
-    // from there to the release (the reclaimer's fence and scan).
-    double pickup_p50_us = 0, pickup_p99_us = 0;
-    double reclaim_p50_us = 0, reclaim_p99_us = 0;
 };
 struct UnpinBuffers {
     std::vector<uint64_t> addrs;
