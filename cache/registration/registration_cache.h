@@ -127,9 +127,15 @@ inline constexpr uint32_t hold_slot_count = 8;
 inline constexpr uint32_t hit_refresh_period = 1024;
 
 struct alignas(64) HitSlot { // one cache line a slot
-    PinnedRange range;
+    // In the form a hit hands out: copied out whole, in three 16-byte moves.
+    Registration reg;
     uint64_t gen = 0;               // 0 never matches: the generation starts at 1
     uint32_t uses = 0;
+
+    bool covers(uint64_t addr, uint64_t end) const
+    {
+        return reg.base <= addr && end <= reg.base + reg.length;
+    }
 };
 static_assert(sizeof(HitSlot) == 64, "one cache line");
 
@@ -258,7 +264,7 @@ private:
     {
         HitSlot *set = &record->slots[set_index(addr) * hit_ways];
         for (uint32_t way = 0; way < hit_ways; ++way)
-            if (set[way].gen == gen && set[way].range.start <= addr && end <= set[way].range.end)
+            if (set[way].gen == gen && set[way].covers(addr, end))
                 return &set[way];
         return nullptr;
     }
@@ -336,9 +342,9 @@ private:
     {
         HitSlot *set = &record->slots[set_index(addr) * hit_ways];
         // Most recent in way 0; the one it displaces moves to way 1.
-        if (set[0].range.id != found.id)
+        if (set[0].reg.id != found.id)
             set[1] = set[0];
-        set[0] = HitSlot{found, gen, hit_refresh_period};
+        set[0] = HitSlot{Registration::of(found), gen, hit_refresh_period};
     }
     // A hit in the page hash: an expired hit-cache slot starts over (the
     // hash marked the entry referenced); an entry hit twice in a row in its
@@ -421,7 +427,7 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
     const uint64_t gen = gen_.load(std::memory_order_acquire);
     HitSlot *slot = find_hit(record, addr, end, gen);
     if (GDRHOOK_LIKELY(slot && !verify_ && --slot->uses != 0)) {
-        out = Registration::of(slot->range);
+        out = slot->reg;
         count(record->hits);
         return Status::success();
     }
@@ -438,12 +444,12 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
         const HitSlot &slot = *found;
         int h = free_hold_slot(record);
         if (h >= 0) {
-            record->holds[h].store(slot.range.id, std::memory_order_relaxed);
+            record->holds[h].store(slot.reg.id, std::memory_order_relaxed);
             // Hazard protocol: the hold is visible before we re-read the
             // generation; the reclaimer retires (gen moves) before it scans.
             light_fence();
             if (gen_.load(std::memory_order_acquire) == gen) {
-                out.reg = Registration::of(slot.range);
+                out.reg = slot.reg;
                 out.record = record;
                 out.slot = static_cast<uint32_t>(h);
                 out.entry = nullptr;
