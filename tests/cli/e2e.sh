@@ -41,6 +41,9 @@ bad_arguments)
     run 2 log
     run 2 log check;  has "$err" "files"
     run 2 log summary --no-such-option "$D/empty.jsonl"
+    run 2 log summary --threads -1 "$D/empty.jsonl"; has "$err" "--threads"
+    run 2 log summary --threads many "$D/empty.jsonl"; has "$err" "--threads"
+    run 2 log summary --threads 65 "$D/empty.jsonl"; has "$err" "--threads"
     run 2 log timeline "$D/good_pid100.jsonl"; has "$err" "--output"
     run 2 run --backend bogus -- true; has "$err" "bogus"
     run 2 run --pin sometimes -- true
@@ -155,6 +158,12 @@ job)
     has "$out" "  nodeA               2 process(es), 10 event(s), 2 pin(s), peak pinned 12 MiB"
     has "$out" "most pinned memory, by process (peak)
   rank 1 (nodeA)          8 MiB (1 pin(s))"
+    # Parsed on worker threads or not, the same summary.
+    cp "$out" "$tmp/job-summary"
+    for threads in 0 1 3; do
+        run 0 log summary --threads "$threads" "$D/job"
+        cmp -s "$out" "$tmp/job-summary" || fail "log summary --threads $threads prints another summary"
+    done
     run 0 log summary "$D/job/*/rank*.jsonl" "$D/job/nodeA/rank0.jsonl"
     has "$out" "3 file(s), 14 event(s) from 3 process(es)"
     run 0 log summary --json "$D/job"

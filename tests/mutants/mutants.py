@@ -228,6 +228,12 @@ MUTANTS = [
          file="tools/cli/log_commands.cpp", suites=["cli"], tests=["cli check_pin_never_unpinned"],
          find="    return result.passed() ? exit_ok : exit_findings;",
          replace="    return exit_ok;"),
+    # --- gdrhook log summary with parsing threads --------------------------
+    dict(name="parsed_ahead_lines_reported_early",
+         promise="parallel parsing reports malformed lines where the serial reader does",
+         file="tools/cli/file_events.cpp", suites=["cli"], tests=["cli units"],
+         find="place.notes[place.next_note].before <= place.next_event;",
+         replace="true;"),
     # --- the module (one kernel, the steps that apply) ----------------------
     dict(name="kmod_anyone_reads_events", promise="only the opener's process reads its events",
          file="kmod/main.c", suites=["kmod"], tests=["vm"], env=dict(GDRHOOK_VM_STEPS="opener_only"),

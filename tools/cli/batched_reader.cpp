@@ -85,9 +85,10 @@ struct BatchedLogReader::Queue {
 };
 
 BatchedLogReader::BatchedLogReader(std::vector<std::string> paths, MalformedLineSink &sink,
-                                   JobStepConsumer &consumer)
+                                   JobStepConsumer &consumer, size_t parse_threads, size_t steps)
     : held_(std::make_unique<HeldMessages>(sink, paths.size())), files_(std::move(paths), *held_),
-      consumer_(consumer)
+      consumer_(consumer), workers_(files_.size() > 1 ? std::min(parse_threads, files_.size()) : 0),
+      steps_(steps)
 {
 }
 
@@ -95,15 +96,31 @@ BatchedLogReader::~BatchedLogReader() = default;
 
 std::vector<std::string> BatchedLogReader::open()
 {
+    events_.reset(); // an earlier open()'s workers
     queues_.clear();
     queues_.resize(files_.size());
     merge_.reserve(files_.size());
-    batch_ = std::clamp(step_budget / std::max<size_t>(files_.size(), 1), min_batch, max_batch);
-    return files_.open([&](size_t file) {
+    batch_ = std::clamp(steps_ / std::max<size_t>(files_.size(), 1), min_batch, max_batch);
+    steps_left_ = std::vector<std::atomic<size_t>>(files_.size());
+    // Every file opens, then the workers start, then each file's first
+    // batch is digested in the files' order: the messages of those
+    // batches come out in the order they did when each file's was
+    // digested as it opened, and the files that do not open are told
+    // after them (by the caller), as before.
+    std::vector<std::string> errors = files_.open([](size_t) {});
+    size_t batch_bytes = batch_ * (sizeof(LogEvent) + sizeof(SourceLocation));
+    events_ = std::make_unique<FileEvents>(files_, *held_, workers_, ahead_budget / batch_bytes,
+                                           [this](size_t file) { return events_wanted(file); });
+    for (size_t file = 0; file < files_.size(); ++file) {
+        if (!files_.reader(file)) {
+            queues_[file].ended = true; // nothing to read: top_up_low_files() passes it by
+            continue;
+        }
         top_up(file);
         if (queues_[file].left())
             merge_.push(queues_[file].steps.front().ts_ns, file);
-    });
+    }
+    return errors;
 }
 
 // Digests the file's next events until its queue holds a batch of steps
@@ -114,23 +131,37 @@ void BatchedLogReader::top_up(size_t file)
     q.steps.erase(q.steps.begin(), q.steps.begin() + static_cast<ptrdiff_t>(q.next_step));
     q.details.erase(q.details.begin(), q.details.begin() + static_cast<ptrdiff_t>(q.next_detail));
     q.next_step = q.next_detail = 0;
-    LogFileReader &reader = *files_.reader(file);
-    LogEvent event;
     SourceLocation where;
     while (q.steps.size() < batch_) {
-        if (!reader.next(event, where)) {
+        const LogEvent *event = events_->next(file, where);
+        if (!event) {
             q.ended = true;
-            return;
+            break;
         }
-        if (event.ts_ns < min_ts_)
+        if (event->ts_ns < min_ts_)
             continue;
-        JobStep step = consumer_.digest(event, where);
-        step.ts_ns = event.ts_ns; // the merge's key, whatever the consumer said
+        JobStep step = consumer_.digest(*event, where);
+        step.ts_ns = event->ts_ns; // the merge's key, whatever the consumer said
         q.steps.push_back(step);
         if (step.has_detail())
-            q.details.push_back(event);
+            q.details.push_back(*event);
         held_->digested(file);
     }
+    // Before the workers may start on the file's next batch (pause()).
+    steps_left_[file].store(q.left(), std::memory_order_relaxed);
+    events_->pause(file);
+}
+
+// How many events a batch parsed ahead for the file may hold: what its
+// next top_up() takes at least, so that none waits in memory from one
+// top-up to the next. That is what the queue lacks of a batch now (it
+// only shrinks until then), and more than half a batch, since a file is
+// topped up only when it has less than that left (with min_ts_, the
+// events skipped count in the batch and not in the queue: fewer still).
+size_t BatchedLogReader::events_wanted(size_t file) const
+{
+    size_t left = std::min(steps_left_[file].load(std::memory_order_relaxed), batch_);
+    return std::max(batch_ - left, batch_ / 2 + 1);
 }
 
 // Files read alike run low at about the same time: every file with less
@@ -152,6 +183,7 @@ void BatchedLogReader::run()
         const JobStep &step = q.steps[q.next_step++];
         consumer_.take(step, step.has_detail() ? &q.details[q.next_detail++] : nullptr);
         held_->taken(file);
+        steps_left_[file].store(q.left(), std::memory_order_relaxed);
         if (!q.left() && !q.ended)
             top_up_low_files();
         // The next step's time is read at once, below; the one after it

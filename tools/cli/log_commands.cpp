@@ -12,12 +12,27 @@
 #include "summary.h"
 #include "timeline.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <ostream>
+#include <thread>
 
 namespace gdrhook::cli {
+
+unsigned default_parse_threads()
+{
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    // More CPUs than a cpu_set_t holds (1,024): they are not counted here.
+    int usable = sched_getaffinity(0, sizeof cpus, &cpus) == 0
+                     ? CPU_COUNT(&cpus)
+                     : static_cast<int>(std::thread::hardware_concurrency());
+    return static_cast<unsigned>(std::clamp(usable - 1, 0, 8));
+}
 
 namespace {
 
@@ -87,8 +102,10 @@ int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
     // A file's batch of events at a time: the summary's figures of one
     // process need only its own events, and the job's peaks come from the
     // steps, merged in time order (BatchedLogReader).
+    size_t threads = options.threads;
+    size_t steps = options.step_budget ? options.step_budget : BatchedLogReader::step_budget;
     ReadOutcome read = read_logs<BatchedLogReader>(
-        options, err, [](BatchedLogReader &reader) { reader.run(); }, builder);
+        options, err, [](BatchedLogReader &reader) { reader.run(); }, builder, threads, steps);
     Summary summary = builder.finish(read.files.size() - read.unopened_files, read.bytes, read.malformed);
     if (options.json)
         out << summary_json(summary);

@@ -3,6 +3,7 @@
 
 #include "check.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -10,9 +11,21 @@
 
 namespace gdrhook::cli {
 
+// Threads `log summary` parses with by default, besides its own: one less
+// than the CPUs this process may run on (sched_getaffinity), at most 8.
+unsigned default_parse_threads();
+// The most --threads takes.
+inline constexpr unsigned max_parse_threads = 64;
+
 struct LogOptions {
     std::vector<std::string> files;
     bool json = false;       // summary: JSON instead of text
+    // summary: threads that parse the files ahead of the one that digests
+    // them (BatchedLogReader); 0: that one parses them too.
+    unsigned threads = default_parse_threads();
+    // summary: steps held for all files together, 0 for BatchedLogReader's
+    // step_budget; a test makes it small so that few events fill a batch.
+    size_t step_budget = 0;
     std::string output;      // timeline: the SVG to write
     int64_t min_ts_ns = INT64_MIN; // ignore events before (gdrhook run)
     std::vector<std::string> allow; // check: --allow values, as given

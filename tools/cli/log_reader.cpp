@@ -272,12 +272,17 @@ Status LogFileReader::open(const std::string &path)
 
 bool LogFileReader::next(LogEvent &event, SourceLocation &where)
 {
+    return next(event, where, parser_, sink_);
+}
+
+bool LogFileReader::next(LogEvent &event, SourceLocation &where, LineParser &parser, MalformedLineSink &sink)
+{
     LineReader::Line line;
     while (lines_.next(line)) {
         where = SourceLocation{file_index_, line.number};
         if (line.too_long) {
-            sink_.malformed(file_index_, line.number,
-                            "line longer than " + std::to_string(LineReader::max_line) + " bytes");
+            sink.malformed(file_index_, line.number,
+                           "line longer than " + std::to_string(LineReader::max_line) + " bytes");
             continue;
         }
         size_t size = line.size;
@@ -286,13 +291,13 @@ bool LogFileReader::next(LogEvent &event, SourceLocation &where)
         // Blank lines carry nothing; a concatenation of logs may leave one.
         if (size == 0 || std::strspn(line.data, " \t") >= size)
             continue;
-        std::string problem = parser_.parse(line.data, size, line.capacity, event);
+        std::string problem = parser.parse(line.data, size, line.capacity, event);
         if (problem.empty())
             return true;
         if (line.unfinished)
-            sink_.unfinished_last_line(file_index_, line.number);
+            sink.unfinished_last_line(file_index_, line.number);
         else
-            sink_.malformed(file_index_, line.number, problem);
+            sink.malformed(file_index_, line.number, problem);
     }
     return false;
 }

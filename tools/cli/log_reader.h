@@ -62,6 +62,10 @@ public:
 
     // The next well-formed event; false at the end of the file.
     bool next(LogEvent &event, SourceLocation &where);
+    // The same with another parser and sink: a worker thread's, which
+    // parses the file's lines ahead of the thread that reads its events
+    // (ParseAhead). One thread at a time may call either.
+    bool next(LogEvent &event, SourceLocation &where, LineParser &parser, MalformedLineSink &sink);
 
     const std::string &read_error() const { return lines_.read_error(); }
     uint64_t bytes_read() const { return lines_.bytes_read(); }

@@ -76,6 +76,13 @@ int dispatch(int argc, char **argv)
                    "percentiles, errors");
     add_files(summary, log_options.files);
     summary->add_flag("--json", log_options.json, "print one JSON object instead of text");
+    summary->add_option("--threads", log_options.threads,
+                        "threads that parse the logs ahead of the one that sums them up; 0: that "
+                        "one alone (default: one less than the CPUs gdrhook may run on, at most 8; a "
+                        "single file is parsed by that one)")
+        ->type_name("N")
+        ->capture_default_str()
+        ->check(CLI::Range(0, static_cast<int>(max_parse_threads)));
     summary->footer(exit_footer);
 
     CLI::App *check = log->add_subcommand(
