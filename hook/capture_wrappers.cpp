@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// Stream capture begin and end (cache/record/capture.h): each wrapper calls
+// Stream capture begin and end (cache/base/capture.h): each wrapper calls
 // the real function exactly once and returns its result unchanged.
-#include "cache/record/capture.h"
+#include "cache/base/capture.h"
 #include "hook/wrapper.h"
 
 using namespace gdrhook;

@@ -6,7 +6,7 @@
 // capture, one inlined test of the hot line.
 #pragma once
 
-#include "cache/record/capture.h"
+#include "cache/base/capture.h"
 #include "hook/cuda_api.h"
 
 namespace gdrhook {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/dmabuf_backend.h"
 
-#include "cache/record/capture.h"
+#include "cache/base/capture.h"
 
 #include <fcntl.h>
 
@@ -33,7 +33,7 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
             return Status::error(StatusCode::managed, 0, "managed memory is never pinned");
     }
     // SYNC_MEMOPS is a call a stream capture prohibits: made now it would
-    // fail and invalidate the application's capture (record/capture.h).
+    // fail and invalidate the application's capture (base/capture.h).
     if (capture_in_progress())
         return Status::error(StatusCode::unsupported, 0,
                              "a stream capture is in progress: nothing is pinned");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/kmod_backend.h"
-#include "cache/record/capture.h"
+#include "cache/base/capture.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -91,7 +91,7 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
 {
     if (!device_.valid())
         return Status::error(StatusCode::no_device, 0, "/dev/gdrhook is not open");
-    if (capture_in_progress()) // SYNC_MEMOPS would invalidate it (record/capture.h)
+    if (capture_in_progress()) // SYNC_MEMOPS would invalidate it (base/capture.h)
         return Status::error(StatusCode::unsupported, 0,
                              "a stream capture is in progress: nothing is pinned");
     if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)

@@ -40,7 +40,7 @@ struct alignas(64) HotLine {
     std::atomic<uint32_t> context_generation{1};  // record/recorder.cpp
     bool event_clock_counts_tsc = false;          // events/event_clock.cpp
     bool pin_on_alloc = false;                    // runtime: GDRHOOK_PIN=alloc
-    std::atomic<uint16_t> captures{0};            // record/capture.h: in progress
+    std::atomic<uint16_t> captures{0};            // base/capture.h: in progress
     EventPipeline *pipeline = nullptr;            // runtime
     AllocTracker *tracker = nullptr;              // runtime
     const DriverQueries *queries = nullptr;       // runtime: the hook's (base/driver_api.h)

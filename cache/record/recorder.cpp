@@ -6,7 +6,7 @@
 #include "cache/events/queued_event.h"
 #include "cache/events/thread_state.h"
 #include "cache/prim/hot_line.h"
-#include "cache/record/capture.h"
+#include "cache/base/capture.h"
 #include "cache/registration/free_invalidation.h"
 #include "cache/registration/pin_events.h"
 #include "cache/ucx/ucx_bridge.h"

@@ -4,7 +4,7 @@
 #include "cache/events/event_clock.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/prim/hot_line.h"
-#include "cache/record/capture.h"
+#include "cache/base/capture.h"
 #include "cache/registration/registration_cache.h"
 
 #include <atomic>
@@ -171,7 +171,7 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
     }
     if (capture_in_progress()) {
         // A pin's SYNC_MEMOPS would invalidate the application's capture
-        // (record/capture.h).
+        // (base/capture.h).
         log_skip(api, via, kind, dev, addr, size, SkipReason::capture, 0);
         return;
     }
