@@ -306,8 +306,9 @@ void end_context_teardown(TeardownTicket &ticket, int rc)
         }
         ticket.event.size = bytes; // what the teardown released
     }
+    // Each invalidation above unpinned on this thread (unpin_freed()), so
+    // the context's memory is back when the call returns.
     submit(ticket.event);
-    unpin_invalidated_now();
 }
 
 void before_pool_release()

@@ -248,19 +248,25 @@ long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
     CHECK_CU(cuMemPoolCreate(&pool, &props));
     CUstream stream;
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    std::vector<HeldRegistration> held;
     for (int i = 0; i < count; ++i) {
         const size_t bytes = size_t(4 + i % 5) << 20;
         CUdeviceptr p = 0;
         CHECK_CU(cuMemAllocFromPoolAsync(&p, bytes, pool, stream));
         if (i % 2) {
             CHECK_CU(cuStreamSynchronize(stream));
-            const Registered answer = register_with_shim(p, bytes);
+            // Every other one is still held (a send in flight) when it is
+            // freed: the free cannot unpin it, the put below can only wake
+            // the worker, and the destroy must not return before the unpin.
+            const Registered answer = i % 4 == 1 ? hold_with_shim(p, bytes, held)
+                                                 : register_with_shim(p, bytes);
             shim = answer != Registered::no_shim;
             registered += answer == Registered::yes;
         }
         CHECK_CU(cuMemFreeAsync(p, stream));
     }
     CHECK_CU(cuStreamSynchronize(stream));
+    release_held(held);
     CHECK_CU(cuStreamDestroy(stream));
     CHECK_CU(cuMemPoolDestroy(pool));
     return used_since(free_before);

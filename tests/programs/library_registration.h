@@ -10,7 +10,39 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include <vector>
+
 enum class Registered { no_shim, refused, yes };
+
+// A registration kept, as gdrhook_get filled it.
+struct HeldRegistration {
+    gdrhook_registration reg;
+};
+
+// Registers [p, p + size) and keeps the registration in @p held.
+inline Registered hold_with_shim(CUdeviceptr p, size_t size, std::vector<HeldRegistration> &held)
+{
+    using Get = int (*)(const void *, size_t, gdrhook_registration *);
+    static auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
+    if (!get)
+        return Registered::no_shim;
+    HeldRegistration h;
+    if (get(reinterpret_cast<const void *>(p), size, &h.reg) != 0)
+        return Registered::refused;
+    held.push_back(h);
+    return Registered::yes;
+}
+
+// Releases what hold_with_shim() kept.
+inline void release_held(std::vector<HeldRegistration> &held)
+{
+    using Put = int (*)(gdrhook_registration *);
+    static auto put = reinterpret_cast<Put>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
+    for (HeldRegistration &h : held)
+        if (put)
+            put(&h.reg);
+    held.clear();
+}
 
 // Registers [p, p + size) and releases the registration at once.
 inline Registered register_with_shim(CUdeviceptr p, size_t size)
