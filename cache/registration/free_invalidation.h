@@ -47,10 +47,10 @@ GDRHOOK_HOT void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t cl
 // tools/bench, which times this flow with a cache and pipeline of its own.
 void unpin_freed(RegistrationCache &cache, EventPipeline &pipeline);
 
-// Memory goes back to the system now (a pool's trim or destroy, a
-// context's teardown): whatever retired registrations are left (a pool's
-// allocations freed while held, for one) are unpinned on this thread, and
-// their unpins logged, before the call returns. The driver keeps freed
+// Memory goes back to the system now (a pool's trim or destroy): whatever
+// retired registrations are left (allocations freed while held and put
+// since, which only the worker would unpin) are unpinned on this thread,
+// and their unpins logged, before the call returns. The driver keeps freed
 // memory that an open dma-buf exports allocated until the fd is closed,
 // and the program would find it still in use when the call returned.
 void unpin_invalidated_now();
