@@ -248,7 +248,7 @@ long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
     CHECK_CU(cuMemPoolCreate(&pool, &props));
     CUstream stream;
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    std::vector<HeldRegistration> held;
+    std::vector<gdrhook_registration> held;
     for (int i = 0; i < count; ++i) {
         const size_t bytes = size_t(4 + i % 5) << 20;
         CUdeviceptr p = 0;

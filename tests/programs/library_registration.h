@@ -14,33 +14,28 @@
 
 enum class Registered { no_shim, refused, yes };
 
-// A registration kept, as gdrhook_get filled it.
-struct HeldRegistration {
-    gdrhook_registration reg;
-};
-
 // Registers [p, p + size) and keeps the registration in @p held.
-inline Registered hold_with_shim(CUdeviceptr p, size_t size, std::vector<HeldRegistration> &held)
+inline Registered hold_with_shim(CUdeviceptr p, size_t size, std::vector<gdrhook_registration> &held)
 {
     using Get = int (*)(const void *, size_t, gdrhook_registration *);
     static auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
     if (!get)
         return Registered::no_shim;
-    HeldRegistration h;
-    if (get(reinterpret_cast<const void *>(p), size, &h.reg) != 0)
+    gdrhook_registration reg;
+    if (get(reinterpret_cast<const void *>(p), size, &reg) != 0)
         return Registered::refused;
-    held.push_back(h);
+    held.push_back(reg);
     return Registered::yes;
 }
 
 // Releases what hold_with_shim() kept.
-inline void release_held(std::vector<HeldRegistration> &held)
+inline void release_held(std::vector<gdrhook_registration> &held)
 {
     using Put = int (*)(gdrhook_registration *);
     static auto put = reinterpret_cast<Put>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
-    for (HeldRegistration &h : held)
+    for (gdrhook_registration &reg : held)
         if (put)
-            put(&h.reg);
+            put(&reg);
     held.clear();
 }
 
