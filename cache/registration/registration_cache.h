@@ -337,9 +337,13 @@ private:
     Status pin_with_eviction(uint64_t start, uint64_t end, Pin &pin);
     void fill_hit_slot(ThreadRecord *record, uint64_t addr, const IndexRecord &found,
                        uint64_t gen);
-    static void fill_hit_slot(ThreadRecord *record, uint64_t addr, const PageHashValue &found,
-                              uint64_t gen)
+    // Verify mode checks every hit against the driver: it fills no slot,
+    // so that a hit needs no test of the mode (a slot is never valid).
+    void fill_hit_slot(ThreadRecord *record, uint64_t addr, const PageHashValue &found,
+                       uint64_t gen)
     {
+        if (verify_)
+            return;
         HitSlot *set = &record->slots[set_index(addr) * hit_ways];
         // Most recent in way 0; the one it displaces moves to way 1.
         if (set[0].reg.id != found.id)
@@ -350,8 +354,8 @@ private:
     // hash marked the entry referenced); an entry hit twice in a row in its
     // set is hot and gets a hit-cache slot. Random access pays one store
     // instead of a slot's copy.
-    static void note_hash_hit(ThreadRecord *record, uint64_t addr, const PageHashValue &value,
-                              uint64_t gen, HitSlot *slot)
+    void note_hash_hit(ThreadRecord *record, uint64_t addr, const PageHashValue &value,
+                       uint64_t gen, HitSlot *slot)
     {
         if (slot) {
             slot->uses = hit_refresh_period;
@@ -426,7 +430,7 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
     // sees the index it published before.
     const uint64_t gen = gen_.load(std::memory_order_acquire);
     HitSlot *slot = find_hit(record, addr, end, gen);
-    if (GDRHOOK_LIKELY(slot && !verify_ && --slot->uses != 0)) {
+    if (GDRHOOK_LIKELY(slot && --slot->uses != 0)) {
         out = slot->reg;
         count(record->hits);
         return Status::success();
@@ -440,7 +444,7 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
     ThreadRecord *record = this_thread_record();
     const uint64_t gen = gen_.load(std::memory_order_acquire);
     HitSlot *found = find_hit(record, addr, end, gen);
-    if (found && !verify_) {
+    if (found) {
         const HitSlot &slot = *found;
         int h = free_hold_slot(record);
         if (h >= 0) {

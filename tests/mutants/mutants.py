@@ -144,6 +144,10 @@ MUTANTS = [
          file="cache/registration/registration_cache.cpp", suites=["cache"],
          find="    verify_mismatches_.fetch_add(1, std::memory_order_relaxed);",
          replace="    (void)0;"),
+    dict(name="verify_hits_served_from_hit_cache", promise="verify mode checks every hit",
+         file="cache/registration/registration_cache.h", suites=["cache"],
+         find="        if (verify_)\n            return;\n        HitSlot *set",
+         replace="        HitSlot *set"),
     # --- the backends ------------------------------------------------------
     dict(name="dmabuf_fd_not_closed", promise="an unpin closes the dma-buf fd",
          file="cache/backends/dmabuf_backend.cpp", suites=["cache", "shim"], tests=["cache"],
