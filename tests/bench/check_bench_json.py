@@ -16,8 +16,9 @@ PATTERNS = ["hot", "random"]
 PRODUCERS = [1, 2]
 UNPIN_BACKENDS = ["eventfd", "none"]
 GAPS = [0, 40000]
-TARGETS = ["hot_median_ns", "hot_vs_tagcheck", "hot_vs_ucs_rcache",
+TARGETS = ["hot_median_ns", "hot_threads_vs_tagcheck", "hot_vs_tagcheck", "hot_vs_ucs_rcache",
            "random_vs_ucs_rcache", "hot_scaling", "random_scaling"]
+ROUNDS = 3
 
 failures = []
 
@@ -34,6 +35,23 @@ def number(row, field, where):
     return value if isinstance(value, (int, float)) else 0
 
 
+def check_sweep_targets(bench):
+    """--rounds 0: the lookup goals come from the sweep, with no rounds."""
+    command = [bench, "--json", "--seconds", "0.02", "--entries", "16", "--threads", "1,2",
+               "--caches", "gdrhook.lookup,tagcheck", "--no-queue", "--no-unpin",
+               "--rounds", "0"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=100)
+    if run.returncode != 0:
+        failures.append(f"{' '.join(command)}: exit {run.returncode}")
+        return
+    targets = json.loads(run.stdout).get("targets", {})
+    check(targets.get("rounds") == 0, f"--rounds 0: targets.rounds {targets.get('rounds')}")
+    for name in ["hot_median_ns", "hot_threads_vs_tagcheck", "hot_scaling"]:
+        t = targets.get(name, {})
+        check(isinstance(t.get("value"), (int, float)) and t.get("rounds") == [],
+              f"--rounds 0: target {name} is {t!r}, expected a value and no rounds")
+
+
 def main():
     bench = sys.argv[1]
     expect_ucx = "--expect-ucx" in sys.argv[2:]
@@ -42,7 +60,8 @@ def main():
                "--threads", ",".join(map(str, THREADS)),
                "--queue-producers", ",".join(map(str, PRODUCERS)),
                "--queue-events", "20000",
-               "--unpin-backends", ",".join(UNPIN_BACKENDS), "--unpin-frees", "64"]
+               "--unpin-backends", ",".join(UNPIN_BACKENDS), "--unpin-frees", "64",
+               "--rounds", str(ROUNDS)]
     run = subprocess.run(command, capture_output=True, text=True, timeout=100)
     if run.returncode != 0:
         print(f"{' '.join(command)}: exit {run.returncode}\n{run.stderr}")
@@ -104,20 +123,34 @@ def main():
     targets = doc.get("targets", {})
     check(targets.get("entries") == max(ENTRIES), f"targets.entries {targets.get('entries')}")
     check(targets.get("threads") == max(THREADS), f"targets.threads {targets.get('threads')}")
+    check(targets.get("rounds") == ROUNDS, f"targets.rounds {targets.get('rounds')}")
     for name in TARGETS:
         t = targets.get(name)
         if not isinstance(t, dict):
             failures.append(f"target {name} missing")
             continue
         computable = expect_ucx or "ucs_rcache" not in name
+        rounds = t.get("rounds")
         if computable:
-            number(t, "value", f"target {name}")
+            value = number(t, "value", f"target {name}")
             check(isinstance(t.get("met"), bool), f"target {name}: met {t.get('met')!r}")
+            # The goal's value is the median of its rounds' values.
+            check(isinstance(rounds, list) and len(rounds) == ROUNDS,
+                  f"target {name}: rounds {rounds!r}, expected {ROUNDS} values")
+            if isinstance(rounds, list) and len(rounds) == ROUNDS:
+                middle = sorted(rounds)[ROUNDS // 2]
+                check(abs(value - middle) <= 0.0015,
+                      f"target {name}: value {value} is not the median of {rounds}")
         else:
             check(t.get("value") is None and t.get("met") is None,
                   f"target {name}: a value without ucs_rcache")
+            check(rounds == [], f"target {name}: rounds {rounds!r} without ucs_rcache")
         check(isinstance(t.get("goal"), str) and isinstance(t.get("what"), str),
               f"target {name}: goal or what missing")
+
+    check_sweep_targets(bench)
+    check(subprocess.run([bench, "--rounds", "-1"], capture_output=True, timeout=30).returncode
+          == 2, "--rounds -1: not refused with exit 2")
 
     for failure in failures:
         print(failure)

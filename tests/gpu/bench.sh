@@ -13,7 +13,8 @@
 # random (all of them), 1 to 16 threads; the tag check calls the real
 # driver; free-to-unpin with eventfd pins and with real dma-buf pins. 160
 # timed points of 0.25 s plus setup (65,536 cuMemAlloc/cuMemFree, the tag
-# check's untimed passes): about two minutes. GDRHOOK_BENCH_ARGS adds or
+# check's untimed passes), then 5 rounds of the goals' 8 points measured
+# back to back (tools/bench/targets.h): about two minutes. GDRHOOK_BENCH_ARGS adds or
 # overrides options (e.g. "--seconds 0.5"; later options win).
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")

@@ -228,6 +228,10 @@ MUTANTS = [
          file="tools/cli/log_commands.cpp", suites=["cli"], tests=["cli check_pin_never_unpinned"],
          find="    return result.passed() ? exit_ok : exit_findings;",
          replace="    return exit_ok;"),
+    dict(name="goal_from_one_round", promise="a lookup goal is the median of its rounds",
+         file="tools/bench/targets.cpp", suites=["bench"],
+         find="            t.value = median_of(t.rounds);",
+         replace="            t.value = t.rounds.front();"),
     # --- gdrhook log summary with parsing threads --------------------------
     dict(name="parsed_ahead_lines_reported_early",
          promise="parallel parsing reports malformed lines where the serial reader does",

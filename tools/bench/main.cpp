@@ -8,11 +8,15 @@
 //                 [--caches gdrhook.lookup,gdrhook.get_put,tagcheck,ucs_rcache]
 //                 [--queue-producers 1,2,4,8,16] [--queue-events N] [--no-queue]
 //                 [--unpin-backends eventfd,dmabuf,none] [--unpin-frees N] [--no-unpin]
+//                 [--rounds 5]
 //
 // --json prints only the JSON on stdout; --json-out prints the table and
 // writes the JSON to PATH. Both end with "targets": the lookup and unpin goals of docs/performance.md as
 // ratios taken from this run (at the largest entry count, single thread
-// unless stated), each with the value found and whether it was met.
+// unless stated), each with the value found and whether it was met. The
+// lookup goals come from --rounds rounds that measure their points back to
+// back, each goal the median of its rounds (targets.h); --rounds 0 takes
+// them from the sweep instead.
 //
 // Buffers of 64 KiB come from the CUDA driver found with dlopen: on a GPU
 // machine device memory; in CI the fake driver's host memory
@@ -25,6 +29,7 @@
 #include "cuda_loader.h"
 #include "lookup_bench.h"
 #include "pipeline_bench.h"
+#include "targets.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,6 +63,7 @@ struct Options {
     bool queue = true;
     std::vector<int> queue_producers{1, 2, 4, 8, 16};
     uint64_t queue_events = 2000000;
+    int rounds = 5; // of the goals' points (targets.h); 0: the goals from the sweep
     bool unpin = true;
     std::vector<std::string> unpin_backends{"eventfd"};
     size_t unpin_frees = 4096;
@@ -96,6 +102,7 @@ bool parse(int argc, char **argv, Options &o)
             else if (a == "--threads") o.threads = parse_list<int>(value());
             else if (a == "--patterns") o.patterns = parse_list<std::string>(value());
             else if (a == "--caches") o.caches = parse_list<std::string>(value());
+            else if (a == "--rounds") o.rounds = std::stoi(value());
             else if (a == "--no-queue") o.queue = false;
             else if (a == "--queue-producers") o.queue_producers = parse_list<int>(value());
             else if (a == "--queue-events") o.queue_events = std::stoull(value());
@@ -123,6 +130,10 @@ bool parse(int argc, char **argv, Options &o)
             std::fprintf(stderr, "gdrhook-bench: --threads: 1 to 1024\n");
             return false;
         }
+    if (o.rounds < 0 || o.rounds > 1000) {
+        std::fprintf(stderr, "gdrhook-bench: --rounds: 0 to 1000\n");
+        return false;
+    }
     for (size_t e : o.entries)
         if (e < 1) {
             std::fprintf(stderr, "gdrhook-bench: --entries: at least 1\n");
@@ -239,82 +250,6 @@ private:
     std::string text_;
 };
 
-const LookupResult *find(const std::vector<LookupResult> &all, const std::string &cache,
-                         Pattern pattern, size_t entries, int threads)
-{
-    for (const LookupResult &r : all)
-        if (r.cache == cache && r.pattern == pattern && r.entries == entries &&
-            r.threads == threads && r.misses == 0)
-            return &r;
-    return nullptr;
-}
-
-// One of the goals in docs/performance.md, as this run measured it.
-struct Target {
-    std::string name;
-    std::string what;
-    std::optional<double> value;
-    const char *relation; // ">=" or "<="
-    double goal;
-    std::optional<bool> met() const
-    {
-        if (!value)
-            return std::nullopt;
-        return relation[0] == '>' ? *value >= goal : *value <= goal;
-    }
-};
-
-std::vector<Target> targets_of(const std::vector<LookupResult> &all, size_t entries,
-                               int max_threads)
-{
-    auto median = [&](const char *cache, Pattern p) -> std::optional<double> {
-        const LookupResult *r = find(all, cache, p, entries, 1);
-        if (!r || r->median_ns <= 0)
-            return std::nullopt;
-        return r->median_ns;
-    };
-    auto ratio = [&](const char *other, Pattern p) -> std::optional<double> {
-        auto ours = median("gdrhook.lookup", p), theirs = median(other, p);
-        if (!ours || !theirs)
-            return std::nullopt;
-        return *theirs / *ours;
-    };
-    auto scaling = [&](Pattern p) -> std::optional<double> {
-        const LookupResult *one = find(all, "gdrhook.lookup", p, entries, 1);
-        const LookupResult *many = find(all, "gdrhook.lookup", p, entries, max_threads);
-        if (!one || !many || max_threads == 1 || one->mhits_per_s <= 0)
-            return std::nullopt;
-        return many->mhits_per_s / one->mhits_per_s;
-    };
-    auto throughput_ratio = [&](const char *other, Pattern p) -> std::optional<double> {
-        const LookupResult *ours = find(all, "gdrhook.lookup", p, entries, max_threads);
-        const LookupResult *theirs = find(all, other, p, entries, max_threads);
-        if (!ours || !theirs || theirs->mhits_per_s <= 0)
-            return std::nullopt;
-        return ours->mhits_per_s / theirs->mhits_per_s;
-    };
-    std::string at = std::to_string(entries) + " entries";
-    std::string threads = std::to_string(max_threads) + " threads";
-    return {
-        {"hot_median_ns", "gdrhook.lookup hot median, 1 thread, " + at,
-         median("gdrhook.lookup", Pattern::hot), "<=", 6},
-        {"hot_threads_vs_tagcheck",
-         "gdrhook.lookup / tagcheck hot throughput, " + threads + " each, " + at,
-         throughput_ratio("tagcheck", Pattern::hot), ">=", 400},
-        {"hot_vs_tagcheck", "tagcheck / gdrhook.lookup hot median, " + at,
-         ratio("tagcheck", Pattern::hot), ">=", 10},
-        {"hot_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup hot median, " + at,
-         ratio("ucs_rcache", Pattern::hot), ">=", 5},
-        {"random_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup random median, " + at,
-         ratio("ucs_rcache", Pattern::random), ">=", 3},
-        {"hot_scaling", "gdrhook.lookup hot throughput, " + threads + " / 1 thread, " + at,
-         scaling(Pattern::hot), ">=", 12},
-        {"random_scaling",
-         "gdrhook.lookup random throughput, " + threads + " / 1 thread, " + at,
-         scaling(Pattern::random), ">=", 12},
-    };
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -340,7 +275,12 @@ int main(int argc, char **argv)
     for (const std::string &p : o.patterns)
         patterns.push_back(p == "hot" ? Pattern::hot : Pattern::random);
 
+    const size_t largest =
+        o.entries.empty() ? 0 : *std::max_element(o.entries.begin(), o.entries.end());
+    const int most_threads =
+        o.threads.empty() ? 1 : *std::max_element(o.threads.begin(), o.threads.end());
     std::vector<LookupResult> lookups;
+    std::vector<Target> targets;
     if (!o.entries.empty() && !o.caches.empty())
         say("\n%-16s %-6s %7s %7s %10s %10s %12s\n", "cache", "access", "entries", "threads",
             "median ns", "p99 ns", "Mhits/s");
@@ -349,6 +289,9 @@ int main(int argc, char **argv)
                                                   : std::vector<Buffer>{};
         std::vector<Buffer> host = arena_buffers(entries);
         const std::vector<Buffer> &main_buffers = cuda.context ? driver : host;
+        // At the largest entry count the caches stay warm for the goals' rounds.
+        std::vector<std::unique_ptr<LookupCache>> kept_caches;
+        std::vector<KeptCache> kept;
         if (main_buffers.size() != entries || host.size() != entries) {
             std::fprintf(stderr, "gdrhook-bench: could not get %zu buffers\n", entries);
             return 1;
@@ -390,7 +333,18 @@ int main(int argc, char **argv)
                         r.mhits_per_s, r.misses ? "  (MISSES)" : "");
                 }
             }
+            if (entries == largest && o.rounds > 0) {
+                kept.push_back(KeptCache{cache.get(), buffers});
+                kept_caches.push_back(std::move(cache));
+            }
         }
+        if (entries == largest && o.rounds > 0) {
+            say("\nthe goals' points, %d rounds at %zu entries...\n", o.rounds, entries);
+            targets = lookup_targets_in_rounds(kept, patterns, entries, most_threads, o.rounds,
+                                               o.seconds);
+        }
+        kept.clear();
+        kept_caches.clear();
         if (cuda.context)
             free_driver_buffers(cuda, driver);
         munmap(reinterpret_cast<void *>(host.front().addr), entries * buffer_stride);
@@ -476,24 +430,32 @@ int main(int argc, char **argv)
         }
     }
 
-    size_t largest = o.entries.empty() ? 0 : *std::max_element(o.entries.begin(), o.entries.end());
-    int most_threads = o.threads.empty() ? 1 : *std::max_element(o.threads.begin(), o.threads.end());
-    std::vector<Target> targets = targets_of(lookups, largest, most_threads);
+    if (o.rounds == 0)
+        targets = lookup_targets(lookups, largest, most_threads);
     // Eager unpin at the real driver's pace (a free every 40 us), dma-buf.
     for (const UnpinRun &run : unpins) {
         if (run.gap_ns == 0 || std::string(run.result.backend) != "dmabuf")
             continue;
         targets.push_back({"unpin_p50_us", "free-to-unpin p50, dma-buf, frees 40 us apart",
-                           run.result.p50_us, "<=", 50});
+                           run.result.p50_us, "<=", 50, {}});
         targets.push_back({"unpin_p99_us", "free-to-unpin p99, dma-buf, frees 40 us apart",
-                           run.result.p99_us, "<=", 200});
+                           run.result.p99_us, "<=", 200, {}});
     }
-    say("\ntargets (docs/performance.md), from this run:\n");
+    if (o.rounds > 0)
+        say("\ntargets (docs/performance.md), from this run; a lookup goal is the median of "
+            "%d rounds (their range in brackets):\n", o.rounds);
+    else
+        say("\ntargets (docs/performance.md), from this run:\n");
     for (const Target &t : targets) {
         auto met = t.met();
-        say("  %-22s %10s  (goal %s %g)  %-4s  %s\n", t.name.c_str(),
+        std::string range;
+        if (!t.rounds.empty()) {
+            auto [low, high] = std::minmax_element(t.rounds.begin(), t.rounds.end());
+            range = "[" + Json::number(*low) + " .. " + Json::number(*high) + "]  ";
+        }
+        say("  %-22s %10s  (goal %s %g)  %-4s  %s%s\n", t.name.c_str(),
             Json::number(t.value).c_str(), t.relation, t.goal,
-            !met ? "n/a" : *met ? "met" : "NOT", t.what.c_str());
+            !met ? "n/a" : *met ? "met" : "NOT", range.c_str(), t.what.c_str());
     }
 
     if (!o.json && o.json_out.empty())
@@ -540,13 +502,18 @@ int main(int argc, char **argv)
               releases[i].backend, static_cast<unsigned long long>(releases[i].releases),
               releases[i].p50_us, releases[i].p99_us, releases[i].releases_per_s,
               i + 1 < releases.size() ? "," : "");
-    j.add("  ],\n  \"targets\": {\n    \"entries\": %zu,\n    \"threads\": %d", largest,
-          most_threads);
+    j.add("  ],\n  \"targets\": {\n    \"entries\": %zu,\n    \"threads\": %d,\n"
+          "    \"rounds\": %d", largest, most_threads, o.rounds);
     for (const Target &t : targets) {
         auto met = t.met();
-        j.add(",\n    %s: {\"value\": %s, \"goal\": \"%s %g\", \"met\": %s, \"what\": %s}",
+        std::string rounds;
+        for (double v : t.rounds)
+            rounds += (rounds.empty() ? "" : ", ") + Json::number(v);
+        j.add(",\n    %s: {\"value\": %s, \"goal\": \"%s %g\", \"met\": %s, \"what\": %s, "
+              "\"rounds\": [%s]}",
               Json::quote(t.name).c_str(), Json::number(t.value).c_str(), t.relation, t.goal,
-              !met ? "null" : *met ? "true" : "false", Json::quote(t.what).c_str());
+              !met ? "null" : *met ? "true" : "false", Json::quote(t.what).c_str(),
+              rounds.c_str());
     }
     j.add("\n  }\n}\n");
 
