@@ -435,7 +435,14 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
         count(record->hits);
         return Status::success();
     }
-    return lookup_past_hit_cache(record, addr, end, gen, slot, out);
+    // The rest works on a copy: were `out` itself handed to a call, the
+    // caller's registration would live in memory on every path, and a hit
+    // would pay its initialisation, the copy into it and the read back (8
+    // stores and a load, measured in gdrhook-bench's loop).
+    Registration past = out;
+    const Status status = lookup_past_hit_cache(record, addr, end, gen, slot, past);
+    out = past;
+    return status;
 }
 
 inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistration &out)
@@ -463,7 +470,10 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
             record->holds[h].store(0, std::memory_order_release);
         }
     }
-    return get_past_hit_cache(record, addr, end, gen, found, out);
+    HeldRegistration past = out; // as in lookup()
+    const Status status = get_past_hit_cache(record, addr, end, gen, found, past);
+    out = past;
+    return status;
 }
 
 inline void RegistrationCache::put(HeldRegistration &held)
