@@ -113,7 +113,10 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
                 pin_to(cpus[t]);
             const std::vector<uint64_t> addresses = addresses_for(buffers, pattern, 1000 + t);
             const size_t mask = addresses.size() - 1; // batch_hits divides it
-            auto &samples = batch_ns[t];
+            // This thread's own vector, handed over at the end: pushing into
+            // batch_ns[t] wrote its end pointer, which shares a cache line
+            // with other threads' vectors, once a batch.
+            std::vector<float> samples;
             samples.reserve(size_t(1) << 20);
             uint64_t sink = 0, failed = 0;
             // One untimed pass: this thread's own state (hit slots) warm.
@@ -139,6 +142,7 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
                 }
             }
             spans[t] = std::chrono::duration<double>(clock_type::now() - begin).count();
+            batch_ns[t] = std::move(samples);
             hits[t] = done;
             misses[t] = failed;
             asm volatile("" : : "r"(sink)); // keeps the work
