@@ -230,7 +230,7 @@ MUTANTS = [
          replace="    return exit_ok;"),
     dict(name="goal_from_one_round", promise="a lookup goal is the median of its rounds",
          file="tools/bench/targets.cpp", suites=["bench"],
-         find="            t.value = median_of(t.rounds);",
+         find="            t.value = median(t.rounds);",
          replace="            t.value = t.rounds.front();"),
     # --- gdrhook log summary with parsing threads --------------------------
     dict(name="parsed_ahead_lines_reported_early",

@@ -27,6 +27,7 @@
 // The files are read right after they are written, so they come from the
 // page cache: this measures the reader, not the disk.
 #include "log_commands.h"
+#include "median.h"
 #include "merged_reader.h"
 #include "summary.h"
 
@@ -47,6 +48,7 @@
 #include <vector>
 
 using namespace gdrhook::cli;
+using bench::median;
 
 namespace {
 
@@ -274,13 +276,6 @@ bool write_job(const std::string &dir, int files, uint64_t events)
     std::string single = (fs::path(dir) / "single.jsonl").string();
     std::printf("generating one log of %" PRIu64 " events into %s ...\n", total_lines, single.c_str());
     return write_file(single, [&](FILE *file) { LogWriter(file, 4242, 88172645463325252ull, t0).events(total_lines); });
-}
-
-double median(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 int job(const std::string &dir, int files, uint64_t events, bool keep, bool reuse, int runs)

@@ -290,7 +290,6 @@ int main(int argc, char **argv)
         std::vector<Buffer> host = arena_buffers(entries);
         const std::vector<Buffer> &main_buffers = cuda.context ? driver : host;
         // At the largest entry count the caches stay warm for the goals' rounds.
-        std::vector<std::unique_ptr<LookupCache>> kept_caches;
         std::vector<KeptCache> kept;
         if (main_buffers.size() != entries || host.size() != entries) {
             std::fprintf(stderr, "gdrhook-bench: could not get %zu buffers\n", entries);
@@ -334,8 +333,7 @@ int main(int argc, char **argv)
                 }
             }
             if (entries == largest && o.rounds > 0) {
-                kept.push_back(KeptCache{cache.get(), buffers});
-                kept_caches.push_back(std::move(cache));
+                kept.push_back(KeptCache{std::move(cache), buffers});
             }
         }
         if (entries == largest && o.rounds > 0) {
@@ -343,8 +341,7 @@ int main(int argc, char **argv)
             targets = lookup_targets_in_rounds(kept, patterns, entries, most_threads, o.rounds,
                                                o.seconds);
         }
-        kept.clear();
-        kept_caches.clear();
+        kept.clear(); // the caches go before the buffers they hold
         if (cuda.context)
             free_driver_buffers(cuda, driver);
         munmap(reinterpret_cast<void *>(host.front().addr), entries * buffer_stride);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "targets.h"
 
+#include "median.h"
+
 #include <algorithm>
 
 namespace bench {
@@ -28,13 +30,6 @@ constexpr Point compared_points[] = {
     {"gdrhook.lookup", Pattern::random, false}, {"gdrhook.lookup", Pattern::random, true},
     {"ucs_rcache", Pattern::hot, false},      {"ucs_rcache", Pattern::random, false},
 };
-
-double median_of(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 } // namespace
 
@@ -122,7 +117,7 @@ std::vector<Target> lookup_targets_in_rounds(const std::vector<KeptCache> &cache
     }
     for (Target &t : targets)
         if (!t.rounds.empty())
-            t.value = median_of(t.rounds);
+            t.value = median(t.rounds);
     return targets;
 }
 

@@ -16,6 +16,7 @@
 
 #include "lookup_bench.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,7 +41,7 @@ struct Target {
 
 // A cache kept warm at the largest entry count, with the buffers it holds.
 struct KeptCache {
-    LookupCache *cache;
+    std::unique_ptr<LookupCache> cache;
     const std::vector<Buffer> *buffers;
 };
 
