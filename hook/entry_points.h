@@ -63,7 +63,7 @@
     DRIVER(cuDeviceGraphMemTrim, cuDeviceGraphMemTrim, 11040, 0)           \
     DRIVER(cuGraphDestroy, cuGraphDestroy, 10000, 0)                       \
     DRIVER(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)               \
-    /* stream capture (cache/base/capture.h) */                          \
+    /* stream capture (cache/base/capture.h) */                            \
     DRIVER(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0)           \
     DRIVER(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0)        \
     DRIVER(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, 0) \

@@ -62,16 +62,15 @@ mode() {
     echo "    $(echo "$check" | tail -1 | cut -c1-200)"
 }
 
-py=(python3)
 mode torch_async_graph torch PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync -- \
-    "${py[@]}" "$here/modes/torch_async_graph.py"
-mode torch_default_graph torch -- "${py[@]}" "$here/modes/torch_async_graph.py"
+    python3 "$here/modes/torch_async_graph.py"
+mode torch_default_graph torch -- python3 "$here/modes/torch_async_graph.py"
 for allocator in async managed none; do
-    mode "cupy_$allocator" cupy -- "${py[@]}" "$here/modes/cupy_allocators.py" "$allocator"
+    mode "cupy_$allocator" cupy -- python3 "$here/modes/cupy_allocators.py" "$allocator"
 done
-mode jax_preallocate jax -- "${py[@]}" "$here/modes/jax_allocators.py"
+mode jax_preallocate jax -- python3 "$here/modes/jax_allocators.py"
 mode jax_cuda_async jax XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async -- \
-    "${py[@]}" "$here/modes/jax_allocators.py"
+    python3 "$here/modes/jax_allocators.py"
 
 echo
 [ ${#skipped[@]} = 0 ] || echo "skipped: ${skipped[*]}"
