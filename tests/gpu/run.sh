@@ -16,7 +16,8 @@
 #   stdout, exit      stdout the same, both exit statuses 0
 #   time x            wall time hooked / plain
 # With two or more GPUs, rows for peer access, a pool shared between GPUs,
-# IPC between GPUs and torchrun with NCCL (tests/gpu/two_gpus.cpp, ipc.cu,
+# IPC between GPUs and torchrun with NCCL, plain and with NCCL_DEBUG=INFO
+# (tests/gpu/two_gpus.cpp, ipc.cu,
 # ddp_check.py).
 # (tests/gpu/table_row.py judges a row.) Then the coherence churn
 # (threads freeing and reallocating with lookups in between, no stale
@@ -202,7 +203,7 @@ fi
 # torchrun with NCCL (one process per GPU, gradients all-reduced). Every
 # process logs to its own file (events.%p), all checked and summarized
 # together.
-two_gpu_rows=(peer_access shared_pool ipc_gpu1 ddp_nccl)
+two_gpu_rows=(peer_access shared_pool ipc_gpu1 ddp_nccl ddp_nccl_info)
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU ")
 summary_of() { # ROW: the first lines of `gdrhook log summary` over its logs
     wanted "$1" || return 0
@@ -219,13 +220,19 @@ else
     run_case ipc_gpu1 "ipc 0->1" 1 -- "$bin/ipc" 1
     summary_of ipc_gpu1
     if ! python3 -c "import torch.distributed" 2>/dev/null; then
-        echo "ddp_nccl: skipped, python3 cannot import torch.distributed"
-        skipped+=(ddp_nccl)
+        echo "ddp_nccl ddp_nccl_info: skipped, python3 cannot import torch.distributed"
+        skipped+=(ddp_nccl ddp_nccl_info)
     else
         # The hooked run goes through `gdrhook run`, as a user would start it.
         hook_through_cli=1 run_case ddp_nccl "nccl x$gpus" 0 -- \
             torchrun --standalone --nproc-per-node="$gpus" "$here/ddp_check.py"
         summary_of ddp_nccl
+        # Once more with NCCL's own info lines on stderr, which differ by
+        # nature between two runs (hosts, pids, ports, timings): the judge
+        # masks those and nothing else (tests/gpu/table_row.py).
+        hook_through_cli=1 run_case ddp_nccl_info "nccl INFO" 0 NCCL_DEBUG=INFO -- \
+            torchrun --standalone --nproc-per-node="$gpus" "$here/ddp_check.py"
+        summary_of ddp_nccl_info
     fi
 fi
 

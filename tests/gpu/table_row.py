@@ -21,9 +21,10 @@ if there is any:
     "N stale hits"), any other `error` event, or `gdrhook log check` (CLI)
     fails;
   - stdout differs (NVIDIA tools' "==PROF==" and "[PID] ..." lines with
-    numbers masked),
-    stderr differs once the lines the shim adds are left
-    out (see STDERR_FILTER), an exit status is not 0;
+    numbers masked), stderr differs once the lines the shim adds are left
+    out (see STDERR_FILTER), on either stream beyond what differs by nature
+    between two runs (see mask_natural_differences; the lines of a job of
+    several processes compared as a multiset), an exit status is not 0;
   - the hooked run left more GPU memory in use than the plain one
     (mem_used_delta=N on stderr) by more than MEM_SLACK bytes.
 """
@@ -101,9 +102,47 @@ def program_stdout(text):
             for line in text.splitlines()]
 
 
-def program_stderr(text):
-    return [ADDRESS.sub("0x?", line) for line in program_stdout(text)
-            if not STDERR_FILTER.search(line)]
+# What differs by nature between two runs of one program, in the standard
+# log-line formats of the frameworks the table runs; masked before the
+# comparison, everything else on the line still compared:
+#   - glog's prefix, as torchrun and PyTorch's C++ side write it:
+#     "W1127 12:50:52.445000 4505 torch/distributed/run.py:851] ..." and
+#     "[rank0]:[W1127 12:50:53.796069434 ProcessGroupNCCL.cpp:1496] ...":
+#     the date, time and pid (the level letter and the rank stay);
+#   - NCCL's "host:pid:tid [rank] NCCL ..." prefix: host, pid and thread;
+#   - in NCCL's INFO lines (NCCL_DEBUG=INFO), every number: they name
+#     ports, IP addresses, CPU cores the proxy thread landed on and
+#     timings; the words of the line, and how many such lines there are,
+#     are still compared. NCCL's WARN lines keep their numbers.
+GLOG_PREFIX = re.compile(r"^((?:\[rank\d+\]:)?\[?)([IWEF])\d{4} \d{2}:\d{2}:\d{2}\.\d+(?: +\d+)? ")
+NCCL_PREFIX = re.compile(r"^\S+:\d+:\d+ (\[\d+\] NCCL )")
+NCCL_INFO = re.compile(r"^<host:pid:tid> \[\d+\] NCCL INFO ")
+
+
+def mask_natural_differences(line):
+    line = GLOG_PREFIX.sub(r"\1\2<date time pid> ", line)
+    line = NCCL_PREFIX.sub(r"<host:pid:tid> \1", line)
+    if NCCL_INFO.search(line):
+        line = DIGITS.sub("#", ADDRESS.sub("0x?", line))
+    return line
+
+
+def program_lines(text, processes=1, leave_out=None):
+    """The program's own lines on one stream, as compared between the
+    plain and the hooked run: NVIDIA tools' lines and what differs by
+    nature masked, LEAVE_OUT's lines left out. The lines of a job of
+    several processes interleave as the processes' timing has it, so there
+    they are compared as a multiset (sorted); one process's are compared
+    in their order."""
+    lines = [mask_natural_differences(line) for line in program_stdout(text)
+             if not (leave_out and leave_out.search(line))]
+    return sorted(lines) if processes > 1 else lines
+
+
+def program_stderr(text, processes=1):
+    """stderr without the shim's own lines, addresses masked."""
+    return [ADDRESS.sub("0x?", line)
+            for line in program_lines(text, processes, STDERR_FILTER)]
 
 
 def mem_delta(text):
@@ -204,10 +243,11 @@ def judge(argv):
     if why:
         problems.append(why)
 
-    same_out = program_stdout(plain_out) == program_stdout(hooked_out)
+    processes = max(counts["pids"], 1)
+    same_out = program_lines(plain_out, processes) == program_lines(hooked_out, processes)
     if not same_out:
         problems.append(f"stdout differs (diff {d}/plain.out {d}/hooked.out)")
-    if program_stderr(plain_err) != program_stderr(hooked_err):
+    if program_stderr(plain_err, processes) != program_stderr(hooked_err, processes):
         problems.append(f"stderr differs beyond the shim's lines (diff {d}/plain.err {d}/hooked.err)")
     if plain_rc != 0 or hooked_rc != 0:
         problems.append(f"exit status {plain_rc} plain, {hooked_rc} hooked")

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+"""The GPU table's row judge (table_row.py) on recorded output: what two
+runs of one program differ in by nature must pass, anything else must
+fail. Needs no GPU.
+
+judge_cases/ holds the plain and hooked stdout/stderr of the table's
+`ddp_nccl` row (torchrun with NCCL on 2 H200s, driver 580.159.04), as run:
+  torchrun_warnings/  torchrun's glog-style warnings (timestamp, pid), the
+                      two ranks' "expect_min" lines interleaved either way
+  nccl_info/          the same with NCCL_DEBUG=INFO: 142 NCCL info lines on
+                      stdout with hosts, pids, ports, addresses and timings
+The failing cases are those recordings with one line added, changed,
+dropped or moved, as a real difference would show up."""
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+import table_row  # noqa: E402
+
+CASES = os.path.join(here, "judge_cases")
+
+
+def recorded(case, name):
+    with open(os.path.join(CASES, case, name), errors="replace") as f:
+        return f.read()
+
+
+def same(plain, hooked, processes, stream):
+    if stream == "err":
+        return table_row.program_stderr(plain, processes) == \
+            table_row.program_stderr(hooked, processes)
+    return table_row.program_lines(plain, processes) == table_row.program_lines(hooked, processes)
+
+
+def with_line(text, line, after=0):
+    lines = text.splitlines()
+    lines.insert(after, line)
+    return "\n".join(lines) + "\n"
+
+
+def replaced(text, old, new):
+    assert old in text, f"the recording no longer holds {old!r}"
+    return text.replace(old, new, 1)
+
+
+def without_first(text, needle):
+    lines = text.splitlines()
+    lines.remove(next(line for line in lines if needle in line))
+    return "\n".join(lines) + "\n"
+
+
+def cases():
+    """(what, plain, hooked, processes, stream, must pass)"""
+    warn_plain = recorded("torchrun_warnings", "plain.err")
+    warn_hooked = recorded("torchrun_warnings", "hooked.err")
+    info_plain = recorded("nccl_info", "plain.out")
+    info_hooked = recorded("nccl_info", "hooked.out")
+    out_plain = recorded("torchrun_warnings", "plain.out")
+    yield ("torchrun's warnings: other timestamps and pids, ranks interleaved otherwise",
+           warn_plain, warn_hooked, 2, "err", True)
+    yield ("NCCL_DEBUG=INFO stdout: other hosts, pids, ports, addresses, timings",
+           info_plain, info_hooked, 2, "out", True)
+    yield ("NCCL_DEBUG=INFO stderr", recorded("nccl_info", "plain.err"),
+           recorded("nccl_info", "hooked.err"), 2, "err", True)
+    yield ("an error line only in the hooked run",
+           warn_plain, with_line(warn_hooked, "RuntimeError: CUDA error: invalid argument", 5),
+           2, "err", False)
+    yield ("a PyTorch warning only in the hooked run",
+           warn_plain, with_line(warn_hooked, "[rank1]:[W1127 15:08:52.123456789 "
+                                 "CUDACachingAllocator.cpp:1012] Warning: cudaFree failed", 6),
+           2, "err", False)
+    yield ("a torchrun warning whose words differ",
+           warn_plain, replaced(warn_hooked, "OMP_NUM_THREADS", "MKL_NUM_THREADS"), 2, "err", False)
+    yield ("a warning raised to an error (W to E)",
+           warn_plain, replaced(warn_hooked, "W1127", "E1127"), 2, "err", False)
+    yield ("one rank's expect line missing",
+           warn_plain, without_first(warn_hooked, "expect_min"), 2, "err", False)
+    yield ("an NCCL WARN line only in the hooked run",
+           info_plain, with_line(info_hooked, "vm:1497:1503 [1] NCCL WARN Cuda failure 1 "
+                                 "'invalid argument'", 40), 2, "out", False)
+    yield ("an NCCL info line whose words differ",
+           info_plain, replaced(info_hooked, "Using network Socket", "Using network IB"),
+           2, "out", False)
+    yield ("an NCCL info line missing",
+           info_plain, without_first(info_hooked, "Init COMPLETE"), 2, "out", False)
+    yield ("the weights' checksum differs",
+           out_plain, replaced(out_plain, "checksum=", "checksum=1"), 2, "out", False)
+    # One process's lines keep their order: a swap is a difference there.
+    lines = warn_plain.splitlines()
+    swapped = "\n".join([lines[1], lines[0]] + lines[2:]) + "\n"
+    yield ("one process's lines in another order", warn_plain, swapped, 1, "err", False)
+    yield ("several processes' lines in another order", warn_plain, swapped, 2, "err", True)
+
+
+def main():
+    failures = 0
+    for what, plain, hooked, processes, stream, must_pass in cases():
+        passed = same(plain, hooked, processes, stream)
+        ok = passed == must_pass
+        failures += not ok
+        verdict = "passes" if passed else "fails"
+        print(f"{'ok  ' if ok else 'BAD '} {what}: the judge {verdict}"
+              f"{'' if ok else ' (it must ' + ('pass' if must_pass else 'fail') + ')'}")
+    print(f"{failures} wrong verdict(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
