@@ -2,9 +2,12 @@
 //
 // How the registration cache pins and unpins: one interface, three
 // implementations (backend_none, backend_dmabuf, backend_kmod). The cache
-// calls pin() on a miss, outside its locks, and unpin() from the worker with
-// every pin of one batch, so that a backend with a batch call (the module's
-// UNPIN_BATCH) makes one system call per batch.
+// calls pin() on a miss, outside its locks, and unpin() from its reclaimer
+// with every retired pin that nobody holds, in one call, so that a backend
+// with a batch call (the module's UNPIN_BATCH) makes one system call per
+// reclaim. The reclaimer runs on the thread that freed the memory, before
+// its free returns (cache/registration/free_invalidation.h), and on the
+// worker after each batch for what a gdrhook_put released since.
 #pragma once
 
 #include "cache/base/status.h"

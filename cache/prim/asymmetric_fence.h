@@ -2,8 +2,8 @@
 //
 // A store-load fence split in two unequal halves. Readers (the lookup hit
 // path) publish "I am reading" or "I hold entry X" and then read shared
-// state; the reclaimer (the worker) publishes "X is retired" and then reads
-// the readers' slots. Each side needs a full fence between its store and its
+// state; the reclaimer (on the thread whose free retired X, or on the
+// worker) publishes "X is retired" and then reads the readers' slots. Each side needs a full fence between its store and its
 // load, but readers run millions of times a second and the reclaimer rarely.
 //
 // light_fence() on the readers is only a compiler barrier once

@@ -363,4 +363,9 @@ MUTANTS = [
          file="tests/gpu/table_row.py", suites=["unit"], tests=["unit gpu table judge"],
          find='    line = GLOG_PREFIX.sub(r"\\1\\2<date time pid> ", line)',
          replace='    line = GLOG_PREFIX.sub(r"\\1?<date time pid> ", line)'),
+    # --- the documents cite only what exists --------------------------------
+    dict(name="design_cites_renamed_test", promise="every test docs/design.md names exists",
+         file="tests/stress/test_stress.cpp", suites=["unit"], tests=["unit docs cite what exists"],
+         find='          "child, each log is whole",',
+         replace='          "child, each log is complete",'),
 ]
