@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <unistd.h>
 
@@ -35,25 +36,19 @@ void reject(Diagnostics &diagnostics, const char *name, const char *value,
                           fallback);
 }
 
+// The names a choice variable accepts, in the order of its enum's values:
+// parsing and printing read the same list.
 template <typename Enum, size_t N>
-void parse_choice(const EnvLookup &lookup, const char *name,
-                  const char *const (&names)[N], const Enum (&values)[N],
+void parse_choice(const char *name, const char *value, const char *const (&names)[N],
                   Enum &field, Diagnostics &diagnostics)
 {
-    const char *value = lookup(name);
-    if (!value)
-        return;
     for (size_t i = 0; i < N; ++i) {
         if (strcasecmp(value, names[i]) == 0) {
-            field = values[i];
+            field = static_cast<Enum>(i);
             return;
         }
     }
-    const char *fallback = "";
-    for (size_t i = 0; i < N; ++i)
-        if (values[i] == field)
-            fallback = names[i];
-    reject(diagnostics, name, value, join_names(names, N), fallback);
+    reject(diagnostics, name, value, join_names(names, N), names[static_cast<size_t>(field)]);
 }
 
 std::optional<bool> parse_bool(const char *value)
@@ -69,12 +64,8 @@ std::optional<bool> parse_bool(const char *value)
     return std::nullopt;
 }
 
-void parse_flag(const EnvLookup &lookup, const char *name, bool &field,
-                Diagnostics &diagnostics)
+void parse_flag(const char *name, const char *value, bool &field, Diagnostics &diagnostics)
 {
-    const char *value = lookup(name);
-    if (!value)
-        return;
     if (auto parsed = parse_bool(value))
         field = *parsed;
     else
@@ -113,12 +104,9 @@ std::optional<uint64_t> parse_size(const char *value)
     return static_cast<uint64_t>(number) << shift;
 }
 
-void parse_size_var(const EnvLookup &lookup, const char *name, uint64_t min,
-                    uint64_t max, uint64_t &field, Diagnostics &diagnostics)
+void parse_size_var(const char *name, const char *value, uint64_t min, uint64_t max,
+                    uint64_t &field, Diagnostics &diagnostics)
 {
-    const char *value = lookup(name);
-    if (!value)
-        return;
     auto parsed = parse_size(value);
     if (parsed && *parsed >= min && *parsed <= max) {
         field = *parsed;
@@ -132,12 +120,9 @@ void parse_size_var(const EnvLookup &lookup, const char *name, uint64_t min,
 
 // A period in milliseconds: plain decimal digits (no suffix, no sign), 0
 // for off or a value in [min_sample_ms, max_sample_ms].
-void parse_sample_ms(const EnvLookup &lookup, const char *name, uint32_t &field,
+void parse_sample_ms(const char *name, const char *value, uint32_t &field,
                      Diagnostics &diagnostics)
 {
-    const char *value = lookup(name);
-    if (!value)
-        return;
     bool digits = *value != '\0' && strspn(value, "0123456789") == strlen(value);
     if (digits) {
         errno = 0;
@@ -210,23 +195,103 @@ bool is_decimal(const char *text)
     return true;
 }
 
+const char *const level_names[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
+const char *const backend_names[] = {"auto", "kmod", "dmabuf", "none"};
+const char *const pin_names[] = {"off", "alloc", "demand"};
+const char *const ucx_names[] = {"auto", "on", "off"};
+
+std::string shown_size(uint64_t value) { return std::to_string(value); }
+
+// Every GDRHOOK_* variable the shim reads, once: its name, what it
+// accepts and its default as the README's table says them, how a value is
+// read into the Config and how the Config's value is shown. parse_config,
+// config_values and `gdrhook doctor --settings` walk it; tests/docs checks
+// the README's table against that listing.
+const ConfigVariable variables[] = {
+    {"GDRHOOK_DISABLE", "`1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`", "`0`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_flag(name, value, c.disabled, d);
+     },
+     [](const Config &c) -> std::string { return c.disabled ? "1" : "0"; }},
+    {"GDRHOOK_LOG_LEVEL", "`trace`, `debug`, `info`, `warn`, `error`, `critical`, `off`", "`warn`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_choice(name, value, level_names, c.log_level, d);
+     },
+     [](const Config &c) -> std::string { return to_string(c.log_level); }},
+    {"GDRHOOK_EVENTS",
+     "a path; `%p` becomes the pid, `%h` the short host name, `%r` the rank (`x` when none is "
+     "set), `%%` a percent sign",
+     "unset (no event log)",
+     [](const char *name, const char *value, ParseContext &context, Config &c, Diagnostics &d) {
+         std::string path, error;
+         if (expand_path_pattern(value, PathNames{context.pid, c.host, c.rank}, path, error)) {
+             c.events_path = path;
+             c.events_pattern = value;
+         } else
+             d.push_back(std::string("gdrhook: ") + name + "='" + value + "' is not valid: " +
+                         error + "; no events are logged");
+     },
+     [](const Config &c) { return c.events_pattern; }},
+    {"GDRHOOK_QUEUE_CAPACITY", "2 … 1048576 (K/M suffixes), rounded up to a power of two", "`4096`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         uint64_t capacity = c.queue_capacity;
+         parse_size_var(name, value, 2, 1u << 20, capacity, d);
+         c.queue_capacity = round_up_to_power_of_two(capacity);
+     },
+     [](const Config &c) { return shown_size(c.queue_capacity); }},
+    {"GDRHOOK_BACKEND", "`auto`, `kmod`, `dmabuf`, `none`", "`auto`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_choice(name, value, backend_names, c.backend, d);
+     },
+     [](const Config &c) -> std::string { return to_string(c.backend); }},
+    {"GDRHOOK_PIN", "`off`, `demand`, `alloc`", "`demand`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_choice(name, value, pin_names, c.pin, d);
+     },
+     [](const Config &c) -> std::string { return to_string(c.pin); }},
+    {"GDRHOOK_PIN_MIN_SIZE", "bytes (K/M/G/T suffixes)", "`1M`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_size_var(name, value, 0, UINT64_MAX, c.pin_min_size, d);
+     },
+     [](const Config &c) { return shown_size(c.pin_min_size); }},
+    {"GDRHOOK_VERIFY", "boolean", "`0`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_flag(name, value, c.verify, d);
+     },
+     [](const Config &c) -> std::string { return c.verify ? "1" : "0"; }},
+    {"GDRHOOK_CACHE_MAX_BYTES", "bytes, 0 = no limit", "`0`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_size_var(name, value, 0, UINT64_MAX, c.cache_max_bytes, d);
+     },
+     [](const Config &c) { return shown_size(c.cache_max_bytes); }},
+    {"GDRHOOK_CACHE_MAX_ENTRIES", "1 … 2^32", "`65536`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_size_var(name, value, 1, 1ull << 32, c.cache_max_entries, d);
+     },
+     [](const Config &c) { return shown_size(c.cache_max_entries); }},
+    {"GDRHOOK_SAMPLE_MS", "`0`, or milliseconds 10 … 3600000", "`0` (off)",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_sample_ms(name, value, c.sample_ms, d);
+     },
+     [](const Config &c) { return shown_size(c.sample_ms); }},
+    {"GDRHOOK_UCX", "`auto`, `on`, `off`", "`auto`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_choice(name, value, ucx_names, c.ucx, d);
+     },
+     [](const Config &c) -> std::string { return to_string(c.ucx); }},
+};
+
 } // namespace
+
+ConfigVariables config_variables()
+{
+    return {variables, std::size(variables)};
+}
 
 Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
 {
     Config config;
-
-    parse_flag(lookup, "GDRHOOK_DISABLE", config.disabled, diagnostics);
-
-    static const char *const level_names[] = {"trace", "debug", "info", "warn",
-                                              "error", "critical", "off"};
-    static const LogLevel level_values[] = {LogLevel::trace, LogLevel::debug,
-                                            LogLevel::info, LogLevel::warn,
-                                            LogLevel::error, LogLevel::critical,
-                                            LogLevel::off};
-    parse_choice(lookup, "GDRHOOK_LOG_LEVEL", level_names, level_values,
-                 config.log_level, diagnostics);
-
+    // What GDRHOOK_EVENTS's pattern may name, before the variables.
     config.host = short_host_name();
     for (const char *variable : rank_variables) {
         if (const char *value = lookup(variable)) {
@@ -237,90 +302,39 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
             break;
         }
     }
-    if (const char *events = lookup("GDRHOOK_EVENTS")) {
-        std::string path, error;
-        if (expand_path_pattern(events, PathNames{pid, config.host, config.rank}, path, error)) {
-            config.events_path = path;
-            config.events_pattern = events;
-        } else
-            diagnostics.push_back(std::string("gdrhook: GDRHOOK_EVENTS='") + events +
-                                  "' is not valid: " + error + "; no events are logged");
-    }
-
-    uint64_t capacity = config.queue_capacity;
-    parse_size_var(lookup, "GDRHOOK_QUEUE_CAPACITY", 2, 1u << 20, capacity,
-                   diagnostics);
-    config.queue_capacity = round_up_to_power_of_two(capacity);
-
-    static const char *const backend_names[] = {"auto", "kmod", "dmabuf", "none"};
-    static const Backend backend_values[] = {Backend::auto_select, Backend::kmod,
-                                             Backend::dmabuf, Backend::none};
-    parse_choice(lookup, "GDRHOOK_BACKEND", backend_names, backend_values,
-                 config.backend, diagnostics);
-
-    static const char *const pin_names[] = {"off", "alloc", "demand"};
-    static const PinPolicy pin_values[] = {PinPolicy::off, PinPolicy::alloc,
-                                           PinPolicy::demand};
-    parse_choice(lookup, "GDRHOOK_PIN", pin_names, pin_values, config.pin,
-                 diagnostics);
-
-    parse_size_var(lookup, "GDRHOOK_PIN_MIN_SIZE", 0, UINT64_MAX,
-                   config.pin_min_size, diagnostics);
-    parse_flag(lookup, "GDRHOOK_VERIFY", config.verify, diagnostics);
-    parse_size_var(lookup, "GDRHOOK_CACHE_MAX_BYTES", 0, UINT64_MAX,
-                   config.cache_max_bytes, diagnostics);
-    parse_size_var(lookup, "GDRHOOK_CACHE_MAX_ENTRIES", 1, 1ull << 32,
-                   config.cache_max_entries, diagnostics);
-    parse_sample_ms(lookup, "GDRHOOK_SAMPLE_MS", config.sample_ms, diagnostics);
-
-    static const char *const ucx_names[] = {"auto", "on", "off"};
-    static const UcxBridgeMode ucx_values[] = {UcxBridgeMode::auto_detect, UcxBridgeMode::on,
-                                               UcxBridgeMode::off};
-    parse_choice(lookup, "GDRHOOK_UCX", ucx_names, ucx_values, config.ucx, diagnostics);
+    ParseContext context{pid};
+    for (const ConfigVariable &variable : variables)
+        if (const char *value = lookup(variable.name))
+            variable.parse(variable.name, value, context, config, diagnostics);
     return config;
 }
 
 std::vector<std::pair<std::string, std::string>> config_values(const Config &c)
 {
-    return {
-        {"GDRHOOK_DISABLE", c.disabled ? "1" : "0"},
-        {"GDRHOOK_LOG_LEVEL", to_string(c.log_level)},
-        {"GDRHOOK_EVENTS", c.events_pattern},
-        {"GDRHOOK_QUEUE_CAPACITY", std::to_string(c.queue_capacity)},
-        {"GDRHOOK_BACKEND", to_string(c.backend)},
-        {"GDRHOOK_PIN", to_string(c.pin)},
-        {"GDRHOOK_PIN_MIN_SIZE", std::to_string(c.pin_min_size)},
-        {"GDRHOOK_VERIFY", c.verify ? "1" : "0"},
-        {"GDRHOOK_CACHE_MAX_BYTES", std::to_string(c.cache_max_bytes)},
-        {"GDRHOOK_CACHE_MAX_ENTRIES", std::to_string(c.cache_max_entries)},
-        {"GDRHOOK_SAMPLE_MS", std::to_string(c.sample_ms)},
-        {"GDRHOOK_UCX", to_string(c.ucx)},
-    };
+    std::vector<std::pair<std::string, std::string>> values;
+    for (const ConfigVariable &variable : variables)
+        values.emplace_back(variable.name, variable.shown(c));
+    return values;
 }
 
 const char *to_string(LogLevel level)
 {
-    static const char *const names[] = {"trace", "debug", "info", "warn",
-                                        "error", "critical", "off"};
-    return names[static_cast<int>(level)];
+    return level_names[static_cast<size_t>(level)];
 }
 
 const char *to_string(Backend backend)
 {
-    static const char *const names[] = {"auto", "kmod", "dmabuf", "none"};
-    return names[static_cast<int>(backend)];
+    return backend_names[static_cast<size_t>(backend)];
 }
 
 const char *to_string(PinPolicy pin)
 {
-    static const char *const names[] = {"off", "alloc", "demand"};
-    return names[static_cast<int>(pin)];
+    return pin_names[static_cast<size_t>(pin)];
 }
 
 const char *to_string(UcxBridgeMode mode)
 {
-    static const char *const names[] = {"auto", "on", "off"};
-    return names[static_cast<int>(mode)];
+    return ucx_names[static_cast<size_t>(mode)];
 }
 
 } // namespace gdrhook

@@ -13,6 +13,7 @@
 
 namespace gdrhook {
 
+// Each enum lists its values in the order config.cpp names them.
 enum class LogLevel { trace, debug, info, warn, error, critical, off };
 enum class Backend { auto_select, kmod, dmabuf, none };
 enum class PinPolicy { off, alloc, demand };
@@ -49,6 +50,35 @@ using Diagnostics = std::vector<std::string>;
 using EnvLookup = std::function<const char *(const char *name)>;
 
 Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics);
+
+// What a variable's parser may need besides its value.
+struct ParseContext {
+    int pid = 0;
+};
+
+// One GDRHOOK_* variable, named once: config_variables() is the table
+// from which parse_config() reads the environment, config_values() shows
+// the settings, `gdrhook doctor --settings` lists them, and against which
+// a test checks the README's table (tests/docs/check_settings.py).
+struct ConfigVariable {
+    const char *name;
+    const char *accepted;  // what it accepts, as the README's table says it
+    const char *fallback;  // its default, the same way
+    // Reads a set value into the Config; a bad one adds a line to the
+    // diagnostics and leaves the default.
+    void (*parse)(const char *name, const char *value, ParseContext &context, Config &config,
+                  Diagnostics &diagnostics);
+    std::string (*shown)(const Config &config); // the effective value, as text
+};
+
+// The table, to walk with a range for.
+struct ConfigVariables {
+    const ConfigVariable *first;
+    size_t count;
+    const ConfigVariable *begin() const { return first; }
+    const ConfigVariable *end() const { return first + count; }
+};
+ConfigVariables config_variables();
 
 // What a log name's pattern may say: %p the pid, %h the short host name,
 // %r the rank ("x" when unknown), %% a %.

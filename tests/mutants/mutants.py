@@ -368,4 +368,13 @@ MUTANTS = [
          file="tests/stress/test_stress.cpp", suites=["unit"], tests=["unit docs cite what exists"],
          find='          "child, each log is whole",',
          replace='          "child, each log is complete",'),
+    # --- one configuration table ------------------------------------------
+    dict(name="config_default_documented_wrong", promise="the README's and the table's defaults are the parser's",
+         file="cache/base/config.cpp", suites=["unit"],
+         find='    {"GDRHOOK_QUEUE_CAPACITY", "2 … 1048576 (K/M suffixes), rounded up to a power of two", "`4096`",',
+         replace='    {"GDRHOOK_QUEUE_CAPACITY", "2 … 1048576 (K/M suffixes), rounded up to a power of two", "`8192`",'),
+    dict(name="config_choice_names_out_of_order", promise="a choice's names follow its enum",
+         file="cache/base/config.cpp", suites=["unit"],
+         find='const char *const pin_names[] = {"off", "alloc", "demand"};',
+         replace='const char *const pin_names[] = {"off", "demand", "alloc"};'),
 ]

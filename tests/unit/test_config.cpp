@@ -185,3 +185,36 @@ TEST_CASE("a GDRHOOK_EVENTS pattern with an unknown sequence is refused, and not
     CHECK(c.events_path.empty());
     CHECK(c.events_pattern.empty());
 }
+
+TEST_CASE("the table's documented default is the parser's default, and each choice it lists is taken")
+{
+    const Config defaults;
+    for (const ConfigVariable &variable : config_variables()) {
+        INFO(variable.name << ": default " << variable.fallback << ", accepts " << variable.accepted);
+        // The default as the table writes it: its first `code span`; one
+        // without (GDRHOOK_EVENTS: "unset ...") shows as empty.
+        std::string fallback = variable.fallback;
+        const size_t open = fallback.find('`');
+        if (open == std::string::npos) {
+            CHECK(variable.shown(defaults).empty());
+            continue;
+        }
+        fallback = fallback.substr(open + 1, fallback.find('`', open + 1) - open - 1);
+        Diagnostics d;
+        CHECK(variable.shown(parse({{variable.name, fallback}}, d)) == variable.shown(defaults));
+        CHECK(d.empty());
+        // Every `word` of a list of choices is accepted as itself (a
+        // boolean's `1`/`0` pairs are spellings of two values).
+        const std::string accepted = variable.accepted;
+        if (accepted.find("`, `") == std::string::npos || accepted.find('/') != std::string::npos)
+            continue;
+        for (size_t at = accepted.find('`'); at != std::string::npos;
+             at = accepted.find('`', accepted.find('`', at + 1) + 1)) {
+            const std::string word = accepted.substr(at + 1, accepted.find('`', at + 1) - at - 1);
+            Diagnostics rejected;
+            const Config c = parse({{variable.name, word}}, rejected);
+            CHECK(rejected.empty());
+            CHECK(variable.shown(c) == word);
+        }
+    }
+}

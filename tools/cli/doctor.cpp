@@ -200,6 +200,8 @@ void report_process(Report &r, const ProcessFacts &p)
 
 int run_doctor(const DoctorOptions &options, std::ostream &out)
 {
+    if (options.settings)
+        return print_settings(out);
     CudaFacts cuda = probe_cuda(options.libcuda);
     std::vector<std::string> bus_ids;
     for (const auto &gpu : cuda.gpus)

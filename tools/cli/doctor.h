@@ -102,11 +102,17 @@ struct DoctorOptions {
     std::string libnvml = "libnvidia-ml.so.1";
     std::string device = "/dev/gdrhook";
     int pid = 0; // also look at this running process (0: none)
+    bool settings = false; // only list the GDRHOOK_* settings
 };
 
 // Prints every check with its advice; exit_ok when nothing blocks pinning
 // GPU memory through gdrhook, else exit_findings.
 int run_doctor(const DoctorOptions &options, std::ostream &out);
+
+// `doctor --settings`: the table of GDRHOOK_* variables (a Markdown table:
+// variable, values, default, the value here), then any value the shim
+// would reject, each in the shim's words; exit_findings if there is one.
+int print_settings(std::ostream &out);
 
 } // namespace gdrhook::cli
 

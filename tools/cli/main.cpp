@@ -133,6 +133,9 @@ int dispatch(int argc, char **argv)
                        "also look at this running process: whether gdrhook and UCX are both "
                        "loaded, and which one UCX's CUDA memory caches rely on")
         ->check(CLI::PositiveNumber);
+    doctor->add_flag("--settings", doctor_options.settings,
+                     "only list the GDRHOOK_* variables: what each accepts, its default, and its "
+                     "value in this environment (a Markdown table)");
     doctor->footer("Exit status: 0 no problems; 1 problems found (each with advice).");
 
     try {
