@@ -8,6 +8,8 @@
 // standard input to close, so a checker can look at what is still pinned
 // while the process (and its open /dev/gdrhook) is alive. Nothing of
 // gdrhook in it.
+#include "driver_checks.h"
+
 #include <cuda.h>
 
 #include <cstdio>
@@ -16,15 +18,6 @@
 #include <unistd.h>
 #include <vector>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        CUresult rc_ = (call);                                                \
-        if (rc_ != CUDA_SUCCESS) {                                            \
-            fprintf(stderr, "alloc_cycle: %s failed with %d\n", #call, rc_);  \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
-
 namespace {
 
 constexpr int rounds = 40;
@@ -32,7 +25,7 @@ constexpr int per_round = 6;
 
 int cycle(CUcontext context, unsigned seed)
 {
-    CHECK(cuCtxSetCurrent(context));
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 1);
     int frees = 0;
     std::vector<CUdeviceptr> held;
     for (int r = 0; r < rounds; r++) {
@@ -40,9 +33,9 @@ int cycle(CUcontext context, unsigned seed)
             seed = seed * 1103515245u + 12345u;
             const size_t size = size_t(1 + (seed >> 16) % 4) << 20;
             CUdeviceptr p;
-            CHECK(cuMemAlloc(&p, size));
+            CHECK_CU_OR_EXIT(cuMemAlloc(&p, size), 1);
             if ((seed >> 8) % 3 == 0) {
-                CHECK(cuMemFree(p)); // freed at once
+                CHECK_CU_OR_EXIT(cuMemFree(p), 1); // freed at once
                 frees++;
             } else {
                 held.push_back(p);
@@ -50,13 +43,13 @@ int cycle(CUcontext context, unsigned seed)
         }
         // Free the older half of what is held, oldest first.
         while (held.size() > per_round / 2) {
-            CHECK(cuMemFree(held.front()));
+            CHECK_CU_OR_EXIT(cuMemFree(held.front()), 1);
             held.erase(held.begin());
             frees++;
         }
     }
     for (CUdeviceptr p : held) {
-        CHECK(cuMemFree(p));
+        CHECK_CU_OR_EXIT(cuMemFree(p), 1);
         frees++;
     }
     return frees;
@@ -66,12 +59,12 @@ int cycle(CUcontext context, unsigned seed)
 
 int main()
 {
-    CHECK(cuInit(0));
+    CHECK_CU_OR_EXIT(cuInit(0), 1);
     CUdevice device;
-    CHECK(cuDeviceGet(&device, 0));
+    CHECK_CU_OR_EXIT(cuDeviceGet(&device, 0), 1);
     CUcontext context;
-    CHECK(cuDevicePrimaryCtxRetain(&context, device));
-    CHECK(cuCtxSetCurrent(context));
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&context, device), 1);
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 1);
 
     int frees[2] = {0, 0};
     std::thread other([&] { frees[1] = cycle(context, 7); });
@@ -80,14 +73,14 @@ int main()
     // A few small ones: below GDRHOOK_PIN_MIN_SIZE, never pinned.
     for (int i = 0; i < 4; i++) {
         CUdeviceptr p;
-        CHECK(cuMemAlloc(&p, 4096));
-        CHECK(cuMemFree(p));
+        CHECK_CU_OR_EXIT(cuMemAlloc(&p, 4096), 1);
+        CHECK_CU_OR_EXIT(cuMemFree(p), 1);
     }
     printf("alloc_cycle: freed %d\n", frees[0] + frees[1] + 4);
     fflush(stdout);
     char c;
     while (read(0, &c, 1) > 0) {
     }
-    CHECK(cuDevicePrimaryCtxRelease(device));
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRelease(device), 1);
     return 0;
 }

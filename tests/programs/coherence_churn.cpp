@@ -55,6 +55,8 @@
 // end it prints the stale count and how much GPU memory (cuMemGetInfo) is
 // still in use compared with the start, once every buffer has been freed.
 // The exit status is 0 when the run completed; the verdict is the caller's.
+#include "driver_checks.h"
+
 #include <cuda.h>
 #include <dlfcn.h>
 
@@ -77,15 +79,6 @@
 
 namespace {
 
-#define CHECK(call)                                                                  \
-    do {                                                                             \
-        CUresult rc_ = (call);                                                       \
-        if (rc_ != CUDA_SUCCESS) {                                                   \
-            fprintf(stderr, "coherence_churn: %s failed with %d\n", #call, rc_);     \
-            exit(2);                                                                 \
-        }                                                                            \
-    } while (0)
-
 struct Options {
     std::string mode;
     int threads = 4;
@@ -100,7 +93,7 @@ std::atomic<long> iterations_done{0};
 uint64_t buffer_id(CUdeviceptr p)
 {
     unsigned long long id = 0;
-    CHECK(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p));
+    CHECK_CU_OR_EXIT(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p), 2);
     return id;
 }
 
@@ -125,8 +118,8 @@ struct NaiveCache {
         if (it != entries.end())
             return it->second.second; // a hit: whatever was registered here
         int fd = -1;
-        CHECK(cuMemGetHandleForAddressRange(&fd, p, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
-                                            0));
+        CHECK_CU_OR_EXIT(cuMemGetHandleForAddressRange(&fd, p, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
+                                            0), 2);
         uint64_t id = buffer_id(p);
         entries[p] = {fd, id};
         return id;
@@ -136,12 +129,12 @@ NaiveCache naive;
 
 void churn(const Options &options, CUcontext context)
 {
-    CHECK(cuCtxSetCurrent(context));
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
     CUdeviceptr previous = 0;
     const bool forever = options.mode == "spin" || options.mode == "threads_exit";
     for (int i = 0; forever || i < options.iterations; ++i) {
         CUdeviceptr p = 0;
-        CHECK(cuMemAlloc(&p, options.size));
+        CHECK_CU_OR_EXIT(cuMemAlloc(&p, options.size), 2);
         if (p == previous)
             same_address.fetch_add(1, std::memory_order_relaxed);
         previous = p;
@@ -162,7 +155,7 @@ void churn(const Options &options, CUcontext context)
         lookups.fetch_add(1, std::memory_order_relaxed);
         if (registered != now)
             stale.fetch_add(1, std::memory_order_relaxed);
-        CHECK(cuMemFree(p));
+        CHECK_CU_OR_EXIT(cuMemFree(p), 2);
         frees.fetch_add(1, std::memory_order_relaxed);
         iterations_done.fetch_add(1, std::memory_order_relaxed);
     }
@@ -181,14 +174,14 @@ std::vector<CUdeviceptr> allocate(int count, size_t size)
 {
     std::vector<CUdeviceptr> buffers(static_cast<size_t>(count));
     for (CUdeviceptr &p : buffers)
-        CHECK(cuMemAlloc(&p, size));
+        CHECK_CU_OR_EXIT(cuMemAlloc(&p, size), 2);
     return buffers;
 }
 
 void free_all(const std::vector<CUdeviceptr> &buffers)
 {
     for (CUdeviceptr p : buffers) {
-        CHECK(cuMemFree(p));
+        CHECK_CU_OR_EXIT(cuMemFree(p), 2);
         frees.fetch_add(1, std::memory_order_relaxed);
     }
 }
@@ -196,7 +189,7 @@ void free_all(const std::vector<CUdeviceptr> &buffers)
 size_t used_bytes()
 {
     size_t free_bytes = 0, total = 0;
-    CHECK(cuMemGetInfo(&free_bytes, &total));
+    CHECK_CU_OR_EXIT(cuMemGetInfo(&free_bytes, &total), 2);
     return total - free_bytes;
 }
 
@@ -246,17 +239,17 @@ int main(int argc, char **argv)
         }
     }
 
-    CHECK(cuInit(0));
+    CHECK_CU_OR_EXIT(cuInit(0), 2);
     CUdevice device;
-    CHECK(cuDeviceGet(&device, 0));
+    CHECK_CU_OR_EXIT(cuDeviceGet(&device, 0), 2);
     CUcontext context;
-    CHECK(cuDevicePrimaryCtxRetain(&context, device));
-    CHECK(cuCtxSetCurrent(context));
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&context, device), 2);
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
     const size_t used_at_start = used_bytes();
     if (options.mode == "leak" || options.mode == "hold") {
         for (int i = 0; i < options.threads; ++i) {
             CUdeviceptr p = 0;
-            CHECK(cuMemAlloc(&p, options.size));
+            CHECK_CU_OR_EXIT(cuMemAlloc(&p, options.size), 2);
         }
         printf("mode=%s buffers=%d size=%zu\n", options.mode.c_str(), options.threads,
                options.size);
@@ -377,7 +370,7 @@ int main(int argc, char **argv)
         for (CUdeviceptr p : held) {
             if (cuMemFree(p) != CUDA_SUCCESS) {
                 ++refused;
-                CHECK(cuMemFree(p));
+                CHECK_CU_OR_EXIT(cuMemFree(p), 2);
             }
             frees.fetch_add(1);
         }
@@ -392,13 +385,13 @@ int main(int argc, char **argv)
         long long kept_max = 0;
         for (int round = 0; round < options.iterations; ++round) {
             size_t free_before = 0, free_after = 0, total = 0;
-            CHECK(cuMemGetInfo(&free_before, &total));
+            CHECK_CU_OR_EXIT(cuMemGetInfo(&free_before, &total), 2);
             CUcontext own = nullptr;
-            CHECK(cuCtxCreate(&own, nullptr, 0, device));
+            CHECK_CU_OR_EXIT(cuCtxCreate(&own, nullptr, 0, device), 2);
             std::vector<CUdeviceptr> dead = allocate(options.threads, options.size);
-            CHECK(cuCtxDestroy_v2(own));
-            CHECK(cuCtxSetCurrent(context));
-            CHECK(cuMemGetInfo(&free_after, &total));
+            CHECK_CU_OR_EXIT(cuCtxDestroy_v2(own), 2);
+            CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
+            CHECK_CU_OR_EXIT(cuMemGetInfo(&free_after, &total), 2);
             kept_max = std::max(kept_max, static_cast<long long>(free_before) -
                                               static_cast<long long>(free_after));
             std::vector<CUdeviceptr> fresh = allocate(options.threads, options.size);
@@ -432,9 +425,9 @@ int main(int argc, char **argv)
             }
             for (CUdeviceptr p : buffers) {
                 size_t free_before = 0, free_after = 0, total = 0;
-                CHECK(cuMemGetInfo(&free_before, &total));
-                CHECK(cuMemFree(p));
-                CHECK(cuMemGetInfo(&free_after, &total));
+                CHECK_CU_OR_EXIT(cuMemGetInfo(&free_before, &total), 2);
+                CHECK_CU_OR_EXIT(cuMemFree(p), 2);
+                CHECK_CU_OR_EXIT(cuMemGetInfo(&free_after, &total), 2);
                 frees.fetch_add(1);
                 // What the free gave back, short of the buffer's size.
                 kept_max = std::max(kept_max, static_cast<long long>(options.size) -
@@ -457,8 +450,8 @@ int main(int argc, char **argv)
             CUdeviceptr p = allocate(1, options.size)[0];
             hold_frees(1);
             std::thread freeing([&] {
-                CHECK(cuCtxSetCurrent(context));
-                CHECK(cuMemFree(p));
+                CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
+                CHECK_CU_OR_EXIT(cuMemFree(p), 2);
             });
             while (frees_held() == 0)
                 std::this_thread::yield();
@@ -541,6 +534,6 @@ int main(int argc, char **argv)
     if (child_status >= 0)
         printf(" child_status=%d", child_status);
     printf("\n");
-    CHECK(cuDevicePrimaryCtxRelease(device));
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRelease(device), 2);
     return 0;
 }

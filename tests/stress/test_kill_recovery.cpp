@@ -9,6 +9,7 @@
 // counted <= recovered <= counted + threads. The recovered log must pass
 // `gdrhook log check` (the pins the process held went with it).
 #include "event_lines.h"
+#include "tools/cli/flat_line.h"
 
 #include <catch2/catch.hpp>
 
@@ -26,6 +27,7 @@
 #include <unordered_set>
 
 namespace fs = std::filesystem;
+using gdrhook::cli::value_of;
 
 namespace {
 
@@ -42,18 +44,6 @@ long counted_frees(const std::string &path)
         fclose(f);
     }
     return count;
-}
-
-std::string_view value_of(std::string_view line, std::string_view key)
-{
-    const std::string needle = "\"" + std::string(key) + "\":";
-    size_t at = line.find(needle);
-    if (at == std::string_view::npos)
-        return {};
-    at += needle.size();
-    const bool quoted = at < line.size() && line[at] == '"';
-    const size_t end = quoted ? line.find('"', at + 1) : line.find_first_of(",}", at);
-    return quoted ? line.substr(at + 1, end - at - 1) : line.substr(at, end - at);
 }
 
 // Frees in the process's logs, and frees logged twice (the same queue

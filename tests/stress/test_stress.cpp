@@ -7,6 +7,7 @@
 // the event log exactly once, no lookup may be stale, every pin must be
 // unpinned, and the logs must pass `gdrhook log check`.
 #include "event_lines.h"
+#include "tools/cli/flat_line.h"
 
 #include <catch2/catch.hpp>
 
@@ -26,23 +27,7 @@
 
 namespace {
 
-// The value of "key" in one event line, as written (quotes removed); the
-// lines are flat objects of strings and integers, so a scan is enough and
-// keeps a log of millions of lines fast to read.
-std::string_view value_of(std::string_view line, std::string_view key)
-{
-    std::string needle = "\"" + std::string(key) + "\":";
-    size_t at = line.find(needle);
-    if (at == std::string_view::npos)
-        return {};
-    at += needle.size();
-    if (at < line.size() && line[at] == '"') {
-        size_t end = line.find('"', at + 1);
-        return line.substr(at + 1, end - at - 1);
-    }
-    size_t end = line.find_first_of(",}", at);
-    return line.substr(at, end - at);
-}
+using gdrhook::cli::value_of;
 
 // What one process's event log says, read in one pass.
 struct LogCounts {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "log_tail.h"
 
+#include "flat_line.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <string>
@@ -12,22 +14,6 @@ namespace gdrhook::cli {
 namespace {
 
 constexpr size_t chunk_bytes = 64 * 1024;
-
-// The value of "key" in a flat line (quotes removed), as written.
-std::string_view value_of(std::string_view line, std::string_view key)
-{
-    std::string needle = "\"" + std::string(key) + "\":";
-    size_t at = line.find(needle);
-    if (at == std::string_view::npos)
-        return {};
-    at += needle.size();
-    if (at < line.size() && line[at] == '"') {
-        size_t end = line.find('"', at + 1);
-        return end == std::string_view::npos ? std::string_view{} : line.substr(at + 1, end - at - 1);
-    }
-    size_t end = line.find_first_of(",}", at);
-    return line.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
-}
 
 uint64_t number(std::string_view text)
 {
