@@ -350,4 +350,17 @@ MUTANTS = [
          file="cache/ucx/ucx_bridge.cpp", suites=["ucx"],
          find="    if (inside_ucm_dispatch)\n        return;\n",
          replace=""),
+    # --- issue 30: promises an independent mutation check found unheld -----
+    dict(name="ipc_close_keeps_registrations", promise="an IPC close drops the registrations over the imported range",
+         file="cache/record/recorder.cpp", suites=["shim"], tests=["shim attribution"],
+         find="kind == MemoryKind::managed ||\n           kind == MemoryKind::ipc;\n}",
+         replace="kind == MemoryKind::managed;\n}"),
+    dict(name="vmm_unmap_recorded_as_device", promise="a VMM unmap is logged with its kind (vmm), not as device memory",
+         file="hook/driver_wrappers.cpp", suites=["shim"], tests=["shim attribution"],
+         find='return hooked_free("cuMemUnmap", MemoryKind::vmm_mapping, as_u64(ptr), size,',
+         replace='return hooked_free("cuMemUnmap", MemoryKind::device, as_u64(ptr), size,'),
+    dict(name="device_cached_across_contexts", promise="an event carries the device of the context current at the call, after a switch too",
+         file="cache/record/recorder.cpp", suites=["shim"], tests=["shim attribution"],
+         find="    if (GDRHOOK_LIKELY(context && cached.context == context &&",
+         replace="    if (GDRHOOK_LIKELY(context &&"),
 ]
