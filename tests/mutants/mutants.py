@@ -363,4 +363,12 @@ MUTANTS = [
          file="cache/record/recorder.cpp", suites=["shim"], tests=["shim attribution"],
          find="    if (GDRHOOK_LIKELY(context && cached.context == context &&",
          replace="    if (GDRHOOK_LIKELY(context &&"),
+    dict(name="pool_release_only_with_events_queued", promise="a pool trim or destroy unpins what is left retired with nothing else queued",
+         file="cache/registration/free_invalidation.cpp", suites=["shim"], tests=["shim capture"],
+         find="cache && cache->has_retired())",
+         replace="cache && cache->has_retired() && hot_line.pipeline->may_hold_events())"),
+    dict(name="invalidated_capture_never_ends", promise="an invalidated capture ends too: pinning resumes after it",
+         file="hook/capture_wrappers.cpp", suites=["shim"], tests=["shim capture"],
+         find="    if (rc == CUDA_SUCCESS || rc == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)\n        capture_over();",
+         replace="    if (rc == CUDA_SUCCESS)\n        capture_over();"),
 ]
