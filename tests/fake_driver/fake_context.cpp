@@ -157,6 +157,34 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
+// The thread's stack of contexts under the current one.
+thread_local std::vector<Context *> pushed_contexts;
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    if (CUresult refused = refused_after_fork())
+        return refused;
+    if (!ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    pushed_contexts.push_back(current_context);
+    current_context = reinterpret_cast<Context *>(ctx);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+    if (CUresult refused = refused_after_fork())
+        return refused;
+    if (!current_context)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (pctx)
+        *pctx = reinterpret_cast<CUcontext>(current_context);
+    current_context = pushed_contexts.empty() ? nullptr : pushed_contexts.back();
+    if (!pushed_contexts.empty())
+        pushed_contexts.pop_back();
+    return CUDA_SUCCESS;
+}
+
 CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
     if (CUresult refused = refused_after_fork())

@@ -233,6 +233,7 @@ void wait_while_frees_held()
     if (!frees_on_hold)
         return;
     ++frees_waiting;
+    hold_changed.notify_all(); // fake_cuda_wait_frees_held()
     hold_changed.wait(lock, [] { return !frees_on_hold; });
     --frees_waiting;
 }
@@ -251,6 +252,12 @@ long fake_cuda_frees_held(void)
 {
     std::lock_guard<std::mutex> lock(hold_mutex);
     return frees_waiting;
+}
+
+void fake_cuda_wait_frees_held(long count)
+{
+    std::unique_lock<std::mutex> lock(hold_mutex);
+    hold_changed.wait(lock, [count] { return frees_waiting >= count; });
 }
 
 static CUresult alloc_common(const char *name, CUdeviceptr *dptr, size_t size, bool host,

@@ -162,4 +162,7 @@ __attribute__((visibility("default"))) long fake_cuda_live_allocations(void);
 __attribute__((visibility("default"))) void fake_cuda_hold_frees(int hold);
 // Frees waiting now.
 __attribute__((visibility("default"))) long fake_cuda_frees_held(void);
+// Blocks until at least `count` frees wait (a barrier for the tests that
+// end the process while a free is in flight).
+__attribute__((visibility("default"))) void fake_cuda_wait_frees_held(long count);
 }

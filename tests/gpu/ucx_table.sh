@@ -30,7 +30,9 @@
 # Workloads (paths): cuMemFree_v2; cuMemFreeAsync (default pool); cuMemUnmap
 # + cuMemRelease (VMM); cuMemFreeAsync + cuMemPoolTrimTo (own pool);
 # cudaFree of the CUDA runtime linked statically (it reaches the driver
-# through cuGetProcAddress); cuCtxDestroy with the registration outstanding.
+# through cuGetProcAddress); cuCtxDestroy with the registration outstanding;
+# graph memory trimmed (cuDeviceGraphMemTrim, then launched again) and a
+# graph destroyed (cuGraphDestroy; a new graph gets the address).
 # Each runs UCX_TABLE_ROUNDS rounds (default 10) of register, free, allocate
 # at the same address, look up: 2 lookups a round.
 #

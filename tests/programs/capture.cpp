@@ -32,6 +32,20 @@
 //                          ROUNDS pools (default 1), each destroyed after
 //                          its N; prints pool_memory_kept_max=BYTES, the
 //                          most a destroyed pool left in use
+//   capture pool_release_idle N
+//                          N pools, each with one allocation held through
+//                          gdrhook_get() across its cuMemFreeAsync; once
+//                          the shim's log holds that free (nothing else is
+//                          queued), the hold is put and the pool trimmed
+//                          to 0 (even rounds) or destroyed (odd rounds);
+//                          prints trim_memory_kept_max= and
+//                          destroy_memory_kept_max=, the most either left
+//                          in use as it returned
+//   capture invalidated    a global-mode capture invalidated by a
+//                          cuMemAlloc on the capturing thread (the driver
+//                          refuses it), ended with
+//                          CUDA_ERROR_STREAM_CAPTURE_INVALIDATED; then a
+//                          cuMemAlloc and cuMemFree (frees_made=1)
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
 //                          mapped and freed (frees_made=3; a GPU without
 //                          compression: nothing, frees_made=0)
@@ -46,7 +60,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <sys/inotify.h>
 #include <thread>
+#include <unistd.h>
 
 #include "library_registration.h"
 
@@ -158,6 +176,27 @@ int driver_rules(CUcontext ctx)
     return 0;
 }
 
+// The capture ends invalidated, not with success: it is over all the same.
+int invalidated()
+{
+    CUstream stream;
+    CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    CHECK_CU(cuStreamBeginCapture_v2(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUdeviceptr refused = 0;
+    std::printf("alloc_during_capture=%d\n", int(cuMemAlloc(&refused, 4 << 20)));
+    CUgraph graph = nullptr;
+    CUresult rc = cuStreamEndCapture(stream, &graph);
+    std::printf("end_capture=%d\n", int(rc));
+    if (rc != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        return 1;
+    CHECK_CU(cuStreamDestroy(stream));
+    CUdeviceptr after = 0;
+    CHECK_CU(cuMemAlloc(&after, 4 << 20));
+    CHECK_CU(cuMemFree(after));
+    std::printf("frees_made=1\n");
+    return 0;
+}
+
 int unpinnable()
 {
     CUdeviceptr managed = 0;
@@ -233,19 +272,25 @@ long long used_since(size_t free_before)
     return static_cast<long long>(free_before) - static_cast<long long>(free_device_memory());
 }
 
+// A pool of the device's memory, made by the program.
+CUresult create_device_pool(CUdevice dev, CUmemoryPool &pool)
+{
+    CUmemPoolProps props;
+    std::memset(&props, 0, sizeof(props));
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = dev;
+    return cuMemPoolCreate(&pool, &props);
+}
+
 // One pool: `count` allocations, every other one looked up once valid,
 // then the pool destroyed. Returns how much more device memory is in use
 // after the destroy than before the pool was made (negative: less).
 long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
 {
     const size_t free_before = free_device_memory();
-    CUmemPoolProps props;
-    std::memset(&props, 0, sizeof(props));
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = dev;
     CUmemoryPool pool;
-    CHECK_CU(cuMemPoolCreate(&pool, &props));
+    CHECK_CU(create_device_pool(dev, pool));
     CUstream stream;
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     std::vector<gdrhook_registration> held;
@@ -270,6 +315,78 @@ long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
     CHECK_CU(cuStreamDestroy(stream));
     CHECK_CU(cuMemPoolDestroy(pool));
     return used_since(free_before);
+}
+
+size_t lines_containing(const char *path, const std::string &text)
+{
+    std::ifstream in(path);
+    size_t count = 0;
+    for (std::string line; std::getline(in, line);)
+        count += line.find(text) != std::string::npos;
+    return count;
+}
+
+// Blocks until the shim's log (GDRHOOK_EVENTS, a plain path) holds
+// `count` lines containing `text`: the worker has written, and so taken
+// from the queue, every event recorded before them. Nothing to wait for
+// without a log.
+void wait_until_logged(const std::string &text, size_t count)
+{
+    const char *log = std::getenv("GDRHOOK_EVENTS");
+    if (!log)
+        return;
+    // Its folder is watched, since the log appears only with its first
+    // line; before the first count, so that a line written after it wakes
+    // the read.
+    const std::string path = log;
+    const std::string folder = path.substr(0, path.find_last_of('/') + 1) + ".";
+    int watch = inotify_init1(IN_CLOEXEC);
+    if (watch < 0 || inotify_add_watch(watch, folder.c_str(), IN_CREATE | IN_MODIFY) < 0) {
+        std::fprintf(stderr, "cannot watch %s\n", folder.c_str());
+        std::exit(1);
+    }
+    char events[4096];
+    while (lines_containing(log, text) < count)
+        if (read(watch, events, sizeof(events)) < 0)
+            break;
+    close(watch);
+}
+
+// Each round: a pool whose one allocation was held across its free and
+// put since, trimmed or destroyed with nothing else in the shim's queue.
+// What the release left in use as it returned, at most, per call.
+int pool_release_idle(CUdevice dev, int rounds)
+{
+    long long kept_max[2] = {0, 0}; // trim, destroy
+    for (int r = 0; r < rounds; ++r) {
+        const size_t free_before = free_device_memory();
+        CUmemoryPool pool;
+        CHECK_CU(create_device_pool(dev, pool));
+        CUstream stream;
+        CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+        CUdeviceptr p = 0;
+        CHECK_CU(cuMemAllocFromPoolAsync(&p, 4 << 20, pool, stream));
+        CHECK_CU(cuStreamSynchronize(stream));
+        std::vector<gdrhook_registration> held;
+        if (hold_with_shim(p, 4 << 20, held) == Registered::refused)
+            return failed("gdrhook_get of pool memory", CUDA_ERROR_UNKNOWN);
+        CHECK_CU(cuMemFreeAsync(p, stream));
+        CHECK_CU(cuStreamSynchronize(stream));
+        CHECK_CU(cuStreamDestroy(stream));
+        wait_until_logged("\"ev\":\"free\",\"api\":\"cuMemFreeAsync\"", size_t(r) + 1);
+        release_held(held);
+        const bool trim = r % 2 == 0;
+        if (trim)
+            CHECK_CU(cuMemPoolTrimTo(pool, 0));
+        else
+            CHECK_CU(cuMemPoolDestroy(pool));
+        kept_max[!trim] = std::max(kept_max[!trim], used_since(free_before));
+        if (trim)
+            CHECK_CU(cuMemPoolDestroy(pool));
+    }
+    std::printf("trim_memory_kept_max=%lld\ndestroy_memory_kept_max=%lld\n", kept_max[0],
+                kept_max[1]);
+    return 0;
 }
 
 // `rounds` pools one after the other; prints the most memory a destroyed
@@ -309,6 +426,13 @@ int main(int argc, char **argv)
         return driver_rules(ctx);
     if (!std::strcmp(mode, "cross_free"))
         return cross_free(ctx);
+    if (!std::strcmp(mode, "invalidated"))
+        return invalidated();
+    if (!std::strcmp(mode, "pool_release_idle")) {
+        CUdevice dev;
+        CHECK_CU(cuCtxGetDevice(&dev));
+        return pool_release_idle(dev, argc > 2 ? std::atoi(argv[2]) : 10);
+    }
     if (!std::strcmp(mode, "stream_ordered"))
         return stream_ordered(argc > 2 ? std::atoi(argv[2]) : 20);
     const bool pool = !std::strcmp(mode, "pool_lookup");
@@ -322,6 +446,6 @@ int main(int argc, char **argv)
         return rc;
     }
     std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N [ROUNDS]]|"
-                         "compressible|vmm\n");
+                         "pool_release_idle [N]|invalidated|compressible|vmm\n");
     return 2;
 }

@@ -14,7 +14,11 @@
 //   driver, tries to free one and calls _exit; the parent waits, frees the
 //   4 and exits), threads_exit (THREADS threads free for ever;
 //   the main thread calls _exit after FREES frees in all), churn (THREADS
-//   threads free for ever, until the process is killed from outside).
+//   threads free for ever, until the process is killed from outside),
+//   late_free__exit and late_free__Exit (one more buffer, whose free on
+//   another thread the fake driver holds: the main thread ends with _exit
+//   or _Exit while it is in flight; under libexit_gate.so, preloaded after
+//   the shim, the free returns from the driver after the shim's ending).
 //
 // Each free is counted in COUNT_FILE, a file the program maps itself: the
 // count is stored after the free returned, so a process killed at any
@@ -28,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <string>
 #include <sys/mman.h>
@@ -78,6 +83,37 @@ std::atomic<long> *map_counts(const char *path)
 
 int *volatile null_pointer = nullptr;
 
+template <typename F>
+F test_control(const char *name)
+{
+    auto found = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+    if (!found) {
+        fprintf(stderr, "endings: %s not found (the fake driver and libexit_gate.so)\n", name);
+        exit(2);
+    }
+    return found;
+}
+
+// A free in flight on another thread, held in the fake driver, as the
+// main thread ends the process with `end`.
+[[noreturn]] void end_with_free_in_flight(void (*end)(int))
+{
+    auto hold = test_control<void (*)(int)>("fake_cuda_hold_frees");
+    auto wait_held = test_control<void (*)(long)>("fake_cuda_wait_frees_held");
+    auto returned = test_control<void (*)()>("exit_gate_free_returned");
+    CUdeviceptr late = 0;
+    check(cuMemAlloc(&late, buffer_bytes), "cuMemAlloc");
+    hold(1);
+    std::thread([=] {
+        check(cuMemFree(late), "cuMemFree");
+        counts[0].fetch_add(1, std::memory_order_release);
+        returned();
+    }).detach();
+    wait_held(1);
+    end(0);
+    __builtin_unreachable();
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -116,6 +152,10 @@ int main(int argc, char **argv)
     for (long i = 0; i < frees; ++i)
         alloc_and_free(counts[0]);
 
+    if (ending == "late_free__exit")
+        end_with_free_in_flight(_exit);
+    if (ending == "late_free__Exit")
+        end_with_free_in_flight(_Exit);
     if (ending == "exit")
         exit(0);
     if (ending == "_exit")

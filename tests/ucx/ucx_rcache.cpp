@@ -320,6 +320,48 @@ void run_path(PathCounts &path, size_t size, Allocate &&allocate, Release &&rele
     regions.clear();
 }
 
+// A graph with one allocation node and a free node that ends it inside
+// each launch (as a captured cuMemAllocAsync and cuMemFreeAsync make).
+struct GraphWithMemory {
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    CUdeviceptr address = 0;
+
+    void build(size_t size)
+    {
+        check(cuGraphCreate(&graph, 0), "cuGraphCreate");
+        CUDA_MEM_ALLOC_NODE_PARAMS params;
+        memset(&params, 0, sizeof(params));
+        params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        params.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        params.poolProps.location.id = 0;
+        params.bytesize = size;
+        CUgraphNode alloc_node, free_node;
+        check(cuGraphAddMemAllocNode(&alloc_node, graph, nullptr, 0, &params),
+              "cuGraphAddMemAllocNode");
+        address = params.dptr;
+        check(cuGraphAddMemFreeNode(&free_node, graph, &alloc_node, 1, address),
+              "cuGraphAddMemFreeNode");
+        check(cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+    }
+
+    // The memory is mapped once a launch has run.
+    uint64_t launch(CUstream stream)
+    {
+        check(cuGraphLaunch(exec, stream), "cuGraphLaunch");
+        check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+        return address;
+    }
+
+    // The graph first: its destruction gives the address back.
+    void destroy()
+    {
+        check(cuGraphDestroy(graph), "cuGraphDestroy");
+        check(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+        *this = GraphWithMemory{};
+    }
+};
+
 void parse_options(int argc, char **argv)
 {
     for (int i = 1; i < argc; ++i) {
@@ -382,7 +424,7 @@ int main(int argc, char **argv)
     check(cuStreamCreate(&stream, 0), "cuStreamCreate");
 
     // Sizes a few MiB apart: a region left stale holds this much.
-    std::vector<PathCounts> paths(6);
+    std::vector<PathCounts> paths(8);
     paths[0].name = "cuMemFree_v2";
     run_path(paths[0], 8 << 20,
              [](size_t size) {
@@ -472,6 +514,30 @@ int main(int argc, char **argv)
              });
     check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
 #endif
+
+    // Graph memory: an allocation node whose allocation a free node ends
+    // inside each launch, registered after a launch. A trim unmaps it (a
+    // launch maps it again, at the graph's address); destroying the graph
+    // gives the address back.
+    paths[6].name = "cuDeviceGraphMemTrim";
+    GraphWithMemory trimmed;
+    run_path(paths[6], 18 << 20,
+             [&](size_t size) {
+                 if (!trimmed.graph)
+                     trimmed.build(size);
+                 return trimmed.launch(stream);
+             },
+             [&](uint64_t) { check(cuDeviceGraphMemTrim(device), "cuDeviceGraphMemTrim"); });
+    trimmed.destroy();
+
+    paths[7].name = "cuGraphDestroy";
+    GraphWithMemory owner;
+    run_path(paths[7], 22 << 20,
+             [&](size_t size) {
+                 owner.build(size);
+                 return owner.launch(stream);
+             },
+             [&](uint64_t) { owner.destroy(); });
 
     paths[5].name = "cuCtxDestroy";
     CUcontext doomed = nullptr;

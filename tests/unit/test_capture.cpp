@@ -170,3 +170,42 @@ TEST_CASE("the shim makes no driver call that fails where the program's own call
         CHECK(reports[true] == reports[false]);
     }
 }
+
+TEST_CASE("a pool trim or destroy with nothing else queued unpins what a put left retired before it returns")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    const int rounds = 10; // trims and destroys, alternating
+    RunResult run = run_capture({"pool_release_idle", std::to_string(rounds)}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    std::vector<EventLine> events = read_event_file(log);
+    check_no_error_events(events);
+    // Each round's allocation was pinned by its lookup and held across its
+    // free; the put could only wake the worker, and the queue was empty
+    // when the release came (the program waited for its free in the log).
+    CHECK(count_events(events, "pin") == rounds);
+    CHECK(count_events(events, "unpin") == rounds);
+    CHECK(output_field(run.output, "trim_memory_kept_max") == 0);
+    CHECK(output_field(run.output, "destroy_memory_kept_max") == 0);
+}
+
+TEST_CASE("an invalidated capture ends too: pinning resumes after it")
+{
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult plain = run_capture({"invalidated"}, log, false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    RunResult run = run_capture({"invalidated"}, log, true);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    // 900 CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, 901 ..._INVALIDATED: the
+    // capture was invalidated, not ended normally.
+    CHECK(output_field(run.output, "alloc_during_capture") == 900);
+    CHECK(output_field(run.output, "end_capture") == 901);
+    std::vector<EventLine> events = read_recorded_events(log);
+    check_no_error_events(events);
+    // The allocation after the capture is pinned, not skipped as captured.
+    CHECK(count_events(events, "skip") == 0);
+    CHECK(count_events(events, "pin", "cuMemAlloc_v2") == 1);
+    check_every_pin_released_by_a_free(events);
+}

@@ -15,7 +15,7 @@
 namespace {
 
 struct LogTally {
-    long long frees = 0, pins = 0, unpins = 0;
+    long long allocs = 0, frees = 0, pins = 0, unpins = 0;
     long long pins_at_alloc = 0; // the rest are re-pins by lookups (test_pin_pipeline.cpp)
 };
 
@@ -23,6 +23,7 @@ LogTally tally(const std::vector<EventLine> &events)
 {
     LogTally t;
     for (const EventLine &e : events) {
+        t.allocs += e["ev"] == "alloc";
         t.frees += e["ev"] == "free";
         t.pins += e["ev"] == "pin";
         t.pins_at_alloc += e["ev"] == "pin" && e["api"] != "gdrhook_get";
@@ -107,4 +108,32 @@ TEST_CASE("threads freeing while the main thread calls _exit: what they finished
     CHECK(finished >= 2000 - 16);
     // Threads go on freeing while the log is written: more may be there.
     CHECK(tally(read_event_file(log)).frees >= finished);
+}
+
+TEST_CASE("after _exit or _Exit, another thread's free that returns from the driver is not written, "
+          "and no line is cut off")
+{
+    const char *ending = GENERATE("late_free__exit", "late_free__Exit");
+    INFO("the program ends with " << ending);
+    const std::string dir = make_temp_dir();
+    const std::string log = dir + "/events.jsonl";
+    std::map<std::string, std::string> env = pinning_environment(log);
+    // After the shim: its _exit and _Exit hand over to the gate once the
+    // log is written and closed to other threads.
+    env["LD_PRELOAD"] = build_path("GDRHOOK_SHIM") + ":" + build_path("GDRHOOK_EXIT_GATE");
+    const int frees = 50;
+    RunResult run = run_program(
+        {build_path("GDRHOOK_ENDINGS"), ending, std::to_string(frees), dir + "/counts"}, env);
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    // The race happened: the free was held in the driver when the process
+    // began to end, and went on only after the shim had ended its log.
+    REQUIRE(output_field(run.output, "released") == 1);
+    // Its thread's event waited for the process to go: the free never
+    // returned to the program, and its line is not in the log.
+    CHECK(output_field(run.output, "free_returned") == 0);
+    LogTally t = tally(read_event_file(log)); // every line whole
+    CHECK(t.frees == frees);
+    CHECK(t.unpins == t.pins);
+    CHECK(t.allocs == frees + 1);
 }

@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// When the UCX bridge finds libucm, in a program that does not link UCX
+// (run under the shim over the fake driver):
+//
+//   ucm_loading first_call  makes its first CUDA calls, then says whether
+//                           libucm.so.0 is loaded (libucm_loaded=0|1; with
+//                           GDRHOOK_UCX=on the shim loads it there); where
+//                           it is, listens to UCX's CUDA free events and
+//                           frees a buffer (free_events=N over it)
+//   ucm_loading late        makes its first CUDA calls, then loads
+//                           UCX (libucs.so.0, and with it libucm.so.0)
+//                           itself, listens, frees a buffer
+//                           (free_events_before_lookup=N), looks a CUDA
+//                           function up with dlsym, as UCX's CUDA module
+//                           does as it loads, and frees another
+//                           (free_events_after_lookup=N)
+//
+// UCX's functions are found with dlsym, never linked: the program is one
+// UCX is loaded into. Exit status 0 when every call succeeded.
+#include <cuda.h>
+#include <ucm/api/ucm.h>
+
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+
+namespace {
+
+#define CHECK_CU(call)                                                                       \
+    do {                                                                                     \
+        CUresult rc_ = (call);                                                               \
+        if (rc_ != CUDA_SUCCESS) {                                                           \
+            std::printf("%s failed: %d\n", #call, int(rc_));                                 \
+            return 1;                                                                        \
+        }                                                                                    \
+    } while (0)
+
+constexpr size_t buffer_bytes = 4 << 20;
+CUdeviceptr watched = 0; // the buffer whose free events are counted
+int free_events = 0;
+
+void count_free(ucm_event_type_t type, ucm_event_t *event, void *)
+{
+    const auto start = reinterpret_cast<CUdeviceptr>(event->mem_type.address);
+    if (type == UCM_EVENT_MEM_TYPE_FREE && watched >= start &&
+        watched < start + event->mem_type.size)
+        ++free_events;
+}
+
+bool libucm_loaded()
+{
+    void *library = dlopen("libucm.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    if (library)
+        dlclose(library);
+    return library != nullptr;
+}
+
+// Listens to UCX's CUDA free events, as UCX's CUDA memory domains do.
+int listen(void *library)
+{
+    using SetHandler = ucs_status_t (*)(int, int, ucm_event_callback_t, void *);
+    auto set_handler = reinterpret_cast<SetHandler>(dlsym(library, "ucm_set_event_handler"));
+    if (!set_handler || set_handler(UCM_EVENT_MEM_TYPE_FREE, 1000, count_free, nullptr) != UCS_OK) {
+        std::printf("ucm_set_event_handler failed\n");
+        return 1;
+    }
+    return 0;
+}
+
+// Allocates and frees a buffer; returns the free events heard over it.
+int free_events_of_one_free(int &events)
+{
+    CHECK_CU(cuMemAlloc(&watched, buffer_bytes));
+    free_events = 0;
+    CHECK_CU(cuMemFree(watched));
+    events = free_events;
+    return 0;
+}
+
+int first_call()
+{
+    const bool loaded = libucm_loaded();
+    std::printf("libucm_loaded=%d\n", int(loaded));
+    if (!loaded)
+        return 0;
+    void *library = dlopen("libucm.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    int events = 0;
+    if (listen(library) || free_events_of_one_free(events))
+        return 1;
+    std::printf("free_events=%d\n", events);
+    return 0;
+}
+
+int late()
+{
+    std::printf("libucm_loaded=%d\n", int(libucm_loaded()));
+    // As a library that brings UCX with it loads it: libucs, which links
+    // libucm (and which libucm's handlers need).
+    if (!dlopen("libucs.so.0", RTLD_NOW | RTLD_GLOBAL)) {
+        std::printf("dlopen(libucs.so.0) failed: %s\n", dlerror());
+        return 1;
+    }
+    void *library = dlopen("libucm.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    int before = 0, after = 0;
+    if (listen(library) || free_events_of_one_free(before))
+        return 1;
+    std::printf("free_events_before_lookup=%d\n", before);
+    if (!dlsym(RTLD_DEFAULT, "cuMemFree_v2")) {
+        std::printf("dlsym(cuMemFree_v2) failed\n");
+        return 1;
+    }
+    if (free_events_of_one_free(after))
+        return 1;
+    std::printf("free_events_after_lookup=%d\n", after);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    CUdevice dev;
+    CUcontext ctx;
+    CHECK_CU(cuInit(0));
+    CHECK_CU(cuDeviceGet(&dev, 0));
+    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK_CU(cuCtxSetCurrent(ctx));
+    CUdeviceptr first = 0; // the first call the shim sees
+    CHECK_CU(cuMemAlloc(&first, buffer_bytes));
+    CHECK_CU(cuMemFree(first));
+    if (!std::strcmp(mode, "first_call"))
+        return first_call();
+    if (!std::strcmp(mode, "late"))
+        return late();
+    std::fprintf(stderr, "usage: ucm_loading first_call|late\n");
+    return 2;
+}
