@@ -97,7 +97,8 @@ bool scan_process(const std::string &dir, int pid, std::vector<PinHolding> &out)
     PinHolding holder;
     holder.pid = pid;
     std::istringstream(status["Uid"]) >> holder.uid;
-    std::ifstream(dir + "/comm") >> holder.comm;
+    std::ifstream comm(dir + "/comm");
+    std::getline(comm, holder.comm); // a name may hold spaces
     std::vector<std::string> fds;
     if (!numeric_entries(dir + "/fdinfo", fds))
         return false;
