@@ -45,10 +45,19 @@ public:
                                    std::to_string(uid) + "\n");
         write(dir + "/comm", comm + "\n");
     }
-    // A process of another user: no fdinfo the caller may list.
+    // A process of another user: an fdinfo the caller cannot list (the
+    // tests may run as root, whom no mode stops: a file stands in for the
+    // folder).
     void hidden_process(int pid)
     {
-        write(proc() + "/" + std::to_string(pid) + "/status", "Name:\tother\nUid:\t1\t1\t1\t1\n");
+        const std::string dir = proc() + "/" + std::to_string(pid);
+        write(dir + "/status", "Name:\tother\nUid:\t1\t1\t1\t1\n");
+        write(dir + "/fdinfo", "");
+    }
+    // A process that ended after /proc was listed: its folder is gone.
+    void vanished_process(int pid)
+    {
+        write(proc() + "/" + std::to_string(pid) + "/status", "Name:\tgone\nUid:\t0\t0\t0\t0\n");
     }
     void gdrhook_fd(int pid, int fd, int file, int opener, unsigned opener_uid, bool orphaned,
                     uint64_t pins, uint64_t bytes)
@@ -176,6 +185,7 @@ TEST_CASE("Module pins that no readable file accounts for are unattributed and s
     FakeNode node;
     node.hidden_process(400);
     node.process(401, 1000, "bash");
+    node.vanished_process(402); // not counted as unreadable
     node.module(5, 10 * MiB, 1);
 
     const NodeView view = build_node_view(scan_node(node.proc(), node.sys()), std::nullopt);
@@ -185,7 +195,7 @@ TEST_CASE("Module pins that no readable file accounts for are unattributed and s
     std::string text;
     CHECK(run(node, "", text) == exit_findings);
     CHECK_THAT(text, Catch::Contains("unattributed: 5 module pins"));
-    CHECK_THAT(text, Catch::Contains("unreadable: 1 of 2 processes"));
+    CHECK_THAT(text, Catch::Contains("unreadable: 1 of 3 processes"));
 }
 
 TEST_CASE("The epilog's exit status: 0 once nothing is pinned, and per user with --user")

@@ -15,6 +15,7 @@
 #include <dirent.h>
 
 #include <cctype>
+#include <cerrno>
 #include <fstream>
 #include <map>
 #include <set>
@@ -101,7 +102,7 @@ bool scan_process(const std::string &dir, int pid, std::vector<PinHolding> &out)
     std::getline(comm, holder.comm); // a name may hold spaces
     std::vector<std::string> fds;
     if (!numeric_entries(dir + "/fdinfo", fds))
-        return false;
+        return errno == ENOENT; // ENOENT: it ended since we listed it
     for (const std::string &fd : fds) {
         auto info = read_fields(dir + "/fdinfo/" + fd, readable);
         if (!readable)
