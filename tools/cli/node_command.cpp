@@ -21,9 +21,9 @@ std::optional<unsigned> parse_user(const std::string &user)
 {
     if (const passwd *pw = getpwnam(user.c_str()))
         return pw->pw_uid;
-    if (!user.empty() && user.find_first_not_of("0123456789") == std::string::npos)
-        return static_cast<unsigned>(std::stoul(user));
-    return std::nullopt;
+    if (user.empty() || user.size() > 9 || user.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt; // not a name, nor a uid this tool takes
+    return static_cast<unsigned>(std::stoul(user));
 }
 
 // NVIDIA GPUs by PCI bus id, from sysfs: NVML is asked about each.
