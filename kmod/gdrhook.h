@@ -33,6 +33,9 @@
 #include <linux/atomic.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/seq_file.h>
+#include <linux/sysfs.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
@@ -69,10 +72,13 @@ struct gdrhook_stats {
 	atomic64_t events_dropped;
 	atomic64_t files_open;
 	atomic64_t files_live;      /* file objects not yet freed */
+	atomic64_t pinned_bytes;    /* the sum of every file's pinned_bytes */
 };
 extern struct gdrhook_stats gdrhook_stats;
 int gdrhook_stats_init(void);
 void gdrhook_stats_exit(void);
+/* The same counters, read-only to everyone, in sysfs on the device. */
+extern const struct attribute_group *gdrhook_stats_groups[];
 
 /* ---- revocation event queue (events.c) ---- */
 struct gdrhook_events {
@@ -97,6 +103,9 @@ __poll_t gdrhook_events_poll(struct gdrhook_events *ev, struct file *filp,
 struct gdrhook_file {
 	struct kref ref;
 	struct mm_struct *mm;    /* the opener's; compared, never dereferenced */
+	struct pid *opener;      /* the opening process, for fdinfo */
+	kuid_t opener_uid;       /* the user its pins are charged to */
+	u64 id;                  /* unique while the module is loaded, for fdinfo */
 	struct mutex lock;       /* handle table and the two totals below */
 	struct xarray handles;   /* u32 handle -> struct gdrhook_pin * */
 	u32 next_handle;         /* cyclic allocation: handles are not reused soon */
@@ -205,6 +214,7 @@ void gdrhook_nvp2p_exit(void);
 struct gdrhook_file *gdrhook_file_create(void);
 void gdrhook_file_put(struct gdrhook_file *f);
 void gdrhook_file_release_all(struct gdrhook_file *f);
+void gdrhook_file_show(struct seq_file *m, struct gdrhook_file *f);
 
 /*
  * Pins and publishes; on success fills reply's handle, page_size and

@@ -100,6 +100,11 @@ static __poll_t gdrhook_poll(struct file *filp, struct poll_table_struct *pt)
 	return gdrhook_events_poll(&f->events, filp, pt);
 }
 
+static void gdrhook_show_fdinfo(struct seq_file *m, struct file *filp)
+{
+	gdrhook_file_show(m, filp->private_data);
+}
+
 static const struct file_operations gdrhook_fops = {
 	.owner = THIS_MODULE,
 	.open = gdrhook_open,
@@ -108,12 +113,14 @@ static const struct file_operations gdrhook_fops = {
 	.poll = gdrhook_poll,
 	.unlocked_ioctl = gdrhook_ioctl,
 	.compat_ioctl = gdrhook_compat_ptr_ioctl,
+	.show_fdinfo = gdrhook_show_fdinfo,
 };
 
 static struct miscdevice gdrhook_miscdev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = GDRHOOK_DEVICE_NAME,
 	.fops = &gdrhook_fops,
+	.groups = gdrhook_stats_groups,
 	.mode = 0660, /* root:root from devtmpfs; udev sets the group */
 };
 

@@ -31,6 +31,7 @@
 
 static DEFINE_XARRAY_ALLOC1(gdrhook_ids);
 static u32 gdrhook_next_id;
+static atomic64_t gdrhook_next_file_id = ATOMIC64_INIT(0);
 /* Woken whenever a callback stops counting itself in a pin. */
 static DECLARE_WAIT_QUEUE_HEAD(gdrhook_callbacks_wq);
 /* Every callback runs inside a read section of it; unload waits for them. */
@@ -58,8 +59,39 @@ struct gdrhook_file *gdrhook_file_create(void)
 	 * compare against stays unique while the file lives. */
 	f->mm = current->mm;
 	mmgrab(f->mm);
+	f->opener = get_task_pid(current, PIDTYPE_TGID);
+	f->opener_uid = current_uid();
+	f->id = atomic64_inc_return(&gdrhook_next_file_id);
 	atomic64_inc(&gdrhook_stats.files_live);
 	return f;
+}
+
+/*
+ * What `gdrhook node` reads in /proc/PID/fdinfo/FD of every holder of the
+ * file: which file this is (a forked child holds the same one), who
+ * opened it and is charged for its pins, whether the address space that
+ * pinned is gone (killed, exited or exec'd: nobody can unpin these pins
+ * any more, they live until the last holder closes the file), and what
+ * the file holds pinned.
+ */
+void gdrhook_file_show(struct seq_file *m, struct gdrhook_file *f)
+{
+	u64 pins, bytes;
+
+	mutex_lock(&f->lock);
+	pins = f->nr_handles;
+	bytes = f->pinned_bytes;
+	mutex_unlock(&f->lock);
+	seq_printf(m, "gdrhook-file:\t%llu\n", f->id);
+	seq_printf(m, "gdrhook-opener-pid:\t%d\n", pid_vnr(f->opener));
+	seq_printf(m, "gdrhook-opener-uid:\t%u\n",
+		   from_kuid_munged(seq_user_ns(m), f->opener_uid));
+	/* mmgrab() keeps the mm_struct, not its users: none left means the
+	 * opener's address space has ended. */
+	seq_printf(m, "gdrhook-orphaned:\t%d\n",
+		   atomic_read(&f->mm->mm_users) == 0);
+	seq_printf(m, "gdrhook-pins:\t%llu\n", pins);
+	seq_printf(m, "gdrhook-pinned-bytes:\t%llu\n", bytes);
 }
 
 static void gdrhook_file_free(struct kref *ref)
@@ -70,6 +102,7 @@ static void gdrhook_file_free(struct kref *ref)
 	xa_destroy(&f->handles);
 	gdrhook_events_free(&f->events);
 	mmdrop(f->mm);
+	put_pid(f->opener);
 	kfree(f);
 	atomic64_dec(&gdrhook_stats.files_live);
 }
@@ -103,6 +136,7 @@ static void gdrhook_file_unaccount(struct gdrhook_file *f, u64 length)
 	lockdep_assert_held(&f->lock);
 	f->nr_handles--;
 	f->pinned_bytes -= length;
+	atomic64_sub(length, &gdrhook_stats.pinned_bytes);
 }
 
 static bool gdrhook_pin_callbacks_idle(struct gdrhook_pin *pin)
@@ -164,6 +198,7 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 			err = 0;
 			f->nr_handles++;
 			f->pinned_bytes += req->length;
+			atomic64_add(req->length, &gdrhook_stats.pinned_bytes);
 		}
 	}
 	mutex_unlock(&f->lock);

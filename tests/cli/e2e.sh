@@ -29,8 +29,8 @@ D=$CLI_DATA
 case $1 in
 help)
     run 0 --version; has "$out" "gdrhook $(sed -n "s/^  version : '\(.*\)',$/\1/p" "$(dirname "$0")/../../meson.build")"
-    run 0 --help; has "$out" "run"; has "$out" "doctor"
-    for cmd in "run" "log" "log summary" "log check" "log timeline" "doctor"; do
+    run 0 --help; has "$out" "run"; has "$out" "doctor"; has "$out" "node"
+    for cmd in "run" "log" "log summary" "log check" "log timeline" "doctor" "node"; do
         # shellcheck disable=SC2086
         run 0 $cmd --help; has "$out" "Usage"
     done
@@ -43,6 +43,7 @@ bad_arguments)
     run 2 log summary --no-such-option "$D/empty.jsonl"
     run 2 log summary --threads -1 "$D/empty.jsonl"; has "$err" "--threads"
     run 2 log summary --threads many "$D/empty.jsonl"; has "$err" "--threads"
+    run 2 node --user no-such-user-anywhere; has "$err" "no user"
     run 2 log summary --threads 65 "$D/empty.jsonl"; has "$err" "--threads"
     run 2 log timeline "$D/good_pid100.jsonl"; has "$err" "--output"
     run 2 run --backend bogus -- true; has "$err" "bogus"

@@ -46,6 +46,11 @@
 #                        pipeline test (the shim pinning through the
 #                        module); meson test sets it.
 #   GDRHOOK_VM_KEEP=1    keep the work directory
+#   GDRHOOK_VM_MODULE    boot this gdrhook.ko (.ko, .ko.xz or .ko.zst)
+#                        instead of the one built from the tree: the module
+#                        DKMS built from an installed package
+#                        (tests/install/clean_root.sh); the test provider
+#                        and exporter are still built from the tree
 #   GDRHOOK_VM_KBUILD_DIR  build the modules in DIR/KVER and keep them there,
 #                        so that the next run rebuilds only what changed
 #                        (tests/mutants/run.py: one kernel module mutant
@@ -132,7 +137,7 @@ chmod 755 "$COMMON/init"
 # The pipeline test: a dynamically linked program under the shim, with the
 # fake driver, and every library they load, at the paths ldd names.
 msg "packing the shim and the fake driver from $B"
-dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes"
+dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes $B/tools/gdrhook"
 mkdir -p "$COMMON/opt/gdrhook"
 for f in $dyn; do
 	[ -f "$f" ] || die "$f missing (build $B first)"
@@ -183,6 +188,14 @@ boot() {
 	} >>"$ir/env"
 	mkdir -p "$ir/modules"
 	cp "$kbuild/gdrhook.ko" "$kbuild/gdrhook_tp.ko" "$kbuild/gdrhook_te.ko" "$ir/modules/"
+	if [ -n "${GDRHOOK_VM_MODULE:-}" ]; then
+		msg "kernel $kver: booting $GDRHOOK_VM_MODULE, not the tree's gdrhook.ko"
+		case $GDRHOOK_VM_MODULE in
+		*.ko.xz) xz -dc "$GDRHOOK_VM_MODULE" >"$ir/modules/gdrhook.ko" ;;
+		*.ko.zst) zstd -qdc "$GDRHOOK_VM_MODULE" >"$ir/modules/gdrhook.ko" ;;
+		*) cp "$GDRHOOK_VM_MODULE" "$ir/modules/gdrhook.ko" ;;
+		esac
+	fi
 	# vgem and what it needs, in load order (modules.dep lists dependencies
 	# with the first-needed last).
 	deps=$(grep "/vgem\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "vgem not in $moddir/modules.dep"

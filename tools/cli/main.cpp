@@ -7,6 +7,7 @@
 #include "doctor.h"
 #include "log_commands.h"
 #include "log_recovery.h"
+#include "node_command.h"
 #include "run_command.h"
 #include "exit_code.h"
 
@@ -138,6 +139,26 @@ int dispatch(int argc, char **argv)
                      "value in this environment (a Markdown table)");
     doctor->footer("Exit status: 0 no problems; 1 problems found (each with advice).");
 
+    NodeOptions node_options;
+    CLI::App *node = app.add_subcommand(
+        "node", "what is pinned on this machine now, by process and by user: the module's "
+                "files and dma-bufs (from /proc/*/fdinfo), the module's counters, BAR1");
+    node->add_option("--user", node_options.user,
+                     "only what is charged to this user (name or uid): for a job's epilog")
+        ->type_name("USER");
+    node->add_option("--prometheus", node_options.prometheus,
+                     "also write the figures to FILE as a node-exporter textfile (replaced whole)")
+        ->type_name("FILE");
+    node->add_option("--libnvml", node_options.libnvml, "the NVML library to ask for BAR1")
+        ->capture_default_str();
+    node->add_option("--proc", node_options.proc_root, "where /proc is (tests, containers)")
+        ->capture_default_str();
+    node->add_option("--sys", node_options.sys_root, "where /sys is (tests, containers)")
+        ->capture_default_str();
+    node->footer("Run as root to see every process. Exit status: 0 nothing pinned (of USER with "
+                 "--user); 1 something is still pinned, or the module holds pins no readable "
+                 "process accounts for; 2 bad arguments or an unwritable --prometheus FILE.");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &error) {
@@ -171,6 +192,8 @@ int dispatch(int argc, char **argv)
         return log_recover(recover_files, std::cout, std::cerr);
     if (doctor->parsed())
         return run_doctor(doctor_options, std::cout);
+    if (node->parsed())
+        return run_node(node_options, std::cout, std::cerr);
     return exit_input;
 }
 

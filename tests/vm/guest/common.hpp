@@ -350,5 +350,6 @@ int test_access();
 int test_provider_life();
 int test_failslab();
 int test_move_notify();
+int test_node();
 
 } // namespace vmtest

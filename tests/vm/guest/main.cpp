@@ -25,6 +25,7 @@ int main(int argc, char** argv)
 		{"provider_life", vmtest::test_provider_life},
 		{"failslab", vmtest::test_failslab},
 		{"move_notify", vmtest::test_move_notify},
+		{"node", vmtest::test_node},
 	};
 	if (argc == 2)
 		for (const auto& t : tests)

@@ -1,0 +1,175 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# tests/install/clean_root.sh DEB_DIR BUILD_DIR: the Debian packages on a
+# clean machine. Not part of tests/run_all.sh (it downloads a Debian root
+# and a compiler, and takes minutes: README, "Packages"); run it after
+# tools/package.sh:
+#   tools/package.sh build-deb && tests/install/clean_root.sh build-deb build-test
+#
+#  1. a fresh Debian 12 root (mmdebstrap, from this machine's apt sources;
+#     GDRHOOK_CLEAN_ROOT_TAR=FILE keeps it in FILE and reuses it next time),
+#     with what the packages need from Debian (dkms and its compiler, the
+#     headers of the kernel the VM test boots) installed first, and a list
+#     of every file in it;
+#  2. apt installs gdrhook, libgdrhook-dev and gdrhook-dkms from DEB_DIR;
+#     gdrhook-dkms's postinst has DKMS build and install the module for
+#     those headers, and creates group gdrhook;
+#  3. from the installed paths only: `gdrhook --version`, `gdrhook doctor`,
+#     `pkg-config --libs gdrhook`, and the demo program (from BUILD_DIR,
+#     with the fake driver) under `gdrhook run --pin alloc`, which finds
+#     the installed shim by itself and whose log check must pass;
+#  4. the VM suite boots that kernel with the module DKMS built
+#     (GDRHOOK_VM_MODULE) and runs its pin/unpin test (step basic) and the
+#     node view (step node);
+#  5. apt purges the three packages (--autoremove): every file, the DKMS
+#     tree, the module and the group must be gone, the root's file list as
+#     in 1.
+# Prints each step's wall time and "clean-root: PASS" or "FAIL". Needs root,
+# mmdebstrap, and the kernel image and qemu of the VM suite.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT_DIR=$(cd "$HERE/../.." && pwd)
+DEBS=$(cd "$1" && pwd)
+B=$(cd "$2" && pwd)
+KVER=${GDRHOOK_INSTALL_KVER:-$(ls /boot/vmlinuz-6.1.* | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n1)}
+START=$(date +%s)
+T=$START
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-clean-root.XXXXXX")
+R=$WORK/root
+
+msg() { echo "clean-root: $*"; }
+step_done() { now=$(date +%s); msg "$1 ($((now - T)) s)"; T=$now; }
+fail() { msg "FAIL: $*"; exit 1; }
+in_root() { chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root DEBIAN_FRONTEND=noninteractive "$@"; }
+mounted=
+cleanup() {
+	for m in $mounted; do umount -l "$m" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+[ "$(id -u)" = 0 ] || fail "needs root (chroot, mmdebstrap)"
+command -v mmdebstrap >/dev/null || fail "mmdebstrap not found (apt-get install mmdebstrap)"
+for p in gdrhook libgdrhook-dev gdrhook-dkms; do
+	ls "$DEBS"/${p}_*.deb >/dev/null 2>&1 || fail "no $p .deb in $DEBS (tools/package.sh)"
+done
+
+# 1. The root, from the machine's own apt sources.
+sources=$WORK/sources
+cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+	grep -v '^#' >"$sources.sources" || true
+debstrap() {
+	mmdebstrap --quiet --variant=apt --include="dkms,linux-headers-$KVER,pkg-config" \
+		bookworm "$1" "$sources.sources" || fail "mmdebstrap"
+}
+if [ -n "${GDRHOOK_CLEAN_ROOT_TAR:-}" ]; then
+	# A root made by an earlier run (same sources, same packages), for
+	# working on this script; the test proper makes a fresh one.
+	[ -f "$GDRHOOK_CLEAN_ROOT_TAR" ] || debstrap "$GDRHOOK_CLEAN_ROOT_TAR"
+	mkdir -p "$R"
+	tar -C "$R" -xf "$GDRHOOK_CLEAN_ROOT_TAR"
+else
+	debstrap "$R"
+fi
+for m in proc sys dev; do
+	mount --bind "/$m" "$R/$m"
+	mounted="$R/$m $mounted"
+done
+# What a package could leave: every path but logs, caches and apt's state,
+# the backups shadow's tools keep of the files they edit (/etc/gshadow-)
+# and depmod's indexes of a kernel's modules (rebuilt by DKMS at install
+# and removal; checked below to name no gdrhook).
+snapshot() {
+	in_root find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp \
+		-o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \
+		-o -path /root \) -prune -o -print | grep -v -e '^/etc/[a-z]*-$' \
+		-e '^/usr/lib/modules/[^/]*/modules\.' -e '^/lib/modules/[^/]*/modules\.' | sort
+}
+snapshot >"$WORK/before"
+in_root getent group gdrhook >/dev/null && fail "group gdrhook exists before the install"
+step_done "1. Debian 12 root with dkms and linux-headers-$KVER: $(wc -l <"$WORK/before") paths"
+
+# 2. The packages, with apt.
+mkdir -p "$R/tmp/debs"
+debs=
+for p in gdrhook libgdrhook-dev gdrhook-dkms; do
+	deb=$(ls "$DEBS"/${p}_*.deb | sort -V | tail -n1)
+	cp "$deb" "$R/tmp/debs/"
+	debs="$debs /tmp/debs/$(basename "$deb")"
+	msg "  $(basename "$deb"): $(stat -c %s "$deb") bytes"
+done
+# mmdebstrap leaves no package lists in the root: apt needs them to find
+# what the packages depend on.
+in_root apt-get update -qq >"$WORK/update.log" 2>&1 || { cat "$WORK/update.log"; fail "apt-get update"; }
+# shellcheck disable=SC2086
+in_root apt-get install -y --no-install-recommends $debs >"$WORK/install.log" 2>&1 || {
+	cat "$WORK/install.log"
+	fail "apt-get install"
+}
+grep -E "^(Setting up gdrhook|Setting up libgdrhook|Building|Installing|DKMS|dkms)" "$WORK/install.log" | sed 's/^/  /' || true
+in_root dkms status | sed 's/^/  dkms status: /'
+ko=$(ls "$R/lib/modules/$KVER/updates/dkms/"gdrhook.ko* 2>/dev/null | head -n1)
+[ -n "$ko" ] || fail "DKMS installed no gdrhook.ko for $KVER"
+msg "  module: ${ko#$R} ($(stat -c %s "$ko") bytes)"
+in_root getent group gdrhook | sed 's/^/  group: /'
+in_root getent group gdrhook >/dev/null || fail "no group gdrhook after the install"
+for f in /lib/udev/rules.d/70-gdrhook.rules /usr/lib/sysusers.d/gdrhook.conf \
+	/usr/lib/modules-load.d/gdrhook.conf /usr/bin/gdrhook /usr/include/gdrhook.h; do
+	[ -f "$R$f" ] || fail "$f not installed"
+done
+step_done "2. installed with apt; DKMS built the module for $KVER"
+
+# 3. The installed command and shim.
+in_root gdrhook --version | sed 's/^/  /'
+set +e
+in_root gdrhook doctor >"$WORK/doctor" 2>&1
+doctor=$?
+set -e
+sed 's/^/  doctor: /' "$WORK/doctor"
+# No driver and no module loaded here: the doctor finds problems (1) and
+# must say so, not fail to run.
+[ "$doctor" = 1 ] || fail "gdrhook doctor exited $doctor (1 expected: no driver in the root)"
+in_root pkg-config --cflags --libs gdrhook | sed 's/^/  pkg-config: /'
+mkdir -p "$R/opt/gdrhook-test"
+cp "$B/tests/programs/gdrhook-demo" "$B/tests/fake_driver/libcuda.so.1" "$R/opt/gdrhook-test/"
+set +e
+in_root env LD_LIBRARY_PATH=/opt/gdrhook-test gdrhook run --pin alloc \
+	--events /tmp/demo.%p.jsonl -- /opt/gdrhook-test/gdrhook-demo >"$WORK/demo" 2>&1
+demo=$?
+set -e
+sed 's/^/  demo: /' "$WORK/demo"
+[ "$demo" = 0 ] || fail "the demo under the installed gdrhook exited $demo"
+grep -q "libgdrhook.so" "$WORK/demo" || true
+in_root sh -c 'gdrhook log check /tmp/demo.*.jsonl' | sed 's/^/  log check: /'
+in_root sh -c 'grep -h "\"ev\":\"pin\"" /tmp/demo.*.jsonl | head -n1' | grep -q . ||
+	fail "the demo's log has no pin: the installed shim did not run"
+step_done "3. gdrhook --version, doctor, the demo from the installed paths"
+
+# 4. The DKMS-built module in the VM.
+GDRHOOK_VM_MODULE=$ko GDRHOOK_VM_KVERS=$KVER GDRHOOK_VM_STEPS="basic node" \
+	GDRHOOK_VM_BUILD=$B GDRHOOK_VM_LOG=$WORK/vm.log "$ROOT_DIR/tests/vm/run.sh" >"$WORK/vm" 2>&1 || {
+	cat "$WORK/vm"
+	fail "the VM test of the DKMS-built module"
+}
+grep -E "^(vm-test: kernel .*booting|  basic:|  node:|kmod-vm:)" "$WORK/vm" | sed 's/^/  /'
+step_done "4. VM: $KVER booted with the DKMS-built module"
+
+# 5. Purge.
+# --autoremove: what apt installed for them goes too (libsimdjson14).
+in_root apt-get purge --autoremove -y gdrhook gdrhook-dkms libgdrhook-dev >"$WORK/purge.log" 2>&1 || {
+	cat "$WORK/purge.log"
+	fail "apt-get purge"
+}
+rm -rf "$R/opt/gdrhook-test"
+snapshot >"$WORK/after"
+if ! diff "$WORK/before" "$WORK/after" >"$WORK/left"; then
+	sed 's/^/  /' "$WORK/left"
+	fail "the purge left the root different (above: < missing, > left behind)"
+fi
+in_root getent group gdrhook >/dev/null && fail "group gdrhook left behind"
+ls "$R/lib/modules/$KVER/updates/dkms/"gdrhook.ko* >/dev/null 2>&1 && fail "gdrhook.ko left behind"
+[ -e "$R/var/lib/dkms/gdrhook" ] && fail "/var/lib/dkms/gdrhook left behind"
+grep -l gdrhook "$R/etc/group" "$R/etc/gshadow" "$R/lib/modules/$KVER/"modules.* 2>/dev/null &&
+	fail "gdrhook still named in the files above"
+step_done "5. purged: no file, module, DKMS tree or group left"
+msg "PASS (wall $(( $(date +%s) - START )) s)"

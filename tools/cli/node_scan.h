@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#pragma once
+// What is pinned on this machine now, as /proc and /sys show it to the
+// caller: `gdrhook node` (README, "What is pinned on a node").
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gdrhook::cli {
+
+// One open file that holds pinned memory, seen in one process's
+// /proc/PID/fdinfo/FD. A file held by several processes (a forked child
+// keeps its parent's fds) appears once per holder, with the same key.
+struct PinHolding {
+    enum class Kind { gdrhook_file, dmabuf };
+    Kind kind = Kind::gdrhook_file;
+    int pid = 0;             // the holder
+    unsigned uid = 0;        // the holder's real uid
+    std::string comm;        // the holder's command name
+    int fd = 0;
+    // The same key is the same file (gdrhook: the module's file id;
+    // dma-buf: its inode, or "pid:fd" where the kernel shows no inode).
+    std::string key;
+    uint64_t pins = 0;       // gdrhook: handles the file holds; dma-buf: 1
+    uint64_t bytes = 0;
+    // gdrhook: the opener and the user charged for the pins, and whether
+    // the opener's address space has ended (killed, exited, exec'd) so that
+    // only this holder keeps the pins alive.
+    int opener_pid = 0;
+    unsigned opener_uid = 0;
+    bool orphaned = false;
+    std::string exporter;    // dma-buf: exp_name
+};
+
+// The module's node-wide counters (/sys/class/misc/gdrhook/stats/).
+struct ModuleCounters {
+    bool loaded = false;
+    uint64_t pins_live = 0;
+    uint64_t pinned_bytes = 0;
+    uint64_t files_open = 0;
+};
+
+struct NodeSnapshot {
+    std::vector<PinHolding> holdings;
+    ModuleCounters module;
+    int processes = 0;          // processes looked at
+    int unreadable = 0;         // ... whose fds the caller may not read
+};
+
+// The entries of DIR but . and ..; false when DIR cannot be listed.
+bool list_directory(const std::string &dir, std::vector<std::string> &names);
+
+// Reads PROC_ROOT/[0-9]*/{status,comm,fdinfo/*} and
+// SYS_ROOT/class/misc/gdrhook/stats/*. Processes that vanish while being
+// read are skipped; those whose fdinfo is not readable are counted.
+NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root);
+
+// Node-wide figures from a snapshot, each file counted once however many
+// processes hold it.
+struct NodeTotals {
+    struct Row {
+        uint64_t pins = 0;
+        uint64_t bytes = 0;
+        uint64_t orphaned_pins = 0;
+    };
+    Row gdrhook;                 // through the module's files
+    Row dmabuf;
+    // The module's pins that no file seen here accounts for: held by
+    // processes the caller may not read, or by no process at all.
+    uint64_t unattributed_pins = 0;
+    uint64_t unattributed_bytes = 0;
+};
+NodeTotals total_node(const NodeSnapshot &snapshot);
+
+// The same per user: gdrhook files under the user who opened them (who
+// is charged for their pins), dma-bufs under the users holding them.
+std::map<std::pair<unsigned, PinHolding::Kind>, NodeTotals::Row>
+total_by_user(const NodeSnapshot &snapshot);
+
+// Only the holdings of user UID: gdrhook files charged to UID (their
+// opener), dma-bufs held by UID's processes.
+NodeSnapshot only_user(const NodeSnapshot &snapshot, unsigned uid);
+
+} // namespace gdrhook::cli

@@ -1,0 +1,24 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# tools/package-rpm.sh [OUT_DIR]: the RPMs of packaging/rpm/gdrhook.spec
+# (gdrhook, gdrhook-devel, gdrhook-dkms) and the source RPM, built with
+# rpmbuild from this tree (packaging/stage-source.sh) into OUT_DIR
+# (default: build-rpm). On a machine without an RPM database of the build
+# dependencies (Debian: apt-get install rpm), NODEPS=1 passes --nodeps:
+# the build then uses whatever headers and libraries the machine has.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "${1:-$ROOT/build-rpm}" && cd "${1:-$ROOT/build-rpm}" && pwd)
+SPEC=$ROOT/packaging/rpm/gdrhook.spec
+mkdir -p "$OUT/SOURCES" "$OUT/stage"
+VERSION=$("$ROOT/packaging/stage-source.sh" "$OUT/stage")
+spec_version=$(sed -n 's/^Version: *//p' "$SPEC")
+[ "$spec_version" = "$VERSION" ] || {
+	echo "package-rpm: $SPEC says Version $spec_version, meson.build says $VERSION" >&2
+	exit 1
+}
+tar -C "$OUT/stage" -czf "$OUT/SOURCES/gdrhook-$VERSION.tar.gz" "gdrhook-$VERSION"
+rpmbuild -ba ${NODEPS:+--nodeps} --define "_topdir $OUT" "$SPEC"
+echo "package-rpm: built:"
+find "$OUT/RPMS" "$OUT/SRPMS" -name '*.rpm' -exec stat -c '  %n %s bytes' {} +

@@ -1,0 +1,51 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# tools/package.sh [OUT_DIR]: the Debian packages, built from this tree
+# with debhelper (packaging/debian/), then checked with lintian:
+#   gdrhook         the gdrhook command and the shim, libgdrhook.so
+#   libgdrhook-dev  gdrhook.h and the pkg-config file
+#   gdrhook-dkms    the module's source for DKMS, its udev rule, sysusers
+#                   and modules-load files
+# The version is meson's project version. The tree is copied as it is
+# into OUT_DIR/gdrhook-VERSION (packaging/stage-source.sh); the .debs land
+# in OUT_DIR (default: build-deb). Needs: debhelper dh-dkms dpkg-dev
+# lintian help2man, and what the build needs (README, Install), CUDA headers among
+# them (CUDA_INCLUDE, default /usr/local/cuda/include).
+# Exit status: dpkg-buildpackage's, else 1 when lintian reports an error or
+# a warning.
+set -eu
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=$(mkdir -p "${1:-$ROOT/build-deb}" && cd "${1:-$ROOT/build-deb}" && pwd)
+VERSION=$("$ROOT/packaging/stage-source.sh" "$OUT")
+STAGE=$OUT/gdrhook-$VERSION
+cp -a "$ROOT/packaging/debian" "$STAGE/debian"
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -q . && echo " and local edits" || true)
+# Maintainer and changelog signer: whoever builds (Debian's DEBFULLNAME and
+# DEBEMAIL, else git's user.name and user.email); the project has no
+# mailing address of its own.
+name=${DEBFULLNAME:-$(git -C "$ROOT" config user.name || echo gdrhook)}
+email=${DEBEMAIL:-$(git -C "$ROOT" config user.email || echo "root@$(hostname -f)")}
+sed -i "s|@MAINTAINER@|$name <$email>|" "$STAGE/debian/control"
+cat >"$STAGE/debian/changelog" <<CHANGELOG
+gdrhook ($VERSION) unstable; urgency=medium
+
+  * Built by tools/package.sh from commit $commit$dirty.
+
+ -- $name <$email>  $(date -R)
+CHANGELOG
+
+# -nc: the build folder of the last run is kept (packaging/stage-source.sh).
+(cd "$STAGE" && dpkg-buildpackage -b -uc -us -nc) >"$OUT/build.log" 2>&1 || {
+	tail -40 "$OUT/build.log"
+	echo "package: dpkg-buildpackage failed ($OUT/build.log)" >&2
+	exit 1
+}
+changes=$OUT/gdrhook_${VERSION}_$(dpkg-architecture -qDEB_HOST_ARCH).changes
+echo "package: built in $OUT:"
+for deb in $(sed -n 's/^ [0-9a-f]\{32\} [0-9]* [a-z]* [a-z]* \(.*\.deb\)$/\1/p' "$changes"); do
+	echo "  $deb $(stat -c %s "$OUT/$deb") bytes"
+done
+echo "package: lintian $changes"
+lintian --fail-on error,warning "$changes"
