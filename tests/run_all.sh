@@ -80,7 +80,9 @@ if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
 fi
 
 # The aarch64 leg. The suites that fit CI's time under emulation; the
-# module's (an arm64 VM) is not among them yet.
+# module's (an arm64 VM) is not among them yet. Measured on the shared
+# 2-core machine (load average ~7): setup 3 s, build 396 s, the 16 tests
+# 77 s (churn at 100,000 cycles: 21 s).
 aarch64_suites=(unit shim cache stress)
 if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     aarch64_started=$(date +%s)
