@@ -40,10 +40,16 @@
 // `push %rbp; mov %rsp, %rbp` (4 bytes) and then saves the callee-saved
 // registers it uses; this makes it use %rbx, so that the fifth byte is a
 // `push` too (tests/unit/test_patchable_entry_points.cpp).
+// On aarch64 every instruction is 4 bytes, so a patch never splits one;
+// UCX's aarch64 bistro (five instructions: movz/movk x15, br x15) is not
+// known to relocate what it covers, and no test here patches an aarch64
+// wrapper: nothing is asked of the prologue.
 #if defined(__x86_64__)
 #define GDRHOOK_PATCHABLE_PROLOGUE() asm volatile("" ::: "rbx")
-#else
+#elif defined(__aarch64__)
 #define GDRHOOK_PATCHABLE_PROLOGUE() (void)0
+#else
+#error "gdrhook supports x86-64 and aarch64 (hook/wrapper.h)"
 #endif
 
 // The result a wrapper returns when the real function cannot be found (the

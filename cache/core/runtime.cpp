@@ -13,6 +13,7 @@
 #include "cache/events/event_clock.h"
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
+#include "cache/prim/cycle_counter.h"
 #include "cache/prim/hot_arena.h"
 #include "cache/registration/pin_events.h"
 #include "cache/registration/unpinner.h"
@@ -134,12 +135,10 @@ std::string describe_process(const Runtime &rt, int pid)
     p.tsc = hot_line.event_clock_counts_tsc;
     p.realtime_ns = realtime_ns();
     p.monotonic_ns = monotonic_ns();
-#if defined(__x86_64__)
     if (p.tsc) {
-        p.tsc_value = __rdtsc();
+        p.tsc_value = read_cycle_counter();
         p.tsc_hz = event_clock_tsc_hz();
     }
-#endif
     return format_process_line(p, pid, current_tid());
 }
 

@@ -6,11 +6,12 @@
 // wrapper, the vDSO's code and its data are three pages that the driver,
 // ~100 us in the kernel per allocation, has pushed out of the TLB by the
 // next call (tests/gpu/alloc_free_ab: ~100 ns of the shim's cost per
-// alloc/free pair). Where the kernel keeps time with the time-stamp
-// counter itself (invariant TSC, clocksource "tsc"), an event carries the
-// counter, one instruction that touches no memory, and whoever writes the
-// line turns it into CLOCK_REALTIME. Elsewhere events carry CLOCK_REALTIME
-// as they always did.
+// alloc/free pair). Where the CPU's counter keeps the kernel's time
+// (cache/prim/cycle_counter.h: the invariant TSC on x86-64, CNTVCT_EL0 on
+// aarch64), an event carries the counter, one instruction that touches no
+// memory, and whoever writes the line turns it into CLOCK_REALTIME.
+// Elsewhere events carry CLOCK_REALTIME as they always did. "TSC" in the
+// names below means that counter on either architecture.
 #pragma once
 
 #include "cache/base/clock.h"
@@ -18,10 +19,7 @@
 #include "cache/prim/hot_line.h"
 #include "cache/prim/hot_path.h"
 #include "cache/events/queued_event.h"
-
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
+#include "cache/prim/cycle_counter.h"
 
 namespace gdrhook {
 
@@ -40,13 +38,11 @@ void start_event_clock(bool allow_tsc = true);
 // Sets event.tsc (TSC mode) or event.ts_ns (otherwise) to now.
 inline void stamp_now(Event &event)
 {
-#if defined(__x86_64__)
     if (event_clock_counts_tsc()) {
-        event.tsc = __rdtsc();
+        event.tsc = read_cycle_counter();
         event.ts_ns = 0;
         return;
     }
-#endif
     event.tsc = 0;
     event.ts_ns = realtime_ns();
 }
@@ -54,15 +50,13 @@ inline void stamp_now(Event &event)
 // The same stamp in the form an event has in the queue (queued_event.h).
 inline uint64_t queued_time_now()
 {
-#if defined(__x86_64__)
     if (event_clock_counts_tsc())
-        return __rdtsc() | queued_time_is_tsc;
-#endif
+        return read_cycle_counter() | queued_time_is_tsc;
     return realtime_ns();
 }
 
-// The TSC's rate as the event clock measured it since it started; 0 when
-// events do not carry the TSC.
+// The TSC's rate: as the event clock measured it since it started
+// (x86-64), CNTFRQ_EL0 (aarch64); 0 when events do not carry the TSC.
 uint64_t event_clock_tsc_hz();
 
 // An event stamped now, with the calling thread's id.

@@ -5,6 +5,7 @@
 #include "cache/events/event_clock.h"
 #include "cache/events/journal_layout.h"
 #include "cache/events/queued_event.h"
+#include "cache/prim/cycle_counter.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -200,9 +201,7 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     header->start_ticks = process_start_ticks();
     header->created_ns = realtime_ns();
     header->time_is_tsc = event_clock_counts_tsc();
-#if defined(__x86_64__)
-    header->clock_tsc = __rdtsc();
-#endif
+    header->clock_tsc = read_cycle_counter();
     header->clock_realtime_ns = realtime_ns();
     timespec raw;
     clock_gettime(CLOCK_MONOTONIC_RAW, &raw);

@@ -2,6 +2,7 @@
 #include "cache/events/process_line.h"
 
 #include "cache/base/unique_fd.h"
+#include "cache/prim/cycle_counter.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -127,12 +128,15 @@ std::string format_process_line(const ProcessDescription &p, int pid, int tid)
         out += ']';
     }
     append_key(out, "clock");
-    out += p.tsc ? "{\"source\":\"tsc\"" : "{\"source\":\"realtime\"";
+    // The counter named as it is: "tsc" on x86-64, "cntvct" on aarch64,
+    // its reading and rate under the same name.
+    const std::string counter = p.tsc ? cycle_counter_name : "realtime";
+    out += "{\"source\":\"" + counter + "\"";
     out += ",\"realtime_ns\":" + std::to_string(p.realtime_ns);
     out += ",\"monotonic_ns\":" + std::to_string(p.monotonic_ns);
     if (p.tsc) {
-        out += ",\"tsc\":" + std::to_string(p.tsc_value);
-        out += ",\"tsc_hz\":" + std::to_string(p.tsc_hz);
+        out += ",\"" + counter + "\":" + std::to_string(p.tsc_value);
+        out += ",\"" + counter + "_hz\":" + std::to_string(p.tsc_hz);
     }
     out += "}}\n";
     return out;

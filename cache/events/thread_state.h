@@ -44,7 +44,7 @@ inline HotThreadState &hot_thread_state()
     return *reinterpret_cast<HotThreadState *>(
         static_cast<char *>(__builtin_thread_pointer()) + offset);
 #else
-    return hot_thread_state_slot;
+    return hot_thread_state_slot; // portable: the TLS access, one more load
 #endif
 }
 

@@ -77,8 +77,12 @@ TEST_CASE("the shim is looked for in the build tree, then the install tree", "[r
     auto candidates = library_candidates("/opt/gdrhook/bin", "");
     REQUIRE(candidates.size() >= 3);
     CHECK(candidates[0] == "/opt/gdrhook/bin/../hook/libgdrhook.so");
-    CHECK(std::find(candidates.begin(), candidates.end(),
-                    "/opt/gdrhook/bin/../lib/x86_64-linux-gnu/libgdrhook.so") != candidates.end());
+#if defined(__x86_64__)
+    const char *multiarch = "/opt/gdrhook/bin/../lib/x86_64-linux-gnu/libgdrhook.so";
+#else
+    const char *multiarch = "/opt/gdrhook/bin/../lib/aarch64-linux-gnu/libgdrhook.so";
+#endif
+    CHECK(std::find(candidates.begin(), candidates.end(), multiarch) != candidates.end());
     CHECK(library_candidates("/opt/gdrhook/bin", "/my/libgdrhook.so") ==
           std::vector<std::string>{"/my/libgdrhook.so"});
     std::vector<std::string> tried;

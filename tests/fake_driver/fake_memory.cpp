@@ -151,6 +151,35 @@ CUresult answer(const char *name, CUresult rc)
     return rc;
 }
 
+namespace {
+
+// Memory for a block, below 4 GiB for the 32-bit device pointers of the
+// API before CUDA 3.2: MAP_32BIT where the kernel has it (x86-64), else
+// address hints below 4 GiB, each answer checked (the kernel may place the
+// mapping elsewhere when the hint is taken).
+void *map_block(size_t bytes, bool below_4g)
+{
+    constexpr int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+#if defined(MAP_32BIT)
+    return mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags | (below_4g ? MAP_32BIT : 0), -1, 0);
+#else
+    if (!below_4g)
+        return mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+    constexpr uintptr_t step = 256u << 20;
+    for (uintptr_t hint = step; hint + bytes <= UINT32_MAX; hint += step) {
+        void *map = mmap(reinterpret_cast<void *>(hint), bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+        if (map == MAP_FAILED)
+            return map;
+        if (reinterpret_cast<uintptr_t>(map) + bytes <= UINT32_MAX)
+            return map;
+        munmap(map, bytes);
+    }
+    return MAP_FAILED;
+#endif
+}
+
+} // namespace
+
 uintptr_t allocate_block(size_t size, bool host, bool below_4g)
 {
     Driver &d = driver();
@@ -167,8 +196,7 @@ uintptr_t allocate_block(size_t size, bool host, bool below_4g)
         // allocation of its size.
         constexpr size_t gpu_page = 64 * 1024;
         const size_t rounded = size ? (size + gpu_page - 1) & ~(gpu_page - 1) : gpu_page;
-        void *map = mmap(nullptr, rounded + gpu_page, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | (below_4g ? MAP_32BIT : 0), -1, 0);
+        void *map = map_block(rounded + gpu_page, below_4g);
         if (map == MAP_FAILED)
             return 0;
         const uintptr_t start = reinterpret_cast<uintptr_t>(map);

@@ -7,7 +7,9 @@
 # that apply; tests/mutants/run.py boots one Debian kernel for it). `tests`,
 # where a suite holds more than the test that catches the mutant, names
 # that test: it runs first, and the rest of the suites only if it passes.
-# An edit that changes nothing observable does not belong here.
+# An edit that changes nothing observable does not belong here. `cross`
+# ("aarch64") builds the mutant with cross/aarch64-linux-gnu.ini and runs
+# its suites under qemu-user (tests/mutants/run.py, CROSS_FILES).
 
 MUTANTS = [
     # --- every entry-point family records its free -------------------------
@@ -77,6 +79,19 @@ MUTANTS = [
          file="cache/events/event_pipeline.cpp", suites=["unit", "shim", "stress"], tests=["shim endings"],
          find="        flags().worker_running.store(false, std::memory_order_release);\n    }\n    drain_now();",
          replace="        flags().worker_running.store(false, std::memory_order_release);\n    }"),
+    # --- aarch64 ------------------------------------------------------------
+    dict(name="aarch64_dlsym_forwarder_calls", promise="on aarch64 the exported dlsym forwards with a branch, so glibc answers RTLD_NEXT for the application's frame",
+         file="hook/dlsym_trampoline_aarch64.S", cross="aarch64", suites=["shim"], tests=["shim free_paths"],
+         find="    mov     x16, x0\n    ldp     x0, x1, [sp, #16]\n    ldp     x29, x30, [sp], #32     /* x30: the application's return address */\n",
+         replace="    mov     x16, x0\n    ldp     x0, x1, [sp, #16]\n    blr     x16\n    ldp     x29, x30, [sp], #32\n    AUTH_RETURN\n    ret\n"),
+    dict(name="aarch64_event_clock_off", promise="on aarch64 events carry CNTVCT_EL0, not CLOCK_REALTIME",
+         file="cache/prim/cycle_counter.cpp", cross="aarch64", suites=["unit"], tests=["core"],
+         find="    return cycle_counter_nominal_hz() != 0;",
+         replace="    return false;"),
+    dict(name="aarch64_queue_publish_relaxed", promise="on aarch64 a push publishes its item with a store-release",
+         file="cache/events/event_queue.h", cross="aarch64", suites=["unit"], tests=["core"],
+         find="                    cell.sequence.store(pos + 1, std::memory_order_release);",
+         replace="                    cell.sequence.store(pos + 1, std::memory_order_relaxed);"),
     # --- the log -----------------------------------------------------------
     dict(name="unpin_line_dropped", promise="every unpin is logged",
          file="cache/registration/unpinner.cpp", suites=["shim"], tests=["shim pin_pipeline"],

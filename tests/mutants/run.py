@@ -109,6 +109,52 @@ def run_stage(build, scratch, log, tests, names, env):
     return None
 
 
+# A mutant with `cross` is built for that architecture with the cross
+# file here and its suites run under the file's exe_wrapper (qemu-user).
+CROSS_FILES = {"aarch64": "cross/aarch64-linux-gnu.ini"}
+
+
+class Build:
+    """One configured build of the scratch tree, native or cross, and the
+    tests its mutants run there."""
+
+    def __init__(self, scratch, log, cross, mutants):
+        self.dir = os.path.join(scratch, "build" + (f"-{cross}" if cross else ""))
+        self.scratch, self.log, self.cross, self.mutants = scratch, log, cross, mutants
+        self.tests = None
+
+    def prepare(self):
+        """Configures, builds and runs the mutants' first tests unmutated.
+        Returns an error line, or None."""
+        name = f" for {self.cross}" if self.cross else ""
+        # Compiling is most of the run's time: no debug info, and only what
+        # the mutants' tests need is built. The optimization stays the
+        # project's (-O2): at -O0 a forked child's test stopped catching
+        # fork_queue_not_written, whose catch needs events still queued at
+        # fork().
+        options = ["-Ddebug=false"]
+        if self.cross:
+            options += ["--cross-file", os.path.join(self.scratch, CROSS_FILES[self.cross])]
+        if run(["meson", "setup", *options, self.dir], self.scratch, self.log):
+            return f"mutants: the unmutated tree does not configure{name} (see {self.log})"
+        self.tests = MesonTests(self.dir)
+        every_test = [n for m in self.mutants for stage in stages(self.tests, m) for n in stage]
+        if run(["ninja", "-C", self.dir, *self.tests.targets(every_test)], self.scratch, self.log):
+            return f"mutants: the unmutated tree does not build{name} (see {self.log})"
+        # A test that fails without a mutant would catch every mutant. The
+        # module's tests are left out: the VM suite has just run them, and
+        # this build does not compile the module.
+        baseline = sorted({n for m in self.mutants if "kmod" not in m["suites"]
+                           for n in stages(self.tests, m)[0]})
+        # Nothing to run when only module mutants are chosen (meson test
+        # with no names would run every test).
+        failed = baseline and run_stage(self.dir, self.scratch, self.log, self.tests, baseline,
+                                        mutant_environment({"suites": []}, self.scratch))
+        if failed:
+            return f"mutants: the unmutated tree fails {failed}{name} (see {self.log})"
+        return None
+
+
 def main(argv):
     only = None
     keep = "--keep" in argv
@@ -122,35 +168,21 @@ def main(argv):
     scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
     log = os.path.join(scratch, "mutants.log")
     copy_tree(scratch)
-    build = os.path.join(scratch, "build")
     started = time.time()
-    # Compiling is most of the run's time: no debug info, and only what the
-    # mutants' tests need is built. The optimization stays the project's
-    # (-O2): at -O0 a forked child's test stopped catching
-    # fork_queue_not_written, whose catch needs events still queued at
-    # fork().
-    if run(["meson", "setup", "-Ddebug=false", build], scratch, log):
-        print(f"mutants: the unmutated tree does not configure (see {log})")
-        return 1
-    tests = MesonTests(build)
-    every_test = [name for m in mutants for stage in stages(tests, m) for name in stage]
-    if run(["ninja", "-C", build, *tests.targets(every_test)], scratch, log):
-        print(f"mutants: the unmutated tree does not build (see {log})")
-        return 1
-    # A test that fails without a mutant would catch every mutant. The
-    # module's tests are left out: the VM suite has just run them, and this
-    # build does not compile the module.
-    baseline = sorted({name for m in mutants if "kmod" not in m["suites"]
-                       for name in stages(tests, m)[0]})
-    # Nothing to run when only module mutants are chosen (meson test with
-    # no names would run every test).
-    failed = baseline and run_stage(build, scratch, log, tests, baseline,
-                                    mutant_environment({"suites": []}, scratch))
-    if failed:
-        print(f"mutants: the unmutated tree fails {failed} (see {log})")
-        return 1
+    builds = {}
+    for m in mutants:
+        cross = m.get("cross")
+        if cross not in builds:
+            builds[cross] = Build(scratch, log, cross, [])
+        builds[cross].mutants.append(m)
+    for build in builds.values():
+        problem = build.prepare()
+        if problem:
+            print(problem)
+            return 1
     caught = survived = broken = 0
     for m in mutants:
+        build = builds[m.get("cross")]
         path = os.path.join(scratch, m["file"])
         with open(path) as f:
             original = f.read()
@@ -163,8 +195,9 @@ def main(argv):
         began = time.time()
         try:
             outcome = None
-            for stage in stages(tests, m):
-                outcome = run_stage(build, scratch, log, tests, stage, mutant_environment(m, scratch))
+            for stage in stages(build.tests, m):
+                outcome = run_stage(build.dir, scratch, log, build.tests, stage,
+                                    mutant_environment(m, scratch))
                 if outcome:
                     break
             took = f"({time.time() - began:.0f} s)"

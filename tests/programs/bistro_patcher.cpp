@@ -4,7 +4,8 @@
 // mode. Linked with libcuda, it asks dlsym on its own handle for
 // driver functions and writes a jump to a spy of its own over the first
 // bytes of each answer, as bistro does: mprotect, then a 14-byte absolute
-// jmp (BISTRO_JUMP=5: a 5-byte relative one). Each spy counts its call,
+// jmp (BISTRO_JUMP=5: a 5-byte relative one); on aarch64 a 16-byte
+// absolute branch through x16 (BISTRO_JUMP=5: a 4-byte relative B). Each spy counts its call,
 // drops a freed address from a small registration cache of its own (what
 // UCX's rcache does on UCM_EVENT_MEM_TYPE_FREE) and forwards to the code it
 // patched: it writes the saved bytes back, calls them and patches again.
@@ -50,7 +51,7 @@ enum class Patched : int {
     count
 };
 
-constexpr size_t max_jump = 14;
+constexpr size_t max_jump = 16;
 
 struct Patch {
     const char *symbol;
@@ -97,24 +98,52 @@ bool write_code(unsigned char *at, const unsigned char *code, size_t length)
     return mprotect(first, end - start, PROT_READ | PROT_EXEC) == 0;
 }
 
-bool patch(Patch &p, void *spy, bool relative)
+#if defined(__x86_64__)
+// The jump from `from` to `to` in `out`; its length, or 0 out of reach.
+size_t encode_jump(const unsigned char *from, void *to, bool relative, unsigned char *out)
 {
     if (relative) {
-        const intptr_t distance = reinterpret_cast<intptr_t>(spy) -
-                                  reinterpret_cast<intptr_t>(p.target + 5);
+        const intptr_t distance = reinterpret_cast<intptr_t>(to) -
+                                  reinterpret_cast<intptr_t>(from + 5);
         const int32_t rel32 = static_cast<int32_t>(distance);
         if (rel32 != distance)
-            return false; // out of reach of a 5-byte jump
-        p.jump[0] = 0xe9; // jmp rel32
-        memcpy(p.jump + 1, &rel32, sizeof(rel32));
-        p.length = 5;
-    } else {
-        p.jump[0] = 0xff; // jmp *0(%rip), the address right after it
-        p.jump[1] = 0x25;
-        memset(p.jump + 2, 0, 4);
-        memcpy(p.jump + 6, &spy, sizeof(spy));
-        p.length = 14;
+            return 0; // out of reach of a 5-byte jump
+        out[0] = 0xe9; // jmp rel32
+        memcpy(out + 1, &rel32, sizeof(rel32));
+        return 5;
     }
+    out[0] = 0xff; // jmp *0(%rip), the address right after it
+    out[1] = 0x25;
+    memset(out + 2, 0, 4);
+    memcpy(out + 6, &to, sizeof(to));
+    return 14;
+}
+#elif defined(__aarch64__)
+size_t encode_jump(const unsigned char *from, void *to, bool relative, unsigned char *out)
+{
+    if (relative) {
+        const intptr_t distance = reinterpret_cast<intptr_t>(to) - reinterpret_cast<intptr_t>(from);
+        if (distance < -(intptr_t{1} << 27) || distance >= (intptr_t{1} << 27))
+            return 0; // out of reach of B (+-128 MiB)
+        const uint32_t b = 0x14000000u | ((static_cast<uint32_t>(distance) >> 2) & 0x3ffffffu);
+        memcpy(out, &b, sizeof b);
+        return 4;
+    }
+    const uint32_t code[2] = {0x58000050u,  // ldr x16, .+8: the address after the br
+                              0xd61f0200u}; // br x16
+    memcpy(out, code, sizeof code);
+    memcpy(out + sizeof code, &to, sizeof(to));
+    return 16;
+}
+#else
+#error "the bistro stand-in writes x86-64 and aarch64 jumps"
+#endif
+
+bool patch(Patch &p, void *spy, bool relative)
+{
+    p.length = encode_jump(p.target, spy, relative, p.jump);
+    if (!p.length)
+        return false;
     memcpy(p.saved, p.target, p.length);
     return write_code(p.target, p.jump, p.length);
 }

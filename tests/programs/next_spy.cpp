@@ -29,6 +29,7 @@ GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_SLOTS)
 }
 
 // Each entry point: count, then jump with the caller's arguments untouched.
+#if defined(__x86_64__)
 #define SPY_STUB(symbol, ...)                                                  \
     asm(".text\n"                                                              \
         ".globl " #symbol "\n"                                                 \
@@ -37,6 +38,27 @@ GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_SLOTS)
         "    lock incq spy_calls_" #symbol "(%rip)\n"                          \
         "    jmp *spy_next_" #symbol "(%rip)\n"                                \
         ".size " #symbol ", .-" #symbol "\n");
+#elif defined(__aarch64__)
+// x9, x16 and x17 are scratch at a call (not arguments); x0-x8 are left
+// as the caller set them.
+#define SPY_STUB(symbol, ...)                                                  \
+    asm(".text\n"                                                              \
+        ".globl " #symbol "\n"                                                 \
+        ".type " #symbol ", %function\n"                                       \
+        ".p2align 2\n" #symbol ":\n"                                           \
+        "    adrp x16, spy_calls_" #symbol "\n"                                \
+        "    add x16, x16, :lo12:spy_calls_" #symbol "\n"                      \
+        "1:  ldxr x17, [x16]\n"                                                \
+        "    add x17, x17, #1\n"                                               \
+        "    stxr w9, x17, [x16]\n"                                            \
+        "    cbnz w9, 1b\n"                                                    \
+        "    adrp x16, spy_next_" #symbol "\n"                                 \
+        "    ldr x16, [x16, :lo12:spy_next_" #symbol "]\n"                     \
+        "    br x16\n"                                                         \
+        ".size " #symbol ", .-" #symbol "\n");
+#else
+#error "the spy's stubs are written for x86-64 and aarch64"
+#endif
 GDRHOOK_DRIVER_ENTRY_POINTS(SPY_STUB)
 GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_STUB)
 #undef SPY_STUB

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -161,6 +162,14 @@ void exec_program(const std::vector<std::string> &argv,
         args.push_back(const_cast<char *>(arg.c_str()));
     args.push_back(nullptr);
     execv(args[0], args.data());
+    // A program of another architecture (a cross build's tests under
+    // qemu-user, tests/meson.build): through the emulator, which passes
+    // the environment, LD_PRELOAD included, on to the program.
+    const char *emulator = getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    if (errno == ENOEXEC && emulator && *emulator) {
+        args.insert(args.begin(), const_cast<char *>(emulator));
+        execv(args[0], args.data());
+    }
     _exit(127);
 }
 

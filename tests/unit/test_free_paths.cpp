@@ -331,9 +331,18 @@ TEST_CASE("a bad variable is named in one line and the program still runs")
 
 TEST_CASE("loading the shim does nothing until CUDA is used")
 {
+    // The threads of a plain run: 1, or more under an emulator.
+    auto plain = shim_environment("");
+    plain.erase("LD_PRELOAD");
+    plain.erase("GDRHOOK_EVENTS");
+    RunResult baseline = run_program({build_path("GDRHOOK_LOAD_IDLE")}, plain);
+    const size_t at = baseline.output.find("threads=");
+    REQUIRE(at != std::string::npos);
+    const std::string threads = std::to_string(std::atoi(baseline.output.c_str() + at + 8));
+    REQUIRE(threads != "0");
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_LOAD_IDLE")}, shim_environment(log));
-    INFO(run.output);
+    RunResult run = run_program({build_path("GDRHOOK_LOAD_IDLE"), threads}, shim_environment(log));
+    INFO(baseline.output << run.output);
     CHECK(run.exit_status == 0);
 }
 

@@ -7,11 +7,14 @@
 #include "cache/prim/hot_arena.h"
 #include "cache/events/queued_event.h"
 #include "cache/events/thread_state.h"
+#include "cache/events/process_line.h"
+#include "cache/prim/cycle_counter.h"
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -47,6 +50,46 @@ TEST_CASE("without the TSC an event carries CLOCK_REALTIME itself")
     CHECK(event_realtime_ns(event) == event.ts_ns);
     start_event_clock(true);
 }
+
+TEST_CASE("the process line's clock anchor names the counter events carry")
+{
+    ProcessDescription process;
+    process.tsc = true;
+    process.tsc_value = 5;
+    process.tsc_hz = 7;
+    const std::string line = format_process_line(process, 1, 1);
+    INFO(line);
+#if defined(__x86_64__)
+    CHECK(line.find(R"("clock":{"source":"tsc",)") != std::string::npos);
+    CHECK(line.find(R"("tsc":5,"tsc_hz":7})") != std::string::npos);
+#else
+    CHECK(line.find(R"("clock":{"source":"cntvct",)") != std::string::npos);
+    CHECK(line.find(R"("cntvct":5,"cntvct_hz":7})") != std::string::npos);
+#endif
+    process.tsc = false;
+    CHECK(format_process_line(process, 1, 1).find(R"("clock":{"source":"realtime",)") !=
+          std::string::npos);
+}
+
+#if defined(__aarch64__)
+TEST_CASE("on aarch64 events carry the generic timer's count, at CNTFRQ_EL0's rate")
+{
+    start_event_clock(true);
+    REQUIRE(cycle_counter_nominal_hz() != 0);
+    CHECK(event_clock_counts_tsc()); // always: no /sys check (cycle_counter.h)
+    CHECK(event_clock_tsc_hz() == cycle_counter_nominal_hz());
+    // The count moves at that rate: 50 ms of CLOCK_MONOTONIC is 50 ms of
+    // counts, within 20% (an emulator's scheduling between the reads).
+    const uint64_t count_before = read_cycle_counter(), ns_before = monotonic_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const uint64_t counts = read_cycle_counter() - count_before;
+    const uint64_t ns = monotonic_ns() - ns_before;
+    const double counted_ns = static_cast<double>(counts) * 1e9 /
+                              static_cast<double>(cycle_counter_nominal_hz());
+    CHECK(counted_ns > 0.8 * static_cast<double>(ns));
+    CHECK(counted_ns < 1.2 * static_cast<double>(ns));
+}
+#endif
 
 TEST_CASE("the queue's compact form keeps which clock an event's time is on")
 {

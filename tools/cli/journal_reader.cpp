@@ -2,6 +2,7 @@
 #include "journal_reader.h"
 
 #include "cache/events/queued_event.h"
+#include "cache/prim/cycle_counter.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,9 +12,6 @@
 #include <ctime>
 #include <sys/stat.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 namespace gdrhook::cli {
 namespace {
@@ -82,16 +80,14 @@ class WallClock
 public:
     explicit WallClock(const JournalHeader &header) : header_(header)
     {
-#if defined(__x86_64__)
         if (header.time_is_tsc && made_on_this_boot(header)) {
             const uint64_t raw = clock_ns(CLOCK_MONOTONIC_RAW);
-            now_tsc_ = __rdtsc();
+            now_tsc_ = read_cycle_counter();
             now_ns_ = clock_ns(CLOCK_REALTIME);
             if (now_tsc_ > header.clock_tsc && raw > header.clock_raw_ns)
                 ns_per_tick_ = static_cast<double>(raw - header.clock_raw_ns) /
                                static_cast<double>(now_tsc_ - header.clock_tsc);
         }
-#endif
     }
 
     uint64_t realtime_ns(uint64_t queued_time) const

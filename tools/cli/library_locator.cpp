@@ -22,6 +22,15 @@ namespace {
 
 constexpr const char *library_name = "libgdrhook.so";
 
+// Debian's multiarch directory for this machine's architecture.
+#if defined(__x86_64__)
+constexpr const char *multiarch_libdir = "../lib/x86_64-linux-gnu";
+#elif defined(__aarch64__)
+constexpr const char *multiarch_libdir = "../lib/aarch64-linux-gnu";
+#else
+#error "gdrhook supports x86-64 and aarch64 (tools/cli/library_locator.cpp)"
+#endif
+
 // "../lib/x86_64-linux-gnu" from "bin" and "lib/x86_64-linux-gnu"; the
 // libdir itself when it is absolute.
 std::string installed_relative_libdir()
@@ -59,7 +68,7 @@ std::vector<std::string> library_candidates(const std::string &exe_dir,
         return candidates;
     add("../hook");
     add(installed_relative_libdir());
-    add("../lib/x86_64-linux-gnu");
+    add(multiarch_libdir);
     add("../lib64");
     add("../lib");
     return candidates;

@@ -10,7 +10,7 @@ namespace gdrhook::cli {
 // @p explicit_path (--library or GDRHOOK_LIBRARY) alone when given; else,
 // relative to the directory of the gdrhook executable, the build tree
 // (../hook) and the install tree (the configured libdir, then the usual
-// ../lib/x86_64-linux-gnu, ../lib64, ../lib).
+// ../lib/x86_64-linux-gnu or ../lib/aarch64-linux-gnu, ../lib64, ../lib).
 std::vector<std::string> library_candidates(const std::string &exe_dir,
                                             const std::string &explicit_path);
 
