@@ -19,9 +19,6 @@ namespace gdrhook {
 namespace {
 
 constexpr size_t page_bytes = 4096;
-// A queued event's strings lie in the shim's read-only segment; a bigger
-// one than this is not a build of ours.
-constexpr size_t max_strings_bytes = 16 << 20;
 
 size_t round_to_page(size_t bytes)
 {
@@ -161,7 +158,7 @@ std::string Journal::create(const std::string &log_path, size_t capacity, size_t
 std::string Journal::map_new_file(const std::string &log_path, int pid, void *at)
 {
     const Segment strings = anchor_segment();
-    if (!strings.start || strings.bytes > max_strings_bytes)
+    if (!strings.start || strings.bytes > max_journal_strings_bytes)
         return "cannot find the shim's strings";
     const size_t cells_bytes = round_to_page(capacity_ * cell_bytes_);
     const size_t mapped = journal_header_bytes + cells_bytes;
@@ -170,8 +167,10 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     // later process) off a journal nobody has recovered yet.
     const std::string path = log_path + "." + std::to_string(pid) + "." +
                              std::to_string(realtime_ns()) + journal_suffix;
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (fd.get() < 0)
+    // Moved out of the program's way before it is locked: closing the
+    // number it had would drop an fcntl lock taken through it.
+    OwnedFd fd = OwnedFd::adopt(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644), true);
+    if (!fd.valid())
         return "cannot create the journal '" + path + "': " + strerror(errno);
     // Held while the process lives; the tool takes it to know it is dead.
     struct flock lock = {};
@@ -240,6 +239,16 @@ void Journal::remove()
     header_->state.store(static_cast<uint32_t>(JournalState::complete), std::memory_order_release);
     unlink(path_.c_str());
     path_.clear();
+}
+
+std::string Journal::keep_for_recovery(uint64_t lost_events)
+{
+    if (!header_ || path_.empty())
+        return {};
+    header_->lost_events = lost_events;
+    std::string kept = path_;
+    path_.clear(); // nothing more to remove
+    return kept;
 }
 
 void Journal::move_to_child(const std::string &log_path, int pid)
