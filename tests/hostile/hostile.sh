@@ -148,6 +148,12 @@ planted_log_names)
     target_intact "by the shim through a symlink"
     has "$err" "fixed.jsonl"
     has "$err" "symbolic link"
+    # A second name of root's file, as an attacker makes one where
+    # fs.protected_hardlinks is 0.
+    ln "$tmp/root-only/target" "$shared/linked.jsonl"
+    GDRHOOK_EVENTS=$shared/linked.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
+    target_intact "by the shim through a hard link"
+    has "$err" "other names"
     as_attacker sh -c "umask 0; : >'$shared/theirs.jsonl'"
     GDRHOOK_EVENTS=$shared/theirs.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
     [ ! -s "$shared/theirs.jsonl" ] || fail "root's events were appended to the attacker's file"
