@@ -128,6 +128,11 @@ PY
     has "$err" "c.jsonl"
     has "$err" "symbolic link"
     has "$err" "r.jsonl"
+    # Root's own log, whose journal copy was refused, fails too: its
+    # journal is not recovered.
+    run 2 log check "$shared/r.jsonl"
+    has "$err" "owned by another user; not recovered"
+    cmp -s "$shared/r.jsonl" "$tmp/r.before" || fail "root's log was written with the attacker's journal"
     # Without the symlink the attacker's events go into a log of its own,
     # every line valid JSON, its strings escaped.
     as_attacker rm "$shared/c.jsonl"
@@ -214,7 +219,7 @@ closefrom)
     # its own files, while it holds pins (dma-buf descriptors).
     mkdir "$tmp/own"
     GDRHOOK_EVENTS=$tmp/c.jsonl GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf \
-        shimmed "$HOSTILE_PROGRAM" closefrom 200 "$tmp/own" >"$out" 2>"$err"
+        shimmed "$HOSTILE_PROGRAM" closefrom 200 "$tmp/own" "$tmp/c.jsonl" >"$out" 2>"$err"
     status=$?
     made=$(sed -n 's/^events_made=//p' "$out")
     logged=$(grep -c '"ev":"\(alloc\|free\)"' "$tmp/c.jsonl" 2>/dev/null)

@@ -7,9 +7,11 @@
 //       N allocations of 4 KiB, each freed at once (2N events). With
 //       `gate`, after the first pair it prints "ready" and waits for a line
 //       on its standard input (the test fills the disk then).
-//   hostile_program closefrom N DIR
+//   hostile_program closefrom N DIR [FILE]
 //       Allocates 4 buffers of 2 MiB (pinned under GDRHOOK_PIN=alloc), makes
-//       N/2 pairs, then does what many daemons do: closes every descriptor
+//       N/2 pairs (with FILE: and waits until FILE has something in it, so
+//       that whoever writes it has it open), then does what many daemons
+//       do: closes every descriptor
 //       from 3 up (close_range) and opens 8 files of its own in DIR. Then
 //       it frees the 4 buffers, makes N/2 more pairs, and after each writes
 //       one line to each of its files. At the end it reads its files back:
@@ -27,6 +29,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <string>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,7 +83,15 @@ std::string expected_line(int file, long round)
     return "file " + std::to_string(file) + " round " + std::to_string(round) + "\n";
 }
 
-int closefrom(long n, const char *dir)
+// Until `path` has something in it (at most 10 s).
+void wait_for_content(const char *path)
+{
+    struct stat st;
+    for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); ++i)
+        usleep(10000);
+}
+
+int closefrom(long n, const char *dir, const char *wait_for)
 {
     if (!current_primary_context())
         return 1;
@@ -93,6 +104,8 @@ int closefrom(long n, const char *dir)
         if (pair())
             return 1;
 
+    if (wait_for)
+        wait_for_content(wait_for);
     close_from_3();
     int fds[own_files];
     std::string expected[own_files];
@@ -140,7 +153,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "pairs") == 0)
         return pairs(atol(argv[2]), argc >= 4);
     if (argc >= 4 && strcmp(argv[1], "closefrom") == 0)
-        return closefrom(atol(argv[2]), argv[3]);
-    fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR\n");
+        return closefrom(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr);
+    fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR [FILE]\n");
     return 2;
 }
