@@ -49,14 +49,16 @@ void print_statistics()
 void keep_journal_or_remove()
 {
     Runtime &rt = *the_runtime;
-    const PipelineStats s = rt.pipeline->stats();
-    if (!s.unwritten && !s.lost) {
+    // After the pipeline's shutdown: nobody writes the log any more. The
+    // worker's own lines the sink dropped count as lost too.
+    const uint64_t lost = rt.pipeline->stats().lost + rt.log.dropped_lines();
+    if (rt.log.all_written() && !lost) {
         rt.journal.remove();
         return;
     }
-    const std::string kept = rt.journal.keep_for_recovery(s.lost);
+    const std::string kept = rt.journal.keep_for_recovery(lost);
     diagnostics().error("the event log '{}' could not be written ({}): {} event(s) lost; {}",
-                        rt.log.path(), strerror(rt.log.write_errno()), s.lost,
+                        rt.log.path(), strerror(rt.log.write_errno()), lost,
                         kept.empty() ? std::string("there is no journal to recover the others from")
                                      : "the others wait in '" + kept +
                                            "' for `gdrhook log recover " + rt.log.path() + "`");

@@ -429,8 +429,7 @@ PipelineStats EventPipeline::stats() const
     s.written = written_.load(std::memory_order_relaxed);
     s.pushed = s.written >= s.overflowed ? s.written - s.overflowed : 0;
     s.wakeups = wakeups_.load(std::memory_order_relaxed);
-    s.lost = lost_.load(std::memory_order_relaxed) + log_.dropped_lines();
-    s.unwritten = !log_.all_written();
+    s.lost = lost_.load(std::memory_order_relaxed);
     return s;
 }
 

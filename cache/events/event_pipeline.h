@@ -32,10 +32,9 @@ struct PipelineStats {
     uint64_t overflowed = 0;    // the producer did the work itself
     uint64_t written = 0;       // lines handed to the log
     uint64_t wakeups = 0;       // futex wakes issued by producers
-    // Events, and the worker's own lines, that neither reached the log nor
-    // stay in the journal (the log's writes failed and the queue was full).
+    // Events that neither reached the log nor stay in the journal (the
+    // log's writes failed and the queue was full of unwritten events).
     uint64_t lost = 0;
-    bool unwritten = false;     // lines wait for a write that failed
 };
 
 class EventPipeline
