@@ -6,7 +6,7 @@
 # "N passed, N failed, N skipped" (the skipped tests named after it). A
 # skip is not a pass: each says why in its own output.
 #   build-test   plain build: every suite (unit, shim, cache, cli, kmod, ucx,
-#                stress)
+#                stress, hostile)
 #   build-asan   ASan+UBSan: the suites that do not preload the shim
 #   build-tsan   TSan: the same
 #   build-aarch64  cross-built for aarch64 (cross/aarch64-linux-gnu.ini), its
@@ -65,7 +65,7 @@ run_suites() { # build-dir all|needed meson-options... -- suites...
 }
 
 all_suites=(unit shim)
-for s in cache cli kmod bench stress ucx; do
+for s in cache cli kmod bench stress ucx hostile; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then all_suites+=("$s"); fi
 done
 sanitizer_suites=(unit)

@@ -2,7 +2,9 @@
 #include "cache/backends/dmabuf_backend.h"
 
 #include "cache/base/capture.h"
+#include "cache/base/diagnostics.h"
 
+#include <cerrno>
 #include <fcntl.h>
 
 namespace gdrhook {
@@ -57,7 +59,9 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     // A program the application execs must not inherit the export: the fd
     // would keep the freed GPU memory allocated for as long as it runs.
     fcntl(fd, F_SETFD, FD_CLOEXEC);
-    out.fd.reset(fd);
+    // Which file it is, remembered now (one fstat on the miss path): the
+    // unpin closes it only if the program has not closed it first.
+    out.fd = OwnedFd::adopt(fd, false);
     out.handle = 0;
     return Status::success();
 }
@@ -67,6 +71,16 @@ Status DmabufBackend::unpin(Pin *pins, size_t count)
     Status first;
     for (size_t i = 0; i < count; ++i) {
         int error = pins[i].fd.reset();
+        if (error == EBADF) {
+            // The program closed it (closefrom): that released the pin,
+            // and the number may be one of its files now.
+            if (!said_closed_by_program_) {
+                said_closed_by_program_ = true;
+                diagnostics().warn("the program closed the descriptor of a dma-buf pin; the pin was "
+                                   "released then and its number is left to the program");
+            }
+            continue;
+        }
         if (error && first.ok())
             first = Status::error(StatusCode::io_error, error, "close() of a dma-buf fd failed");
     }

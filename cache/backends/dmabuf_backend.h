@@ -40,6 +40,7 @@ public:
 
 private:
     DriverApi driver_;
+    bool said_closed_by_program_ = false; // unpin() runs in the consumer only
 };
 
 } // namespace gdrhook

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/kmod_backend.h"
+
+#include "cache/base/diagnostics.h"
 #include "cache/base/capture.h"
 
 #include <cerrno>
@@ -71,7 +73,9 @@ Status KmodBackend::open(const std::string &path)
                                  "/dev/gdrhook is absent (gdrhook.ko not loaded)");
         return Status::error(StatusCode::io_error, error, "cannot open /dev/gdrhook");
     }
-    UniqueFd device(fd);
+    // Far above the program's own numbers, and checked before use: a
+    // program that closes every descriptor must not get our ioctls.
+    OwnedFd device = OwnedFd::adopt(fd, true);
     gdrhook_ioc_version version{};
     if (int error = checked_ioctl(device.get(), GDRHOOK_IOCTL_GET_VERSION, &version))
         return Status::error(StatusCode::no_device, error,
@@ -87,9 +91,22 @@ Status KmodBackend::open(const std::string &path)
     return Status::success();
 }
 
+bool KmodBackend::device_still_ours()
+{
+    if (device_.still_ours())
+        return true;
+    // Closing /dev/gdrhook released every pin it held (the module's
+    // release); the number may be the program's now: never used again
+    // (nor closed, owned_fd.h).
+    if (device_.valid() && !said_device_closed_.exchange(true))
+        diagnostics().error("the program closed gdrhook's descriptor of /dev/gdrhook: its pins were "
+                            "released then; nothing more is pinned");
+    return false;
+}
+
 Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
 {
-    if (!device_.valid())
+    if (!device_still_ours())
         return Status::error(StatusCode::no_device, 0, "/dev/gdrhook is not open");
     if (capture_in_progress()) // SYNC_MEMOPS would invalidate it (base/capture.h)
         return Status::error(StatusCode::unsupported, 0,
@@ -114,6 +131,11 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
 Status KmodBackend::unpin(Pin *pins, size_t count)
 {
     Status first;
+    if (!device_still_ours()) {
+        for (size_t i = 0; i < count; ++i)
+            pins[i].handle = 0; // released when the program closed the device
+        return first;
+    }
     std::vector<__u64> handles;
     handles.reserve(count < batch_max_ ? count : batch_max_);
     size_t i = 0;
@@ -146,7 +168,7 @@ Status KmodBackend::unpin(Pin *pins, size_t count)
 
 size_t KmodBackend::take_revocations(std::vector<uint64_t> &handles)
 {
-    if (!device_.valid())
+    if (!device_still_ours())
         return 0;
     std::vector<uint64_t> named;
     bool overflow = false;

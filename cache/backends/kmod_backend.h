@@ -18,6 +18,7 @@
 #include "cache/base/driver_api.h"
 #include "cache/backends/pin_backend.h"
 
+#include <atomic>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
@@ -53,6 +54,11 @@ public:
     static const char *default_path();
 
 private:
+    // Whether device_ is still our /dev/gdrhook (one fstat: a pin, a
+    // batch of unpins, a look for revocations); says once when not.
+    bool device_still_ours();
+    std::atomic<bool> said_device_closed_{false};
+
     DriverApi driver_;
     // Handles this backend has pinned and not yet unpinned -> whether
     // take_revocations() already reported them. Touched by pin() (any
@@ -65,7 +71,7 @@ private:
     // was still returning is matched after the handle is known, not lost.
     std::shared_mutex pins_in_flight_;
 
-    UniqueFd device_;
+    OwnedFd device_;
     uint32_t batch_max_ = 0;
 };
 

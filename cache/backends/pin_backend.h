@@ -11,7 +11,7 @@
 #pragma once
 
 #include "cache/base/status.h"
-#include "cache/base/unique_fd.h"
+#include "cache/base/owned_fd.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,7 +25,7 @@ const char *to_string(BackendKind kind);
 // One pinned range. Move-only: the fd (dma-buf) or the handle (kmod) is
 // released exactly once, by the backend's unpin().
 struct Pin {
-    UniqueFd fd;          // dma-buf fd, or invalid
+    OwnedFd fd;           // dma-buf fd, or invalid; the program may close it (owned_fd.h)
     uint64_t handle = 0;  // kmod handle, or 0
 };
 

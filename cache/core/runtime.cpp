@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -43,6 +44,27 @@ void print_statistics()
                        s.pushed, s.overflowed, s.written, rt.tracker.size());
 }
 
+// Everything recorded is in the log: nothing is left to recover, and the
+// journal goes. Where the log could not take it all (a full file system),
+// the journal stays with what the log lacks, and the loss is said once.
+void keep_journal_or_remove()
+{
+    Runtime &rt = *the_runtime;
+    // After the pipeline's shutdown: nobody writes the log any more. The
+    // worker's own lines the sink dropped count as lost too.
+    const uint64_t lost = rt.pipeline->stats().lost + rt.log.dropped_lines();
+    if (rt.log.all_written() && !lost) {
+        rt.journal.remove();
+        return;
+    }
+    const std::string kept = rt.journal.keep_for_recovery(lost);
+    diagnostics().error("the event log '{}' could not be written ({}): {} event(s) lost; {}",
+                        rt.log.path(), strerror(rt.log.write_errno()), lost,
+                        kept.empty() ? std::string("there is no journal to recover the others from")
+                                     : "the others wait in '" + kept +
+                                           "' for `gdrhook log recover " + rt.log.path() + "`");
+}
+
 // `others_wait`: nothing of the program's runs after us on this thread or
 // any other (finish_before_process_ends()).
 void finish_recording(bool others_wait)
@@ -55,8 +77,7 @@ void finish_recording(bool others_wait)
     if (others_wait)
         the_runtime->pipeline->close_for_process_end();
     the_runtime->pipeline->shutdown();
-    // Everything recorded is in the log: nothing is left to recover.
-    the_runtime->journal.remove();
+    keep_journal_or_remove();
     print_statistics();
     print_process_cache_statistics();
 }
@@ -155,9 +176,11 @@ void initialize(const DriverQueries &queries)
     rt->pid = pid;
     rt->config = std::move(config);
     rt->queries = queries;
-    set_diagnostics_level(rt->config.log_level);
+    // Said before the configured level applies: a bad setting is always
+    // said, GDRHOOK_LOG_LEVEL=off or not (a bad level among them).
     for (const std::string &line : problems)
         diagnostics().error("{}", line);
+    set_diagnostics_level(rt->config.log_level);
 
     the_runtime = rt;
     if (rt->config.disabled) {

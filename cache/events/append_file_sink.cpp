@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/append_file_sink.h"
 
+#include "cache/base/append_open.h"
+#include "cache/base/diagnostics.h"
+
 #include <cerrno>
+#include <climits>
+#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -9,45 +14,99 @@ namespace gdrhook {
 
 namespace {
 constexpr size_t flush_threshold = 64 * 1024;
+// What waits for a file system with no room: the lines of a full queue
+// (whose events the journal holds too) and the worker's own lines. Beyond
+// this, lines are dropped and counted.
+constexpr size_t max_pending_bytes = 16 << 20;
+
+std::string absolute(const std::string &path)
+{
+    char folder[PATH_MAX];
+    if (path.empty() || path[0] == '/' || !getcwd(folder, sizeof folder))
+        return path;
+    return std::string(folder) + "/" + path;
 }
 
-AppendFileSink::AppendFileSink(const std::string &path)
+OwnedFd open_log(const std::string &path, std::string &why_not)
 {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd_ < 0)
-        open_errno_ = errno;
+    AppendOpen opened = open_for_append(AT_FDCWD, path.c_str(), geteuid(), true, 0644);
+    why_not = opened.why;
+    return OwnedFd::adopt(opened.fd, true);
+}
+
+} // namespace
+
+AppendFileSink::AppendFileSink(const std::string &path) : path_(absolute(path))
+{
+    fd_ = open_log(path_, why_not_);
 }
 
 AppendFileSink::~AppendFileSink()
 {
     flush_();
-    if (fd_ >= 0)
-        ::close(fd_);
 }
 
 void AppendFileSink::sink_it_(const spdlog::details::log_msg &msg)
 {
     // The payload is already a whole JSON line (newline included); no
     // pattern formatting is applied to it.
+    if (write_errno_ && pending_.size() >= max_pending_bytes) {
+        ++dropped_lines_;
+        return;
+    }
     pending_.append(msg.payload.data(), msg.payload.data() + msg.payload.size());
-    if (pending_.size() >= flush_threshold)
+    if (pending_.size() >= flush_threshold && !write_errno_)
         flush_();
+}
+
+// Once per flush, in the consumer (never on a recording thread's push):
+// one fstat.
+bool AppendFileSink::still_ours_or_reopened()
+{
+    if (fd_.still_ours())
+        return true;
+    fd_.forget(); // the program's now, or nobody's: never closed by us
+    fd_ = open_log(path_, why_not_);
+    if (!said_reopened_) {
+        said_reopened_ = true;
+        if (fd_.valid())
+            diagnostics().warn("the program closed the event log's descriptor; '{}' is open again "
+                               "and no event was lost",
+                               path_);
+        else
+            diagnostics().error("the program closed the event log's descriptor and '{}' cannot be "
+                                "opened again: it {}",
+                                path_, why_not_);
+    }
+    return fd_.valid();
 }
 
 void AppendFileSink::flush_()
 {
+    if (pending_.size() == 0)
+        return;
+    if (!still_ours_or_reopened()) {
+        write_errno_ = EBADF;
+        return;
+    }
     const char *data = pending_.data();
     size_t left = pending_.size();
-    while (left > 0 && fd_ >= 0) {
-        ssize_t written = ::write(fd_, data, left);
-        if (written < 0) {
-            if (errno == EINTR)
-                continue;
-            break; // disk full or similar: drop rather than block the worker
+    while (left > 0) {
+        ssize_t written = ::write(fd_.get(), data, left);
+        if (written < 0 && errno == EINTR)
+            continue;
+        if (written <= 0) {
+            // Disk full or similar: kept for the next flush; the worker
+            // never blocks on it.
+            write_errno_ = written < 0 ? errno : ENOSPC;
+            std::memmove(pending_.data(), data, left);
+            pending_.resize(left);
+            return;
         }
         data += written;
         left -= static_cast<size_t>(written);
     }
+    write_errno_ = 0;
     pending_.clear();
 }
 

@@ -1,25 +1,34 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/event_line.h"
 
+#include "cache/events/json_text.h"
+
 #include <fmt/format.h>
 
 namespace gdrhook {
 
 size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, char *out)
 {
-    // Every string we write is a static identifier (API names, kinds) with
-    // no characters that need escaping in JSON.
-    auto result = fmt::format_to_n(
-        out, max_line_size - 1,
-        R"({{"ts_ns":{},"seq":{},"pid":{},"tid":{},"ev":"{}","api":"{}","addr":"{:#x}","size":{},"dev":{},"rc":{},"via":"{}")",
-        realtime_ns, event.seq, pid, event.tid, to_string(event.kind), event.api,
-        event.addr, event.size, event.dev, event.rc, to_string(event.via));
-    char *end = result.out;
+    char *end = fmt::format_to_n(out, max_line_size - 1, R"({{"ts_ns":{},"seq":{},"pid":{},"tid":{},"ev":"{}","api":")",
+                                 realtime_ns, event.seq, pid, event.tid, to_string(event.kind))
+                    .out;
     const char *limit = out + max_line_size - 2; // room for "}\n"
     auto append = [&](auto &&...args) {
         if (end < limit)
             end = fmt::format_to_n(end, static_cast<size_t>(limit - end), args...).out;
     };
+    // The strings are the shim's own names, but a journal read back by
+    // the tool is anybody's file: they are escaped all the same (json_text.h).
+    // A string cut short by the line's limit is still closed.
+    auto append_text = [&](const char *text) {
+        if (end + 1 < limit)
+            end += write_json_text(text, end, static_cast<size_t>(limit - 1 - end));
+        if (end < limit)
+            *end++ = '"';
+    };
+    append_text(event.api);
+    append(R"(,"addr":"{:#x}","size":{},"dev":{},"rc":{},"via":"{}")", event.addr, event.size,
+           event.dev, event.rc, to_string(event.via));
     if (event.mem != MemoryKind::none)
         append(R"(,"kind":"{}")", to_string(event.mem));
     if (event.kind == EventKind::pin || event.kind == EventKind::unpin ||
@@ -27,12 +36,18 @@ size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, c
         append(R"(,"handle":{})", event.handle);
     if (event.kind == EventKind::unpin)
         append(R"(,"lat_ns":{})", event.lat_ns);
-    if (event.backend)
-        append(R"(,"backend":"{}")", event.backend);
-    if (event.reason)
-        append(R"(,"reason":"{}")", event.reason);
-    if (event.msg)
-        append(R"(,"msg":"{}")", event.msg);
+    if (event.backend) {
+        append(R"(,"backend":")");
+        append_text(event.backend);
+    }
+    if (event.reason) {
+        append(R"(,"reason":")");
+        append_text(event.reason);
+    }
+    if (event.msg) {
+        append(R"(,"msg":")");
+        append_text(event.msg);
+    }
     if (event.kind == EventKind::sample && event.sample)
         append(R"(,"rss_bytes":{},"fds":{},"pinned_bytes":{},"pins":{})",
                event.sample->rss_bytes, event.sample->fds, event.sample->pinned_bytes,

@@ -22,6 +22,7 @@ std::string EventLog::open(const std::string &path)
 {
     path_ = path;
     logger_.reset();
+    sink_.reset();
     failed_ = false;
     if (path.empty())
         return {};
@@ -39,10 +40,11 @@ bool EventLog::create_file(int pid)
     auto sink = std::make_shared<AppendFileSink>(path_);
     if (sink->fd() < 0) {
         failed_ = true;
-        diagnostics().error("cannot open event log '{}': {}; events are not logged", path_,
-                            strerror(sink->open_errno()));
+        diagnostics().error("cannot open event log '{}': it {}; events are not logged", path_,
+                            sink->why_not());
         return false;
     }
+    sink_ = sink;
     logger_ = std::make_shared<spdlog::logger>("gdrhook-events", std::move(sink));
     logger_->set_level(spdlog::level::info);
     logger_->flush_on(spdlog::level::off); // the worker flushes per batch
@@ -62,10 +64,27 @@ void EventLog::write(const Event &event, int pid)
     logger_->info(fmt::string_view(line, length));
 }
 
-void EventLog::flush()
+bool EventLog::flush()
 {
-    if (logger_)
-        logger_->flush();
+    if (!logger_)
+        return true;
+    logger_->flush();
+    return sink_->all_written();
+}
+
+int EventLog::write_errno() const
+{
+    return sink_ ? sink_->write_errno() : 0;
+}
+
+bool EventLog::all_written() const
+{
+    return !sink_ || sink_->all_written();
+}
+
+uint64_t EventLog::dropped_lines() const
+{
+    return sink_ ? sink_->dropped_lines() : 0;
 }
 
 } // namespace gdrhook

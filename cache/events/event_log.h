@@ -17,6 +17,8 @@ namespace spdlog { class logger; }
 
 namespace gdrhook {
 
+class AppendFileSink;
+
 // format_event_line_at (event_line.h) at the event's own time.
 size_t format_event_line(const Event &event, int pid, char *out);
 
@@ -42,11 +44,20 @@ public:
 
     // Callers serialize write/flush (the pipeline's consumer lock).
     void write(const Event &event, int pid);
-    void flush();
+    // Returns whether every line so far reached the file; those that did
+    // not (a full file system) are tried again by the next flush.
+    bool flush();
+
+    // The errno of the last failed write (0: none since the last success)
+    // and the lines dropped while writes failed (append_file_sink.h).
+    int write_errno() const;
+    bool all_written() const;
+    uint64_t dropped_lines() const;
 
 private:
     bool create_file(int pid); // on the first line
 
+    std::shared_ptr<AppendFileSink> sink_;
     std::shared_ptr<spdlog::logger> logger_;
     std::string path_;
     bool failed_ = false;

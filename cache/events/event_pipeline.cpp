@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <new>
@@ -106,8 +107,18 @@ void EventPipeline::submit_on_this_thread(const Event &event, bool compact, Queu
         size_t drained = drain_locked();
         if (queue_.try_push(queued))
             break;
-        if (!drained)
-            std::this_thread::yield();
+        if (drained)
+            continue;
+        // Nothing to take: every cell holds an event whose line the log
+        // could not take (a full file system), kept in the journal until
+        // a write succeeds. If none does now, this event has no place:
+        // counted, said at exit, never waited for.
+        if (!released_after_write_locked()) {
+            lost_.fetch_add(1, std::memory_order_relaxed);
+            whole_event_ = nullptr;
+            return;
+        }
+        std::this_thread::yield();
     }
     while (drain_locked() == batch_size) {
     }
@@ -256,10 +267,28 @@ size_t EventPipeline::drain_locked()
 // process killed between taking an event and writing it loses nothing.
 // What was written and not yet released is told apart by the tool, from
 // the log itself (tools/cli/log_recovery.cpp).
+//
+// A write that fails (a full file system) releases nothing: the events stay
+// in the journal, where `gdrhook log recover` finds them, and their lines
+// wait in the log's buffer for the next flush.
 void EventPipeline::write_out_then_release_locked()
 {
-    log_.flush();
+    released_after_write_locked();
+}
+
+bool EventPipeline::released_after_write_locked()
+{
+    if (!log_.flush()) {
+        if (!said_write_failed_) {
+            said_write_failed_ = true;
+            diagnostics().error("cannot write the event log '{}': {}; its events stay in the "
+                                "journal until a write succeeds",
+                                log_.path(), strerror(log_.write_errno()));
+        }
+        return false;
+    }
     queue_.release_taken();
+    return true;
 }
 
 void EventPipeline::handle_locked(Event &event)
@@ -400,6 +429,7 @@ PipelineStats EventPipeline::stats() const
     s.written = written_.load(std::memory_order_relaxed);
     s.pushed = s.written >= s.overflowed ? s.written - s.overflowed : 0;
     s.wakeups = wakeups_.load(std::memory_order_relaxed);
+    s.lost = lost_.load(std::memory_order_relaxed);
     return s;
 }
 

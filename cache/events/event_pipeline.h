@@ -32,6 +32,9 @@ struct PipelineStats {
     uint64_t overflowed = 0;    // the producer did the work itself
     uint64_t written = 0;       // lines handed to the log
     uint64_t wakeups = 0;       // futex wakes issued by producers
+    // Events that neither reached the log nor stay in the journal (the
+    // log's writes failed and the queue was full of unwritten events).
+    uint64_t lost = 0;
 };
 
 class EventPipeline
@@ -147,6 +150,8 @@ private:
     size_t drain_locked();      // consumer_lock_ held
     // After a drain: the lines reach the file, then the cells are freed.
     void write_out_then_release_locked();
+    // The same; false when the write failed and nothing was freed.
+    bool released_after_write_locked();
     void handle_locked(Event &event);
     // Into the queue for the running worker; false if the queue is full.
     bool push_for_worker(const QueuedEvent &queued)
@@ -213,6 +218,8 @@ private:
     // Read by the consumer only, or rarely.
     alignas(cache_line_size) std::atomic<uint64_t> wakeups_{0};
     std::atomic<uint64_t> overflowed_{0};
+    std::atomic<uint64_t> lost_{0};
+    bool said_write_failed_ = false; // consumer_lock_
     std::atomic<bool> poked_{false};
     EventLog &log_;
     int pid_;

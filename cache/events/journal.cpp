@@ -20,9 +20,6 @@ namespace gdrhook {
 namespace {
 
 constexpr size_t page_bytes = 4096;
-// A queued event's strings lie in the shim's read-only segment; a bigger
-// one than this is not a build of ours.
-constexpr size_t max_strings_bytes = 16 << 20;
 
 size_t round_to_page(size_t bytes)
 {
@@ -150,6 +147,17 @@ bool write_segment(int fd, const Segment &segment, size_t offset)
     return true;
 }
 
+// Gives the unnamed file open at `fd` its name; never replaces a file
+// there (EEXIST). Through /proc (any user), else AT_EMPTY_PATH (which
+// needs CAP_DAC_READ_SEARCH).
+bool link_at_name(int fd, const std::string &path)
+{
+    char proc_path[64];
+    snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, proc_path, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
+           linkat(fd, "", AT_FDCWD, path.c_str(), AT_EMPTY_PATH) == 0;
+}
+
 } // namespace
 
 std::string Journal::create(const std::string &log_path, size_t capacity, size_t cell_bytes, int pid)
@@ -162,7 +170,7 @@ std::string Journal::create(const std::string &log_path, size_t capacity, size_t
 std::string Journal::map_new_file(const std::string &log_path, int pid, void *at)
 {
     const Segment strings = anchor_segment();
-    if (!strings.start || strings.bytes > max_strings_bytes)
+    if (!strings.start || strings.bytes > max_journal_strings_bytes)
         return "cannot find the shim's strings";
     const size_t cells_bytes = round_to_page(capacity_ * cell_bytes_);
     const size_t mapped = journal_header_bytes + cells_bytes;
@@ -171,8 +179,22 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     // later process) off a journal nobody has recovered yet.
     const std::string path = log_path + "." + std::to_string(pid) + "." +
                              std::to_string(realtime_ns()) + journal_suffix;
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (fd.get() < 0)
+    // Made without a name (O_TMPFILE) and linked at its name only once its
+    // header is whole: a process killed while it sets the file up leaves
+    // nothing, and every file at a journal's name carries the magic (the
+    // tool removes nothing without it). Where the file system cannot, the
+    // file is made at its name (O_EXCL), and one left by a process killed
+    // in that window stays for the user to remove.
+    const size_t slash_at = path.rfind('/');
+    const std::string folder = slash_at == std::string::npos ? "." : path.substr(0, slash_at + 1);
+    int new_fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+    const bool named = new_fd < 0;
+    if (named)
+        new_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    // Moved out of the program's way before it is locked: closing the
+    // number it had would drop an fcntl lock taken through it.
+    OwnedFd fd = OwnedFd::adopt(new_fd, true);
+    if (!fd.valid())
         return "cannot create the journal '" + path + "': " + strerror(errno);
     // Held while the process lives; the tool takes it to know it is dead.
     struct flock lock = {};
@@ -185,7 +207,8 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
         memory = mmap(at, mapped, PROT_READ | PROT_WRITE, flags | MAP_POPULATE, fd.get(), 0);
     if (memory == MAP_FAILED) {
         const std::string why = strerror(errno);
-        unlink(path.c_str());
+        if (named)
+            unlink(path.c_str());
         return "cannot set up the journal '" + path + "': " + why;
     }
 
@@ -214,11 +237,16 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     const size_t slash = log_path.rfind('/');
     copy_text(header->log_name, sizeof header->log_name,
               slash == std::string::npos ? log_path : log_path.substr(slash + 1));
-    // Last: a journal without its magic was never used and is dropped. The
-    // reader comes after this process has died, when every store it made
-    // is in the page cache; only the compiler must keep this one last.
+    // Last: the magic says the header is whole. The reader comes after
+    // this process has died, when every store it made is in the page
+    // cache; only the compiler must keep this one last.
     asm volatile("" ::: "memory");
     memcpy(header->magic, journal_magic, sizeof journal_magic);
+    if (!named && !link_at_name(fd.get(), path)) {
+        const std::string why = strerror(errno);
+        munmap(memory, mapped);
+        return "cannot name the journal '" + path + "': " + why;
+    }
 
     fd_ = std::move(fd);
     header_ = header;
@@ -239,6 +267,16 @@ void Journal::remove()
     header_->state.store(static_cast<uint32_t>(JournalState::complete), std::memory_order_release);
     unlink(path_.c_str());
     path_.clear();
+}
+
+std::string Journal::keep_for_recovery(uint64_t lost_events)
+{
+    if (!header_ || path_.empty())
+        return {};
+    header_->lost_events = lost_events;
+    std::string kept = path_;
+    path_.clear(); // nothing more to remove
+    return kept;
 }
 
 void Journal::move_to_child(const std::string &log_path, int pid)

@@ -13,7 +13,7 @@
 // recorded was written (exit, _exit, exec).
 #pragma once
 
-#include "cache/base/unique_fd.h"
+#include "cache/base/owned_fd.h"
 
 #include <cstddef>
 #include <string>
@@ -43,6 +43,11 @@ public:
     // from it any more.
     void remove();
 
+    // The log could not take everything (a full file system): the file
+    // stays for `gdrhook log recover`, saying how many events it could
+    // not hold either. Returns its path ("" without a journal).
+    std::string keep_for_recovery(uint64_t lost_events);
+
     // In a forked child, before its queue is reset: the cells are shared
     // with the parent's file, so the child maps a journal of its own (for
     // the log at `log_path`) at the same address. Where that fails, private
@@ -52,7 +57,7 @@ public:
 private:
     std::string map_new_file(const std::string &log_path, int pid, void *at);
 
-    UniqueFd fd_;
+    OwnedFd fd_; // holds the lock; a program may close it (owned_fd.h)
     JournalHeader *header_ = nullptr; // the start of the mapping
     size_t mapped_bytes_ = 0;
     size_t capacity_ = 0;

@@ -31,6 +31,10 @@ inline constexpr char journal_magic[8] = {'g', 'd', 'r', 'h', 'j', 'n', 'l', '1'
 inline constexpr uint32_t journal_version = 1;
 inline constexpr uint64_t journal_header_bytes = 4096;
 inline constexpr const char *journal_suffix = ".journal";
+// The most a journal holds: GDRHOOK_QUEUE_CAPACITY's limit, and a copy of
+// the shim's read-only segment (a bigger one is not a build of ours).
+inline constexpr uint64_t max_journal_capacity = 1 << 20;
+inline constexpr uint64_t max_journal_strings_bytes = 16 << 20;
 
 enum class JournalState : uint32_t {
     recording = 0, // the process may still record events into it
@@ -60,6 +64,10 @@ struct JournalHeader {
     char host[64];               // gethostname()
     char boot_id[40];            // /proc/sys/kernel/random/boot_id
     char log_name[256];          // the log's file name, without its folder
+    // Set as the process ends when it could not write its log (a full
+    // file system): events it could keep neither in the log nor here.
+    // Older journals hold 0 here (the page is written as zeros).
+    uint64_t lost_events;
 };
 static_assert(sizeof(JournalHeader) <= journal_header_bytes, "the header fits its page");
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared with another process");

@@ -2,6 +2,7 @@
 #include "cache/events/process_line.h"
 
 #include "cache/base/unique_fd.h"
+#include "cache/events/json_text.h"
 #include "cache/prim/cycle_counter.h"
 
 #include <fcntl.h>
@@ -11,27 +12,6 @@ namespace gdrhook {
 namespace {
 
 constexpr size_t cmdline_limit = 4096;
-
-// A JSON string: quotes, backslashes and control characters escaped; the
-// command line and the configuration are the program's text, not ours.
-void append_json_string(std::string &out, const std::string &text)
-{
-    static const char hex[] = "0123456789abcdef";
-    out += '"';
-    for (unsigned char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            out += "\\u00";
-            out += hex[c >> 4];
-            out += hex[c & 15];
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    out += '"';
-}
 
 void append_key(std::string &out, const char *key)
 {

@@ -8,22 +8,10 @@
 # GDRHOOK_TEST_TMP (a scratch directory).
 set -u
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/tool_checks.sh"
 tmp=$(mktemp -d "${GDRHOOK_TEST_TMP:-/tmp}/cli-e2e.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err
-
-# run EXPECTED_STATUS ARGS...: runs gdrhook, keeps stdout/stderr, checks status.
-run() {
-    expected=$1; shift
-    "$GDRHOOK" "$@" >"$out" 2>"$err"
-    status=$?
-    if [ "$status" -ne "$expected" ]; then
-        echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"
-        fail "gdrhook $* exited $status, expected $expected"
-    fi
-}
-has() { grep -qF -- "$2" "$1" || { echo "--- $1"; cat "$1"; fail "expected '$2' in $(basename "$1")"; }; }
 
 D=$CLI_DATA
 case $1 in
@@ -289,6 +277,42 @@ real_pins_and_kill)
     run 1 log check "$tmp/unrecovered.jsonl"
     [ "$(grep -c "jsonl:[0-9]*: pin never unpinned: \(host [^,]*, \)\?pid" "$out")" = 3 ] || { cat "$out"; fail "expected 3 pins never unpinned"; }
     has "$out" "FAILED: 3 problem(s)"
+    ;;
+run_arguments)
+    # Row 9 of issue 31: the program gets exactly its arguments.
+    run 0 run --no-summary -- /bin/echo a b
+    [ "$(cat "$out")" = "a b" ] || fail "echo printed '$(cat "$out")'"
+    run 0 run --no-summary -- /usr/bin/test 1 = 1
+    run 0 run --no-summary -- /bin/echo -- x --
+    [ "$(cat "$out")" = "-- x --" ] || fail "echo printed '$(cat "$out")'"
+    run 0 run --no-summary /bin/echo c d
+    [ "$(cat "$out")" = "c d" ] || fail "echo printed '$(cat "$out")'"
+    ;;
+not_a_log)
+    # Row 10: a file that is not a log fails, and the verdict matches the
+    # exit status.
+    printf 'hello' >"$tmp/hello.jsonl"
+    run 2 log check "$tmp/hello.jsonl"; has "$err" "hello.jsonl:1: malformed line"
+    lacks "$out" "OK"
+    run 2 log check "$tmp/missing.jsonl"; lacks "$out" "OK"; has "$out" "could not be read"
+    ;;
+said_and_failed)
+    # Row 11: a bad setting is said whatever the log level; an output that
+    # cannot be written is an error; a message stays readable.
+    for level in off critical; do
+        GDRHOOK_LOG_LEVEL=$level GDRHOOK_PIN=sometimes LD_PRELOAD=$GDRHOOK_SHIM \
+            LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR "$GDRHOOK_DEMO" >"$out" 2>"$err" ||
+            fail "the demo failed"
+        has "$err" "GDRHOOK_PIN"
+    done
+    if [ -w /dev/full ]; then
+        "$GDRHOOK" log summary --json "$D/good_pid100.jsonl" >/dev/full 2>"$err"
+        [ $? = 2 ] || fail "log summary to /dev/full did not fail"
+        has "$err" "cannot write the output"
+    fi
+    run 2 doctor --pid 0
+    [ "$(wc -c <"$err")" -lt 300 ] || { cat "$err"; fail "the message is not readable"; }
+    has "$err" "4194304"
     ;;
 doctor_without_driver)
     run 1 doctor --libcuda /nonexistent/libcuda.so.1 --device "$tmp/no-device"

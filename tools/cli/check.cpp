@@ -23,6 +23,7 @@ constexpr KindNames kind_names[problem_kind_count] = {
     {"pin replaced while still pinned", "pin-replaced"},
     {"revoked pin never unpinned", "revoked-never-unpinned"},
     {"error event", "error"},
+    {"events lost", "events-lost"},
 };
 
 } // namespace
@@ -151,6 +152,11 @@ void Checker::add(const LogEvent &event, const SourceLocation &where)
     if (event.ev == "died") {
         ++result_.deaths;
         result_.released_by_death += outcome.released_by_death;
+        if (event.lost) {
+            Problem p = from_event(ProblemKind::events_lost, event, where);
+            p.detail = std::to_string(event.lost);
+            keep(std::move(p));
+        }
     }
     if (outcome.revoked_not_unpinned)
         keep(from_revoked(*outcome.revoked_not_unpinned));
@@ -220,7 +226,7 @@ std::string pin_name(const Problem &p)
 } // namespace
 
 void print_check(std::ostream &out, const CheckResult &r, const std::vector<std::string> &paths,
-                 uint64_t malformed_lines)
+                 uint64_t malformed_lines, uint64_t unreadable_inputs)
 {
     for (const Problem &p : r.problems) {
         out << at(paths, p.where) << ": " << describe(p.kind) << ": " << describe(p.who) << ", ";
@@ -254,6 +260,10 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
                 out << " (rc " << p.rc << ")";
             out << ": " << (p.detail.empty() ? "(no msg)" : p.detail);
             break;
+        case ProblemKind::events_lost:
+            out << p.detail << " event(s) lost: the process could not write its log and its journal "
+                   "could not hold them";
+            break;
         case ProblemKind::pin_replaced:
             out << pin_name(p) << " (" << range(p)
                 << ") was pinned again before any unpin or revoke; this pin was never released";
@@ -284,7 +294,7 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
                        std::string(allow_name(static_cast<ProblemKind>(k))) + " " + std::to_string(n);
 
     out << "gdrhook log check: ";
-    if (r.passed() && malformed_lines == 0) {
+    if (r.passed() && malformed_lines == 0 && unreadable_inputs == 0) {
         out << "OK: " << r.events << " event(s), " << r.pins << " pin(s), every one unpinned";
         // A recovered log: what a dead process held, its death released.
         if (r.deaths)
@@ -307,6 +317,8 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
     out << allowed;
     if (malformed_lines)
         out << "; " << malformed_lines << " malformed line(s) could not be checked";
+    if (unreadable_inputs)
+        out << "; " << unreadable_inputs << " input(s) could not be read or recovered";
     out << '\n';
 }
 

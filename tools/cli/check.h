@@ -33,13 +33,14 @@ enum class ProblemKind : uint8_t {
     pin_replaced,           // the same handle pinned again while still held
     revoked_never_unpinned, // revoked, and the unpin that frees the handle never came
     error_event,            // an "error" event that is not a verify finding
+    events_lost,            // a `died` line counts events neither logged nor kept
 };
-inline constexpr int problem_kind_count = 7;
+inline constexpr int problem_kind_count = 8;
 const char *describe(ProblemKind kind);
 
 // The name `log check --allow` takes for a kind: "never-unpinned",
 // "freed-while-pinned", "verify-finding", "double-release", "pin-replaced",
-// "revoked-never-unpinned", "error".
+// "revoked-never-unpinned", "error", "events-lost".
 const char *allow_name(ProblemKind kind);
 
 // Problems the user expects, which are counted but do not fail the check.
@@ -112,9 +113,12 @@ private:
     std::unordered_map<ProcessKey, uint64_t, ProcessKeyHash> problems_of_process_;
 };
 
-// One line per problem, "FILE:LINE: what: details", then a verdict line.
+// One line per problem, "FILE:LINE: what: details", then a verdict line:
+// "OK" only when nothing was wrong with the input either (a file that could
+// not be read, a journal that could not be recovered: `unreadable_inputs`).
 void print_check(std::ostream &out, const CheckResult &result,
-                 const std::vector<std::string> &paths, uint64_t malformed_lines);
+                 const std::vector<std::string> &paths, uint64_t malformed_lines,
+                 uint64_t unreadable_inputs = 0);
 
 } // namespace gdrhook::cli
 

@@ -8,7 +8,8 @@ namespace gdrhook::cli {
 enum ExitCode : int {
     exit_ok = 0,
     exit_findings = 1, // log check found problems; doctor found problems
-    exit_input = 2,    // bad arguments, unreadable files, malformed log lines
+    exit_input = 2,    // bad arguments, unreadable files or journals, malformed log lines,
+                       // output that could not be written
 };
 
 } // namespace gdrhook::cli

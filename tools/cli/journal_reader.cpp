@@ -127,12 +127,18 @@ std::string read_journal(int fd, JournalContents &out)
         return "not a journal, or one never made whole";
     if (h.version != journal_version || h.cell_bytes != journal_cell_bytes)
         return "a journal of another version of gdrhook";
+    // Every size is checked against what the shim makes and against the
+    // file's real size before anything is read or allocated: the header
+    // is the file's to claim, and a sparse file claims any size.
     struct stat st;
-    if (fstat(fd, &st) != 0 || h.capacity == 0 || h.capacity > (1u << 24) ||
-        h.cell_offset + h.capacity * sizeof(Cell) > h.strings_offset ||
-        h.strings_offset + h.strings_bytes > static_cast<uint64_t>(st.st_size) ||
-        h.anchor_offset >= h.strings_bytes)
-        return "a journal cut short";
+    if (fstat(fd, &st) != 0)
+        return strerror(errno);
+    const auto file_bytes = static_cast<uint64_t>(st.st_size);
+    if (h.capacity == 0 || h.capacity > max_journal_capacity || h.cell_offset != journal_header_bytes ||
+        h.strings_bytes > max_journal_strings_bytes || h.anchor_offset >= h.strings_bytes ||
+        h.strings_offset < h.cell_offset + h.capacity * sizeof(Cell) || h.strings_offset > file_bytes ||
+        h.strings_bytes > file_bytes - h.strings_offset)
+        return "the sizes in its header do not fit a journal of " + std::to_string(file_bytes) + " bytes";
     h.log_name[sizeof h.log_name - 1] = '\0';
     h.host[sizeof h.host - 1] = '\0';
 

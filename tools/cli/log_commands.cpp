@@ -56,7 +56,7 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, ReadAll &&re
     ReadOutcome outcome;
     // What dead processes left in their journals becomes lines of their
     // logs first, so that every command reads whole logs.
-    report_recoveries(recover_paths(options.files), err);
+    outcome.unreadable += report_recoveries(recover_paths(options.files), err);
     LogInputs inputs = expand_log_inputs(options.files);
     for (const std::string &message : inputs.errors) {
         err << "gdrhook: " << message << '\n';
@@ -119,7 +119,7 @@ int log_check(const LogOptions &options, std::ostream &out, std::ostream &err)
     Checker checker(options.check);
     ReadOutcome read = read_logs_in_order(options, err, checker);
     CheckResult result = checker.finish();
-    print_check(out, result, read.files, read.malformed);
+    print_check(out, result, read.files, read.malformed, read.unreadable);
     if (!read.input_ok())
         return exit_input;
     return result.passed() ? exit_ok : exit_findings;

@@ -29,6 +29,12 @@ bool counts_as_gpu_memory(std::string_view mem_kind)
            mem_kind != "ipc";
 }
 
+bool starts_as_log_line(std::string_view text)
+{
+    constexpr std::string_view line_start = "{\"ts_ns\":";
+    return text.substr(0, line_start.size()) == line_start.substr(0, text.size());
+}
+
 bool is_verify_finding(const LogEvent &event)
 {
     if (event.kind != EventKind::error)

@@ -64,6 +64,7 @@ struct LogEvent {
     std::string_view mem_kind;// "kind" on alloc/free, "" when absent
     std::string_view reason;  // "reason" on skip, unpin and pin, "" when absent
     std::string msg;          // "msg" on error, "" when absent
+    uint64_t lost = 0;        // "lost" on died: events neither logged nor kept
     ProcessInfo process;      // of a `process` line; empty otherwise
 
     // A sample's measurements (GDRHOOK_SAMPLE_MS); has_* as above.
@@ -79,6 +80,11 @@ struct LogEvent {
 // "live GPU bytes" counts. Host memory, VMM mappings (the physical handle
 // is counted instead) and imported IPC memory are not.
 bool counts_as_gpu_memory(std::string_view mem_kind);
+
+// Whether `text` starts as every line of a gdrhook log does (`{"ts_ns":`),
+// or is a beginning of that too short to tell: a line cut short that is
+// not this is somebody else's text, never a torn line of ours.
+bool starts_as_log_line(std::string_view text);
 
 // True for error events that report a verify-mode finding.
 bool is_verify_finding(const LogEvent &event);

@@ -212,6 +212,8 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
         } else if (key == "lat_ns") {
             problem = get_int(event.lat_ns, 0);
             event.has_lat = problem.empty();
+        } else if (key == "lost") {
+            problem = get_uint(event.lost, 0);
         } else if (key == "backend") {
             if ((problem = get_text(text, 0)).empty())
                 event.backend = impl_->strings.intern(text);
@@ -294,7 +296,8 @@ bool LogFileReader::next(LogEvent &event, SourceLocation &where, LineParser &par
         std::string problem = parser.parse(line.data, size, line.capacity, event);
         if (problem.empty())
             return true;
-        if (line.unfinished)
+        // Cut short by a writer that died, or not a log at all.
+        if (line.unfinished && starts_as_log_line(std::string_view(line.data, size)))
             sink.unfinished_last_line(file_index_, line.number);
         else
             sink.malformed(file_index_, line.number, problem);

@@ -25,6 +25,7 @@
 #include "journal_reader.h"
 #include "log_tail.h"
 
+#include "cache/base/append_open.h"
 #include "cache/base/unique_fd.h"
 #include "cache/events/event_line.h"
 
@@ -80,11 +81,30 @@ bool lock_without_waiting(int fd)
     return fcntl(fd, F_SETLK, &lock) == 0;
 }
 
-bool still_names(const std::string &path, int fd)
+// Whether `name` in `folder` is still the file open at `fd`.
+bool still_names(int folder, const std::string &name, int fd)
 {
     struct stat by_name, by_fd;
-    return stat(path.c_str(), &by_name) == 0 && fstat(fd, &by_fd) == 0 &&
+    return fstatat(folder, name.c_str(), &by_name, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &by_fd) == 0 &&
            by_name.st_dev == by_fd.st_dev && by_name.st_ino == by_fd.st_ino;
+}
+
+bool ends_inside_a_line(int fd)
+{
+    struct stat st;
+    char last = '\n';
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 &&
+           last != '\n';
+}
+
+// Whether the file open at `fd` is empty or starts as every line of a
+// gdrhook log does: recovery appends to nothing else.
+bool holds_gdrhook_lines(int fd)
+{
+    static constexpr char start[] = "{\"ts_ns\":";
+    char head[sizeof start - 1];
+    const ssize_t got = pread(fd, head, sizeof head, 0);
+    return got == 0 || (got == static_cast<ssize_t>(sizeof head) && memcmp(head, start, sizeof head) == 0);
 }
 
 std::string this_host()
@@ -150,21 +170,33 @@ uint64_t now_ns()
 }
 
 // The line that ends a recovered process's log (docs/log-format.md).
-std::string died_line(int pid, uint64_t ts_ns, uint64_t seq, uint64_t recovered)
+// `lost`: events the process could not write nor keep in its journal
+// (a full file system), said only when there were some.
+std::string died_line(int pid, uint64_t ts_ns, uint64_t seq, uint64_t recovered, uint64_t lost)
 {
     char line[512];
     snprintf(line, sizeof line,
              "{\"ts_ns\":%llu,\"seq\":%llu,\"pid\":%d,\"tid\":%d,\"ev\":\"died\",\"api\":\"gdrhook_recover\","
              "\"addr\":\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,\"via\":\"symbol\",\"recovered\":%llu,"
-             "\"recovered_at_ns\":%llu}\n",
+             "\"recovered_at_ns\":%llu",
              static_cast<unsigned long long>(ts_ns), static_cast<unsigned long long>(seq), pid, pid,
              static_cast<unsigned long long>(recovered), static_cast<unsigned long long>(now_ns()));
-    return line;
+    std::string text = line;
+    if (lost)
+        text += ",\"lost\":" + std::to_string(lost);
+    return text + "}\n";
 }
 
 Recovery unreadable(Recovery r, std::string why)
 {
     r.result = Recovery::Result::unreadable;
+    r.message = std::move(why);
+    return r;
+}
+
+Recovery not_a_journal(Recovery r, std::string why)
+{
+    r.result = Recovery::Result::not_a_journal;
     r.message = std::move(why);
     return r;
 }
@@ -205,45 +237,60 @@ Recovery recover_journal(const std::string &journal)
     r.log = log_of_journal(journal);
     if (r.log.empty())
         return unreadable(r, "not named <log>.<pid>.<ns>.journal");
-    UniqueFd fd(open(journal.c_str(), O_RDWR | O_CLOEXEC));
+    // Everything below goes through the folder open here, never through
+    // a symbolic link at the journal's or the log's name.
+    const fs::path journal_path(journal);
+    const std::string journal_name = journal_path.filename().string();
+    const std::string log_name = fs::path(r.log).filename().string();
+    UniqueFd folder(open(journal_path.has_parent_path() ? journal_path.parent_path().c_str() : ".",
+                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (folder.get() < 0)
+        return unreadable(r, strerror(errno));
+    UniqueFd fd(openat(folder.get(), journal_name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     if (fd.get() < 0) {
         if (errno == ENOENT) { // recovered by someone else just now
             r.result = Recovery::Result::already_complete;
             return r;
         }
+        if (errno == ELOOP)
+            return not_a_journal(r, "a symbolic link");
         return unreadable(r, strerror(errno));
     }
+    struct stat journal_st;
+    if (fstat(fd.get(), &journal_st) != 0 || !S_ISREG(journal_st.st_mode))
+        return not_a_journal(r, "not a regular file");
     JournalContents contents;
     const std::string problem = read_journal(fd.get(), contents);
     const JournalHeader &h = contents.header;
+    // Without its magic the file is not one gdrhook made whole (or not
+    // gdrhook's at all): never ours to remove.
+    if (memcmp(h.magic, journal_magic, sizeof journal_magic) != 0)
+        return not_a_journal(r, "not a gdrhook journal");
     r.pid = h.pid;
     if (owner_may_live(fd.get(), h)) {
         r.result = Recovery::Result::still_running;
         return r;
     }
-    if (!still_names(journal, fd.get())) {
+    if (!still_names(folder.get(), journal_name, fd.get())) {
         r.result = Recovery::Result::already_complete;
         return r;
     }
-    if (!problem.empty()) {
-        // Without its magic the journal was never used (the magic is
-        // written before the first event can be): nothing to recover.
-        if (memcmp(h.magic, journal_magic, sizeof journal_magic) != 0) {
-            unlink(journal.c_str());
-            r.result = Recovery::Result::already_complete;
-            return r;
-        }
+    if (!problem.empty())
         return unreadable(r, problem);
-    }
     if (h.state.load(std::memory_order_acquire) == static_cast<uint32_t>(JournalState::complete)) {
-        unlink(journal.c_str());
+        unlinkat(folder.get(), journal_name.c_str(), 0);
         r.result = Recovery::Result::already_complete;
         return r;
     }
 
-    UniqueFd log(open(r.log.c_str(), O_RDWR | O_APPEND | O_CLOEXEC));
-    if (log.get() < 0 && errno != ENOENT)
-        return unreadable(r, "cannot open " + r.log + ": " + strerror(errno));
+    // The log is the journal owner's: a regular file of theirs, with one
+    // name, that holds gdrhook lines (append_open.h), or none yet.
+    AppendOpen opened = open_for_append(folder.get(), log_name.c_str(), journal_st.st_uid, false, 0, true);
+    UniqueFd log(opened.fd);
+    if (log.get() < 0 && opened.error != ENOENT)
+        return unreadable(r, "will not write " + r.log + ": it " + opened.why);
+    if (log.get() >= 0 && !holds_gdrhook_lines(log.get()))
+        return unreadable(r, "will not write " + r.log + ": it is not a gdrhook log");
     const uint64_t since = h.created_ns > journal_slack_ns ? h.created_ns - journal_slack_ns : 0;
     ProcessTail tail;
     if (log.get() >= 0) {
@@ -251,18 +298,19 @@ Recovery recover_journal(const std::string &journal)
         tail = scan_process_tail(log.get(), h.pid, since);
     }
     if (tail.died) {
-        unlink(journal.c_str());
+        unlinkat(folder.get(), journal_name.c_str(), 0);
         r.result = Recovery::Result::already_complete;
         return r;
     }
     // Nothing written and nothing recorded: the process never had a log.
-    if (!tail.last_ts_ns && contents.events.empty()) {
-        unlink(journal.c_str());
+    if (!tail.last_ts_ns && contents.events.empty() && !h.lost_events) {
+        unlinkat(folder.get(), journal_name.c_str(), 0);
         r.result = Recovery::Result::already_complete;
         return r;
     }
 
-    std::string lines;
+    // A last line that is not gdrhook's stays, on its own line.
+    std::string lines = ends_inside_a_line(log.get()) ? "\n" : "";
     uint64_t last_ts = tail.last_ts_ns, last_seq = tail.last_seq;
     for (const JournalEvent &je : contents.events) {
         if (tail.wrote_positioned && je.event.seq <= tail.last_position)
@@ -273,12 +321,25 @@ Recovery recover_journal(const std::string &journal)
         last_seq = std::max(last_seq, je.event.seq);
         ++r.events;
     }
-    lines += died_line(h.pid, last_ts ? last_ts : h.created_ns, last_seq, r.events);
+    r.lost = h.lost_events;
+    lines += died_line(h.pid, last_ts ? last_ts : h.created_ns, last_seq, r.events, r.lost);
+    if (log.get() < 0) {
+        // Made as the process would have made it: its owner, its mode.
+        opened = open_for_append(folder.get(), log_name.c_str(), geteuid(), true, 0600, true);
+        log.reset(opened.fd);
+        if (log.get() >= 0) {
+            const bool owned = fchown(log.get(), journal_st.st_uid, journal_st.st_gid) == 0 || geteuid() != 0;
+            fchmod(log.get(), journal_st.st_mode & 0666);
+            if (!owned)
+                return unreadable(r, "cannot give " + r.log + " its owner: " + strerror(errno));
+        }
+    }
     if (log.get() < 0)
-        log.reset(open(r.log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
-    if (log.get() < 0 || !write_all(log.get(), lines))
+        return unreadable(r, "will not write " + r.log + ": it " + opened.why);
+    if (!write_all(log.get(), lines))
         return unreadable(r, "cannot append to " + r.log + ": " + strerror(errno));
-    unlink(journal.c_str());
+    if (still_names(folder.get(), journal_name, fd.get()))
+        unlinkat(folder.get(), journal_name.c_str(), 0);
     r.result = Recovery::Result::recovered;
     return r;
 }
@@ -316,9 +377,18 @@ std::vector<Recovery> recover_paths(const std::vector<std::string> &paths)
     }
     std::set<std::string> seen;
     std::vector<Recovery> recoveries;
-    for (const std::string &journal : journals)
-        if (seen.insert(journal).second)
+    for (const std::string &journal : journals) {
+        if (!seen.insert(journal).second)
+            continue;
+        // One bad file is reported by name; the others are still read.
+        try {
             recoveries.push_back(recover_journal(journal));
+        } catch (const std::exception &error) {
+            Recovery r;
+            r.journal = journal;
+            recoveries.push_back(unreadable(r, error.what()));
+        }
+    }
     return recoveries;
 }
 
@@ -329,7 +399,10 @@ int log_recover(const std::vector<std::string> &paths, std::ostream &out, std::o
         switch (r.result) {
         case Recovery::Result::recovered:
             out << r.log << ": process " << r.pid << " ended without writing its log; recovered "
-                << r.events << " event" << (r.events == 1 ? "" : "s") << " from " << r.journal << '\n';
+                << r.events << " event" << (r.events == 1 ? "" : "s") << " from " << r.journal;
+            if (r.lost)
+                out << "; " << r.lost << " event(s) lost";
+            out << '\n';
             break;
         case Recovery::Result::still_running:
             out << r.journal << ": its process still runs; left as it is\n";
@@ -341,21 +414,31 @@ int log_recover(const std::vector<std::string> &paths, std::ostream &out, std::o
             err << "gdrhook: " << r.journal << ": " << r.message << '\n';
             status = exit_input;
             break;
+        case Recovery::Result::not_a_journal:
+            out << r.journal << ": " << r.message << "; left as it is\n";
+            break;
         }
     }
     return status;
 }
 
-void report_recoveries(const std::vector<Recovery> &recoveries, std::ostream &err)
+size_t report_recoveries(const std::vector<Recovery> &recoveries, std::ostream &err)
 {
+    size_t not_recovered = 0;
     for (const Recovery &r : recoveries) {
-        if (r.result == Recovery::Result::recovered)
+        if (r.result == Recovery::Result::recovered) {
             err << "gdrhook: " << r.log << ": process " << r.pid
                 << " ended without writing its log; recovered " << r.events << " event"
-                << (r.events == 1 ? "" : "s") << " from its journal\n";
-        else if (r.result == Recovery::Result::unreadable)
+                << (r.events == 1 ? "" : "s") << " from its journal";
+            if (r.lost)
+                err << "; " << r.lost << " event(s) lost";
+            err << '\n';
+        } else if (r.result == Recovery::Result::unreadable) {
             err << "gdrhook: " << r.journal << ": " << r.message << "; not recovered\n";
+            ++not_recovered;
+        }
     }
+    return not_recovered;
 }
 
 } // namespace gdrhook::cli

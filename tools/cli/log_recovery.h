@@ -13,13 +13,15 @@ struct Recovery {
         recovered,         // lines appended, the journal removed
         still_running,     // its process lives: nothing changed
         already_complete,  // everything was in the log already: journal removed
-        unreadable,        // not a journal this tool reads: left as is
+        unreadable,        // a journal it could not read or recover: left as is
+        not_a_journal,     // not gdrhook's (no magic, a link, a FIFO): left as is
     };
     Result result = Result::unreadable;
     std::string journal, log;
     int pid = 0;
     uint64_t events = 0;   // lines recovered from the journal
-    std::string message;   // unreadable: why
+    uint64_t lost = 0;     // events its process could neither write nor keep
+    std::string message;   // unreadable, not_a_journal: why
 };
 
 // The journals beside a log: `<log>.<pid>.<ns>.journal`.
@@ -43,7 +45,9 @@ std::vector<Recovery> recover_paths(const std::vector<std::string> &paths);
 int log_recover(const std::vector<std::string> &paths, std::ostream &out, std::ostream &err);
 
 // What the `log` commands and `gdrhook run` say on `err` about the journals
-// they recovered before reading (nothing when there were none).
-void report_recoveries(const std::vector<Recovery> &recoveries, std::ostream &err);
+// they recovered before reading (nothing when there were none). Returns
+// how many journals were left unrecovered: their events are missing from
+// the logs read next, which then cannot pass.
+size_t report_recoveries(const std::vector<Recovery> &recoveries, std::ostream &err);
 
 } // namespace gdrhook::cli

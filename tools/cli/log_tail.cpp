@@ -2,6 +2,7 @@
 #include "log_tail.h"
 
 #include "flat_line.h"
+#include "log_event.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -118,8 +119,11 @@ bool cut_torn_line_of(int fd, int pid)
     const size_t torn = newline == std::string::npos ? 0 : newline + 1;
     // A line starts {"ts_ns":N,"seq":N,"pid":N,...: a fragment that names
     // another process is that process's to recover; one too short to name
-    // any is cut (only a writer that died stops inside a line).
+    // any is cut (only a writer that died stops inside a line). A fragment
+    // that does not start as a gdrhook line is nobody's torn line: left.
     const std::string_view fragment(chunk.data() + torn, chunk.size() - torn);
+    if (!starts_as_log_line(fragment))
+        return false;
     const std::string_view owner = value_of(fragment, "pid");
     const bool whole_owner = fragment.find("\"pid\":" + std::string(owner) + ",") != std::string_view::npos;
     if (whole_owner && owner != std::to_string(pid))

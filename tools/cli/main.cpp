@@ -13,7 +13,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstring>
 #include <iostream>
+#include <string_view>
 
 using namespace gdrhook::cli;
 
@@ -62,8 +65,7 @@ int dispatch(int argc, char **argv)
                     "libgdrhook.so to preload (default: GDRHOOK_LIBRARY, else found next to gdrhook)");
     bool no_summary = false;
     run->add_flag("--no-summary", no_summary, "do not print the summary when the program ends");
-    run->add_option("command", run_options.command, "the program and its arguments (after --)")
-        ->required();
+    run->add_option("command", run_options.command, "the program and its arguments (after --)");
     // Everything after the program's name belongs to the program.
     run->prefix_command();
 
@@ -133,7 +135,7 @@ int dispatch(int argc, char **argv)
     doctor->add_option("--pid", doctor_options.pid,
                        "also look at this running process: whether gdrhook and UCX are both "
                        "loaded, and which one UCX's CUDA memory caches rely on")
-        ->check(CLI::PositiveNumber);
+        ->check(CLI::Range(1, 4194304)); // Linux's largest pid_max
     doctor->add_flag("--settings", doctor_options.settings,
                      "only list the GDRHOOK_* variables: what each accepts, its default, and its "
                      "value in this environment (a Markdown table)");
@@ -159,8 +161,21 @@ int dispatch(int argc, char **argv)
                  "--user); 1 something is still pinned, or the module holds pins no readable "
                  "process accounts for; 2 bad arguments or an unwritable --prometheus FILE.");
 
+    // `gdrhook run [OPTIONS] -- PROGRAM ARGS...`: what follows the first
+    // `--` is the program's, word for word (CLI11's prefix_command moves
+    // the `--` behind the arguments instead of dropping it).
+    int parsed_argc = argc;
+    if (argc > 1 && std::string_view(argv[1]) == "run") {
+        for (int i = 2; i < argc; ++i) {
+            if (std::string_view(argv[i]) == "--") {
+                run_options.command.assign(argv + i + 1, argv + argc);
+                parsed_argc = i;
+                break;
+            }
+        }
+    }
     try {
-        app.parse(argc, argv);
+        app.parse(parsed_argc, argv);
     } catch (const CLI::ParseError &error) {
         int code = app.exit(error);
         return code == 0 ? exit_ok : exit_input;
@@ -170,10 +185,9 @@ int dispatch(int argc, char **argv)
         // prefix_command leaves the program's own arguments unparsed.
         for (const std::string &arg : run->remaining())
             run_options.command.push_back(arg);
-        if (!run_options.command.empty() && run_options.command.front() == "--")
-            run_options.command.erase(run_options.command.begin());
         if (run_options.command.empty()) {
-            std::cerr << "gdrhook run: no program given\nRun with --help for more information.\n";
+            std::cerr << "gdrhook run: no program given (the command to run follows --)\n"
+                         "Run with --help for more information.\n";
             return exit_input;
         }
         run_options.summary = !no_summary;
@@ -202,7 +216,14 @@ int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
     try {
-        return dispatch(argc, argv);
+        const int status = dispatch(argc, argv);
+        // What a command printed must have reached its reader (a full
+        // disk, a closed pipe): a lost report is an error.
+        if (!std::cout.flush()) {
+            std::cerr << "gdrhook: cannot write the output: " << std::strerror(errno) << '\n';
+            return status == exit_ok ? exit_input : status;
+        }
+        return status;
     } catch (const std::exception &error) {
         std::cerr << "gdrhook: internal error: " << error.what() << '\n';
     } catch (...) {

@@ -12,6 +12,8 @@
 #include <glob.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +22,7 @@
 #include <cstring>
 #include <ctime>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 extern char **environ;
@@ -94,8 +97,51 @@ private:
     struct sigaction old_int_ = {}, old_quit_ = {}, old_term_ = {}, old_hup_ = {};
 };
 
+// The name `gdrhook run` gives its program's logs: `gdrhook-<pid>.%p.jsonl`
+// in the current folder, unless some file there already starts so (in a
+// shared folder, another user may plant links at the names it would
+// pick): then a random part is added, and that is said.
+std::string default_events_pattern(std::ostream &err)
+{
+    const std::string plain = "gdrhook-" + std::to_string(getpid());
+    std::string base = plain;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        glob_t found = {};
+        const bool taken = glob((base + ".*").c_str(), GLOB_NOSORT | GLOB_PERIOD, nullptr, &found) == 0;
+        globfree(&found);
+        if (!taken)
+            break;
+        uint32_t random = 0;
+        if (getrandom(&random, sizeof random, 0) != sizeof random)
+            random = static_cast<uint32_t>(realtime_ns());
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, "-%08x", random);
+        base = plain + suffix;
+    }
+    if (base != plain)
+        err << "gdrhook: files named " << plain << ".* are already here, and gdrhook did not make them; "
+            << "the events go to " << base << ".%p.jsonl\n";
+    return base + ".%p.jsonl";
+}
+
+// Of the files a pattern matched, the logs this run's programs wrote: regular
+// files of ours, each once (a planted link or a second name of one file
+// is no log of theirs).
+std::vector<std::string> own_logs(const std::vector<std::string> &files)
+{
+    std::vector<std::string> logs;
+    std::set<std::pair<dev_t, ino_t>> seen;
+    for (const std::string &file : files) {
+        struct stat st;
+        if (lstat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            seen.insert({st.st_dev, st.st_ino}).second)
+            logs.push_back(file);
+    }
+    return logs;
+}
+
 void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
-                       const std::string &pattern, std::ostream &err)
+                       const std::string &pattern, size_t unrecovered, std::ostream &err)
 {
     if (files.empty()) {
         err << "gdrhook: no event log was written (" << pattern
@@ -137,10 +183,13 @@ void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
             << format_duration_ns(static_cast<double>(s.unpin_delay.percentile(0.99))) << '\n';
     if (report.total())
         err << "gdrhook:   " << report.total() << " malformed line(s)\n";
-    err << "gdrhook: log check: "
-        << (check.passed() ? std::string("OK")
-                           : std::to_string(check.total_problems) + " problem(s); see: gdrhook log check")
-        << '\n';
+    err << "gdrhook: log check: ";
+    if (unrecovered)
+        err << unrecovered << " journal(s) not recovered, their events missing; see: gdrhook log check\n";
+    else if (check.passed())
+        err << "OK\n";
+    else
+        err << check.total_problems << " problem(s); see: gdrhook log check\n";
 }
 
 } // namespace
@@ -237,7 +286,7 @@ int run_program(const RunOptions &options, std::ostream &err)
 
     std::string events = options.events;
     if (events.empty())
-        events = "gdrhook-" + std::to_string(getpid()) + ".%p.jsonl";
+        events = default_events_pattern(err);
 
     std::vector<std::string> base;
     for (char **e = environ; *e; ++e)
@@ -287,9 +336,10 @@ int run_program(const RunOptions &options, std::ostream &err)
     }
     // Processes that died without writing their logs left journals
     // (`<log>.<pid>.<ns>.journal`): their events go into the logs first.
-    report_recoveries(recover_paths(expand_events_pattern(events + ".%p.%p.journal")), err);
+    const size_t unrecovered =
+        report_recoveries(recover_paths(expand_events_pattern(events + ".%p.%p.journal")), err);
     if (options.summary)
-        print_run_summary(expand_events_pattern(events), started_ns, events, err);
+        print_run_summary(own_logs(expand_events_pattern(events)), started_ns, events, unrecovered, err);
     return exit_code;
 }
 

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/base/owned_fd.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gdrhook {
+namespace {
+
+// A program's own opens take the lowest free numbers; one that dup2()s
+// onto fixed numbers picks small ones. Three quarters of the way up the
+// descriptor limit (at most 3/4 of 1024, for programs that select(2)) is
+// out of the way of both; where the limit is tiny the descriptor stays
+// where it is.
+int high_floor()
+{
+    rlimit limit = {};
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
+        return 0;
+    const rlim_t cap = std::min<rlim_t>(limit.rlim_cur, 1024);
+    return cap >= 64 ? static_cast<int>(cap / 4 * 3) : 0;
+}
+
+} // namespace
+
+OwnedFd OwnedFd::adopt(int fd, bool move_high)
+{
+    OwnedFd owned;
+    if (fd < 0)
+        return owned;
+    if (move_high) {
+        const int floor = high_floor();
+        if (floor > fd) {
+            const int moved = fcntl(fd, F_DUPFD_CLOEXEC, floor);
+            if (moved >= 0) {
+                ::close(fd);
+                fd = moved;
+            }
+        }
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        owned.dev_ = st.st_dev;
+        owned.ino_ = st.st_ino;
+    }
+    owned.fd_ = fd;
+    return owned;
+}
+
+OwnedFd &OwnedFd::operator=(OwnedFd &&other) noexcept
+{
+    if (this != &other) {
+        reset();
+        fd_ = std::exchange(other.fd_, -1);
+        dev_ = other.dev_;
+        ino_ = other.ino_;
+    }
+    return *this;
+}
+
+bool OwnedFd::still_ours() const
+{
+    struct stat st;
+    return fd_ >= 0 && fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+}
+
+int OwnedFd::reset()
+{
+    if (fd_ < 0)
+        return 0;
+    const bool ours = still_ours();
+    const int fd = std::exchange(fd_, -1);
+    if (!ours)
+        return EBADF;
+    return ::close(fd) == 0 ? 0 : errno;
+}
+
+} // namespace gdrhook

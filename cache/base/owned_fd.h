@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// A descriptor gdrhook opened inside somebody else's program: the event
+// log, the journal, a dma-buf pin, /dev/gdrhook. The program may close
+// every descriptor it did not open (closefrom(3), as many daemons do) and
+// get the same numbers back for its own files, so the number alone does
+// not say the file is still ours. An OwnedFd remembers which file it is
+// (device and inode) and is checked before it is used for anything that
+// would harm the program's file (a write, a close); a descriptor that is
+// no longer ours is forgotten, never closed (docs/design.md, "Files and
+// descriptors").
+#pragma once
+
+#include <sys/types.h>
+#include <utility>
+
+namespace gdrhook {
+
+class OwnedFd
+{
+public:
+    OwnedFd() = default;
+    // Takes `fd` (a failed open's -1 gives an invalid one). With
+    // `move_high`, the descriptor moves to a number far above the ones a
+    // program gets from its own opens (owned_fd.cpp).
+    static OwnedFd adopt(int fd, bool move_high);
+    ~OwnedFd() { reset(); }
+
+    OwnedFd(OwnedFd &&other) noexcept { *this = std::move(other); }
+    OwnedFd &operator=(OwnedFd &&other) noexcept;
+    OwnedFd(const OwnedFd &) = delete;
+    OwnedFd &operator=(const OwnedFd &) = delete;
+
+    int get() const { return fd_; }
+    bool valid() const { return fd_ >= 0; }
+
+    // Whether the number still names the file it was adopted with: one
+    // fstat(2). Not for a per-event path; callers check before a batch.
+    bool still_ours() const;
+
+    // Closes the descriptor if it is still ours, else only forgets the
+    // number. Returns 0, the errno of close(), or EBADF when the program
+    // had closed it (the descriptor is gone either way).
+    int reset();
+
+    // Forgets the number without closing it (a forked child's copy of a
+    // descriptor the parent keeps using).
+    void forget() { fd_ = -1; }
+
+private:
+    int fd_ = -1;
+    dev_t dev_ = 0;
+    ino_t ino_ = 0;
+};
+
+} // namespace gdrhook

@@ -1,0 +1,332 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# gdrhook among hostile users and broken surroundings, one case per meson
+# test (docs/design.md, "Files and descriptors"):
+#   hostile.sh CASE
+# Environment (set by tests/hostile/meson.build): GDRHOOK (the tool),
+# GDRHOOK_SHIM, GDRHOOK_FAKE_DRIVER_DIR, GDRHOOK_DEMO, HOSTILE_PROGRAM,
+# CLI_DATA, GDRHOOK_TEST_TMP (a scratch directory).
+#
+# The two-user cases run the attacker as an unprivileged user made for the
+# test (gdrhook-attacker, with setpriv) in a shared sticky folder, with
+# fs.protected_symlinks=0 as in many containers, and root as the victim.
+# Where that cannot be arranged (not root, no sysctl, no mount) a case
+# says why and exits 77: meson counts it as skipped, never as passed.
+set -u
+
+. "$(dirname "$0")/../cli/tool_checks.sh"
+skip() { echo "SKIP: $*"; exit 77; }
+tmp=$(mktemp -d "${GDRHOOK_TEST_TMP:-/tmp}/hostile.XXXXXX") || exit 1
+chmod 755 "$tmp"
+on_exit=""
+trap 'eval "$on_exit"; rm -rf "$tmp"' EXIT
+out=$tmp/out err=$tmp/err
+
+# Under the shim, over the fake driver.
+shimmed() { env LD_PRELOAD="$GDRHOOK_SHIM" LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" "$@"; }
+count() { grep -c -- "$1" "$2" 2>/dev/null || true; }
+# Every line of each file is one JSON object of strict UTF-8.
+valid_json_lines() {
+    python3 - "$@" <<'PY' || fail "not valid JSON lines: $*"
+import json, sys
+for path in sys.argv[1:]:
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, 1):
+            json.loads(line.decode("utf-8", errors="strict"))
+PY
+}
+
+attacker=gdrhook-attacker
+two_users() {
+    [ "$(id -u)" = 0 ] || skip "runs as root to make the attacker's user"
+    command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+    getent passwd "$attacker" >/dev/null ||
+        useradd -M -r -s /usr/sbin/nologin "$attacker" 2>/dev/null ||
+        getent passwd "$attacker" >/dev/null || skip "cannot create the user $attacker"
+    attacker_uid=$(id -u "$attacker") attacker_gid=$(id -g "$attacker")
+    # A command prefix, not a function: `$attacker_runner prog &` leaves
+    # the program's own pid in $!.
+    attacker_runner="setpriv --reuid=$attacker_uid --regid=$attacker_gid --clear-groups"
+    # Symlinks in sticky folders followed as in containers that leave
+    # fs.protected_symlinks at 0; restored when the case ends.
+    protected=$(cat /proc/sys/fs/protected_symlinks 2>/dev/null || echo 0)
+    if [ "$protected" != 0 ]; then
+        sysctl -qw fs.protected_symlinks=0 2>/dev/null || skip "cannot set fs.protected_symlinks=0"
+        on_exit="sysctl -qw fs.protected_symlinks=$protected; $on_exit"
+    fi
+    shared=$tmp/shared
+    mkdir "$shared" && chmod 1777 "$shared"
+    # What root keeps where the attacker cannot write; no final newline.
+    mkdir -m 700 "$tmp/root-only"
+    printf 'root data\nlast line without newline' >"$tmp/root-only/target"
+    cp "$tmp/root-only/target" "$tmp/target.before"
+}
+as_attacker() { $attacker_runner "$@"; }
+target_intact() {
+    cmp -s "$tmp/root-only/target" "$tmp/target.before" ||
+        { echo "--- target now:"; od -c "$tmp/root-only/target" | head -20; fail "root's file was written: $*"; }
+}
+
+# Starts HOSTILE_PROGRAM pairs N gate under the shim (as whoever runs
+# `$runner`), with the environment given before it, and waits until it has
+# made its first pair. Sets $program_pid; `release_gate` lets it go on.
+start_gated() { # runner N env...
+    runner=$1 pairs=$2; shift 2
+    rm -f "$tmp/gate" "$tmp/gated.out"
+    mkfifo -m 666 "$tmp/gate"
+    $runner env "$@" LD_PRELOAD="$GDRHOOK_SHIM" LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" \
+        "$HOSTILE_PROGRAM" pairs "$pairs" gate <"$tmp/gate" >"$tmp/gated.out" 2>"$tmp/gated.err" &
+    program_pid=$!
+    exec 7>"$tmp/gate"
+    for _ in $(seq 200); do
+        grep -q ready "$tmp/gated.out" 2>/dev/null && return
+        sleep 0.05
+    done
+    fail "the program did not start: $(cat "$tmp/gated.err")"
+}
+release_gate() { echo go >&7; exec 7>&-; wait "$program_pid"; program_status=$?; }
+
+case $1 in
+symlink_recovery)
+    # Row 1 of issue 31: an attacker's journal, renamed beside a symlink to
+    # a root file, with strings of its choosing; root reads the folder.
+    two_users
+    umask 077 # the program's files are its user's alone (row 11)
+    start_gated "$attacker_runner" 3 GDRHOOK_EVENTS="$shared/a.jsonl"
+    kill -9 "$program_pid"; exec 7>&-; wait "$program_pid" 2>/dev/null
+    journal=$(ls "$shared"/a.jsonl.*.journal) || fail "no journal left by the killed program"
+    forged=$shared/c.jsonl.${journal#"$shared"/a.jsonl.}
+    # The attacker owns the journal: every cell made to look unwritten,
+    # the API name that events point at replaced by a line of its own.
+    as_attacker /usr/bin/python3 - "$journal" "$forged" <<'PY' || fail "cannot forge the journal"
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+capacity, cell_offset = struct.unpack_from("<QQ", data, 16)
+for i in range(capacity):
+    at = cell_offset + 64 * i
+    (seq,) = struct.unpack_from("<Q", data, at)
+    if seq >= capacity:
+        struct.pack_into("<Q", data, at, seq - capacity + 1)
+name = b"cuMemAlloc_v2\0"
+assert name in data
+data = data.replace(name, b'x\n"INJECTED=1\0')
+open(sys.argv[2], "wb").write(data)
+PY
+    as_attacker rm "$journal"
+    as_attacker ln -s "$tmp/root-only/target" "$shared/c.jsonl"
+    # A log of root's own beside it, and a copy of the forged journal
+    # claiming it: not the attacker's to have written to.
+    cp "$CLI_DATA/good_pid100.jsonl" "$shared/r.jsonl"
+    cp "$shared/r.jsonl" "$tmp/r.before"
+    as_attacker cp "$forged" "$shared/r.jsonl.${forged#"$shared"/c.jsonl.}"
+    "$GDRHOOK" log check "$shared" >"$out" 2>"$err"
+    status=$?
+    target_intact "by gdrhook log check $shared"
+    cmp -s "$shared/r.jsonl" "$tmp/r.before" || fail "root's log was written with the attacker's journal"
+    [ "$status" -ne 0 ] || { cat "$out" "$err"; fail "log check passed with journals it could not recover"; }
+    has "$err" "c.jsonl"
+    has "$err" "symbolic link"
+    has "$err" "r.jsonl"
+    # Root's own log, whose journal copy was refused, fails too: its
+    # journal is not recovered.
+    run 2 log check "$shared/r.jsonl"
+    has "$err" "owned by another user; not recovered"
+    cmp -s "$shared/r.jsonl" "$tmp/r.before" || fail "root's log was written with the attacker's journal"
+    # Without the symlink the attacker's events go into a log of its own,
+    # every line valid JSON, its strings escaped.
+    as_attacker rm "$shared/c.jsonl"
+    run 0 log recover "$forged"
+    umask 022
+    [ "$(stat -c %u "$shared/c.jsonl")" = "$attacker_uid" ] || fail "the recovered log is not the attacker's"
+    [ "$(stat -c %a "$shared/c.jsonl")" = 600 ] || fail "the recovered log is not mode 600 as its journal"
+    valid_json_lines "$shared/c.jsonl"
+    ! grep -q '^"INJECTED' "$shared/c.jsonl" || fail "a line of the attacker's choosing in the log"
+    [ "$(count '"ev":"died"' "$shared/c.jsonl")" = 1 ] || fail "expected one died line"
+    ;;
+planted_log_names)
+    # Row 2: another user's symlinks and files at the names the shim and
+    # `gdrhook run` write to.
+    two_users
+    as_attacker ln -s "$tmp/root-only/target" "$shared/fixed.jsonl"
+    GDRHOOK_EVENTS=$shared/fixed.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
+    target_intact "by the shim through a symlink"
+    has "$err" "fixed.jsonl"
+    has "$err" "symbolic link"
+    # A second name of root's file, as an attacker makes one where
+    # fs.protected_hardlinks is 0.
+    ln "$tmp/root-only/target" "$shared/linked.jsonl"
+    GDRHOOK_EVENTS=$shared/linked.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
+    target_intact "by the shim through a hard link"
+    has "$err" "other names"
+    as_attacker sh -c "umask 0; : >'$shared/theirs.jsonl'"
+    GDRHOOK_EVENTS=$shared/theirs.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
+    [ ! -s "$shared/theirs.jsonl" ] || fail "root's events were appended to the attacker's file"
+    has "$err" "owned by another user"
+    ;;
+planted_run_names)
+    # Row 2, `gdrhook run`: in a pid namespace gdrhook is pid 1 and its
+    # program pid 2, so the names it picks are known in advance, and planted.
+    two_users
+    unshare --pid --fork --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here (unshare)"
+    for p in 1 2 3; do
+        for q in 1 2 3 4 5 6 7 8; do
+            as_attacker ln -s "$tmp/root-only/target" "$shared/gdrhook-$p.$q.jsonl"
+        done
+    done
+    (cd "$shared" && LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOK_SHIM \
+        unshare --pid --fork --mount-proc "$GDRHOOK" run -- "$GDRHOOK_DEMO") >"$out" 2>"$err" ||
+        { cat "$err"; fail "gdrhook run failed"; }
+    target_intact "by gdrhook run among planted names"
+    has "$err" "gdrhook: log check: OK"
+    has "$err" "in 1 file(s)"
+    lacks "$err" " 0 event(s)"
+    # A name given with --events is the user's choice: the planted link is
+    # refused by the shim, and the summary reads no file that is not theirs.
+    as_attacker ln -s "$tmp/root-only/target" "$shared/e.2.jsonl"
+    (cd "$shared" && LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOK_SHIM \
+        unshare --pid --fork --mount-proc "$GDRHOOK" run --events "$shared/e.%p.jsonl" -- "$GDRHOOK_DEMO") \
+        >"$out" 2>"$err" || { cat "$err"; fail "gdrhook run failed"; }
+    target_intact "by gdrhook run --events among planted names"
+    has "$err" "symbolic link"
+    lacks "$err" "malformed"
+    has "$err" "no event log was written"
+    ;;
+torn_line)
+    # Recovery appends only to a gdrhook log, and cuts only a torn line of
+    # its own: a program killed, its log ending in somebody's fragment;
+    # a copy of its journal beside a file of notes.
+    start_gated "" 3 GDRHOOK_EVENTS="$tmp/t.jsonl"
+    kill -9 "$program_pid"; exec 7>&-; wait "$program_pid" 2>/dev/null
+    journal=$(ls "$tmp"/t.jsonl.*.journal) || fail "no journal left by the killed program"
+    printf 'not gdrhook' >>"$tmp/t.jsonl"
+    printf 'my notes\n' >"$tmp/notes.jsonl"
+    cp "$journal" "$tmp/notes.jsonl.${journal#"$tmp"/t.jsonl.}"
+    run 2 log recover "$tmp/t.jsonl" "$tmp/notes.jsonl"
+    has "$err" "not a gdrhook log"
+    [ "$(cat "$tmp/notes.jsonl")" = "my notes" ] || fail "the notes were written"
+    grep -qx 'not gdrhook' "$tmp/t.jsonl" || { cat "$tmp/t.jsonl"; fail "the fragment was cut or joined"; }
+    [ "$(count '"ev":"died"' "$tmp/t.jsonl")" = 1 ] || fail "expected one died line"
+    ;;
+non_utf8)
+    # Row 8: a program argument and a log path that are not UTF-8.
+    log="$tmp/caf$(printf '\351').jsonl"
+    GDRHOOK_EVENTS=$log shimmed "$GDRHOOK_DEMO" "$(printf 'caf\351.txt')" >"$out" 2>"$err" ||
+        fail "the demo failed"
+    valid_json_lines "$log"
+    has "$log" 'caf\ufffd.txt'
+    run 0 log check "$log"
+    ;;
+closefrom)
+    # Row 5: a program that closes every descriptor from 3 up, then opens
+    # its own files, while it holds pins (dma-buf descriptors).
+    mkdir "$tmp/own"
+    GDRHOOK_EVENTS=$tmp/c.jsonl GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf \
+        shimmed "$HOSTILE_PROGRAM" closefrom 200 "$tmp/own" "$tmp/c.jsonl" >"$out" 2>"$err"
+    status=$?
+    made=$(sed -n 's/^events_made=//p' "$out")
+    logged=$(grep -c '"ev":"\(alloc\|free\)"' "$tmp/c.jsonl" 2>/dev/null)
+    intact=$(sed -n 's/^own_files_intact=//p' "$out")
+    echo "closefrom: events made ${made:-?}, in the log ${logged:-0}, own files intact ${intact:-?}"
+    [ "$status" = 0 ] || { cat "$err"; fail "the program's own files were harmed (exit $status)"; }
+    [ "$intact" = 8/8 ] || fail "own files intact: $intact"
+    for f in "$tmp"/own/*; do lacks "$f" '"ts_ns"'; done
+    [ "$logged" = "$made" ] || fail "the log holds $logged of the $made allocations and frees"
+    valid_json_lines "$tmp/c.jsonl"
+    run 0 log check "$tmp/c.jsonl"
+    has "$out" "4 pin(s)"
+    [ "$(count "closed" "$err")" -le 2 ] || fail "said more than once per descriptor kind"
+    ;;
+full_disk)
+    # Row 4: the log's file system fills up while the program runs.
+    [ "$(id -u)" = 0 ] || skip "mounting a small tmpfs needs root"
+    mkdir "$tmp/disk"
+    mount -t tmpfs -o size=4m tmpfs "$tmp/disk" 2>/dev/null || skip "cannot mount a tmpfs here"
+    on_exit="umount -l '$tmp/disk'; $on_exit"
+    disk=$tmp/disk
+    fill_disk() { # leaves about $1 KiB free
+        cat /dev/zero >"$disk/filler" 2>/dev/null
+        truncate -s "-$1K" "$disk/filler"
+    }
+    for capacity in 4096 256; do
+        rm -f "$disk"/*
+        start_gated "" 2000 GDRHOOK_EVENTS="$disk/log.jsonl" GDRHOOK_QUEUE_CAPACITY=$capacity
+        fill_disk 160
+        release_gate
+        [ "$program_status" = 0 ] || fail "the program failed on a full disk: $(cat "$tmp/gated.err")"
+        made=$(sed -n 's/^events_made=//p' "$tmp/gated.out")
+        in_log=$(grep -c '"ev":"\(alloc\|free\)"' "$disk/log.jsonl")
+        said=$(grep -c 'gdrhook' "$tmp/gated.err")
+        [ "$said" -ge 1 ] || fail "nothing said on stderr about the events not written"
+        lost=$(sed -n 's/.* \([0-9]*\) event(s) lost.*/\1/p' "$tmp/gated.err" | head -1)
+        ls "$disk"/log.jsonl.*.journal >/dev/null 2>&1 || fail "the journal was removed"
+        # Until there is room the events cannot be recovered: a failure.
+        "$GDRHOOK" log check "$disk/log.jsonl" >"$out" 2>"$err" &&
+            { cat "$out" "$err"; fail "log check passed with events missing from the log"; }
+        rm "$disk/filler"
+        "$GDRHOOK" log check "$disk/log.jsonl" >"$out" 2>"$err"
+        check_status=$?
+        recovered=$(sed -n 's/.*recovered \([0-9]*\) event.*/\1/p' "$err")
+        after=$(grep -c '"ev":"\(alloc\|free\)"' "$disk/log.jsonl")
+        echo "full disk, queue $capacity: events made $made, in the log $in_log," \
+             "recovered ${recovered:-0}, lost ${lost:-0}, in the log after recovery $after"
+        cat "$tmp/gated.err"
+        valid_json_lines "$disk/log.jsonl"
+        [ "$after" -eq "$((made - ${lost:-0}))" ] || fail "the log holds $after, not made - lost"
+        if [ "${lost:-0}" = 0 ]; then
+            [ "$check_status" = 0 ] || { cat "$out" "$err"; fail "log check failed after a full recovery"; }
+        else
+            [ "$check_status" != 0 ] || { cat "$out"; fail "log check passed a log that lost events"; }
+            has "$out" "lost"
+        fi
+    done
+    ;;
+fifo_log)
+    # Row 3: the log named a FIFO, or a device.
+    mkfifo "$tmp/events.fifo"
+    GDRHOOK_EVENTS=$tmp/events.fifo timeout 20 env LD_PRELOAD="$GDRHOOK_SHIM" \
+        LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" "$GDRHOOK_DEMO" >"$out" 2>"$err"
+    status=$?
+    [ "$status" != 124 ] || fail "the program hung on a FIFO for a log"
+    [ "$status" = 0 ] || { cat "$err"; fail "the program failed ($status)"; }
+    [ "$(count gdrhook "$err")" = 1 ] || { cat "$err"; fail "expected one line on stderr"; }
+    has "$err" "not a regular file"
+    GDRHOOK_EVENTS=/dev/full shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the program failed"
+    has "$err" "not a regular file"
+    ;;
+foreign_journal)
+    # Row 6: a file that ends in .journal and is not gdrhook's.
+    mkdir "$tmp/d"
+    echo "my notes" >"$tmp/d/notes.2024.11.journal"
+    cp "$CLI_DATA/good_pid100.jsonl" "$tmp/d/a.jsonl"
+    run 0 log summary "$tmp/d"
+    run 0 log check "$tmp/d"
+    run 0 log recover "$tmp/d"
+    [ "$(cat "$tmp/d/notes.2024.11.journal")" = "my notes" ] || fail "the notes were deleted or changed"
+    ;;
+oversized_journal)
+    # Row 7: a journal whose header claims 1 TiB of strings (a sparse file).
+    mkdir "$tmp/d"
+    cp "$CLI_DATA/good_pid100.jsonl" "$tmp/d/a.jsonl"
+    python3 - "$tmp/d/a.jsonl.99999.1.journal" <<'PY' || fail "cannot write the journal"
+import struct, sys
+header = bytearray(4096)
+header[0:8] = b"gdrhjnl1"
+struct.pack_into("<IIQQQQQ", header, 8, 1, 64, 4, 4096, 4096 + 256, 1 << 40, 0)
+struct.pack_into("<i", header, 56, 99999)
+with open(sys.argv[1], "wb") as f:
+    f.write(header)
+    f.truncate(4096 + 256 + (1 << 40))
+PY
+    for cmd in summary check; do
+        run 2 log $cmd "$tmp/d"
+        has "$err" "a.jsonl.99999.1.journal"
+        has "$err" "do not fit"
+        lacks "$err" "internal error"
+        has "$out" "8 event(s)"
+    done
+    ;;
+*)
+    fail "unknown case '$1'"
+    ;;
+esac

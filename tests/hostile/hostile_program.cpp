@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// A driver-API program for tests/hostile/hostile.sh, the kinds of program
+// gdrhook must not harm. Nothing of gdrhook in it.
+//
+//   hostile_program pairs N [gate]
+//       N allocations of 4 KiB, each freed at once (2N events). With
+//       `gate`, after the first pair it prints "ready" and waits for a line
+//       on its standard input (the test fills the disk then).
+//   hostile_program closefrom N DIR [FILE]
+//       Allocates 4 buffers of 2 MiB (pinned under GDRHOOK_PIN=alloc), makes
+//       N/2 pairs (with FILE: and waits until FILE has something in it, so
+//       that whoever writes it has it open), then does what many daemons
+//       do: closes every descriptor
+//       from 3 up (close_range) and opens 8 files of its own in DIR. Then
+//       it frees the 4 buffers, makes N/2 more pairs, and after each writes
+//       one line to each of its files. At the end it reads its files back:
+//       each must hold exactly its lines and its descriptor must still be
+//       open.
+//
+// Prints `events_made=M` (allocations and frees that succeeded) and, for
+// closefrom, `own_files_intact=K/8`. Exit status 0 when the program's own
+// work went as it should.
+#include "tests/programs/driver_checks.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace {
+
+long events_made = 0;
+
+int pair()
+{
+    CUdeviceptr p;
+    CHECK_CU(cuMemAlloc(&p, 4096));
+    CHECK_CU(cuMemFree(p));
+    events_made += 2;
+    return 0;
+}
+
+int pairs(long n, bool gate)
+{
+    if (!current_primary_context())
+        return 1;
+    for (long i = 0; i < n; ++i) {
+        if (pair())
+            return 1;
+        if (i == 0 && gate) {
+            printf("ready\n");
+            fflush(stdout);
+            char line[16];
+            if (!fgets(line, sizeof line, stdin))
+                return 1;
+        }
+    }
+    printf("events_made=%ld\n", events_made);
+    return 0;
+}
+
+// Every descriptor from 3 up, as closefrom(3) does.
+void close_from_3()
+{
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+        return;
+#endif
+    for (int fd = 3; fd < 65536; ++fd)
+        close(fd);
+}
+
+constexpr int own_files = 8;
+
+std::string expected_line(int file, long round)
+{
+    return "file " + std::to_string(file) + " round " + std::to_string(round) + "\n";
+}
+
+// Until `path` has something in it (at most 10 s).
+void wait_for_content(const char *path)
+{
+    struct stat st;
+    for (int i = 0; i < 1000 && (stat(path, &st) != 0 || st.st_size == 0); ++i)
+        usleep(10000);
+}
+
+int closefrom(long n, const char *dir, const char *wait_for)
+{
+    if (!current_primary_context())
+        return 1;
+    CUdeviceptr big[4];
+    for (CUdeviceptr &p : big) {
+        CHECK_CU(cuMemAlloc(&p, 2 << 20));
+        ++events_made;
+    }
+    for (long i = 0; i < n / 2; ++i)
+        if (pair())
+            return 1;
+
+    if (wait_for)
+        wait_for_content(wait_for);
+    close_from_3();
+    int fds[own_files];
+    std::string expected[own_files];
+    for (int f = 0; f < own_files; ++f) {
+        const std::string path = std::string(dir) + "/own." + std::to_string(f);
+        fds[f] = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fds[f] < 0) {
+            fprintf(stderr, "hostile_program: cannot open %s: %s\n", path.c_str(), strerror(errno));
+            return 1;
+        }
+    }
+    for (CUdeviceptr p : big) {
+        CHECK_CU(cuMemFree(p));
+        ++events_made;
+    }
+    for (long round = 0; round < n - n / 2; ++round) {
+        if (pair())
+            return 1;
+        for (int f = 0; f < own_files; ++f) {
+            const std::string line = expected_line(f, round);
+            if (write(fds[f], line.data(), line.size()) == static_cast<ssize_t>(line.size()))
+                expected[f] += line;
+        }
+    }
+
+    int intact = 0;
+    for (int f = 0; f < own_files; ++f) {
+        const off_t size = lseek(fds[f], 0, SEEK_END);
+        std::string content(size > 0 ? static_cast<size_t>(size) : 0, '\0');
+        const bool read_back = size >= 0 && pread(fds[f], content.data(), content.size(), 0) == size;
+        if (read_back && content == expected[f] && expected[f].size() > 0)
+            ++intact;
+        else
+            fprintf(stderr, "hostile_program: own.%d: %s\n", f,
+                    read_back ? "content differs" : strerror(errno));
+    }
+    printf("events_made=%ld\nown_files_intact=%d/%d\n", events_made, intact, own_files);
+    return intact == own_files ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc >= 3 && strcmp(argv[1], "pairs") == 0)
+        return pairs(atol(argv[2]), argc >= 4);
+    if (argc >= 4 && strcmp(argv[1], "closefrom") == 0)
+        return closefrom(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr);
+    fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR [FILE]\n");
+    return 2;
+}
