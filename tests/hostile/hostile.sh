@@ -17,7 +17,10 @@ set -u
 
 . "$(dirname "$0")/../cli/tool_checks.sh"
 skip() { echo "SKIP: $*"; exit 77; }
-tmp=$(mktemp -d "${GDRHOOK_TEST_TMP:-/tmp}/hostile.XXXXXX") || exit 1
+# Under /tmp, not the build folder: the attacker's user must reach the
+# shared folder, and a build tree may sit under a home or a scratch folder
+# only its owner can enter (the mutation run's is mode 700).
+tmp=$(mktemp -d /tmp/gdrhook-hostile.XXXXXX) || exit 1
 chmod 755 "$tmp"
 on_exit=""
 trap 'eval "$on_exit"; rm -rf "$tmp"' EXIT
@@ -75,8 +78,20 @@ start_gated() { # runner N env...
     runner=$1 pairs=$2; shift 2
     rm -f "$tmp/gate" "$tmp/gated.out"
     mkfifo -m 666 "$tmp/gate"
-    $runner env "$@" LD_PRELOAD="$GDRHOOK_SHIM" LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" \
-        "$HOSTILE_PROGRAM" pairs "$pairs" gate <"$tmp/gate" >"$tmp/gated.out" 2>"$tmp/gated.err" &
+    # Another user runs copies of the program, the shim and the fake
+    # driver from the test's folder, which it can reach wherever the build
+    # tree is.
+    local program=$HOSTILE_PROGRAM shim=$GDRHOOK_SHIM driver=$GDRHOOK_FAKE_DRIVER_DIR
+    if [ -n "$runner" ]; then
+        mkdir -p -m 755 "$tmp/bin"
+        cp "$HOSTILE_PROGRAM" "$GDRHOOK_SHIM" "$tmp/bin/"
+        cp -L "$GDRHOOK_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
+        chmod -R a+rX "$tmp/bin"
+        program=$tmp/bin/$(basename "$HOSTILE_PROGRAM") shim=$tmp/bin/$(basename "$GDRHOOK_SHIM")
+        driver=$tmp/bin
+    fi
+    $runner env "$@" LD_PRELOAD="$shim" LD_LIBRARY_PATH="$driver" \
+        "$program" pairs "$pairs" gate <"$tmp/gate" >"$tmp/gated.out" 2>"$tmp/gated.err" &
     program_pid=$!
     exec 7>"$tmp/gate"
     for _ in $(seq 200); do
