@@ -167,7 +167,7 @@ MUTANTS = [
     dict(name="dmabuf_fd_not_closed", promise="an unpin closes the dma-buf fd",
          file="cache/backends/dmabuf_backend.cpp", suites=["cache", "shim"], tests=["cache"],
          find="        int error = pins[i].fd.reset();",
-         replace="        int error = (pins[i].fd.release(), 0);"),
+         replace="        int error = (pins[i].fd.forget(), 0);"),
     dict(name="managed_memory_exported", promise="managed memory is never pinned",
          file="cache/backends/dmabuf_backend.cpp", suites=["cache", "shim"], tests=["cache"],
          find="            return Status::error(StatusCode::managed, 0, \"managed memory is never pinned\");",
