@@ -212,6 +212,14 @@ torn_line)
     # its own: a program killed, its log ending in somebody's fragment;
     # a copy of its journal beside a file of notes.
     start_gated "" 3 GDRHOOK_EVENTS="$tmp/t.jsonl"
+    # The drain thread writes the log after the program said ready: wait
+    # for its first line, or the fragment would be all the log holds and
+    # the log no gdrhook log at all (then refusing it is right).
+    for _ in $(seq 200); do
+        grep -q '"ev":' "$tmp/t.jsonl" 2>/dev/null && break
+        sleep 0.05
+    done
+    grep -q '"ev":' "$tmp/t.jsonl" || fail "the program wrote no line to its log"
     kill -9 "$program_pid"; exec 7>&-; wait "$program_pid" 2>/dev/null
     journal=$(ls "$tmp"/t.jsonl.*.journal) || fail "no journal left by the killed program"
     printf 'not gdrhook' >>"$tmp/t.jsonl"
