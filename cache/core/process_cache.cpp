@@ -5,6 +5,7 @@
 #include "cache/backends/select_backend.h"
 #include "cache/base/diagnostics.h"
 #include "cache/core/runtime.h"
+#include "cache/notify/free_subscribers.h"
 #include "cache/registration/pin_events.h"
 #include "cache/registration/registration_cache.h"
 #include "cache/registration/unpinner.h"
@@ -106,6 +107,7 @@ RegistrationCache *process_cache()
     try {
         RegistrationCache *cache = create_cache(runtime());
         hot_line.cache.store(cache, std::memory_order_release);
+        start_listening(runtime().cache_subscription); // frees reach it from now on
         return cache;
     } catch (const std::exception &error) {
         diagnostics().error("cannot create the registration cache ({}); nothing is pinned",

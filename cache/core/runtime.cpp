@@ -13,8 +13,10 @@
 #include "cache/events/event_clock.h"
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
+#include "cache/notify/free_subscribers.h"
 #include "cache/prim/cycle_counter.h"
 #include "cache/prim/hot_arena.h"
+#include "cache/registration/free_invalidation.h"
 #include "cache/registration/pin_events.h"
 #include "cache/registration/unpinner.h"
 #include "cache/ucx/ucx_bridge.h"
@@ -222,8 +224,11 @@ void initialize(const DriverQueries &queries)
     hot_line.pipeline = rt->pipeline;
     hot_line.tracker = &rt->tracker;
     hot_line.queries = &rt->queries;
-    // UCX's caches hear of frees from here on where libucm is loaded.
-    set_up_ucx_bridge(rt->config.ucx);
+    // Who hears of a free, in this order (notify/free_subscribers.h says
+    // why the cache comes first): the registration cache once it exists
+    // (process_cache.cpp), UCX's caches from here on where libucm is loaded.
+    rt->cache_subscription = subscribe_to_frees(registration_cache_free_subscriber());
+    set_up_ucx_bridge(rt->config.ucx, subscribe_to_frees(ucx_free_subscriber()));
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);

@@ -11,6 +11,7 @@
 #include "cache/events/event_log.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/events/journal.h"
+#include "cache/notify/free_subscribers.h"
 #include "cache/prim/hot_line.h"
 #include "cache/record/alloc_tracker.h"
 #include "cache/record/graph_memory.h"
@@ -28,6 +29,7 @@ struct Runtime {
     DriverQueries queries;          // the hook's
     EventPipeline *pipeline = nullptr;
     Unpinner *unpinner = nullptr;   // when pinning is on
+    FreeSubscription cache_subscription = -1; // the cache's place among a free's listeners
     int pid = 0;
     bool forked_child = false;      // made by fork() of a recording process
     uint64_t written_at_fork = 0;   // lines the pipeline had written then

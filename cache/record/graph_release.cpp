@@ -7,8 +7,7 @@
 #include "cache/prim/hot_line.h"
 #include "cache/record/alloc_tracker.h"
 #include "cache/record/recorder.h"
-#include "cache/registration/free_invalidation.h"
-#include "cache/ucx/ucx_bridge.h"
+#include "cache/notify/free_subscribers.h"
 
 namespace gdrhook {
 
@@ -48,12 +47,9 @@ GraphReleaseTicket begin_graph_release(const char *api, Via via, uint64_t handle
     ticket.event.dev = dev;
     // Before the real call: once it returns the memory or the address can
     // be another allocation's.
-    if (existing_process_cache())
+    if (anyone_listens_to_frees())
         for (const GraphRange &r : ranges)
-            invalidate_freed(r.addr, r.size);
-    if (ucx_bridge_on())
-        for (const GraphRange &r : ranges)
-            tell_ucx_of_free(MemoryKind::graph, r.addr, r.size);
+            tell_before_free(MemoryKind::graph, r.addr, r.size);
     ticket.ranges = std::move(ranges);
     return ticket;
 }
@@ -63,11 +59,11 @@ void end_graph_release(GraphReleaseTicket &ticket, int rc)
     if (!ticket.active)
         return;
     ticket.event.rc = rc;
-    if (rc == 0 && existing_process_cache()) {
+    if (rc == 0 && anyone_listens_to_frees()) {
         // A lookup racing the call may have pinned in between (recorder.h).
-        const uint64_t clock = pin_clock_after_free();
+        const FreeClocks clocks = read_clocks_after_free();
         for (const GraphRange &r : ticket.ranges)
-            invalidate_after_free(r.addr, r.size, clock);
+            tell_after_free(MemoryKind::graph, r.addr, r.size, clocks);
     }
     if (ticket.logged) {
         ++hot_thread_state().events_recorded;

@@ -7,7 +7,7 @@
 #include "cache/events/thread_state.h"
 #include "cache/prim/hot_line.h"
 #include "cache/base/capture.h"
-#include "cache/registration/free_invalidation.h"
+#include "cache/notify/free_subscribers.h"
 #include "cache/registration/pin_events.h"
 #include "cache/ucx/ucx_bridge.h"
 
@@ -133,14 +133,6 @@ bool is_device_pointer_kind(MemoryKind kind)
            kind == MemoryKind::ipc;
 }
 
-// Kinds whose address range the registration cache may hold: pinned
-// host memory too, where the device exports it (pin_events.h).
-bool is_gpu_range_kind(MemoryKind kind)
-{
-    return is_device_pointer_kind(kind) || kind == MemoryKind::vmm_mapping ||
-           kind == MemoryKind::host || kind == MemoryKind::host_registered;
-}
-
 bool is_pointer_kind(MemoryKind kind)
 {
     return is_device_pointer_kind(kind) || kind == MemoryKind::host ||
@@ -213,12 +205,9 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
             ticket.event.size = ticket.allocation.size;
     }
     // Before the real free: once it returns the address can come back from
-    // the next allocation, and no lookup may find the old registration.
-    if (GDRHOOK_UNLIKELY(is_gpu_range_kind(kind) && existing_process_cache()))
-        invalidate_freed(addr, ticket.event.size);
-    // UCX's caches too, for the same reason (ucx/ucx_bridge.h).
-    if (ucx_bridge_on())
-        tell_ucx_of_free(ticket.event.mem, addr, ticket.event.size);
+    // the next allocation, and no cache may still hold the old memory.
+    if (anyone_listens_to_frees())
+        tell_before_free(ticket.event.mem, addr, ticket.event.size);
     return ticket;
 }
 
@@ -229,12 +218,11 @@ void end_free(FreeTicket &ticket, int rc)
     ticket.event.rc = rc;
     if (GDRHOOK_UNLIKELY(rc != 0 && ticket.tracked))
         hot_line.tracker->insert(ticket.allocation); // still allocated
-    else if (GDRHOOK_UNLIKELY(rc == 0 && is_gpu_range_kind(ticket.event.mem) &&
-                              existing_process_cache()))
+    else if (rc == 0 && anyone_listens_to_frees())
         // A lookup racing the free may have pinned between the first
-        // invalidation and the real free; pins started after the free are
-        // of new allocations (the address may be another thread's already).
-        invalidate_after_free(ticket.event.addr, ticket.event.size, pin_clock_after_free());
+        // invalidation and the real free (notify/free_subscribers.h).
+        tell_after_free(ticket.event.mem, ticket.event.addr, ticket.event.size,
+                        read_clocks_after_free());
     submit(ticket.event);
 }
 
@@ -284,9 +272,9 @@ TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context
     ticket.event.dev = dev;
     // UCX hears of what the teardown ends before it runs; the tracker
     // forgets it only once the driver has taken the context down.
-    if (ucx_bridge_on() && context)
+    if (anyone_listens_to_frees() && context)
         for (const Allocation &a : hot_line.tracker->in_context(context))
-            tell_ucx_of_free(a.kind, a.addr, a.size);
+            tell_before_context_teardown(a.kind, a.addr, a.size);
     return ticket;
 }
 
@@ -298,23 +286,23 @@ void end_context_teardown(TeardownTicket &ticket, int rc)
     hot_line.context_generation.fetch_add(1, std::memory_order_acq_rel);
     if (rc == 0 && ticket.event.addr) {
         uint64_t bytes = 0;
-        const uint64_t clock = pin_clock_after_free();
+        const FreeClocks clocks = read_clocks_after_free();
         for (const Allocation &a : hot_line.tracker->remove_context(ticket.event.addr)) {
             bytes += a.size;
-            if (is_gpu_range_kind(a.kind))
-                invalidate_after_free(a.addr, a.size, clock);
+            tell_after_free(a.kind, a.addr, a.size, clocks);
         }
         ticket.event.size = bytes; // what the teardown released
     }
-    // Each invalidation above unpinned on this thread (unpin_freed()), so
-    // the context's memory is back when the call returns.
+    // The registration cache unpinned on this thread as it heard of each
+    // (free_invalidation.h), so the context's memory is back when the call
+    // returns.
     submit(ticket.event);
 }
 
 void before_pool_release()
 {
-    if (runtime_running())
-        unpin_invalidated_now();
+    if (runtime_running() && anyone_listens_to_frees())
+        tell_pool_released();
 }
 
 void note_primary_context_retained(int32_t dev, uint64_t context)

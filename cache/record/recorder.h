@@ -5,9 +5,10 @@
 // teardown means: which tracked allocations it ends, what the event says,
 // and in which order things happen around the real call:
 //
-//   free:   begin_free (stamp, forget the allocation, invalidate)  ->
-//           real free  ->  end_free (log with the real result; restore the
-//           allocation if the driver refused the free)
+//   free:   begin_free (stamp, forget the allocation, tell who listens:
+//           notify/free_subscribers.h)  ->  real free  ->  end_free (tell
+//           them again; log with the real result; restore the allocation if
+//           the driver refused the free)
 //   alloc:  real alloc ->  record_alloc
 #pragma once
 
@@ -65,11 +66,12 @@ struct TeardownTicket {
 TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
                                       int32_t dev);
 // Ends with the teardown's registrations unpinned: its memory is back when
-// the call returns (free_invalidation.h, unpin_invalidated_now()).
+// the call returns (the registration cache's subscriber, free_invalidation.h).
 void end_context_teardown(TeardownTicket &ticket, int rc);
 
-// A pool's trim or destroy is about to give memory back: what frees left
-// pinned is unpinned first, on this thread.
+// A pool's trim or destroy is about to give memory back: the subscribers
+// hear of it first (the cache unpins, on this thread, what frees left
+// pinned).
 void before_pool_release();
 
 // Primary contexts are reference counted by the driver; the hook mirrors the

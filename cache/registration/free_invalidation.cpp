@@ -5,6 +5,56 @@
 #include "cache/registration/registration_cache.h"
 
 namespace gdrhook {
+namespace {
+
+// The kinds whose address range the cache may hold: pinned host memory
+// too, where the device exports it (pin_events.h); graph memory is a
+// pool's.
+bool cache_may_hold(MemoryKind kind)
+{
+    switch (kind) {
+    case MemoryKind::device:
+    case MemoryKind::pitch:
+    case MemoryKind::pool:
+    case MemoryKind::graph:
+    case MemoryKind::managed:
+    case MemoryKind::ipc:
+    case MemoryKind::vmm_mapping:
+    case MemoryKind::host:
+    case MemoryKind::host_registered:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void forget_before_free(MemoryKind kind, uint64_t addr, uint64_t size)
+{
+    if (cache_may_hold(kind))
+        invalidate_freed(addr, size);
+}
+
+void forget_after_free(MemoryKind kind, uint64_t addr, uint64_t size, uint64_t clock)
+{
+    if (cache_may_hold(kind))
+        invalidate_after_free(addr, size, clock);
+}
+
+} // namespace
+
+FreeSubscriber registration_cache_free_subscriber()
+{
+    FreeSubscriber subscriber{};
+    subscriber.name = "registration cache";
+    subscriber.before_free = forget_before_free;
+    // A teardown's allocations are forgotten after the call, when the
+    // tracker has let them go (record/recorder.cpp).
+    subscriber.before_context_teardown = nullptr;
+    subscriber.clock_after_free = pin_clock_after_free;
+    subscriber.after_free = forget_after_free;
+    subscriber.pool_released = unpin_invalidated_now;
+    return subscriber;
+}
 
 void unpin_freed(RegistrationCache &cache, EventPipeline &pipeline)
 {

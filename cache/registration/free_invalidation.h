@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// A free as the process's registration cache hears of it, from the
-// recorder (cache/record/recorder.cpp), around the real free:
+// A free as the process's registration cache hears of it, as the first
+// subscriber of the free sequence (cache/notify/free_subscribers.h, which
+// says why first), around the real free:
 //
 //   invalidate_freed()           before it: no lookup finds the range now
 //   real free
@@ -17,6 +18,7 @@
 // overlaps the range.
 #pragma once
 
+#include "cache/notify/free_subscribers.h"
 #include "cache/prim/hot_line.h"
 #include "cache/prim/hot_path.h"
 
@@ -33,6 +35,11 @@ inline RegistrationCache *existing_process_cache()
 {
     return hot_line.cache.load(std::memory_order_acquire);
 }
+
+// The cache as a subscriber to frees: the steps below, for the kinds of
+// memory it may hold. The runtime subscribes it first; it listens once the
+// cache exists (core/process_cache.cpp).
+FreeSubscriber registration_cache_free_subscriber();
 
 // [addr, addr + size) is being freed (size 0: the allocation that contains
 // addr).

@@ -11,6 +11,7 @@ namespace {
 
 UcmFunctions ucm;                  // written once, before hot_line.ucx_bridge says so
 UcxBridgeMode bridge_mode = UcxBridgeMode::off;
+FreeSubscription free_subscription = -1;
 std::mutex looking;
 
 // Set while this thread is inside ucm_event_dispatch: UCX's handlers may
@@ -26,6 +27,7 @@ void start_bridging(const UcmFunctions &found)
     // and hears of a free twice, which changes nothing).
     ucm.set_external_event(ucm::event_mem_type_alloc | ucm::event_mem_type_free);
     hot_line.ucx_bridge.store(true, std::memory_order_release);
+    start_listening(free_subscription);
     diagnostics().info("UCX bridge on: libucm's CUDA memory events are external, "
                        "dispatched by gdrhook");
 }
@@ -88,10 +90,20 @@ void dispatch(int event_type, ucm::MemoryType type, uint64_t addr, uint64_t size
 
 } // namespace
 
-void set_up_ucx_bridge(UcxBridgeMode mode)
+FreeSubscriber ucx_free_subscriber()
+{
+    FreeSubscriber subscriber{};
+    subscriber.name = "UCX";
+    subscriber.before_free = tell_ucx_of_free;
+    subscriber.before_context_teardown = tell_ucx_of_free;
+    return subscriber;
+}
+
+void set_up_ucx_bridge(UcxBridgeMode mode, FreeSubscription subscription)
 {
     std::lock_guard<std::mutex> lock(looking);
     bridge_mode = mode;
+    free_subscription = subscription;
     if (mode == UcxBridgeMode::off)
         return;
     objects_loaded_since_last_look(); // the count this look starts from

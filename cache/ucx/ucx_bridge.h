@@ -7,13 +7,15 @@
 //
 // Once libucm is found (ucm_library.h), UCX's CUDA memory-type events are
 // marked external (ucm_set_external_event: a UCX cache created from then
-// on installs no CUDA hooks of its own), and the recorder
-// (record/recorder.cpp, record/graph_release.cpp) tells UCX, through
+// on installs no CUDA hooks of its own), and UCX hears, through
 // ucm_event_dispatch:
-//   - of each free, before the real free runs (UCM_EVENT_MEM_TYPE_FREE):
-//     UCX's caches drop what they hold over the range while the address
-//     cannot yet come back from another allocation;
-//   - of each allocation, after it succeeded (UCM_EVENT_MEM_TYPE_ALLOC).
+//   - of each free, before the real free runs (UCM_EVENT_MEM_TYPE_FREE), as
+//     the second subscriber of the free sequence (notify/free_subscribers.h,
+//     after the registration cache): UCX's caches drop what they hold over
+//     the range while the address cannot yet come back from another
+//     allocation; a context teardown's allocations before it runs;
+//   - of each allocation, after it succeeded (UCM_EVENT_MEM_TYPE_ALLOC),
+//     from the recorder (record/recorder.cpp).
 // A thread that is inside a dispatch of ours (UCX's handlers may call
 // CUDA) dispatches nothing more.
 //
@@ -26,20 +28,25 @@
 
 #include "cache/base/config.h"
 #include "cache/events/event.h"
+#include "cache/notify/free_subscribers.h"
 #include "cache/prim/hot_line.h"
 
 #include <cstdint>
 
 namespace gdrhook {
 
-// The runtime's, once, at start.
-void set_up_ucx_bridge(UcxBridgeMode mode);
+// The bridge as a subscriber to frees. It listens from the moment libucm
+// is found: `subscription` is its place, handed to set_up_ucx_bridge().
+FreeSubscriber ucx_free_subscriber();
+
+// The runtime's, once, at start, after subscribing ucx_free_subscriber().
+void set_up_ucx_bridge(UcxBridgeMode mode, FreeSubscription subscription);
 
 // A slow path of the hook: libraries may have been loaded since the last
 // look. Cheap when none was (ucm_library.h).
 void look_again_for_ucx();
 
-// Whether UCX is told of allocations and frees: the hot path's one test.
+// Whether UCX is told of allocations: the hot path's one test.
 inline bool ucx_bridge_on()
 {
     return GDRHOOK_UNLIKELY(hot_line.ucx_bridge.load(std::memory_order_acquire));
