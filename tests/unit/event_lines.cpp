@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <chrono>
+#include <csignal>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <regex>
 #include <system_error>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -126,6 +129,17 @@ std::vector<EventLine> read_recorded_events(const std::string &path)
     return events;
 }
 
+namespace {
+
+// A program still running after this long is killed and its test fails:
+// a hang (a shim that recurses or deadlocks) costs a minute and a half,
+// not meson's timeout of the whole test, which is what the mutation check
+// (tests/mutants/run.py) would otherwise wait for. The slowest program
+// the suites run takes seconds, under qemu-user too.
+constexpr auto program_limit = std::chrono::seconds(90);
+
+} // namespace
+
 RunResult run_program(const std::vector<std::string> &argv,
                       const std::map<std::string, std::string> &env)
 {
@@ -134,6 +148,9 @@ RunResult run_program(const std::vector<std::string> &argv,
     pid_t child = fork();
     REQUIRE(child >= 0);
     if (child == 0) {
+        // Its own process group, so that a kill at the limit reaches the
+        // children it made too.
+        setpgid(0, 0);
         dup2(pipe_fds[1], 1);
         dup2(pipe_fds[1], 2);
         close(pipe_fds[0]);
@@ -142,9 +159,28 @@ RunResult run_program(const std::vector<std::string> &argv,
     close(pipe_fds[1]);
     RunResult result;
     std::array<char, 4096> buffer;
-    ssize_t n;
-    while ((n = read(pipe_fds[0], buffer.data(), buffer.size())) > 0)
+    const auto deadline = std::chrono::steady_clock::now() + program_limit;
+    for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        pollfd readable = {pipe_fds[0], POLLIN, 0};
+        int ready = left.count() > 0 ? poll(&readable, 1, static_cast<int>(left.count())) : 0;
+        if (ready < 0 && errno == EINTR)
+            continue;
+        if (ready <= 0) {
+            kill(-child, SIGKILL);
+            kill(child, SIGKILL);
+            result.output += "\n[test harness: killed, still running after " +
+                             std::to_string(program_limit.count()) + " s]\n";
+            break;
+        }
+        ssize_t n = read(pipe_fds[0], buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
         result.output.append(buffer.data(), static_cast<size_t>(n));
+    }
     close(pipe_fds[0]);
     int status = 0;
     waitpid(child, &status, 0);
