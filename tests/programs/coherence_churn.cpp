@@ -193,327 +193,379 @@ size_t used_bytes()
     return total - free_bytes;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
-{
-    Options options;
-    static const char *const modes[] = {"gdrhook",    "naive",  "leak",       "hold",
-                                        "sleep",      "fork",   "fork_exec",  "exit",
-                                        "_exit",      "_Exit",  "quick_exit", "exec",
-                                        "fork_exit",  "threads_exit", "ctx_destroy",
-                                        "refused_free", "free_then_wait", "spin",
-                                        "lookup_in_free", "free_kept"};
-    bool known = false;
-    for (const char *mode : modes)
-        known = known || (argc >= 2 && strcmp(argv[1], mode) == 0);
-    if (!known) {
-        fprintf(stderr, "usage: coherence_churn gdrhook|naive|leak|hold|sleep|fork|fork_exec|exit|"
-                        "_exit|_Exit|quick_exit|exec|fork_exit|threads_exit|ctx_destroy|refused_free|"
-                        "free_then_wait|spin|lookup_in_free|free_kept "
-                        "[threads] [iterations] [MiB]\n");
-        return 2;
-    }
-    options.mode = argv[1];
-    if (argc > 2)
-        options.threads = atoi(argv[2]);
-    if (argc > 3)
-        options.iterations = atoi(argv[3]);
-    if (argc > 4)
-        options.size = static_cast<size_t>(atoi(argv[4])) << 20;
-
-    const bool uses_gdrhook = options.mode != "naive" && options.mode != "leak" &&
-                              options.mode != "hold" && options.mode != "sleep" &&
-                              options.mode != "free_then_wait";
-    if (uses_gdrhook) {
-        gdrhook_api.get = reinterpret_cast<decltype(&gdrhook_get)>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
-        gdrhook_api.put = reinterpret_cast<decltype(&gdrhook_put)>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
-        gdrhook_api.stats =
-            reinterpret_cast<decltype(&gdrhook_get_stats)>(dlsym(RTLD_DEFAULT, "gdrhook_get_stats"));
-        // free_kept runs without the shim too: the plain figure to compare.
-        if ((!gdrhook_api.get || !gdrhook_api.put || !gdrhook_api.stats) &&
-            options.mode != "free_kept") {
-            fprintf(stderr, "coherence_churn: %s mode needs LD_PRELOAD=libgdrhook.so\n",
-                    options.mode.c_str());
-            return 2;
-        }
-    }
-
-    CHECK_CU_OR_EXIT(cuInit(0), 2);
+// One run of a mode: what every mode may use, and what the closing report
+// prints beside the counters.
+struct Run {
+    const Options &options;
     CUdevice device;
-    CHECK_CU_OR_EXIT(cuDeviceGet(&device, 0), 2);
     CUcontext context;
-    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&context, device), 2);
-    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
-    const size_t used_at_start = used_bytes();
-    if (options.mode == "leak" || options.mode == "hold") {
-        for (int i = 0; i < options.threads; ++i) {
-            CUdeviceptr p = 0;
-            CHECK_CU_OR_EXIT(cuMemAlloc(&p, options.size), 2);
-        }
-        printf("mode=%s buffers=%d size=%zu\n", options.mode.c_str(), options.threads,
-               options.size);
-        fflush(stdout);
-        while (options.mode == "hold")
-            pause();
-        return 0;
-    }
+    const char *side = "";
+    int child_status = -1;
+};
 
-    if (options.mode == "free_then_wait") {
-        // Frees while the worker sleeps, then stays: the unpins must come
-        // now, not when the process ends.
-        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
-        std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
-        free_all(held);
-        std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
-        printf("mode=free_then_wait buffers=%d ms=%d\n", options.threads, options.iterations);
-        return 0;
+// A mode's function returns the exit status of a run that ends there, or
+// this for a run whose counters the closing report prints.
+constexpr int report_at_end = -1;
+
+int wait_for(pid_t child)
+{
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int churn_threads(Run &run)
+{
+    run_threads(run.options, run.context);
+    return report_at_end;
+}
+
+int leak_or_hold(Run &run)
+{
+    const Options &options = run.options;
+    for (int i = 0; i < options.threads; ++i) {
+        CUdeviceptr p = 0;
+        CHECK_CU_OR_EXIT(cuMemAlloc(&p, options.size), 2);
     }
+    printf("mode=%s buffers=%d size=%zu\n", options.mode.c_str(), options.threads, options.size);
+    fflush(stdout);
+    while (options.mode == "hold")
+        pause();
+    return 0;
+}
+
+// Holds buffers (pinned) for `iterations` ms and frees them: sleep ends
+// then, a quiet process for the shim's periodic samples; free_then_wait
+// stays as long again, and the unpins must come at the frees, not when the
+// process ends.
+int hold_then_free(Run &run)
+{
+    const Options &options = run.options;
+    std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+    std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
+    free_all(held);
     if (options.mode == "sleep") {
-        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
-        std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
-        free_all(held);
         printf("mode=sleep buffers=%d size=%zu ms=%d\n", options.threads, options.size,
                options.iterations);
         return 0;
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(options.iterations));
+    printf("mode=free_then_wait buffers=%d ms=%d\n", options.threads, options.iterations);
+    return 0;
+}
 
-    const char *side = "";
-    int child_status = -1;
-    if (options.mode == "fork") {
-        // Pins held across the fork, and live threads in the middle of
-        // their churn at the moment of it.
-        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
-        std::vector<std::thread> threads;
-        for (int t = 0; t < options.threads; ++t)
-            threads.emplace_back(churn, std::cref(options), context);
-        const long half = static_cast<long>(options.threads) * options.iterations / 2;
-        while (iterations_done.load(std::memory_order_relaxed) < half)
-            std::this_thread::yield();
-        fflush(stdout);
-        pid_t child = fork();
-        if (child < 0) {
-            perror("coherence_churn: fork");
-            return 2;
-        }
-        if (child == 0) {
-            // The parent's threads do not exist here; its counts do.
-            side = " side=child";
-            // Handles of threads that are not in this process: forget them
-            // (neither join nor detach may touch what they point to).
-            for (std::thread &t : threads)
-                new (&t) std::thread();
-            lookups = stale = same_address = frees = 0;
-            // The driver refuses a child forked after cuInit: every call
-            // answers CUDA_ERROR_NOT_INITIALIZED (measured on an H100). The
-            // shim must pass that on unchanged; the child then exits,
-            // releasing its copies of the parent's pins.
-            CUdeviceptr p = 0;
-            long refused = (cuCtxSetCurrent(context) == CUDA_ERROR_NOT_INITIALIZED) +
-                           (cuMemAlloc(&p, options.size) == CUDA_ERROR_NOT_INITIALIZED) +
-                           (cuMemFree(held.front()) == CUDA_ERROR_NOT_INITIALIZED);
-            printf("mode=fork side=child refused=%ld of 3 frees=0 stale=0 verify_mismatches=0\n",
-                   refused);
-            fflush(stdout);
-            exit(0);
-        } else {
-            side = " side=parent";
-            for (std::thread &t : threads)
-                t.join();
-            free_all(held);
-            int status = 0;
-            if (waitpid(child, &status, 0) != child)
-                return 2;
-            child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        }
-    } else if (options.mode == "fork_exec") {
-        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
-        fflush(stdout);
-        pid_t child = fork();
-        if (child == 0) {
-            execl("/bin/true", "true", static_cast<char *>(nullptr));
-            _exit(127);
-        }
-        int status = 0;
-        if (child < 0 || waitpid(child, &status, 0) != child)
-            return 2;
-        child_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        run_threads(options, context);
-        free_all(held);
-    } else if (options.mode == "fork_exit") {
-        // Children that end with _exit holding their copies of the parent's
-        // pins, one a round (iterations, at least 1). Each round's new pin is
-        // recorded once the shim's worker has gone to sleep (it lingers 1 ms
-        // after its last event), right before the fork: often still in the
-        // queue then, so the fork must write it out for the child to know
-        // it. Child k inherits threads - 1 + k pins.
-        std::vector<CUdeviceptr> held = allocate(options.threads - 1, options.size);
-        for (int round = 0; round < std::max(1, options.iterations); ++round) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-            held.push_back(allocate(1, options.size).front());
-            fflush(stdout);
-            pid_t child = fork();
-            if (child == 0)
-                _exit(0);
-            int status = 0;
-            if (child < 0 || waitpid(child, &status, 0) != child)
-                return 2;
-            const int ended = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            child_status = std::max(child_status, ended);
-        }
-        free_all(held);
-    } else if (options.mode == "refused_free") {
-        // The driver refuses a free (FAKECUDA_FAIL in the tests): the memory
-        // is still allocated, and the free that follows ends it.
-        std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
-        long refused = 0;
-        for (CUdeviceptr p : held) {
-            if (cuMemFree(p) != CUDA_SUCCESS) {
-                ++refused;
-                CHECK_CU_OR_EXIT(cuMemFree(p), 2);
-            }
-            frees.fetch_add(1);
-        }
-        printf("refused=%ld ", refused);
-    } else if (options.mode == "ctx_destroy") {
-        // Pinned allocations die with their context (no free of their
-        // own); the primary context's next allocations get the addresses
-        // back, and a lookup must not find the dead registrations.
-        // The memory a dead context leaves in use, at most: its
-        // allocations are freed when cuCtxDestroy returns, unless an open
-        // export still holds them.
-        long long kept_max = 0;
-        for (int round = 0; round < options.iterations; ++round) {
-            size_t free_before = 0, free_after = 0, total = 0;
-            CHECK_CU_OR_EXIT(cuMemGetInfo(&free_before, &total), 2);
-            CUcontext own = nullptr;
-            CHECK_CU_OR_EXIT(cuCtxCreate(&own, nullptr, 0, device), 2);
-            std::vector<CUdeviceptr> dead = allocate(options.threads, options.size);
-            CHECK_CU_OR_EXIT(cuCtxDestroy_v2(own), 2);
-            CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
-            CHECK_CU_OR_EXIT(cuMemGetInfo(&free_after, &total), 2);
-            kept_max = std::max(kept_max, static_cast<long long>(free_before) -
-                                              static_cast<long long>(free_after));
-            std::vector<CUdeviceptr> fresh = allocate(options.threads, options.size);
-            for (CUdeviceptr p : fresh) {
-                same_address.fetch_add(std::count(dead.begin(), dead.end(), p));
-                gdrhook_registration reg;
-                if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) != 0)
-                    exit(2);
-                lookups.fetch_add(1);
-                if (reg.buffer_id != buffer_id(p))
-                    stale.fetch_add(1);
-                gdrhook_api.put(&reg);
-            }
-            free_all(fresh);
-        }
-        printf("teardown_kept_max=%lld ", kept_max);
-    } else if (options.mode == "free_kept") {
-        // Without the shim a buffer's memory is free when cuMemFree returns;
-        // with it, the buffer's pin must be gone by then too.
-        long long kept_max = 0;
-        for (int round = 0; round < options.iterations; ++round) {
-            std::vector<CUdeviceptr> buffers = allocate(options.threads, options.size);
-            for (CUdeviceptr p : buffers) {
-                gdrhook_registration reg;
-                if (!gdrhook_api.get) // no shim
-                    break;
-                if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) != 0)
-                    exit(2);
-                lookups.fetch_add(1);
-                gdrhook_api.put(&reg);
-            }
-            for (CUdeviceptr p : buffers) {
-                size_t free_before = 0, free_after = 0, total = 0;
-                CHECK_CU_OR_EXIT(cuMemGetInfo(&free_before, &total), 2);
-                CHECK_CU_OR_EXIT(cuMemFree(p), 2);
-                CHECK_CU_OR_EXIT(cuMemGetInfo(&free_after, &total), 2);
-                frees.fetch_add(1);
-                // What the free gave back, short of the buffer's size.
-                kept_max = std::max(kept_max, static_cast<long long>(options.size) -
-                                                  (static_cast<long long>(free_after) -
-                                                   static_cast<long long>(free_before)));
-            }
-        }
-        printf("free_kept_max=%lld ", kept_max);
-    } else if (options.mode == "lookup_in_free") {
-        using HoldFrees = void (*)(int);
-        using FreesHeld = long (*)();
-        auto hold_frees = reinterpret_cast<HoldFrees>(dlsym(RTLD_DEFAULT, "fake_cuda_hold_frees"));
-        auto frees_held = reinterpret_cast<FreesHeld>(dlsym(RTLD_DEFAULT, "fake_cuda_frees_held"));
-        if (!hold_frees || !frees_held) {
-            fprintf(stderr, "coherence_churn: lookup_in_free needs the fake driver\n");
-            return 2;
-        }
-        long looked_up_in_free = 0;
-        for (int round = 0; round < options.iterations; ++round) {
-            CUdeviceptr p = allocate(1, options.size)[0];
-            hold_frees(1);
-            std::thread freeing([&] {
-                CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
-                CHECK_CU_OR_EXIT(cuMemFree(p), 2);
-            });
-            while (frees_held() == 0)
-                std::this_thread::yield();
-            gdrhook_registration reg;
-            if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) == 0) {
-                ++looked_up_in_free; // pinned while the free was under way
-                gdrhook_api.put(&reg);
-            }
-            hold_frees(0);
-            freeing.join();
-            frees.fetch_add(1);
-            CUdeviceptr again = allocate(1, options.size)[0];
-            same_address.fetch_add(again == p);
-            if (gdrhook_api.get(reinterpret_cast<void *>(again), options.size, &reg) != 0)
-                exit(2);
-            lookups.fetch_add(1);
-            if (reg.buffer_id != buffer_id(again))
-                stale.fetch_add(1);
-            gdrhook_api.put(&reg);
-            free_all({again});
-        }
-        printf("looked_up_in_free=%ld ", looked_up_in_free);
-    } else if (options.mode == "threads_exit") {
-        // Threads free flat out while the main thread ends the process:
-        // every free they finished before it did must be in the log.
-        for (int t = 0; t < options.threads; ++t)
-            std::thread(churn, std::cref(options), context).detach();
-        while (iterations_done.load(std::memory_order_relaxed) < options.iterations)
-            std::this_thread::yield();
-        printf("mode=threads_exit threads=%d frees_before_exit=%ld\n", options.threads,
-               frees.load());
-        fflush(stdout);
-        _exit(0);
-    } else if (options.mode == "spin") {
-        printf("mode=spin threads=%d\n", options.threads);
-        fflush(stdout);
-        run_threads(options, context); // until killed
-    } else {
-        run_threads(options, context);
+// Pins held across the fork, and live threads in the middle of their
+// churn at the moment of it.
+int fork_midway(Run &run)
+{
+    const Options &options = run.options;
+    std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < options.threads; ++t)
+        threads.emplace_back(churn, std::cref(options), run.context);
+    const long half = static_cast<long>(options.threads) * options.iterations / 2;
+    while (iterations_done.load(std::memory_order_relaxed) < half)
+        std::this_thread::yield();
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) {
+        perror("coherence_churn: fork");
+        return 2;
     }
-    const bool ends_abruptly = options.mode == "_exit" || options.mode == "_Exit" ||
-                               options.mode == "quick_exit" || options.mode == "exec";
-    if (options.mode == "exit" || ends_abruptly) {
-        // A burst of frees, then out at once: their events are still in
-        // the queue (or in the worker's hands) when the process ends.
-        free_all(allocate(options.threads, options.size));
-        printf("mode=%s threads=%d iterations=%d frees=%ld stale=%ld\n", options.mode.c_str(),
-               options.threads, options.iterations, frees.load(), stale.load());
+    if (child == 0) {
+        // The parent's threads do not exist here; its counts do. Handles
+        // of threads that are not in this process: forget them (neither
+        // join nor detach may touch what they point to).
+        for (std::thread &t : threads)
+            new (&t) std::thread();
+        lookups = stale = same_address = frees = 0;
+        // The driver refuses a child forked after cuInit: every call
+        // answers CUDA_ERROR_NOT_INITIALIZED (measured on an H100). The
+        // shim must pass that on unchanged; the child then exits,
+        // releasing its copies of the parent's pins.
+        CUdeviceptr p = 0;
+        long refused = (cuCtxSetCurrent(run.context) == CUDA_ERROR_NOT_INITIALIZED) +
+                       (cuMemAlloc(&p, options.size) == CUDA_ERROR_NOT_INITIALIZED) +
+                       (cuMemFree(held.front()) == CUDA_ERROR_NOT_INITIALIZED);
+        printf("mode=fork side=child refused=%ld of 3 frees=0 stale=0 verify_mismatches=0\n",
+               refused);
         fflush(stdout);
-        if (options.mode == "_exit")
-            _exit(0);
-        if (options.mode == "_Exit")
-            _Exit(0);
-        if (options.mode == "quick_exit")
-            quick_exit(0);
-        if (options.mode == "exec")
-            execl("/bin/true", "true", static_cast<char *>(nullptr));
         exit(0);
     }
+    run.side = " side=parent";
+    for (std::thread &t : threads)
+        t.join();
+    free_all(held);
+    run.child_status = wait_for(child);
+    return run.child_status < 0 ? 2 : report_at_end;
+}
 
-    // The shim's worker unpins right after each free; give it a moment to
-    // finish the last batch before measuring.
+// A child that, while buffers are held and pinned, only execs /bin/true
+// (as a subprocess module does); then the churn.
+int fork_exec(Run &run)
+{
+    const Options &options = run.options;
+    std::vector<CUdeviceptr> held = allocate(options.threads, options.size);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        execl("/bin/true", "true", static_cast<char *>(nullptr));
+        _exit(127);
+    }
+    run.child_status = wait_for(child);
+    if (run.child_status < 0)
+        return 2;
+    run_threads(options, run.context);
+    free_all(held);
+    return report_at_end;
+}
+
+// Children that end with _exit holding their copies of the parent's pins,
+// one a round (iterations, at least 1). Each round's new pin is recorded
+// once the shim's worker has gone to sleep (it lingers 1 ms after its last
+// event), right before the fork: often still in the queue then, so the
+// fork must write it out for the child to know it. Child k inherits
+// threads - 1 + k pins.
+int fork_exit(Run &run)
+{
+    const Options &options = run.options;
+    std::vector<CUdeviceptr> held = allocate(options.threads - 1, options.size);
+    for (int round = 0; round < std::max(1, options.iterations); ++round) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        held.push_back(allocate(1, options.size).front());
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0)
+            _exit(0);
+        const int ended = wait_for(child);
+        if (ended < 0)
+            return 2;
+        run.child_status = std::max(run.child_status, ended);
+    }
+    free_all(held);
+    return report_at_end;
+}
+
+// The driver refuses a free (FAKECUDA_FAIL in the tests): the memory is
+// still allocated, and the free that follows ends it.
+int refused_free(Run &run)
+{
+    std::vector<CUdeviceptr> held = allocate(run.options.threads, run.options.size);
+    long refused = 0;
+    for (CUdeviceptr p : held) {
+        if (cuMemFree(p) != CUDA_SUCCESS) {
+            ++refused;
+            CHECK_CU_OR_EXIT(cuMemFree(p), 2);
+        }
+        frees.fetch_add(1);
+    }
+    printf("refused=%ld ", refused);
+    return report_at_end;
+}
+
+// Looks p up through the shim and counts a registration of another buffer
+// as stale.
+void look_up_checked(CUdeviceptr p, size_t size)
+{
+    gdrhook_registration reg;
+    if (gdrhook_api.get(reinterpret_cast<void *>(p), size, &reg) != 0)
+        exit(2);
+    lookups.fetch_add(1);
+    if (reg.buffer_id != buffer_id(p))
+        stale.fetch_add(1);
+    gdrhook_api.put(&reg);
+}
+
+// Pinned allocations die with their context (no free of their own); the
+// primary context's next allocations get the addresses back, and a lookup
+// must not find the dead registrations. Prints the memory a dead context
+// leaves in use, at most: its allocations are freed when cuCtxDestroy
+// returns, unless an open export still holds them.
+int ctx_destroy(Run &run)
+{
+    const Options &options = run.options;
+    long long kept_max = 0;
+    for (int round = 0; round < options.iterations; ++round) {
+        size_t free_before = 0, free_after = 0, total = 0;
+        CHECK_CU_OR_EXIT(cuMemGetInfo(&free_before, &total), 2);
+        CUcontext own = nullptr;
+        CHECK_CU_OR_EXIT(cuCtxCreate(&own, nullptr, 0, run.device), 2);
+        std::vector<CUdeviceptr> dead = allocate(options.threads, options.size);
+        CHECK_CU_OR_EXIT(cuCtxDestroy_v2(own), 2);
+        CHECK_CU_OR_EXIT(cuCtxSetCurrent(run.context), 2);
+        CHECK_CU_OR_EXIT(cuMemGetInfo(&free_after, &total), 2);
+        kept_max = std::max(kept_max, static_cast<long long>(free_before) -
+                                          static_cast<long long>(free_after));
+        std::vector<CUdeviceptr> fresh = allocate(options.threads, options.size);
+        for (CUdeviceptr p : fresh) {
+            same_address.fetch_add(std::count(dead.begin(), dead.end(), p));
+            look_up_checked(p, options.size);
+        }
+        free_all(fresh);
+    }
+    printf("teardown_kept_max=%lld ", kept_max);
+    return report_at_end;
+}
+
+// Without the shim a buffer's memory is free when cuMemFree returns; with
+// it, the buffer's pin must be gone by then too.
+int free_kept(Run &run)
+{
+    const Options &options = run.options;
+    long long kept_max = 0;
+    for (int round = 0; round < options.iterations; ++round) {
+        std::vector<CUdeviceptr> buffers = allocate(options.threads, options.size);
+        for (CUdeviceptr p : buffers) {
+            gdrhook_registration reg;
+            if (!gdrhook_api.get) // no shim
+                break;
+            if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) != 0)
+                exit(2);
+            lookups.fetch_add(1);
+            gdrhook_api.put(&reg);
+        }
+        for (CUdeviceptr p : buffers) {
+            size_t free_before = 0, free_after = 0, total = 0;
+            CHECK_CU_OR_EXIT(cuMemGetInfo(&free_before, &total), 2);
+            CHECK_CU_OR_EXIT(cuMemFree(p), 2);
+            CHECK_CU_OR_EXIT(cuMemGetInfo(&free_after, &total), 2);
+            frees.fetch_add(1);
+            // What the free gave back, short of the buffer's size.
+            kept_max = std::max(kept_max, static_cast<long long>(options.size) -
+                                              (static_cast<long long>(free_after) -
+                                               static_cast<long long>(free_before)));
+        }
+    }
+    printf("free_kept_max=%lld ", kept_max);
+    return report_at_end;
+}
+
+int lookup_in_free(Run &run)
+{
+    const Options &options = run.options;
+    using HoldFrees = void (*)(int);
+    using FreesHeld = long (*)();
+    auto hold_frees = reinterpret_cast<HoldFrees>(dlsym(RTLD_DEFAULT, "fake_cuda_hold_frees"));
+    auto frees_held = reinterpret_cast<FreesHeld>(dlsym(RTLD_DEFAULT, "fake_cuda_frees_held"));
+    if (!hold_frees || !frees_held) {
+        fprintf(stderr, "coherence_churn: lookup_in_free needs the fake driver\n");
+        return 2;
+    }
+    long looked_up_in_free = 0;
+    for (int round = 0; round < options.iterations; ++round) {
+        CUdeviceptr p = allocate(1, options.size)[0];
+        hold_frees(1);
+        std::thread freeing([&] {
+            CHECK_CU_OR_EXIT(cuCtxSetCurrent(run.context), 2);
+            CHECK_CU_OR_EXIT(cuMemFree(p), 2);
+        });
+        while (frees_held() == 0)
+            std::this_thread::yield();
+        gdrhook_registration reg;
+        if (gdrhook_api.get(reinterpret_cast<void *>(p), options.size, &reg) == 0) {
+            ++looked_up_in_free; // pinned while the free was under way
+            gdrhook_api.put(&reg);
+        }
+        hold_frees(0);
+        freeing.join();
+        frees.fetch_add(1);
+        CUdeviceptr again = allocate(1, options.size)[0];
+        same_address.fetch_add(again == p);
+        look_up_checked(again, options.size);
+        free_all({again});
+    }
+    printf("looked_up_in_free=%ld ", looked_up_in_free);
+    return report_at_end;
+}
+
+// Threads free flat out while the main thread ends the process: every free
+// they finished before it did must be in the log.
+int threads_exit(Run &run)
+{
+    const Options &options = run.options;
+    for (int t = 0; t < options.threads; ++t)
+        std::thread(churn, std::cref(options), run.context).detach();
+    while (iterations_done.load(std::memory_order_relaxed) < options.iterations)
+        std::this_thread::yield();
+    printf("mode=threads_exit threads=%d frees_before_exit=%ld\n", options.threads,
+           frees.load());
+    fflush(stdout);
+    _exit(0);
+}
+
+int spin(Run &run)
+{
+    printf("mode=spin threads=%d\n", run.options.threads);
+    fflush(stdout);
+    run_threads(run.options, run.context); // until killed
+    return report_at_end;
+}
+
+// The churn, then a burst of frees and out at once the mode's way: their
+// events are still in the queue (or in the worker's hands) when the
+// process ends.
+int end_in_burst(Run &run)
+{
+    const Options &options = run.options;
+    run_threads(options, run.context);
+    free_all(allocate(options.threads, options.size));
+    printf("mode=%s threads=%d iterations=%d frees=%ld stale=%ld\n", options.mode.c_str(),
+           options.threads, options.iterations, frees.load(), stale.load());
+    fflush(stdout);
+    if (options.mode == "_exit")
+        _exit(0);
+    if (options.mode == "_Exit")
+        _Exit(0);
+    if (options.mode == "quick_exit")
+        quick_exit(0);
+    if (options.mode == "exec")
+        execl("/bin/true", "true", static_cast<char *>(nullptr));
+    exit(0);
+}
+
+struct Mode {
+    const char *name;
+    bool uses_gdrhook; // needs the shim's gdrhook_get()/put()
+    int (*run)(Run &);
+};
+
+const Mode modes[] = {
+    {"gdrhook", true, churn_threads},         {"naive", false, churn_threads},
+    {"leak", false, leak_or_hold},            {"hold", false, leak_or_hold},
+    {"sleep", false, hold_then_free},          {"fork", true, fork_midway},
+    {"fork_exec", true, fork_exec},           {"exit", true, end_in_burst},
+    {"_exit", true, end_in_burst},            {"_Exit", true, end_in_burst},
+    {"quick_exit", true, end_in_burst},       {"exec", true, end_in_burst},
+    {"fork_exit", true, fork_exit},           {"threads_exit", true, threads_exit},
+    {"ctx_destroy", true, ctx_destroy},       {"refused_free", true, refused_free},
+    {"free_then_wait", false, hold_then_free}, {"spin", true, spin},
+    {"lookup_in_free", true, lookup_in_free}, {"free_kept", true, free_kept},
+};
+
+const Mode *find_mode(const char *name)
+{
+    for (const Mode &mode : modes)
+        if (strcmp(mode.name, name) == 0)
+            return &mode;
+    return nullptr;
+}
+
+bool find_gdrhook_api()
+{
+    gdrhook_api.get = reinterpret_cast<decltype(&gdrhook_get)>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
+    gdrhook_api.put = reinterpret_cast<decltype(&gdrhook_put)>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
+    gdrhook_api.stats =
+        reinterpret_cast<decltype(&gdrhook_get_stats)>(dlsym(RTLD_DEFAULT, "gdrhook_get_stats"));
+    return gdrhook_api.get && gdrhook_api.put && gdrhook_api.stats;
+}
+
+// The closing line: the counters, the GPU memory still in use compared with
+// the start (once the shim has had a moment for its last unpins), and what
+// the shim's verify mode found.
+void report(const Run &run, bool uses_gdrhook, size_t used_at_start)
+{
+    const Options &options = run.options;
     size_t used_at_end = used_bytes();
     for (int i = 0; i < 100 && used_at_end > used_at_start; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -529,11 +581,49 @@ int main(int argc, char **argv)
     }
     printf("mode=%s%s threads=%d iterations=%d size=%zu lookups=%ld frees=%ld same_address=%ld "
            "stale=%ld verify_mismatches=%llu used_delta_bytes=%lld",
-           options.mode.c_str(), side, options.threads, options.iterations, options.size,
+           options.mode.c_str(), run.side, options.threads, options.iterations, options.size,
            lookups.load(), frees.load(), same_address.load(), stale.load(), mismatches, delta);
-    if (child_status >= 0)
-        printf(" child_status=%d", child_status);
+    if (run.child_status >= 0)
+        printf(" child_status=%d", run.child_status);
     printf("\n");
-    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRelease(device), 2);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const Mode *mode = argc >= 2 ? find_mode(argv[1]) : nullptr;
+    if (!mode) {
+        std::string names;
+        for (const Mode &m : modes)
+            names += (names.empty() ? "" : "|") + std::string(m.name);
+        fprintf(stderr, "usage: coherence_churn %s [threads] [iterations] [MiB]\n", names.c_str());
+        return 2;
+    }
+    Options options;
+    options.mode = argv[1];
+    if (argc > 2)
+        options.threads = atoi(argv[2]);
+    if (argc > 3)
+        options.iterations = atoi(argv[3]);
+    if (argc > 4)
+        options.size = static_cast<size_t>(atoi(argv[4])) << 20;
+    // free_kept runs without the shim too: the plain figure to compare.
+    if (mode->uses_gdrhook && !find_gdrhook_api() && options.mode != "free_kept") {
+        fprintf(stderr, "coherence_churn: %s mode needs LD_PRELOAD=libgdrhook.so\n", mode->name);
+        return 2;
+    }
+
+    CHECK_CU_OR_EXIT(cuInit(0), 2);
+    Run run{options, 0, nullptr};
+    CHECK_CU_OR_EXIT(cuDeviceGet(&run.device, 0), 2);
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&run.context, run.device), 2);
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(run.context), 2);
+    const size_t used_at_start = used_bytes();
+    const int status = mode->run(run);
+    if (status != report_at_end)
+        return status;
+    report(run, mode->uses_gdrhook, used_at_start);
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRelease(run.device), 2);
     return 0;
 }
