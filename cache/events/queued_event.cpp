@@ -29,15 +29,8 @@ bool pack(const Event &event, QueuedEvent &out)
     if ((event.tsc | event.ts_ns) & queued_time_is_tsc)
         return false;
     out.time = event.tsc ? event.tsc | queued_time_is_tsc : event.ts_ns;
-    out.addr = event.addr;
-    out.size = event.size;
     out.handle = event.handle;
-    out.tid = event.tid;
-    out.rc = event.rc;
-    out.dev = static_cast<int8_t>(event.dev);
-    out.kind = event.kind;
-    out.via = event.via;
-    out.mem = event.mem;
+    pack_shared_fields(event, out);
     return true;
 }
 

@@ -72,6 +72,22 @@ inline bool queued_text(const char *text, int32_t &out)
     return true;
 }
 
+// The fields an Event and the recorder's RecordedEvent (recorder.h) share,
+// copied into the queued form: the one place that lays them out, for
+// pack() and for the recorder's hot path alike (inlined there). The
+// caller checks `source.dev` fits 8 bits and sets time, handle and texts.
+template <typename Source> inline void pack_shared_fields(const Source &source, QueuedEvent &out)
+{
+    out.addr = source.addr;
+    out.size = source.size;
+    out.tid = source.tid;
+    out.rc = source.rc;
+    out.dev = static_cast<int8_t>(source.dev);
+    out.kind = source.kind;
+    out.via = source.via;
+    out.mem = source.mem;
+}
+
 // Holds the place of an event handed over whole (see EventPipeline::submit).
 QueuedEvent placeholder();
 bool is_placeholder(const QueuedEvent &queued);

@@ -112,17 +112,10 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
         return;
     }
     queued.time = event.time;
-    queued.addr = event.addr;
-    queued.size = event.size;
     queued.handle = 0;
     queued.msg = queued_null_text;
     queued.backend = queued_null_text;
-    queued.tid = event.tid;
-    queued.rc = event.rc;
-    queued.dev = static_cast<int8_t>(event.dev);
-    queued.kind = event.kind;
-    queued.via = event.via;
-    queued.mem = event.mem;
+    pack_shared_fields(event, queued);
     hot_line.pipeline->submit(queued);
 }
 
