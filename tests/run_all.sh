@@ -14,6 +14,8 @@
 #                cross packages fail its setup: an error, not a skip.
 #   build-fuzz   clang, libFuzzer: tests/fuzz/run.sh, each target for
 #                GDRHOOK_FUZZ_SECONDS (default 60); any finding fails
+#   install      the Debian packages (tools/package.sh) on a clean Debian
+#                root (tests/install/clean_root.sh)
 #   mutants      tests/mutants/run.sh: each mutant of tests/mutants/mutants.py
 #                on a scratch copy; any survivor fails
 # GDRHOOK_TEST_QUICK=1 runs the plain build only.
@@ -99,6 +101,28 @@ if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     fi
     echo "build-aarch64: $(( $(date +%s) - aarch64_started )) s (build and suites)"
 fi
+
+# The Debian packages on a clean machine: built from this tree
+# (tools/package.sh, lintian clean), installed with apt into a fresh
+# Debian root, DKMS's module booted in the VM, purged without a trace
+# (tests/install/clean_root.sh; it needs a Debian mirror, as .ci/run's
+# apt-get does).
+install_result="install: skipped (GDRHOOK_TEST_QUICK=1)"
+if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+    echo "=== install: tools/package.sh build-deb, tests/install/clean_root.sh"
+    install_started=$(date +%s)
+    if ! tools/package.sh build-deb >build-deb.log 2>&1; then
+        tail -30 build-deb.log
+        install_result="install: FAILED (tools/package.sh, see build-deb.log)"
+        failed_setup=$((failed_setup + 1))
+    elif tests/install/clean_root.sh build-deb build-test; then
+        install_result="install: OK (packages built, installed on a clean root, module built by DKMS and booted, purged clean; $(( $(date +%s) - install_started )) s)"
+    else
+        install_result="install: FAILED (tests/install/clean_root.sh above)"
+        failed_setup=$((failed_setup + 1))
+    fi
+fi
+echo "$install_result"
 
 fuzz_result="fuzz: skipped (GDRHOOK_TEST_QUICK=1)"
 if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then

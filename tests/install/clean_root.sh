@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 #
 # tests/install/clean_root.sh DEB_DIR BUILD_DIR: the Debian packages on a
-# clean machine. Not part of tests/run_all.sh (it downloads a Debian root
-# and a compiler, and takes minutes: README, "Packages"); run it after
-# tools/package.sh:
+# clean machine; tests/run_all.sh runs it after the plain build (it
+# downloads a Debian root and a compiler: README, "Packages"). By hand,
+# after tools/package.sh:
 #   tools/package.sh build-deb && tests/install/clean_root.sh build-deb build-test
 #
 #  1. a fresh Debian 12 root (mmdebstrap, from this machine's apt sources;
