@@ -39,7 +39,7 @@
 // and without shrink-wrapping (hook/meson.build), a wrapper begins
 // `push %rbp; mov %rsp, %rbp` (4 bytes) and then saves the callee-saved
 // registers it uses; this makes it use %rbx, so that the fifth byte is a
-// `push` too (tests/unit/test_patchable_entry_points.cpp).
+// `push` too (tests/shim/test_patchable_entry_points.cpp).
 // On aarch64 every instruction is 4 bytes, so a patch never splits one;
 // UCX's aarch64 bistro (five instructions: movz/movk x15, br x15) is not
 // known to relocate what it covers, and no test here patches an aarch64

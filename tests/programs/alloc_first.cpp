@@ -4,7 +4,7 @@
 // allocation: cuInit and cuCtxCreate (a context of its own, not the
 // primary one) pass through the shim untouched, then cuMemAlloc_v2 and
 // cuMemAllocPitch_v2, each freed with cuMemFree_v2. Prints the addresses
-// it got as the log writes them, for tests/unit/test_free_paths.cpp.
+// it got as the log writes them, for tests/shim/test_free_paths.cpp.
 #include <cuda.h>
 
 #include <cstdio>

@@ -2,7 +2,7 @@
 //
 // Frees GPU memory and then ends one way or another, for the tests that
 // check that every free reaches the log however a process ends
-// (tests/unit/test_recovery.cpp, tests/stress/test_kill_recovery.cpp).
+// (tests/shim/test_recovery.cpp, tests/stress/test_kill_recovery.cpp).
 //
 //   endings ENDING FREES COUNT_FILE [THREADS]
 //

@@ -13,7 +13,7 @@
 //   threads        8 threads x 1000 alloc/free pairs through cuGetProcAddress
 //   fork           allocations on both sides of a fork()
 //
-// The sequence for the first five is the same; tests/unit/test_free_paths.cpp
+// The sequence for the first five is the same; tests/shim/test_free_paths.cpp
 // knows it. The program also checks, against the fake driver's counters,
 // that every call reached the driver exactly once. Exit status 0 on success.
 #include "driver_api_table.h"

@@ -211,7 +211,7 @@ int test_pipeline()
 				     "the unpin says revoked)");
 	}
 	// A pin that raced an invalidation of its range is undone and retried
-	// by the cache without a log line (tests/unit/test_pin_pipeline.cpp), so the
+	// by the cache without a log line (tests/shim/test_pin_pipeline.cpp), so the
 	// module may pin more often than the log says, by at most one retry
 	// per invalidation (per free); never less.
 	std::printf("pipeline: each of the %d pins matched by one unpin (%d after a revoke); the module pinned %" PRIu64
