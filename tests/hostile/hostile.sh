@@ -102,6 +102,41 @@ start_gated() { # runner N env...
 }
 release_gate() { echo go >&7; exec 7>&-; wait "$program_pid"; program_status=$?; }
 
+# The drain thread writes a log after the program said ready: waits until
+# FILE holds a line matching PATTERN (default: any event).
+wait_for_log_line() { # FILE [PATTERN]
+    local pattern=${2:-'"ev":'}
+    for _ in $(seq 200); do
+        grep -q "$pattern" "$1" 2>/dev/null && return
+        sleep 0.05
+    done
+    fail "no line matching $pattern in $1"
+}
+
+# A copy of JOURNAL at OUT whose every freed cell looks written but not yet
+# freed, as if the process had died between the two (run by `runner`);
+# with `inject`, the API name its events point at is replaced by a line
+# of the forger's choosing.
+forge_journal() { # runner JOURNAL OUT [inject]
+    local runner=$1
+    shift
+    $runner /usr/bin/python3 - "$@" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+capacity, cell_offset = struct.unpack_from("<QQ", data, 16)
+for i in range(capacity):
+    at = cell_offset + 64 * i
+    (seq,) = struct.unpack_from("<Q", data, at)
+    if seq >= capacity:
+        struct.pack_into("<Q", data, at, seq - capacity + 1)
+if len(sys.argv) > 3:
+    name = b"cuMemAlloc_v2\0"
+    assert name in data
+    data = data.replace(name, b'x\n"INJECTED=1\0')
+open(sys.argv[2], "wb").write(data)
+PY
+}
+
 case $1 in
 symlink_recovery)
     # Row 1 of issue 31: an attacker's journal, renamed beside a symlink to
@@ -114,20 +149,7 @@ symlink_recovery)
     forged=$shared/c.jsonl.${journal#"$shared"/a.jsonl.}
     # The attacker owns the journal: every cell made to look unwritten,
     # the API name that events point at replaced by a line of its own.
-    as_attacker /usr/bin/python3 - "$journal" "$forged" <<'PY' || fail "cannot forge the journal"
-import struct, sys
-data = bytearray(open(sys.argv[1], "rb").read())
-capacity, cell_offset = struct.unpack_from("<QQ", data, 16)
-for i in range(capacity):
-    at = cell_offset + 64 * i
-    (seq,) = struct.unpack_from("<Q", data, at)
-    if seq >= capacity:
-        struct.pack_into("<Q", data, at, seq - capacity + 1)
-name = b"cuMemAlloc_v2\0"
-assert name in data
-data = data.replace(name, b'x\n"INJECTED=1\0')
-open(sys.argv[2], "wb").write(data)
-PY
+    forge_journal "$attacker_runner" "$journal" "$forged" inject || fail "cannot forge the journal"
     as_attacker rm "$journal"
     as_attacker ln -s "$tmp/root-only/target" "$shared/c.jsonl"
     # A log of root's own beside it, and a copy of the forged journal
@@ -212,14 +234,9 @@ torn_line)
     # its own: a program killed, its log ending in somebody's fragment;
     # a copy of its journal beside a file of notes.
     start_gated "" 3 GDRHOOK_EVENTS="$tmp/t.jsonl"
-    # The drain thread writes the log after the program said ready: wait
-    # for its first line, or the fragment would be all the log holds and
-    # the log no gdrhook log at all (then refusing it is right).
-    for _ in $(seq 200); do
-        grep -q '"ev":' "$tmp/t.jsonl" 2>/dev/null && break
-        sleep 0.05
-    done
-    grep -q '"ev":' "$tmp/t.jsonl" || fail "the program wrote no line to its log"
+    # Its first line written, or the fragment would be all the log holds
+    # and the log no gdrhook log at all (then refusing it is right).
+    wait_for_log_line "$tmp/t.jsonl"
     kill -9 "$program_pid"; exec 7>&-; wait "$program_pid" 2>/dev/null
     journal=$(ls "$tmp"/t.jsonl.*.journal) || fail "no journal left by the killed program"
     printf 'not gdrhook' >>"$tmp/t.jsonl"
@@ -230,6 +247,22 @@ torn_line)
     [ "$(cat "$tmp/notes.jsonl")" = "my notes" ] || fail "the notes were written"
     grep -qx 'not gdrhook' "$tmp/t.jsonl" || { cat "$tmp/t.jsonl"; fail "the fragment was cut or joined"; }
     [ "$(count '"ev":"died"' "$tmp/t.jsonl")" = 1 ] || fail "expected one died line"
+    ;;
+died_before_freeing)
+    # A process killed after its worker wrote events to the log but before
+    # it freed their journal cells (made so by forging the cells back):
+    # recovery writes none of them again, only the died line.
+    start_gated "" 3 GDRHOOK_EVENTS="$tmp/d.jsonl"
+    wait_for_log_line "$tmp/d.jsonl" '"ev":"free"'
+    kill -9 "$program_pid"; exec 7>&-; wait "$program_pid" 2>/dev/null
+    journal=$(ls "$tmp"/d.jsonl.*.journal) || fail "no journal left by the killed program"
+    forge_journal "" "$journal" "$journal.forged" && mv "$journal.forged" "$journal" ||
+        fail "cannot rewrite the journal"
+    run 0 log recover "$tmp/d.jsonl"
+    for ev in alloc free died; do
+        [ "$(count "\"ev\":\"$ev\"" "$tmp/d.jsonl")" = 1 ] ||
+            { cat "$tmp/d.jsonl"; fail "expected one $ev line after recovery"; }
+    done
     ;;
 non_utf8)
     # Row 8: a program argument and a log path that are not UTF-8.

@@ -313,7 +313,7 @@ MUTANTS = [
          find="    while (queue_.try_take(queued, position)) {",
          replace="    while (queue_.try_pop(queued, position)) {"),
     dict(name="recover_repeats_written_events", promise="recovery never writes an event the log holds",
-         file="tools/cli/log_recovery.cpp", suites=["stress"], tests=["stress kill"],
+         file="tools/cli/log_recovery.cpp", suites=["hostile", "stress"], tests=["hostile died_before_freeing"],
          find="        if (tail.wrote_positioned && je.event.seq <= tail.last_position)",
          replace="        if (false)"),
     dict(name="recover_live_process", promise="recovering a live process's log changes nothing",
