@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "merged_reader.h"
+#include "read/merged_reader.h"
 #include "test_support.h"
 
 #include <cerrno>

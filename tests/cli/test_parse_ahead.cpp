@@ -4,7 +4,7 @@
 // byte for byte: the summary, and every message on stderr in the same
 // order, whatever the number of workers.
 #include "log_commands.h"
-#include "log_file_set.h"
+#include "read/log_file_set.h"
 #include "test_support.h"
 
 #include <sys/resource.h>

@@ -28,8 +28,8 @@
 // page cache: this measures the reader, not the disk.
 #include "log_commands.h"
 #include "median.h"
-#include "merged_reader.h"
-#include "summary.h"
+#include "read/merged_reader.h"
+#include "report/summary.h"
 
 #include <CLI/CLI.hpp>
 

@@ -3,14 +3,14 @@
 // report what could not be read, and choose the exit status.
 #include "log_commands.h"
 
-#include "batched_reader.h"
-#include "check.h"
-#include "log_inputs.h"
-#include "log_recovery.h"
-#include "merged_reader.h"
 #include "exit_code.h"
-#include "summary.h"
-#include "timeline.h"
+#include "read/batched_reader.h"
+#include "read/log_inputs.h"
+#include "read/merged_reader.h"
+#include "recover/log_recovery.h"
+#include "report/check.h"
+#include "report/summary.h"
+#include "report/timeline.h"
 
 #include <sched.h>
 
