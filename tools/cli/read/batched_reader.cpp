@@ -6,9 +6,9 @@
 
 namespace gdrhook::cli {
 
-// Passes a file's malformed lines on when MergedLogReader would have
-// reported them: right after the event before them was taken. A line read
-// in a batch ahead of that waits here.
+// Passes a file's malformed lines on when reading one event of each file
+// in turn would have reported them: right after the event before them was
+// taken. A line read in a batch ahead of that waits here.
 class BatchedLogReader::HeldMessages : public MalformedLineSink {
 public:
     HeldMessages(MalformedLineSink &sink, size_t files)
@@ -72,11 +72,12 @@ private:
     size_t held_count_ = 0;
 };
 
-// One file's steps digested but not yet taken, and the events of those
-// that come with their event.
+// One file's steps digested but not yet taken, and the events (with their
+// lines) of those that come with their event.
 struct BatchedLogReader::Queue {
     std::vector<JobStep> steps;
     std::vector<LogEvent> details;
+    std::vector<SourceLocation> detail_places;
     size_t next_step = 0;
     size_t next_detail = 0;
     bool ended = false; // the file has no more events
@@ -109,7 +110,7 @@ std::vector<std::string> BatchedLogReader::open()
     // after them (by the caller), as before.
     std::vector<std::string> errors = files_.open([](size_t) {});
     size_t batch_bytes = batch_ * (sizeof(LogEvent) + sizeof(SourceLocation));
-    events_ = std::make_unique<FileEvents>(files_, *held_, workers_, ahead_budget / batch_bytes,
+    events_ = std::make_unique<ParseAhead>(files_, *held_, workers_, ahead_budget / batch_bytes,
                                            [this](size_t file) { return events_wanted(file); });
     for (size_t file = 0; file < files_.size(); ++file) {
         if (!files_.reader(file)) {
@@ -130,6 +131,8 @@ void BatchedLogReader::top_up(size_t file)
     Queue &q = queues_[file];
     q.steps.erase(q.steps.begin(), q.steps.begin() + static_cast<ptrdiff_t>(q.next_step));
     q.details.erase(q.details.begin(), q.details.begin() + static_cast<ptrdiff_t>(q.next_detail));
+    q.detail_places.erase(q.detail_places.begin(),
+                          q.detail_places.begin() + static_cast<ptrdiff_t>(q.next_detail));
     q.next_step = q.next_detail = 0;
     SourceLocation where;
     while (q.steps.size() < batch_) {
@@ -143,8 +146,10 @@ void BatchedLogReader::top_up(size_t file)
         JobStep step = consumer_.digest(*event, where);
         step.ts_ns = event->ts_ns; // the merge's key, whatever the consumer said
         q.steps.push_back(step);
-        if (step.has_detail())
+        if (step.has_detail()) {
             q.details.push_back(*event);
+            q.detail_places.push_back(where);
+        }
         held_->digested(file);
     }
     // Before the workers may start on the file's next batch (pause()).
@@ -177,11 +182,17 @@ void BatchedLogReader::top_up_low_files()
 
 void BatchedLogReader::run()
 {
+    const SourceLocation no_place;
     while (!merge_.empty()) {
         size_t file = merge_.top();
         Queue &q = queues_[file];
         const JobStep &step = q.steps[q.next_step++];
-        consumer_.take(step, step.has_detail() ? &q.details[q.next_detail++] : nullptr);
+        if (step.has_detail()) {
+            size_t detail = q.next_detail++;
+            consumer_.take(step, &q.details[detail], q.detail_places[detail]);
+        } else {
+            consumer_.take(step, nullptr, no_place);
+        }
         held_->taken(file);
         steps_left_[file].store(q.left(), std::memory_order_relaxed);
         if (!q.left() && !q.ended)

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
-#include "read/file_events.h"
 #include "read/job_step.h"
 #include "read/log_file_set.h"
 #include "read/log_reader.h"
+#include "read/parse_ahead.h"
 #include "read/time_merge.h"
 
 #include <atomic>
@@ -16,23 +16,29 @@
 
 namespace gdrhook::cli {
 
-// Reads several logs as MergedLogReader does, one file's batch of events
-// at a time rather than one event of each file in turn: a job's 1,024
-// interleaved logs otherwise put every event in another process's tables
-// and another file's buffer, none of them still in cache (docs/
-// performance.md, "A job's logs").
+// The one reader of event logs, for every command: reads several logs
+// (one per process, usually) as one stream ordered by ts_ns, each file
+// keeping its own order (a process's events are written in the order they
+// were recorded, which is what per-process checks need, while ts_ns from
+// different threads may step back slightly); ties go to the file named
+// first. Events before set_min_ts() are skipped.
 //
-// Each event is digested in its file's order as soon as its line is
-// parsed; its step (JobStep) waits in its file's queue until the merge by
-// time hands it to take(), in the very order MergedLogReader would hand
-// out the events (every event has one step, with the event's ts_ns). The
-// malformed lines of a file are reported at the same place in that order
-// too: held back if they were read ahead of it.
+// It reads one file's batch of events at a time rather than one event of
+// each file in turn: a job's 1,024 interleaved logs otherwise put every
+// event in another process's tables and another file's buffer, none of
+// them still in cache (docs/performance.md, "A job's logs"). Each event is
+// digested in its file's order as soon as its line is parsed; its step
+// (JobStep) waits in its file's queue until the merge by time hands it to
+// take(). A consumer that needs each event whole in that order (check,
+// timeline, run) makes every step carry its event (EveryEvent). The
+// malformed lines of a file are reported at their place in that order
+// too: held back if they were read ahead of it, so that the messages are
+// those of reading one event of each file in turn.
 //
-// The lines may be parsed on worker threads ahead of this one (FileEvents,
-// ParseAhead): their events are then digested here in the same order, and
-// their malformed lines reported at the same places, so that what comes
-// out is the same, byte for byte.
+// The lines may be parsed on worker threads ahead of this one
+// (ParseAhead): their events are then digested here in the same order,
+// and their malformed lines reported at the same places, so that what
+// comes out is the same, byte for byte.
 //
 // Memory: that of the files (LogFileSet), step_budget steps shared by the
 // files' queues (32 MiB: 1,024 steps each for 1,024 files), and with
@@ -55,7 +61,7 @@ public:
                      size_t parse_threads = 0, size_t steps = step_budget);
     ~BatchedLogReader();
 
-    // Skip events before this time (as MergedLogReader::set_min_ts).
+    // Skip events before this time (gdrhook run: only this run's events).
     void set_min_ts(int64_t ts_ns) { min_ts_ = ts_ns; }
 
     // Opens every file and digests its first batch; returns one message
@@ -84,7 +90,7 @@ private:
     // Each queue's steps left, for the workers (events_wanted()): written
     // here after each step taken, read as a worker starts a batch.
     std::vector<std::atomic<size_t>> steps_left_;
-    std::unique_ptr<FileEvents> events_; // after files_: its workers stop before the readers go
+    std::unique_ptr<ParseAhead> events_; // after files_: its workers stop before the readers go
     std::vector<Queue> queues_;
     TimeMerge merge_;
     size_t batch_ = min_batch;

@@ -19,6 +19,7 @@ struct JobStep {
         memory,       // the process's live and pinned bytes after the event
         error,        // memory, and the event's message (its detail)
         process_line, // the process's `process` line (its detail)
+        whole_event,  // the event itself, for a consumer that needs each one (EveryEvent)
     };
 
     int64_t ts_ns = 0;
@@ -27,19 +28,24 @@ struct JobStep {
     uint64_t live_gpu_bytes = 0;
     uint64_t pinned_bytes = 0;
 
-    // The event itself comes with the step (rare kinds only).
-    bool has_detail() const { return kind == Kind::error || kind == Kind::process_line; }
+    // The event itself comes with the step (rare kinds, or every event for
+    // EveryEvent).
+    bool has_detail() const
+    {
+        return kind == Kind::error || kind == Kind::process_line || kind == Kind::whole_event;
+    }
 };
 
 // Reads events in two stages (BatchedLogReader): digest() sees each event
 // in its file's order, files a batch at a time, and returns its step;
-// take() then sees each step in the order the events would have come out
-// of MergedLogReader, with its event when the step has a detail.
+// take() then sees each step in the order of time across the files (each
+// file keeping its own order), with its event and the event's line when
+// the step has a detail (@p where is empty otherwise).
 class JobStepConsumer {
 public:
     virtual ~JobStepConsumer() = default;
     virtual JobStep digest(const LogEvent &event, const SourceLocation &where) = 0;
-    virtual void take(const JobStep &step, const LogEvent *detail) = 0;
+    virtual void take(const JobStep &step, const LogEvent *detail, const SourceLocation &where) = 0;
 };
 
 } // namespace gdrhook::cli

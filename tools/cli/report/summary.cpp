@@ -139,7 +139,7 @@ void SummaryBuilder::note_memory(ProcessBytes &process, const JobStep &step)
 void SummaryBuilder::add(const LogEvent &event, const SourceLocation &where)
 {
     JobStep step = digest(event, where);
-    take(step, &event);
+    take(step, &event, where);
 }
 
 JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &where)
@@ -213,7 +213,7 @@ JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &wher
     return step;
 }
 
-void SummaryBuilder::take(const JobStep &step, const LogEvent *detail)
+void SummaryBuilder::take(const JobStep &step, const LogEvent *detail, const SourceLocation &)
 {
     ProcessBytes &process = process_bytes_[step.process];
     switch (step.kind) {
@@ -228,6 +228,7 @@ void SummaryBuilder::take(const JobStep &step, const LogEvent *detail)
         note_memory(process, step);
         break;
     case JobStep::Kind::other:
+    case JobStep::Kind::whole_event: // not made here (EveryEvent's)
         break;
     }
 }

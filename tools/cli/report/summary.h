@@ -139,7 +139,7 @@ public:
 
     void add(const LogEvent &event, const SourceLocation &where);
     JobStep digest(const LogEvent &event, const SourceLocation &where) override;
-    void take(const JobStep &step, const LogEvent *detail) override;
+    void take(const JobStep &step, const LogEvent *detail, const SourceLocation &where) override;
     Summary finish(uint64_t files, uint64_t bytes_read, uint64_t malformed_lines);
 
 private:

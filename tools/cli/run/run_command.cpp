@@ -3,7 +3,9 @@
 
 #include "recover/log_recovery.h"
 
-#include "read/merged_reader.h"
+#include "read/batched_reader.h"
+#include "read/every_event.h"
+#include "read/malformed_line_report.h"
 #include "report/check.h"
 #include "report/summary.h"
 #include "report/units.h"
@@ -150,17 +152,17 @@ void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
     }
     std::ostringstream malformed_text;
     MalformedLineReport report(malformed_text, files);
-    MergedLogReader reader(files, report);
+    SummaryBuilder summary_builder;
+    Checker checker;
+    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) {
+        summary_builder.add(event, where);
+        checker.add(event, where);
+    });
+    BatchedLogReader reader(files, report, every, 0, every_event_steps);
     reader.set_min_ts(since_ns);
     for (const std::string &message : reader.open())
         err << "gdrhook: " << message << '\n';
-    SummaryBuilder summary_builder;
-    Checker checker;
-    SourceLocation where;
-    while (const LogEvent *event = reader.next(where)) {
-        summary_builder.add(*event, where);
-        checker.add(*event, where);
-    }
+    reader.run();
     report.finish();
     Summary s = summary_builder.finish(files.size(), reader.bytes_read(), report.total());
     CheckResult check = checker.finish();
