@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "check.h"
+#include "report/check.h"
 #include "test_support.h"
 
 #include <sstream>

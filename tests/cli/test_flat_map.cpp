@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "flat_map.h"
+#include "report/flat_map.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // The logs of a whole job read together: processes on different hosts may
 // share a pid, and each log's process is told apart by its file.
-#include "check.h"
-#include "summary.h"
+#include "report/check.h"
+#include "report/summary.h"
 #include "test_support.h"
 
 using namespace gdrhook::cli;

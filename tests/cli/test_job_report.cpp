@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // What the `process` line says and how summary, check and timeline report
 // the hosts and ranks of a job.
-#include "check.h"
-#include "log_reader.h"
-#include "summary.h"
+#include "read/log_reader.h"
+#include "report/check.h"
+#include "report/summary.h"
+#include "report/timeline.h"
 #include "test_support.h"
-#include "timeline.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "log_inputs.h"
+#include "read/log_inputs.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "merged_reader.h"
+#include "read/batched_reader.h"
+#include "read/every_event.h"
+#include "read/malformed_line_report.h"
 #include "test_support.h"
 
 #include <cerrno>
@@ -22,6 +24,27 @@ struct Collect : MalformedLineSink {
     };
     std::vector<Entry> found;
 };
+
+struct Taken {
+    uint64_t addr;
+    SourceLocation where;
+};
+
+// What every command's reader hands out of @p paths, in order; the
+// messages of the files that do not open in @p errors.
+std::vector<Taken> read_in_order(std::vector<std::string> paths, MalformedLineSink &sink,
+                                 std::vector<std::string> &errors, int64_t min_ts = INT64_MIN)
+{
+    std::vector<Taken> taken;
+    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) {
+        taken.push_back({event.addr, where});
+    });
+    BatchedLogReader reader(std::move(paths), sink, every, 0, every_event_steps);
+    reader.set_min_ts(min_ts);
+    errors = reader.open();
+    reader.run();
+    return taken;
+}
 
 std::string parse_error(const std::string &text)
 {
@@ -151,30 +174,32 @@ TEST_CASE("several files merge by timestamp, each keeping its own order", "[read
                line(25, 1, "alloc", "x", 3, 1) + "\n");
     TempFile b(line(20, 2, "alloc", "x", 4, 1) + "\n" + line(40, 2, "alloc", "x", 5, 1) + "\n");
     Collect sink;
-    MergedLogReader reader({a.path(), b.path(), "/nonexistent"}, sink);
-    auto errors = reader.open();
+    std::vector<std::string> errors;
+    std::vector<Taken> taken = read_in_order({a.path(), b.path(), "/nonexistent"}, sink, errors);
     REQUIRE(errors.size() == 1);
+    REQUIRE(taken.size() == 5);
     std::vector<uint64_t> order;
-    SourceLocation where;
-    while (const LogEvent *e = reader.next(where))
-        order.push_back(e->addr);
+    for (const Taken &t : taken)
+        order.push_back(t.addr);
     // 25 comes after 30: within one file the file's order wins.
     CHECK(order == std::vector<uint64_t>{1, 4, 2, 3, 5});
+    // Each with its own line.
+    CHECK(taken[1].where.file == 1);
+    CHECK(taken[1].where.line == 1);
+    CHECK(taken[3].where.file == 0);
+    CHECK(taken[3].where.line == 3);
 }
 
 TEST_CASE("events before the minimum time are skipped", "[reader]")
 {
     TempFile a(line(10, 1, "alloc", "x", 1, 1) + "\n" + line(30, 1, "alloc", "x", 2, 1) + "\n");
     Collect sink;
-    MergedLogReader reader({a.path()}, sink);
-    reader.set_min_ts(20);
-    REQUIRE(reader.open().empty());
-    SourceLocation where;
-    const LogEvent *e = reader.next(where);
-    REQUIRE(e);
-    CHECK(e->addr == 2);
-    CHECK(where.line == 2);
-    CHECK(reader.next(where) == nullptr);
+    std::vector<std::string> errors;
+    std::vector<Taken> taken = read_in_order({a.path()}, sink, errors, 20);
+    REQUIRE(errors.empty());
+    REQUIRE(taken.size() == 1);
+    CHECK(taken[0].addr == 2);
+    CHECK(taken[0].where.line == 2);
 }
 
 TEST_CASE("the malformed-line report names file and line, and caps its output", "[reader]")

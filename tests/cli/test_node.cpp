@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // `gdrhook node` against made-up /proc and /sys trees: what it counts,
 // whose it says it is, and the exit status an epilog acts on.
-#include "node_command.h"
 #include "exit_code.h"
+#include "node/node_command.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // `log summary` of a job with its lines parsed on worker threads
-// (--threads, tools/cli/parse_ahead.h) prints what it prints without them,
-// byte for byte: the summary, and every message on stderr in the same
-// order, whatever the number of workers.
+// (--threads, tools/cli/read/parse_ahead.h) prints what it prints without
+// them, byte for byte: the summary, and every message on stderr in the
+// same order, whatever the number of workers. And the one reader of every
+// command hands out a job's events, and tells its malformed lines, in the
+// order of reading one event of each file in turn, worked out here the
+// plain way (the tests' oracle).
 #include "log_commands.h"
-#include "log_file_set.h"
+#include "read/batched_reader.h"
+#include "read/every_event.h"
+#include "read/log_file_set.h"
 #include "test_support.h"
 
 #include <sys/resource.h>
@@ -13,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <queue>
 #include <sstream>
 
 using namespace gdrhook::cli;
@@ -182,7 +188,124 @@ bool has_line(const std::string &text, const std::string &first, const std::stri
     return false;
 }
 
+// Writes what a reader hands out and tells, one line each, in order.
+class Transcript final : public MalformedLineSink {
+public:
+    void event(const LogEvent &event, const SourceLocation &where)
+    {
+        text += "event " + std::to_string(where.file) + ":" + std::to_string(where.line) + " ts " +
+                std::to_string(event.ts_ns) + " " + std::string(event.ev) + "\n";
+    }
+    void malformed(uint32_t file, uint64_t line, const std::string &reason) override
+    {
+        text += "malformed " + std::to_string(file) + ":" + std::to_string(line) + " " + reason + "\n";
+    }
+    void unfinished_last_line(uint32_t file, uint64_t line) override
+    {
+        text += "unfinished " + std::to_string(file) + ":" + std::to_string(line) + "\n";
+    }
+    std::string text;
+};
+
+// The oracle: each file read whole on its own, then one event of each file
+// in turn, the earliest first (ts_ns, then the file named first), each file
+// in its own order; a file's malformed lines told where a reader of one
+// event at a time meets them: those before its first event as the files
+// open, in their order, the others right after the event before them.
+std::string read_plainly(const std::vector<std::string> &files, int64_t min_ts_ns)
+{
+    struct Item {
+        LogEvent event;
+        SourceLocation where;
+        std::string told; // the file's lines told right after this event
+    };
+    struct File {
+        std::string told_first;
+        std::vector<Item> items;
+        size_t next = 0;
+    };
+    std::vector<File> read(files.size());
+    StringTable strings; // the events' names point into it
+    for (size_t i = 0; i < files.size(); ++i) {
+        Transcript lines; // what the file's reader tells, as it reads
+        LogFileReader reader(static_cast<uint32_t>(i), strings, lines);
+        if (!reader.open(files[i]).ok())
+            continue;
+        LogEvent event;
+        SourceLocation where;
+        for (;;) {
+            bool more = reader.next(event, where);
+            std::string &told = read[i].items.empty() ? read[i].told_first : read[i].items.back().told;
+            told += lines.text;
+            lines.text.clear();
+            if (!more)
+                break;
+            if (event.ts_ns >= min_ts_ns)
+                read[i].items.push_back({event, where, {}});
+        }
+    }
+    std::string text;
+    using Next = std::pair<int64_t, size_t>; // (ts_ns, file): the earliest on top
+    std::priority_queue<Next, std::vector<Next>, std::greater<Next>> merge;
+    for (size_t i = 0; i < read.size(); ++i) {
+        text += read[i].told_first;
+        if (!read[i].items.empty())
+            merge.push({read[i].items.front().event.ts_ns, i});
+    }
+    while (!merge.empty()) {
+        File &file = read[merge.top().second];
+        merge.pop();
+        const Item &item = file.items[file.next++];
+        Transcript one;
+        one.event(item.event, item.where);
+        text += one.text + item.told;
+        if (file.next < file.items.size())
+            merge.push({file.items[file.next].event.ts_ns, static_cast<size_t>(item.where.file)});
+    }
+    return text;
+}
+
+// What the one reader hands out of @p files, every event whole (as `log
+// check` reads them), with @p threads parsing ahead and @p steps held.
+std::string read_with_the_one_reader(const std::vector<std::string> &files, int64_t min_ts_ns,
+                                     size_t threads, size_t steps)
+{
+    Transcript transcript;
+    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) { transcript.event(event, where); });
+    BatchedLogReader reader(files, transcript, every, threads, steps);
+    reader.set_min_ts(min_ts_ns);
+    reader.open();
+    reader.run();
+    return transcript.text;
+}
+
 } // namespace
+
+TEST_CASE("every command's reader hands out a job's events and messages as one event of each file in turn would",
+          "[job]")
+{
+    TempDir dir;
+    std::vector<std::string> files = write_job(dir.path());
+    for (int64_t min_ts_ns : {INT64_MIN, t0 + 150'000}) {
+        INFO("min_ts_ns " << min_ts_ns);
+        std::string plainly = read_plainly(files, min_ts_ns);
+        // What the comparison is worth: events of many files, and every
+        // kind of message.
+        CHECK(contains(plainly, "event " + std::to_string(files.size() - 1) + ":"));
+        CHECK(contains(plainly, " not JSON ("));
+        CHECK(contains(plainly, " line longer than "));
+        CHECK(contains(plainly, "unfinished "));
+        // The files interleave: the last file's first event comes before
+        // the first file's last.
+        CHECK(plainly.find("event " + std::to_string(files.size() - 1) + ":") < plainly.rfind("event 0:"));
+        for (size_t steps : {every_event_steps, 64 * files.size()}) {
+            for (size_t threads : {0u, 3u}) {
+                INFO("steps " << steps << ", threads " << threads);
+                CHECK(read_with_the_one_reader(files, min_ts_ns, threads, steps) == plainly);
+            }
+        }
+    }
+}
 
 TEST_CASE("a job's summary and messages are the same whatever the number of parsing threads", "[job]")
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "doctor.h"
+#include "doctor/doctor.h"
 #include "event_lines.h"
-#include "library_locator.h"
-#include "run_command.h"
+#include "run/library_locator.h"
+#include "run/run_command.h"
 #include "test_support.h"
 
 #include <sys/stat.h>

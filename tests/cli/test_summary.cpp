@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "summary.h"
+#include "report/summary.h"
 #include "test_support.h"
 
 #include <nlohmann/json.hpp>

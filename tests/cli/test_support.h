@@ -3,7 +3,7 @@
 // JSON lines through any consumer with an add(event, where).
 #pragma once
 
-#include "log_reader.h"
+#include "read/log_reader.h"
 
 #include <catch2/catch.hpp>
 

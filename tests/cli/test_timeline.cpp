@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "report/timeline.h"
 #include "test_support.h"
-#include "timeline.h"
 
 using namespace gdrhook::cli;
 using namespace gdrhook::cli::test;

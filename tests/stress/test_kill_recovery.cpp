@@ -9,7 +9,7 @@
 // counted <= recovered <= counted + threads. The recovered log must pass
 // `gdrhook log check` (the pins the process held went with it).
 #include "event_lines.h"
-#include "tools/cli/flat_line.h"
+#include "tools/cli/read/flat_line.h"
 
 #include <catch2/catch.hpp>
 

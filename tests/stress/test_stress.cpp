@@ -7,7 +7,7 @@
 // the event log exactly once, no lookup may be stale, every pin must be
 // unpinned, and the logs must pass `gdrhook log check`.
 #include "event_lines.h"
-#include "tools/cli/flat_line.h"
+#include "tools/cli/read/flat_line.h"
 
 #include <catch2/catch.hpp>
 

@@ -28,8 +28,9 @@
 // page cache: this measures the reader, not the disk.
 #include "log_commands.h"
 #include "median.h"
-#include "merged_reader.h"
-#include "summary.h"
+#include "read/batched_reader.h"
+#include "read/every_event.h"
+#include "report/summary.h"
 
 #include <CLI/CLI.hpp>
 
@@ -168,16 +169,17 @@ template <typename Consumer>
 void measure(const char *what, const std::string &path, Consumer &&consume)
 {
     NullSink sink;
-    MergedLogReader reader({path}, sink);
+    uint64_t events = 0;
+    // Every event whole, as `log check` reads them (the one reader).
+    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) {
+        consume(event, where);
+        ++events;
+    });
+    BatchedLogReader reader({path}, sink, every, 0, every_event_steps);
     for (const auto &error : reader.open())
         std::cerr << error << '\n';
     auto start = std::chrono::steady_clock::now();
-    uint64_t events = 0;
-    SourceLocation where;
-    while (const LogEvent *event = reader.next(where)) {
-        consume(*event, where);
-        ++events;
-    }
+    reader.run();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double mb = static_cast<double>(reader.bytes_read()) / 1e6;
     std::printf("%-24s %10.0f MB in %6.2f s: %7.1f MB/s, %5.2f M lines/s (%" PRIu64

@@ -3,14 +3,15 @@
 // report what could not be read, and choose the exit status.
 #include "log_commands.h"
 
-#include "batched_reader.h"
-#include "check.h"
-#include "log_inputs.h"
-#include "log_recovery.h"
-#include "merged_reader.h"
 #include "exit_code.h"
-#include "summary.h"
-#include "timeline.h"
+#include "read/batched_reader.h"
+#include "read/every_event.h"
+#include "read/log_inputs.h"
+#include "read/malformed_line_report.h"
+#include "recover/log_recovery.h"
+#include "report/check.h"
+#include "report/summary.h"
+#include "report/timeline.h"
 
 #include <sched.h>
 
@@ -45,13 +46,12 @@ struct ReadOutcome {
     bool input_ok() const { return unreadable == 0 && malformed == 0; }
 };
 
-// Expands the arguments (files, directories, patterns), opens every file
-// with a Reader(files, sink, reader_args...) and has @p read_all read them
-// all; problems with the input go to @p err as "gdrhook: ..." or
-// "FILE:LINE: ...".
-template <typename Reader, typename ReadAll, typename... ReaderArgs>
-ReadOutcome read_logs(const LogOptions &options, std::ostream &err, ReadAll &&read_all,
-                      ReaderArgs &...reader_args)
+// Expands the arguments (files, directories, patterns) and reads every
+// file with the one reader (BatchedLogReader) into @p consumer, @p threads
+// parsing ahead, @p steps held; problems with the input go to @p err as
+// "gdrhook: ..." or "FILE:LINE: ...".
+ReadOutcome read_logs(const LogOptions &options, std::ostream &err, JobStepConsumer &consumer,
+                      size_t threads, size_t steps)
 {
     ReadOutcome outcome;
     // What dead processes left in their journals becomes lines of their
@@ -64,14 +64,14 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, ReadAll &&re
     }
     outcome.files = std::move(inputs.files);
     MalformedLineReport report(err, outcome.files);
-    Reader reader(outcome.files, report, reader_args...);
+    BatchedLogReader reader(outcome.files, report, consumer, threads, steps);
     reader.set_min_ts(options.min_ts_ns);
     for (const std::string &message : reader.open()) {
         err << "gdrhook: " << message << '\n';
         ++outcome.unreadable;
         ++outcome.unopened_files;
     }
-    read_all(reader);
+    reader.run();
     for (const std::string &message : reader.read_errors()) {
         err << "gdrhook: " << message << '\n';
         ++outcome.unreadable;
@@ -82,16 +82,13 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, ReadAll &&re
     return outcome;
 }
 
-// Every event into @p consumer.add(event, where), in the order of time
-// across the files.
+// Every event whole into @p consumer.add(event, where), in the order of
+// time across the files, parsed on this thread.
 template <typename Consumer>
 ReadOutcome read_logs_in_order(const LogOptions &options, std::ostream &err, Consumer &consumer)
 {
-    return read_logs<MergedLogReader>(options, err, [&](MergedLogReader &reader) {
-        SourceLocation where;
-        while (const LogEvent *event = reader.next(where))
-            consumer.add(*event, where);
-    });
+    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) { consumer.add(event, where); });
+    return read_logs(options, err, every, 0, every_event_steps);
 }
 
 } // namespace
@@ -102,10 +99,8 @@ int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
     // A file's batch of events at a time: the summary's figures of one
     // process need only its own events, and the job's peaks come from the
     // steps, merged in time order (BatchedLogReader).
-    size_t threads = options.threads;
     size_t steps = options.step_budget ? options.step_budget : BatchedLogReader::step_budget;
-    ReadOutcome read = read_logs<BatchedLogReader>(
-        options, err, [](BatchedLogReader &reader) { reader.run(); }, builder, threads, steps);
+    ReadOutcome read = read_logs(options, err, builder, options.threads, steps);
     Summary summary = builder.finish(read.files.size() - read.unopened_files, read.bytes, read.malformed);
     if (options.json)
         out << summary_json(summary);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
-#include "check.h"
+#include "report/check.h"
 
 #include <cstddef>
 #include <cstdint>

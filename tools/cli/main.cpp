@@ -4,12 +4,12 @@
 // their options (with CLI11) and dispatches; each command lives in its own
 // file. CLI11 reports bad arguments by throwing; those exceptions, and any
 // other, stop here so the process always ends with a status and a message.
-#include "doctor.h"
-#include "log_commands.h"
-#include "log_recovery.h"
-#include "node_command.h"
-#include "run_command.h"
+#include "doctor/doctor.h"
 #include "exit_code.h"
+#include "log_commands.h"
+#include "node/node_command.h"
+#include "recover/log_recovery.h"
+#include "run/run_command.h"
 
 #include <CLI/CLI.hpp>
 

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// `gdrhook doctor --settings`: every GDRHOOK_* variable from the shim's own
+// table (cache/base/config.h), what it accepts, its default, and what it
+// is in this environment, read by the shim's own parser; a value the shim
+// would reject is said as the shim would say it.
+#include "doctor/doctor.h"
+#include "exit_code.h"
+
+#include "cache/base/config.h"
+
+#include <cstdlib>
+#include <ostream>
+#include <unistd.h>
+
+namespace gdrhook::cli {
+
+int print_settings(std::ostream &out)
+{
+    Diagnostics rejected;
+    const Config here = parse_config([](const char *name) { return std::getenv(name); },
+                                     static_cast<int>(getpid()), rejected);
+    out << "| variable | values | default | here |\n|---|---|---|---|\n";
+    for (const ConfigVariable &variable : config_variables()) {
+        const char *set = std::getenv(variable.name);
+        out << "| `" << variable.name << "` | " << variable.accepted << " | " << variable.fallback
+            << " | " << (set ? "`" + variable.shown(here) + "`" : std::string("(not set)"))
+            << " |\n";
+    }
+    for (const std::string &line : rejected)
+        out << line << "\n";
+    return rejected.empty() ? exit_ok : exit_findings;
+}
+
+} // namespace gdrhook::cli

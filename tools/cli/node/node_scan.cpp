@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+// `gdrhook node`: reading what is pinned from /proc and /sys.
+//
+// Two kinds of open file hold pinned memory. A /dev/gdrhook file holds
+// the module's pins; its fdinfo (kmod/pin_table.c, gdrhook_file_show)
+// names the file, its opener and what it holds. A dma-buf holds its
+// exporter's memory for as long as any fd of it is open (the shim's
+// dma-buf backend pins by keeping one); its fdinfo gives the size and the
+// exporter. Both are found through /proc/PID/fdinfo, which the kernel
+// lets the process's owner and root read: others' processes are counted
+// as unreadable, and the module's own counters, readable by everyone,
+// show how much of its pinned memory nobody visible accounts for.
+#include "node/node_scan.h"
+
+#include <dirent.h>
+
+#include <cctype>
+#include <cerrno>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace gdrhook::cli {
+namespace {
+
+// "key:\tvalue" lines of an fdinfo or status file.
+std::map<std::string, std::string> read_fields(const std::string &path, bool &readable)
+{
+    std::map<std::string, std::string> fields;
+    std::ifstream in(path);
+    readable = static_cast<bool>(in);
+    std::string line;
+    while (std::getline(in, line)) {
+        const size_t colon = line.find(':');
+        if (colon == std::string::npos)
+            continue;
+        size_t value = colon + 1;
+        while (value < line.size() && std::isspace(static_cast<unsigned char>(line[value])))
+            value++;
+        fields[line.substr(0, colon)] = line.substr(value);
+    }
+    return fields;
+}
+
+uint64_t number(const std::map<std::string, std::string> &fields, const std::string &key)
+{
+    auto found = fields.find(key);
+    if (found == fields.end())
+        return 0;
+    try {
+        return std::stoull(found->second);
+    } catch (const std::exception &) {
+        return 0;
+    }
+}
+
+// The names in DIR that are numbers (pids, fds); false when DIR cannot be
+// listed.
+bool numeric_entries(const std::string &dir, std::vector<std::string> &names)
+{
+    std::vector<std::string> all;
+    if (!list_directory(dir, all))
+        return false;
+    for (const std::string &name : all)
+        if (name.find_first_not_of("0123456789") == std::string::npos)
+            names.push_back(name);
+    return true;
+}
+
+uint64_t read_counter(const std::string &path, bool &found)
+{
+    std::ifstream in(path);
+    uint64_t value = 0;
+    found = static_cast<bool>(in >> value);
+    return value;
+}
+
+ModuleCounters read_module(const std::string &sys_root)
+{
+    ModuleCounters module;
+    const std::string dir = sys_root + "/class/misc/gdrhook/stats/";
+    bool pins = false, bytes = false, files = false;
+    module.pins_live = read_counter(dir + "pins_live", pins);
+    module.pinned_bytes = read_counter(dir + "pinned_bytes", bytes);
+    module.files_open = read_counter(dir + "files_open", files);
+    module.loaded = pins && bytes && files;
+    return module;
+}
+
+// The process's fds that hold pins, or false when they cannot be read.
+bool scan_process(const std::string &dir, int pid, std::vector<PinHolding> &out)
+{
+    bool readable = false;
+    auto status = read_fields(dir + "/status", readable);
+    if (!readable)
+        return true; // gone while we looked: nothing to count
+    PinHolding holder;
+    holder.pid = pid;
+    std::istringstream(status["Uid"]) >> holder.uid;
+    std::ifstream comm(dir + "/comm");
+    std::getline(comm, holder.comm); // a name may hold spaces
+    std::vector<std::string> fds;
+    if (!numeric_entries(dir + "/fdinfo", fds))
+        return errno == ENOENT; // ENOENT: it ended since we listed it
+    for (const std::string &fd : fds) {
+        auto info = read_fields(dir + "/fdinfo/" + fd, readable);
+        if (!readable)
+            continue; // closed since the listing
+        PinHolding h = holder;
+        h.fd = std::stoi(fd);
+        if (info.count("gdrhook-file")) {
+            h.kind = PinHolding::Kind::gdrhook_file;
+            h.key = "gdrhook:" + info["gdrhook-file"];
+            h.pins = number(info, "gdrhook-pins");
+            h.bytes = number(info, "gdrhook-pinned-bytes");
+            h.opener_pid = static_cast<int>(number(info, "gdrhook-opener-pid"));
+            h.opener_uid = static_cast<unsigned>(number(info, "gdrhook-opener-uid"));
+            h.orphaned = number(info, "gdrhook-orphaned") != 0;
+        } else if (info.count("exp_name")) {
+            h.kind = PinHolding::Kind::dmabuf;
+            h.key = info.count("ino") ? "dmabuf:" + info["ino"]
+                                      : "dmabuf:" + std::to_string(pid) + ":" + fd;
+            h.pins = 1;
+            h.bytes = number(info, "size");
+            h.exporter = info["exp_name"];
+            h.opener_uid = h.uid;
+        } else {
+            continue;
+        }
+        out.push_back(h);
+    }
+    return true;
+}
+
+} // namespace
+
+bool list_directory(const std::string &dir, std::vector<std::string> &names)
+{
+    DIR *d = opendir(dir.c_str());
+    if (!d)
+        return false;
+    while (const dirent *entry = readdir(d)) {
+        const std::string name = entry->d_name;
+        if (name != "." && name != "..")
+            names.push_back(name);
+    }
+    closedir(d);
+    return true;
+}
+
+NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root)
+{
+    NodeSnapshot snapshot;
+    snapshot.module = read_module(sys_root);
+    std::vector<std::string> pids;
+    numeric_entries(proc_root, pids);
+    for (const std::string &pid : pids) {
+        snapshot.processes++;
+        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), snapshot.holdings))
+            snapshot.unreadable++;
+    }
+    return snapshot;
+}
+
+namespace {
+
+// Adds what H holds to ROW unless a holding with the same KEY was added.
+void add_once(std::set<std::string> &counted, const std::string &key, const PinHolding &h,
+              NodeTotals::Row &row)
+{
+    if (!counted.insert(key).second)
+        return;
+    row.pins += h.pins;
+    row.bytes += h.bytes;
+    if (h.orphaned)
+        row.orphaned_pins += h.pins;
+}
+
+} // namespace
+
+NodeTotals total_node(const NodeSnapshot &snapshot)
+{
+    NodeTotals totals;
+    std::set<std::string> counted;
+    for (const PinHolding &h : snapshot.holdings)
+        add_once(counted, h.key, h,
+                 h.kind == PinHolding::Kind::gdrhook_file ? totals.gdrhook : totals.dmabuf);
+    if (snapshot.module.loaded) {
+        if (snapshot.module.pins_live > totals.gdrhook.pins)
+            totals.unattributed_pins = snapshot.module.pins_live - totals.gdrhook.pins;
+        if (snapshot.module.pinned_bytes > totals.gdrhook.bytes)
+            totals.unattributed_bytes = snapshot.module.pinned_bytes - totals.gdrhook.bytes;
+    }
+    return totals;
+}
+
+std::map<std::pair<unsigned, PinHolding::Kind>, NodeTotals::Row>
+total_by_user(const NodeSnapshot &snapshot)
+{
+    std::map<std::pair<unsigned, PinHolding::Kind>, NodeTotals::Row> rows;
+    std::set<std::string> counted;
+    for (const PinHolding &h : snapshot.holdings)
+        add_once(counted, std::to_string(h.opener_uid) + "/" + h.key, h,
+                 rows[{h.opener_uid, h.kind}]);
+    return rows;
+}
+
+NodeSnapshot only_user(const NodeSnapshot &snapshot, unsigned uid)
+{
+    NodeSnapshot mine = snapshot;
+    mine.holdings.clear();
+    for (const PinHolding &h : snapshot.holdings)
+        if (h.opener_uid == uid)
+            mine.holdings.push_back(h);
+    return mine;
+}
+
+} // namespace gdrhook::cli

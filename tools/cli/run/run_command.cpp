@@ -1,0 +1,348 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "run/run_command.h"
+
+#include "recover/log_recovery.h"
+
+#include "read/batched_reader.h"
+#include "read/every_event.h"
+#include "read/malformed_line_report.h"
+#include "report/check.h"
+#include "report/summary.h"
+#include "report/units.h"
+#include "run/library_locator.h"
+
+#include <glob.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+extern char **environ;
+
+namespace gdrhook::cli {
+
+namespace {
+
+void set_variable(std::vector<std::string> &env, const std::string &name, const std::string &value)
+{
+    std::string prefix = name + "=";
+    for (std::string &entry : env) {
+        if (entry.compare(0, prefix.size(), prefix) == 0) {
+            entry = prefix + value;
+            return;
+        }
+    }
+    env.push_back(prefix + value);
+}
+
+std::string get_variable(const std::vector<std::string> &env, const std::string &name)
+{
+    std::string prefix = name + "=";
+    for (const std::string &entry : env)
+        if (entry.compare(0, prefix.size(), prefix) == 0)
+            return entry.substr(prefix.size());
+    return {};
+}
+
+int64_t realtime_ns()
+{
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// The child gets the signals a terminal sends to the whole foreground group
+// itself; gdrhook ignores them (as system(3) does) so it survives to print
+// the summary. Signals sent to gdrhook alone are passed on.
+volatile sig_atomic_t child_pid = 0;
+
+void forward_signal(int signal)
+{
+    if (child_pid > 0)
+        kill(static_cast<pid_t>(child_pid), signal);
+}
+
+class SignalGuard {
+public:
+    SignalGuard()
+    {
+        struct sigaction ignore = {}, forward = {};
+        ignore.sa_handler = SIG_IGN;
+        forward.sa_handler = forward_signal;
+        sigemptyset(&forward.sa_mask);
+        sigaction(SIGINT, &ignore, &old_int_);
+        sigaction(SIGQUIT, &ignore, &old_quit_);
+        sigaction(SIGTERM, &forward, &old_term_);
+        sigaction(SIGHUP, &forward, &old_hup_);
+    }
+    ~SignalGuard()
+    {
+        sigaction(SIGINT, &old_int_, nullptr);
+        sigaction(SIGQUIT, &old_quit_, nullptr);
+        sigaction(SIGTERM, &old_term_, nullptr);
+        sigaction(SIGHUP, &old_hup_, nullptr);
+    }
+    SignalGuard(const SignalGuard &) = delete;
+    SignalGuard &operator=(const SignalGuard &) = delete;
+
+private:
+    struct sigaction old_int_ = {}, old_quit_ = {}, old_term_ = {}, old_hup_ = {};
+};
+
+// The name `gdrhook run` gives its program's logs: `gdrhook-<pid>.%p.jsonl`
+// in the current folder, unless some file there already starts so (in a
+// shared folder, another user may plant links at the names it would
+// pick): then a random part is added, and that is said.
+std::string default_events_pattern(std::ostream &err)
+{
+    const std::string plain = "gdrhook-" + std::to_string(getpid());
+    std::string base = plain;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+        glob_t found = {};
+        const bool taken = glob((base + ".*").c_str(), GLOB_NOSORT | GLOB_PERIOD, nullptr, &found) == 0;
+        globfree(&found);
+        if (!taken)
+            break;
+        uint32_t random = 0;
+        if (getrandom(&random, sizeof random, 0) != sizeof random)
+            random = static_cast<uint32_t>(realtime_ns());
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, "-%08x", random);
+        base = plain + suffix;
+    }
+    if (base != plain)
+        err << "gdrhook: files named " << plain << ".* are already here, and gdrhook did not make them; "
+            << "the events go to " << base << ".%p.jsonl\n";
+    return base + ".%p.jsonl";
+}
+
+// Of the files a pattern matched, the logs this run's programs wrote: regular
+// files of ours, each once (a planted link or a second name of one file
+// is no log of theirs).
+std::vector<std::string> own_logs(const std::vector<std::string> &files)
+{
+    std::vector<std::string> logs;
+    std::set<std::pair<dev_t, ino_t>> seen;
+    for (const std::string &file : files) {
+        struct stat st;
+        if (lstat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            seen.insert({st.st_dev, st.st_ino}).second)
+            logs.push_back(file);
+    }
+    return logs;
+}
+
+void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
+                       const std::string &pattern, size_t unrecovered, std::ostream &err)
+{
+    if (files.empty()) {
+        err << "gdrhook: no event log was written (" << pattern
+            << "): the program made no CUDA allocation or free call, or the shim was not loaded\n";
+        return;
+    }
+    std::ostringstream malformed_text;
+    MalformedLineReport report(malformed_text, files);
+    SummaryBuilder summary_builder;
+    Checker checker;
+    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) {
+        summary_builder.add(event, where);
+        checker.add(event, where);
+    });
+    BatchedLogReader reader(files, report, every, 0, every_event_steps);
+    reader.set_min_ts(since_ns);
+    for (const std::string &message : reader.open())
+        err << "gdrhook: " << message << '\n';
+    reader.run();
+    report.finish();
+    Summary s = summary_builder.finish(files.size(), reader.bytes_read(), report.total());
+    CheckResult check = checker.finish();
+    auto count = [&](EventKind kind) {
+        const Tally &t = s.by_kind[static_cast<size_t>(kind)];
+        return t.count - t.failed;
+    };
+    err << "gdrhook: " << s.events << " event(s) from " << s.processes << " process(es) in "
+        << files.size() << " file(s): " << pattern << '\n'
+        << "gdrhook:   allocs " << count(EventKind::alloc) << ", frees " << count(EventKind::free)
+        << ", pins " << count(EventKind::pin) << ", unpins " << count(EventKind::unpin)
+        << ", revocations " << s.by_kind[static_cast<size_t>(EventKind::revoke)].count
+        << ", errors " << s.by_kind[static_cast<size_t>(EventKind::error)].count << '\n'
+        << "gdrhook:   peak live GPU memory " << format_bytes(static_cast<double>(s.peak_live_gpu_bytes))
+        << ", peak pinned " << format_bytes(static_cast<double>(s.peak_pinned_bytes))
+        << ", still pinned at exit " << s.pins_held_at_end << '\n';
+    if (s.unpin_delay.count())
+        err << "gdrhook:   unpin delay p50 "
+            << format_duration_ns(static_cast<double>(s.unpin_delay.percentile(0.5))) << ", p99 "
+            << format_duration_ns(static_cast<double>(s.unpin_delay.percentile(0.99))) << '\n';
+    if (report.total())
+        err << "gdrhook:   " << report.total() << " malformed line(s)\n";
+    err << "gdrhook: log check: ";
+    if (unrecovered)
+        err << unrecovered << " journal(s) not recovered, their events missing; see: gdrhook log check\n";
+    else if (check.passed())
+        err << "OK\n";
+    else
+        err << check.total_problems << " problem(s); see: gdrhook log check\n";
+}
+
+} // namespace
+
+std::vector<std::string> run_environment(const RunOptions &options, const std::string &library,
+                                         const std::string &events,
+                                         const std::vector<std::string> &base)
+{
+    std::vector<std::string> env = base;
+    std::string preload = get_variable(env, "LD_PRELOAD");
+    // Ours first: the shim must see the CUDA calls before any other
+    // interposer forwards them.
+    set_variable(env, "LD_PRELOAD", preload.empty() ? library : library + ":" + preload);
+    set_variable(env, "GDRHOOK_EVENTS", events);
+    if (!options.backend.empty())
+        set_variable(env, "GDRHOOK_BACKEND", options.backend);
+    if (!options.pin.empty())
+        set_variable(env, "GDRHOOK_PIN", options.pin);
+    if (!options.log_level.empty())
+        set_variable(env, "GDRHOOK_LOG_LEVEL", options.log_level);
+    if (options.verify)
+        set_variable(env, "GDRHOOK_VERIFY", "1");
+    if (!options.sample_ms.empty())
+        set_variable(env, "GDRHOOK_SAMPLE_MS", options.sample_ms);
+    return env;
+}
+
+std::string short_host_name()
+{
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0)
+        return "localhost";
+    std::string host = name;
+    return host.substr(0, host.find('.'));
+}
+
+std::vector<std::string> expand_events_pattern(const std::string &pattern)
+{
+    return expand_events_pattern(pattern, short_host_name());
+}
+
+std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host)
+{
+    // Mirror the shim's expansion (%p: pid, %r: rank, %h: host, %%:
+    // percent) and escape the rest, so a path with '*' or '[' in it only
+    // matches itself.
+    auto literal = [](std::string &out, char c) {
+        if (c == '*' || c == '?' || c == '[' || c == '\\')
+            out += '\\';
+        out += c;
+    };
+    std::string glob_pattern;
+    for (size_t i = 0; i < pattern.size(); ++i) {
+        char c = pattern[i], next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
+        if (c == '%' && next == 'p') {
+            glob_pattern += "[0-9]*";
+        } else if (c == '%' && next == 'r') {
+            glob_pattern += '*';
+        } else if (c == '%' && next == 'h') {
+            for (char h : host)
+                literal(glob_pattern, h);
+        } else if (c == '%' && next == '%') {
+            glob_pattern += '%';
+        } else {
+            literal(glob_pattern, c);
+            continue;
+        }
+        ++i;
+    }
+    glob_t found = {};
+    std::vector<std::string> files;
+    if (glob(glob_pattern.c_str(), 0, nullptr, &found) == 0)
+        for (size_t i = 0; i < found.gl_pathc; ++i)
+            files.emplace_back(found.gl_pathv[i]);
+    globfree(&found);
+    return files;
+}
+
+int run_program(const RunOptions &options, std::ostream &err)
+{
+    std::string explicit_library = options.library;
+    if (explicit_library.empty())
+        if (const char *env = std::getenv("GDRHOOK_LIBRARY"))
+            explicit_library = env;
+    std::vector<std::string> tried;
+    std::string library = find_library(executable_dir(), explicit_library, tried);
+    if (library.empty()) {
+        err << "gdrhook: cannot find libgdrhook.so; looked at:\n";
+        for (const std::string &path : tried)
+            err << "gdrhook:   " << path << '\n';
+        err << "gdrhook: build it (ninja -C BUILD) or name it with --library or GDRHOOK_LIBRARY\n";
+        return 127;
+    }
+
+    std::string events = options.events;
+    if (events.empty())
+        events = default_events_pattern(err);
+
+    std::vector<std::string> base;
+    for (char **e = environ; *e; ++e)
+        base.emplace_back(*e);
+    std::vector<std::string> env = run_environment(options, library, events, base);
+    std::vector<char *> envp;
+    for (std::string &entry : env)
+        envp.push_back(entry.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> args = options.command;
+    std::vector<char *> argv;
+    for (std::string &arg : args)
+        argv.push_back(arg.data());
+    argv.push_back(nullptr);
+
+    int64_t started_ns = realtime_ns();
+    SignalGuard guard;
+    // The child starts with default dispositions for what we ignore.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGINT);
+    sigaddset(&defaults, SIGQUIT);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        err << "gdrhook: cannot run '" << options.command[0] << "': " << std::strerror(rc) << '\n';
+        return rc == ENOENT ? 127 : 126;
+    }
+    child_pid = pid;
+
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    child_pid = 0;
+    int exit_code = 0;
+    if (WIFEXITED(status)) {
+        exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        exit_code = 128 + WTERMSIG(status);
+        err << "gdrhook: '" << options.command[0] << "' was killed by signal " << WTERMSIG(status)
+            << " (" << strsignal(WTERMSIG(status)) << ")\n";
+    }
+    // Processes that died without writing their logs left journals
+    // (`<log>.<pid>.<ns>.journal`): their events go into the logs first.
+    const size_t unrecovered =
+        report_recoveries(recover_paths(expand_events_pattern(events + ".%p.%p.journal")), err);
+    if (options.summary)
+        print_run_summary(own_logs(expand_events_pattern(events)), started_ns, events, unrecovered, err);
+    return exit_code;
+}
+
+} // namespace gdrhook::cli
