@@ -25,6 +25,7 @@ IntegratedRun run_integrated_host(bool integrated)
     const std::map<std::string, std::string> device = {
         {"FAKECUDA_INTEGRATED", integrated ? "1" : "0"},
         {"FAKECUDA_HOST_DMABUF", "1"},
+        {"GDRHOOK_BACKEND", "auto"},
         {"GDRHOOK_LOG_LEVEL", "info"}};
     std::string log = make_temp_dir() + "/events.jsonl";
     IntegratedRun result{run_test_program("GDRHOOK_INTEGRATED_HOST", {}, log, true, device), {}};
