@@ -196,7 +196,7 @@ bool is_decimal(const char *text)
 }
 
 const char *const level_names[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-const char *const backend_names[] = {"auto", "kmod", "dmabuf", "none", "pin_user_pages"};
+const char *const backend_names[] = {"auto", "kmod", "dmabuf", "pin_user_pages", "none"};
 const char *const pin_names[] = {"off", "alloc", "demand"};
 const char *const ucx_names[] = {"auto", "on", "off"};
 
