@@ -6,6 +6,8 @@
 #include "hook/graph_wrappers.h"
 #include "hook/wrapper.h"
 
+#include "cache/core/host_aliases.h"
+
 using namespace gdrhook;
 
 namespace {
@@ -123,6 +125,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemFreeAsync_ptsz, (CUdeviceptr dptr, CUstream strea
 GDRHOOK_WRAPPER(CUresult, cuMemFreeHost, (void *p))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);
+    forget_device_aliases(as_u64(p));
     return hooked_free("cuMemFreeHost", MemoryKind::host, as_u64(p), 0,
                        [&] { return real(p); });
 }
@@ -130,6 +133,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemFreeHost, (void *p))
 GDRHOOK_WRAPPER(CUresult, cuMemHostUnregister, (void *p))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemHostUnregister, CUDA_ERROR_NOT_INITIALIZED);
+    forget_device_aliases(as_u64(p));
     return hooked_free("cuMemHostUnregister", MemoryKind::host_registered, as_u64(p),
                        0, [&] { return real(p); });
 }
@@ -388,6 +392,34 @@ GDRHOOK_WRAPPER(CUresult, cuMemHostRegister_v2,
     return rc;
 }
 
+// ---- host memory's device address ----------------------------------------
+
+namespace {
+
+template <typename Real, typename Out>
+CUresult device_pointer_of_host(Real real, Out *pdptr, void *p, unsigned int flags)
+{
+    CUresult rc = real(pdptr, p, flags);
+    if (rc == CUDA_SUCCESS && pdptr && hook_enabled())
+        note_device_alias(as_u64(*pdptr), as_u64(p));
+    return rc;
+}
+
+} // namespace
+
+GDRHOOK_WRAPPER(CUresult, cuMemHostGetDevicePointer,
+                (CUdeviceptr_v1 * pdptr, void *p, unsigned int flags))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cuMemHostGetDevicePointer, CUDA_ERROR_NOT_INITIALIZED);
+    return device_pointer_of_host(real, pdptr, p, flags);
+}
+
+GDRHOOK_WRAPPER(CUresult, cuMemHostGetDevicePointer_v2,
+                (CUdeviceptr * pdptr, void *p, unsigned int flags))
+{
+    GDRHOOK_REAL_OR_RETURN(real, cuMemHostGetDevicePointer_v2, CUDA_ERROR_NOT_INITIALIZED);
+    return device_pointer_of_host(real, pdptr, p, flags);
+}
 
 GDRHOOK_WRAPPER(CUresult, cuIpcOpenMemHandle,
                 (CUdeviceptr * pdptr, CUipcMemHandle handle, unsigned int flags))

@@ -53,6 +53,9 @@
     DRIVER(cuMemHostAlloc, cuMemHostAlloc, 2020, 0)                        \
     DRIVER(cuMemHostRegister, cuMemHostRegister, 4000, 0)                  \
     DRIVER(cuMemHostRegister_v2, cuMemHostRegister, 6050, 0)               \
+    /* host memory's device address (cache/core/host_aliases.h) */        \
+    DRIVER(cuMemHostGetDevicePointer, cuMemHostGetDevicePointer, 2020, 0)  \
+    DRIVER(cuMemHostGetDevicePointer_v2, cuMemHostGetDevicePointer, 3020, 0) \
     DRIVER(cuIpcOpenMemHandle, cuIpcOpenMemHandle, 4010, 0)                \
     DRIVER(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, 0)            \
     DRIVER(cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, 7000, 0)    \

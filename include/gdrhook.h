@@ -44,7 +44,7 @@ enum gdrhook_registration_kind {
 };
 
 typedef struct gdrhook_registration {
-    uint64_t base;          /* first byte of the pinned range */
+    uint64_t base;          /* first byte of the pinned range, in the address asked with */
     uint64_t length;        /* bytes pinned: the whole allocation where known */
     int32_t kind;           /* enum gdrhook_registration_kind */
     int32_t dmabuf_fd;      /* GDRHOOK_REG_DMABUF: the fd; owned by gdrhook, do not close */

@@ -47,6 +47,7 @@
 struct dma_buf;
 struct dma_buf_attachment;
 struct file;
+struct gdrhook_host_pages;
 struct mm_struct;
 struct nvidia_p2p_dma_mapping;
 struct nvidia_p2p_page_table;
@@ -174,6 +175,7 @@ struct gdrhook_pin {
 			struct sg_table *sgt;
 			bool dynamic;
 		} db;
+		struct gdrhook_host_pages *hp; /* host_pages.c */
 	};
 };
 

@@ -14,6 +14,7 @@
 #include <linux/uaccess.h>
 
 #include "gdrhook.h"
+#include "host_pages.h"
 
 /*
  * Which device a caller may name as the peer (the device that will DMA to
@@ -43,7 +44,9 @@ static long gdrhook_ioc_get_version(struct gdrhook_file *f, void __user *arg)
 		.abi_major = GDRHOOK_ABI_MAJOR,
 		.abi_minor = GDRHOOK_ABI_MINOR,
 		.features = gdrhook_nvp2p_features() | GDRHOOK_FEATURE_DMABUF |
-			    (gdrhook_may_get_pages() ? GDRHOOK_FEATURE_GET_PAGES : 0),
+			    (gdrhook_may_get_pages() ? GDRHOOK_FEATURE_GET_PAGES : 0) |
+			    (gdrhook_host_pages_available() ?
+			     GDRHOOK_FEATURE_HOST_PAGES : 0),
 		.unpin_batch_max = GDRHOOK_UNPIN_BATCH_MAX,
 		.max_handles = gdrhook_max_handles_per_file,
 		.max_pinned_bytes = gdrhook_max_pinned_bytes_per_file,
@@ -88,6 +91,15 @@ static long gdrhook_pin_validate(const struct gdrhook_ioc_pin *a,
 		if (!PAGE_ALIGNED(a->addr) || !PAGE_ALIGNED(a->length))
 			return -EINVAL;
 		*backend = &gdrhook_backend_dmabuf;
+		break;
+	case GDRHOOK_BACKEND_HOST_PAGES:
+		if (a->dmabuf_fd != -1 || (a->flags & GDRHOOK_PIN_PERSISTENT))
+			return -EINVAL;
+		if (!PAGE_ALIGNED(a->addr) || !PAGE_ALIGNED(a->length))
+			return -EINVAL;
+		if (!access_ok(u64_to_user_ptr(a->addr), a->length))
+			return -EFAULT;
+		*backend = &gdrhook_backend_host_pages;
 		break;
 	default:
 		return -EINVAL;
@@ -193,6 +205,15 @@ static long gdrhook_ioc_unpin_batch(struct gdrhook_file *f, void __user *arg)
 	return first_err;
 }
 
+static u32 gdrhook_backend_uapi(const struct gdrhook_backend_ops *backend)
+{
+	if (backend == &gdrhook_backend_nvp2p)
+		return GDRHOOK_BACKEND_NVP2P;
+	if (backend == &gdrhook_backend_host_pages)
+		return GDRHOOK_BACKEND_HOST_PAGES;
+	return GDRHOOK_BACKEND_DMABUF;
+}
+
 static long gdrhook_ioc_query(struct gdrhook_file *f, void __user *arg)
 {
 	struct gdrhook_ioc_query a;
@@ -207,8 +228,7 @@ static long gdrhook_ioc_query(struct gdrhook_file *f, void __user *arg)
 		return -ENOENT;
 	a.state = atomic_read(&pin->state) == GDRHOOK_PIN_REVOKED ?
 		  GDRHOOK_STATE_REVOKED : GDRHOOK_STATE_VALID;
-	a.backend = pin->backend == &gdrhook_backend_nvp2p ?
-		    GDRHOOK_BACKEND_NVP2P : GDRHOOK_BACKEND_DMABUF;
+	a.backend = gdrhook_backend_uapi(pin->backend);
 	a.flags = pin->flags;
 	a.addr = pin->addr;
 	a.length = pin->length;

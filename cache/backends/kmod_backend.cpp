@@ -83,9 +83,13 @@ Status KmodBackend::open(const std::string &path)
     if (version.abi_major != GDRHOOK_ABI_MAJOR)
         return Status::error(StatusCode::unsupported, static_cast<int>(version.abi_major),
                              "gdrhook.ko speaks another ABI major version");
-    if (!(version.features & GDRHOOK_FEATURE_NVP2P))
+    if (method_ == KmodPinMethod::nvp2p && !(version.features & GDRHOOK_FEATURE_NVP2P))
         return Status::error(StatusCode::no_device, 0,
                              "gdrhook.ko found no nvidia_p2p_* provider");
+    if (method_ == KmodPinMethod::host_pages && !(version.features & GDRHOOK_FEATURE_HOST_PAGES))
+        return Status::error(StatusCode::unsupported, 0,
+                             "gdrhook.ko cannot pin host pages (older than ABI 1.1, or a "
+                             "kernel without MMU notifiers)");
     batch_max_ = version.unpin_batch_max ? version.unpin_batch_max : 1;
     device_ = std::move(device);
     return Status::success();
@@ -111,10 +115,13 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     if (capture_in_progress()) // SYNC_MEMOPS would invalidate it (base/capture.h)
         return Status::error(StatusCode::unsupported, 0,
                              "a stream capture is in progress: nothing is pinned");
-    if (int rc = set_sync_memops(driver_, addr); rc != cuda::success)
+    // Host pages are coherent with the GPU's accesses: nothing to ask of
+    // the driver for them.
+    const bool nvp2p = method_ == KmodPinMethod::nvp2p;
+    if (int rc = nvp2p ? set_sync_memops(driver_, addr) : cuda::success; rc != cuda::success)
         return Status::error(StatusCode::invalid, rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
     gdrhook_ioc_pin request{};
-    request.backend = GDRHOOK_BACKEND_NVP2P;
+    request.backend = nvp2p ? GDRHOOK_BACKEND_NVP2P : GDRHOOK_BACKEND_HOST_PAGES;
     request.addr = addr;
     request.length = length;
     request.dmabuf_fd = -1;
@@ -184,6 +191,7 @@ size_t KmodBackend::take_revocations(std::vector<uint64_t> &handles)
             switch (records[k].type) {
             case GDRHOOK_EVENT_REVOKED_NVP2P:
             case GDRHOOK_EVENT_REVOKED_DMABUF:
+            case GDRHOOK_EVENT_REVOKED_HOST:
                 named.push_back(records[k].handle);
                 break;
             case GDRHOOK_EVENT_OVERFLOW:

@@ -13,6 +13,11 @@
 // was unpinned meanwhile is ignored, each revoked handle is reported once,
 // and an OVERFLOW record (the module's queue was full) is answered by
 // QUERYing every handle still held.
+//
+// Two kinds of PIN go through the same file: GPU memory through the
+// NVIDIA driver's nv-p2p (this class) and, on an integrated GPU, the
+// program's own pages (pin_user_pages_backend.h), which differ only in
+// what they ask the module for.
 #pragma once
 
 #include "cache/base/driver_api.h"
@@ -26,12 +31,19 @@
 
 namespace gdrhook {
 
-class KmodBackend final : public PinBackend
+// What a PIN names: GPU memory (nvidia_p2p_get_pages) or host pages.
+enum class KmodPinMethod : uint8_t { nvp2p, host_pages };
+
+class KmodBackend : public PinBackend
 {
 public:
     KmodBackend() = default;
     // The driver functions pin() uses to set SYNC_MEMOPS; may be empty.
-    explicit KmodBackend(const DriverApi &driver) : driver_(driver) {}
+    explicit KmodBackend(const DriverApi &driver,
+                         KmodPinMethod method = KmodPinMethod::nvp2p)
+        : driver_(driver), method_(method)
+    {
+    }
 
     // Opens `path` (normally /dev/gdrhook) and checks the ABI version.
     Status open(const std::string &path);
@@ -60,6 +72,7 @@ private:
     std::atomic<bool> said_device_closed_{false};
 
     DriverApi driver_;
+    KmodPinMethod method_ = KmodPinMethod::nvp2p;
     // Handles this backend has pinned and not yet unpinned -> whether
     // take_revocations() already reported them. Touched by pin() (any
     // thread), unpin() and take_revocations() (the worker).

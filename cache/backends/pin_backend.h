@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// How the registration cache pins and unpins: one interface, three
-// implementations (backend_none, backend_dmabuf, backend_kmod). The cache
+// How the registration cache pins and unpins: one interface, four
+// implementations (backend_none, backend_dmabuf, backend_kmod and, on an
+// integrated GPU, backend_pin_user_pages). The cache
 // calls pin() on a miss, outside its locks, and unpin() from its reclaimer
 // with every retired pin that nobody holds, in one call, so that a backend
 // with a batch call (the module's UNPIN_BATCH) makes one system call per
@@ -19,7 +20,7 @@
 
 namespace gdrhook {
 
-enum class BackendKind : uint8_t { none, dmabuf, kmod };
+enum class BackendKind : uint8_t { none, dmabuf, kmod, pin_user_pages };
 const char *to_string(BackendKind kind);
 
 // One pinned range. Move-only: the fd (dma-buf) or the handle (kmod) is
@@ -52,6 +53,10 @@ public:
         (void)device;
         return false;
     }
+
+    // Whether pin() can pin the program's own memory that it registered
+    // with cuMemHostRegister (only by pinning its pages: pin_user_pages).
+    virtual bool pins_registered_host_memory() const { return false; }
 
     // Releases every pin of the batch, even when some fail; returns the
     // first failure. The pins are left empty.

@@ -4,6 +4,7 @@
 #include "cache/backends/dmabuf_backend.h"
 #include "cache/backends/kmod_backend.h"
 #include "cache/backends/none_backend.h"
+#include "cache/backends/pin_user_pages_backend.h"
 
 namespace gdrhook {
 
@@ -13,6 +14,7 @@ const char *to_string(BackendKind kind)
     case BackendKind::none: return "none";
     case BackendKind::dmabuf: return "dmabuf";
     case BackendKind::kmod: return "kmod";
+    case BackendKind::pin_user_pages: return "pin_user_pages";
     }
     return "?";
 }
@@ -33,6 +35,24 @@ const char *to_string(StatusCode code)
     return "?";
 }
 
+namespace {
+
+// pin_user_pages, asked for or where `auto` finds an integrated GPU:
+// Status::success() with the backend chosen, else why not (out untouched).
+Status choose_pin_user_pages(const DriverApi &driver, const std::string &kmod_path,
+                             BackendChoice &out)
+{
+    auto pages = std::make_unique<PinUserPagesBackend>(driver);
+    Status status = pages->open(kmod_path);
+    if (!status.ok())
+        return status;
+    out.backend = std::move(pages);
+    out.reason = "gdrhook.ko pins host pages at " + kmod_path;
+    return status;
+}
+
+} // namespace
+
 Status select_backend(Backend wanted, const DriverApi &driver, int device,
                       const std::string &kmod_path, BackendChoice &out)
 {
@@ -41,6 +61,27 @@ Status select_backend(Backend wanted, const DriverApi &driver, int device,
         out.backend = std::make_unique<NoneBackend>();
         out.reason = "GDRHOOK_BACKEND=none";
         return Status::success();
+    }
+
+    if (wanted == Backend::pin_user_pages) {
+        Status status = choose_pin_user_pages(driver, kmod_path, out);
+        if (!status.ok()) {
+            out.backend = std::make_unique<NoneBackend>();
+            out.reason = std::string("GDRHOOK_BACKEND=pin_user_pages but ") + status.what +
+                         "; nothing is pinned";
+        }
+        return status;
+    }
+    // An integrated GPU's RDMA memory is host memory: nv-p2p has none to
+    // pin there (and is gone on Thor); the module pins the pages instead.
+    std::string integrated_why;
+    if (wanted == Backend::auto_select && PinUserPagesBackend::device_is_integrated(driver, device)) {
+        Status status = choose_pin_user_pages(driver, kmod_path, out);
+        if (status.ok()) {
+            out.reason = "the GPU is integrated (CU_DEVICE_ATTRIBUTE_INTEGRATED) and " + out.reason;
+            return status;
+        }
+        integrated_why = std::string("the GPU is integrated but ") + status.what + "; ";
     }
 
     Status kmod_status;
@@ -67,12 +108,12 @@ Status select_backend(Backend wanted, const DriverApi &driver, int device,
                             : "GDRHOOK_BACKEND=dmabuf (device does not report "
                               "DMA_BUF_SUPPORTED; pins may fail)";
         if (wanted == Backend::auto_select)
-            out.reason = std::string(kmod_status.what) + "; " + out.reason;
+            out.reason = integrated_why + kmod_status.what + "; " + out.reason;
         return Status::success();
     }
 
     out.backend = std::make_unique<NoneBackend>();
-    out.reason = std::string(kmod_status.what) +
+    out.reason = integrated_why + kmod_status.what +
                  "; device does not report DMA_BUF_SUPPORTED: nothing is pinned";
     return Status::success();
 }

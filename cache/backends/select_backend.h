@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// GDRHOOK_BACKEND=auto|kmod|dmabuf|none made into a backend object: `auto`
-// takes kmod when /dev/gdrhook answers, else dmabuf when the device reports
-// CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, else none, and says why in
-// `reason` for the log.
+// GDRHOOK_BACKEND=auto|kmod|dmabuf|pin_user_pages|none made into a backend
+// object: `auto` takes pin_user_pages when the GPU is integrated
+// (CU_DEVICE_ATTRIBUTE_INTEGRATED) and /dev/gdrhook pins host pages, else
+// kmod when /dev/gdrhook answers with an nv-p2p provider, else dmabuf when
+// the device reports CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, else none, and
+// says why in `reason` for the log.
 #pragma once
 
 #include "cache/base/config.h"

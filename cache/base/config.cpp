@@ -196,7 +196,7 @@ bool is_decimal(const char *text)
 }
 
 const char *const level_names[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-const char *const backend_names[] = {"auto", "kmod", "dmabuf", "none"};
+const char *const backend_names[] = {"auto", "kmod", "dmabuf", "pin_user_pages", "none"};
 const char *const pin_names[] = {"off", "alloc", "demand"};
 const char *const ucx_names[] = {"auto", "on", "off"};
 
@@ -239,7 +239,7 @@ const ConfigVariable variables[] = {
          c.queue_capacity = round_up_to_power_of_two(capacity);
      },
      [](const Config &c) { return shown_size(c.queue_capacity); }},
-    {"GDRHOOK_BACKEND", "`auto`, `kmod`, `dmabuf`, `none`", "`auto`",
+    {"GDRHOOK_BACKEND", "`auto`, `kmod`, `dmabuf`, `pin_user_pages`, `none`", "`auto`",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_choice(name, value, backend_names, c.backend, d);
      },

@@ -15,7 +15,7 @@ namespace gdrhook {
 
 // Each enum lists its values in the order config.cpp names them.
 enum class LogLevel { trace, debug, info, warn, error, critical, off };
-enum class Backend { auto_select, kmod, dmabuf, none };
+enum class Backend { auto_select, kmod, dmabuf, pin_user_pages, none };
 enum class PinPolicy { off, alloc, demand };
 enum class UcxBridgeMode { auto_detect, on, off };
 

@@ -27,6 +27,7 @@ inline constexpr int pointer_attribute_memory_type = 2;
 inline constexpr int pointer_attribute_is_legacy_cuda_ipc_capable = 10;
 inline constexpr int pointer_attribute_mempool_handle = 17;
 inline constexpr int memorytype_device = 2;
+inline constexpr int device_attribute_integrated = 18;
 inline constexpr int device_attribute_dma_buf_supported = 124;
 inline constexpr int device_attribute_host_alloc_dma_buf_supported = 146;
 inline constexpr int memorytype_host = 1;

@@ -21,6 +21,9 @@ std::atomic<bool> creation_failed{false};
 std::mutex creation_lock;
 const char *backend_name = "none";
 DriverApi driver_api; // filled once, before the cache exists
+// The backend pins registered host memory (pin_user_pages); set once,
+// before the cache that asks allocation_of() exists.
+bool registered_host_pinnable = false;
 
 // Widens a lookup to the whole allocation the tracker (or the driver)
 // knows.
@@ -41,9 +44,10 @@ bool allocation_of(uint64_t addr, AllocationInfo &out)
             found = Allocation{base, size};
     }
     // Registered host memory is the program's own: the driver does not
-    // export it, and the backend refuses it. Page-locked memory the driver
-    // allocated exports where the device says so (PinBackend::pins_host_memory).
-    if (found->kind == MemoryKind::host_registered)
+    // export it, and only a backend that pins pages takes it. Page-locked
+    // memory the driver allocated exports where the device says so
+    // (PinBackend::pins_host_memory).
+    if (found->kind == MemoryKind::host_registered && !registered_host_pinnable)
         return false;
     out.base = found->addr;
     out.size = found->size;
@@ -76,6 +80,7 @@ RegistrationCache *create_cache(Runtime &rt)
     else
         diagnostics().info("backend {}: {}", choice.backend->name(), choice.reason);
     backend_name = choice.backend->name();
+    registered_host_pinnable = choice.backend->pins_registered_host_memory();
     set_pin_event_backend(backend_name);
     const int revocation_fd = choice.backend->revocation_fd();
 

@@ -6,6 +6,7 @@
 
 #include "cache/core/public_api.h"
 
+#include "cache/core/host_aliases.h"
 #include "cache/core/process_cache.h"
 #include "cache/registration/registration_cache.h"
 
@@ -31,7 +32,8 @@ int32_t kind_of(const PinBackend &backend)
 {
     switch (backend.kind()) {
     case BackendKind::dmabuf: return GDRHOOK_REG_DMABUF;
-    case BackendKind::kmod: return GDRHOOK_REG_KMOD;
+    case BackendKind::kmod:
+    case BackendKind::pin_user_pages: return GDRHOOK_REG_KMOD; // a /dev/gdrhook handle
     case BackendKind::none: break;
     }
     return GDRHOOK_REG_NONE;
@@ -61,13 +63,17 @@ GDRHOOK_API int gdrhook_get(const void *ptr, size_t length, gdrhook_registration
     if (!cache)
         return -ENODEV;
     try {
-        const uint64_t addr = reinterpret_cast<uintptr_t>(ptr);
+        const uint64_t asked = reinterpret_cast<uintptr_t>(ptr);
+        // A device address of host memory is the host range's registration
+        // (host_aliases.h); base is told in the address the caller used.
+        uint64_t addr = asked;
+        host_address_of(asked, addr);
         HeldRegistration held;
         Status status = cache->get(addr, length, held);
         if (!status.ok())
             return to_negative_errno(status);
         std::memset(out, 0, sizeof(*out));
-        out->base = held.reg.base;
+        out->base = held.reg.base + (asked - addr);
         out->length = held.reg.length;
         out->kind = kind_of(cache->backend());
         out->dmabuf_fd = held.reg.fd;

@@ -132,6 +132,12 @@ bool host_memory_pinnable(int32_t dev)
     return cache && cache->backend().pins_host_memory(dev);
 }
 
+bool registered_memory_pinnable()
+{
+    RegistrationCache *cache = cache_for_pins();
+    return cache && cache->backend().pins_registered_host_memory();
+}
+
 } // namespace
 
 void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, uint64_t addr,
@@ -163,7 +169,10 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
         log_skip(api, via, kind, dev, addr, size, SkipReason::host, 0);
         return;
     case MemoryKind::host_registered:
-        // The program's own memory, which the driver does not export.
+        // The program's own memory, which the driver does not export; an
+        // integrated GPU's RDMA memory, which the module pins page by page.
+        if (registered_memory_pinnable())
+            break;
         log_skip(api, via, kind, dev, addr, size, SkipReason::host, 0);
         return;
     default:

@@ -5,6 +5,7 @@
 // without a module; the GDRHOOK_BACKEND selection.
 #include "cache/backends/dmabuf_backend.h"
 #include "cache/backends/kmod_backend.h"
+#include "cache/backends/pin_user_pages_backend.h"
 #include "cache/backends/select_backend.h"
 #include "cache/registration/registration_cache.h"
 
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <set>
 #include <sys/eventfd.h>
+#include <unistd.h>
 #include <vector>
 
 using namespace gdrhook;
@@ -31,6 +33,7 @@ struct FakeDriver {
     std::set<int> exported;
     int export_result = cuda::success;
     int dma_buf_supported = 1;
+    int integrated = 0; // CU_DEVICE_ATTRIBUTE_INTEGRATED
     int exports = 0;
 } driver_state;
 
@@ -72,6 +75,10 @@ int fake_get_attribute(void *data, int attribute, unsigned long long ptr)
 
 int fake_device_attribute(int *value, int attribute, int)
 {
+    if (attribute == cuda::device_attribute_integrated) {
+        *value = driver_state.integrated;
+        return cuda::success;
+    }
     if (attribute != cuda::device_attribute_dma_buf_supported)
         return cuda::error_invalid_value;
     *value = driver_state.dma_buf_supported;
@@ -102,6 +109,7 @@ void reset_driver()
     driver_state.exported.clear();
     driver_state.export_result = cuda::success;
     driver_state.dma_buf_supported = 1;
+    driver_state.integrated = 0;
     driver_state.exports = 0;
 }
 
@@ -217,4 +225,42 @@ TEST_CASE("GDRHOOK_BACKEND selects kmod, then dma-buf, then none, and says why",
     REQUIRE(choice.backend->kind() == BackendKind::none);
     REQUIRE(select_backend(Backend::dmabuf, DriverApi{}, 0, "/dev/gdrhook", choice).ok());
     REQUIRE(choice.backend->kind() == BackendKind::dmabuf);
+}
+
+TEST_CASE("on an integrated GPU auto tries pin_user_pages first and says why it is not taken",
+          "[backend]")
+{
+    reset_driver();
+    BackendChoice choice;
+    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
+                .ok());
+    REQUIRE(choice.reason.find("integrated") == std::string::npos);
+
+    driver_state.integrated = 1;
+    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
+                .ok());
+    REQUIRE(choice.backend->kind() == BackendKind::dmabuf);
+    REQUIRE(choice.reason.find("the GPU is integrated but /dev/gdrhook is absent") !=
+            std::string::npos);
+
+    // Asked for by name: without the module, nothing is pinned, and the
+    // caller is told.
+    Status status =
+        select_backend(Backend::pin_user_pages, fake_api(), 0, "/nonexistent/gdrhook", choice);
+    REQUIRE(status.code == StatusCode::no_device);
+    REQUIRE(choice.backend->kind() == BackendKind::none);
+    REQUIRE(choice.reason.find("GDRHOOK_BACKEND=pin_user_pages but") != std::string::npos);
+}
+
+TEST_CASE("the pin_user_pages backend pins host memory, registered memory too, in whole pages",
+          "[backend]")
+{
+    PinUserPagesBackend backend(fake_api());
+    REQUIRE(backend.kind() == BackendKind::pin_user_pages);
+    REQUIRE(std::string(backend.name()) == "pin_user_pages");
+    REQUIRE(backend.alignment() == static_cast<uint64_t>(sysconf(_SC_PAGESIZE)));
+    REQUIRE(backend.pins_host_memory(0));
+    REQUIRE(backend.pins_registered_host_memory());
+    REQUIRE_FALSE(KmodBackend(fake_api()).pins_registered_host_memory());
+    REQUIRE(backend.open("/nonexistent/gdrhook").code == StatusCode::no_device);
 }

@@ -325,9 +325,17 @@ doctor_fake_driver)
     LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 doctor --libnvml /nonexistent/libnvidia-ml.so.1 \
         --device "$tmp/no-device"
     has "$out" "GPU 0: gdrhook fake GPU"
-    has "$out" "DMA-BUF yes, GPUDirect RDMA yes"
+    has "$out" "discrete: DMA-BUF yes, GPUDirect RDMA yes"
+    has "$out" "platform: $(uname -m)"
+    has "$out" "backends this machine allows: kmod no, pin_user_pages no, dmabuf yes, none yes"
     has "$out" "auto would pick dmabuf"
     has "$out" "no problems found"
+    # The fake driver's integrated-GPU mode: the GPU says it is integrated;
+    # without the module the machine allows no pin_user_pages.
+    FAKECUDA_INTEGRATED=1 LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 doctor \
+        --libnvml /nonexistent/libnvidia-ml.so.1 --device "$tmp/no-device"
+    has "$out" "GPU 0: gdrhook fake GPU, integrated: DMA-BUF yes"
+    has "$out" "pin_user_pages no"
     run 1 doctor --libcuda /nonexistent/libcuda.so.1 --device /dev/null
     has "$out" "not the gdrhook module's device"
     ;;

@@ -5,11 +5,14 @@
 #include "run/run_command.h"
 #include "test_support.h"
 
+#include "kmod/include/uapi/gdrhook_ioctl.h"
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <csignal>
 
 using namespace gdrhook::cli;
@@ -109,6 +112,50 @@ TEST_CASE("auto picks kmod, else dmabuf when every GPU exports DMA-BUF, else non
     CHECK(choose_backend(device, cuda).backend == "kmod");
     device.compatible = false;
     CHECK(choose_backend(device, {}).backend == "none");
+}
+
+TEST_CASE("auto picks pin_user_pages on an integrated GPU where the module pins host pages",
+          "[doctor]")
+{
+    GdrhookDeviceFacts device;
+    device.path = "/dev/gdrhook";
+    device.present = device.opened = device.compatible = true;
+    device.features = GDRHOOK_FEATURE_NVP2P | GDRHOOK_FEATURE_HOST_PAGES;
+    CudaFacts cuda;
+    cuda.initialised = true;
+    CudaFacts::Gpu gpu;
+    gpu.dma_buf = 1;
+    gpu.integrated = 0;
+    cuda.gpus = {gpu};
+
+    CHECK(choose_backend(device, cuda).backend == "kmod");
+    cuda.gpus[0].integrated = 1;
+    CHECK(choose_backend(device, cuda).backend == "pin_user_pages");
+    const AllowedBackends allowed = allowed_backends(device, cuda);
+    CHECK(allowed.kmod);
+    CHECK(allowed.pin_user_pages);
+    CHECK(allowed.dmabuf);
+    // A module older than ABI 1.1 (or without MMU notifiers) pins no host pages.
+    device.features = GDRHOOK_FEATURE_NVP2P;
+    CHECK_FALSE(allowed_backends(device, cuda).pin_user_pages);
+    CHECK(choose_backend(device, cuda).backend == "kmod");
+}
+
+TEST_CASE("the doctor says a Tegra by L4T's release file or the device tree", "[doctor]")
+{
+    char tmpl[] = "/tmp/gdrhook-platform-test-XXXXXX";
+    const std::string root = mkdtemp(tmpl);
+    CHECK_FALSE(probe_platform(root).tegra);
+    CHECK_FALSE(probe_platform(root).architecture.empty());
+    std::filesystem::create_directories(root + "/sys/firmware/devicetree/base");
+    std::ofstream(root + "/sys/firmware/devicetree/base/compatible", std::ios::binary)
+        << std::string("nvidia,p3737-0000\0nvidia,tegra234\0", 34);
+    CHECK(probe_platform(root).tegra);
+    CHECK(probe_platform(root).tegra_evidence == "/sys/firmware/devicetree/base/compatible");
+    std::filesystem::create_directories(root + "/etc");
+    std::ofstream(root + "/etc/nv_tegra_release") << "# R36 (release), REVISION: 4.0\n";
+    CHECK(probe_platform(root).tegra_evidence == "/etc/nv_tegra_release");
+    std::filesystem::remove_all(root);
 }
 
 TEST_CASE("the doctor reports a missing driver without crashing", "[doctor]")

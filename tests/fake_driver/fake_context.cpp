@@ -93,6 +93,9 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
     case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED:
         *value = host_dmabuf_supported();
         return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED:
+        *value = integrated();
+        return CUDA_SUCCESS;
     default:
         *value = 0;
         return CUDA_SUCCESS;

@@ -138,6 +138,25 @@ cudaError_t cudaMallocHost(void **ptr, size_t size)
     return to_runtime(driver_function<decltype(&cuMemAllocHost_v2)>("cuMemAllocHost")(ptr, size));
 }
 
+cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+    if (cudaError_t rc = ensure_context())
+        return rc;
+    return to_runtime(driver_function<decltype(&cuMemHostAlloc)>("cuMemHostAlloc")(ptr, size, flags));
+}
+
+cudaError_t cudaHostGetDevicePointer(void **device, void *host, unsigned int flags)
+{
+    if (!device)
+        return cudaErrorInvalidValue;
+    CUdeviceptr dptr = 0;
+    cudaError_t rc = to_runtime(driver_function<decltype(&cuMemHostGetDevicePointer_v2)>(
+        "cuMemHostGetDevicePointer")(&dptr, host, flags));
+    if (rc == cudaSuccess)
+        *device = reinterpret_cast<void *>(dptr);
+    return rc;
+}
+
 cudaError_t cudaFreeHost(void *ptr)
 {
     if (!ptr)

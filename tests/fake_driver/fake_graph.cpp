@@ -58,10 +58,7 @@ namespace fake {
 
 bool host_dmabuf_supported()
 {
-    static const bool supported = [] {
-        const char *value = getenv("FAKECUDA_HOST_DMABUF");
-        return value && !strcmp(value, "1");
-    }();
+    static const bool supported = env_is_one("FAKECUDA_HOST_DMABUF");
     return supported;
 }
 

@@ -215,6 +215,8 @@ void release_block(uintptr_t addr)
     Driver &d = driver();
     auto it = d.live.find(addr);
     provider_free_range(addr, it->second.size);
+    if (it->second.host)
+        host_range_ends(addr, it->second.size, true);
     d.recycled[it->second.size].push_back(addr);
     d.buffer_ids.erase(addr);
     d.live.erase(it);
@@ -503,8 +505,7 @@ CUresult cuMemFreeHost(void *p)
 
 static std::map<uintptr_t, size_t> &registered()
 {
-    static auto *map = new std::map<uintptr_t, size_t>();
-    return *map;
+    return driver().registered;
 }
 static CUresult register_common(const char *name, void *p, size_t size)
 {
@@ -530,9 +531,12 @@ CUresult cuMemHostUnregister(void *p)
     if (CUresult injected = count_call("cuMemHostUnregister"))
         return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
-    return registered().erase(reinterpret_cast<uintptr_t>(p))
-               ? CUDA_SUCCESS
-               : CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    auto it = registered().find(reinterpret_cast<uintptr_t>(p));
+    if (it == registered().end())
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    host_range_ends(it->first, it->second, false); // the program's pages stay
+    registered().erase(it);
+    return CUDA_SUCCESS;
 }
 
 CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr dptr)
@@ -540,6 +544,15 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr dp
     if (CUresult injected = count_call("cuMemGetAddressRange_v2"))
         return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
+    uintptr_t alias_base = 0;
+    size_t alias_size = 0;
+    if (host_alias_range(dptr, alias_base, alias_size)) {
+        if (base)
+            *base = alias_base;
+        if (size)
+            *size = alias_size;
+        return CUDA_SUCCESS;
+    }
     auto &live = driver().live;
     auto it = live.upper_bound(dptr);
     if (it == live.begin())

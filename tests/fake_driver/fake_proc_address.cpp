@@ -66,6 +66,8 @@ const ProcEntry table[] = {
     ENTRY(cuMemHostRegister, 4000, false, cuMemHostRegister),
     ENTRY(cuMemHostRegister, 6050, false, cuMemHostRegister_v2),
     ENTRY(cuMemHostUnregister, 4000, false, cuMemHostUnregister),
+    ENTRY(cuMemHostGetDevicePointer, 2020, false, cuMemHostGetDevicePointer),
+    ENTRY(cuMemHostGetDevicePointer, 3020, false, cuMemHostGetDevicePointer_v2),
     ENTRY(cuMemAddressReserve, 10020, false, cuMemAddressReserve),
     ENTRY(cuMemAddressFree, 10020, false, cuMemAddressFree),
     ENTRY(cuMemCreate, 10020, false, cuMemCreate),

@@ -47,6 +47,13 @@ inline bool backed(const Allocation &a)
     return !a.graph || a.mapped;
 }
 
+// A device range cuMemHostGetDevicePointer handed out for a host range
+// (integrated mode, fake_integrated.cpp).
+struct HostAlias {
+    uintptr_t host_base = 0;
+    size_t size = 0;
+};
+
 struct Driver {
     std::mutex mutex;
     bool initialized = false;
@@ -61,6 +68,8 @@ struct Driver {
     std::map<uintptr_t, uint64_t> buffer_ids;
     std::map<uint64_t, bool> compressible;            // cuMemCreate handle -> COMP_GENERIC
     std::map<uintptr_t, size_t> compressible_mapped;  // mapped ranges of those
+    std::map<uintptr_t, size_t> registered;           // cuMemHostRegister ranges
+    std::map<uintptr_t, HostAlias> host_aliases;      // device range start -> host range
 };
 
 Driver &driver();
@@ -144,7 +153,16 @@ void note_graph_allocation(uintptr_t addr, CUgraph graph);
 bool free_in_graph(uintptr_t addr);
 // Host memory exports as a dma-buf where FAKECUDA_HOST_DMABUF=1, as on a
 // device reporting CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED.
+// Whether the environment variable `name` is "1" (a mode switch of the fake).
+bool env_is_one(const char *name);
 bool host_dmabuf_supported();
+// Integrated-GPU mode (fake_integrated.cpp): FAKECUDA_INTEGRATED=1.
+bool integrated();
+// addr in a device range of host memory: that range (mutex held).
+bool host_alias_range(uintptr_t addr, uintptr_t &base, size_t &size);
+// A host range is freed or unregistered (mutex held): its device ranges
+// go, and in integrated mode a freed one's pages go back to the system.
+void host_range_ends(uintptr_t base, size_t size, bool pages_go_back);
 // A new, empty graph (a capture's), and one dropped unused (an invalidated
 // capture's).
 CUgraph create_graph();

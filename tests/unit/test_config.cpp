@@ -88,8 +88,8 @@ TEST_CASE("each bad value gives one line naming variable, value and what is acce
                   "false, yes, no, on or off; using 0");
     CHECK(d[1] == "gdrhook: GDRHOOK_QUEUE_CAPACITY='-5' is not valid: expected an integer "
                   "from 2 to 1048576 (K, M, G, T suffixes allowed); using 4096");
-    CHECK(d[2] == "gdrhook: GDRHOOK_BACKEND='rdma' is not valid: expected auto, kmod, dmabuf "
-                  "or none; using auto");
+    CHECK(d[2] == "gdrhook: GDRHOOK_BACKEND='rdma' is not valid: expected auto, kmod, dmabuf, "
+                  "pin_user_pages or none; using auto");
     CHECK(d[3].find("GDRHOOK_PIN_MIN_SIZE='12X'") != std::string::npos);
 }
 

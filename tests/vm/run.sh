@@ -137,7 +137,7 @@ chmod 755 "$COMMON/init"
 # The pipeline test: a dynamically linked program under the shim, with the
 # fake driver, and every library they load, at the paths ldd names.
 msg "packing the shim and the fake driver from $B"
-dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes $B/tools/gdrhook"
+dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes $B/tests/vm/integrated_host_pins $B/tools/gdrhook"
 mkdir -p "$COMMON/opt/gdrhook"
 for f in $dyn; do
 	[ -f "$f" ] || die "$f missing (build $B first)"

@@ -36,7 +36,7 @@
 #define GDRHOOK_DEVICE_PATH "/dev/gdrhook"
 
 #define GDRHOOK_ABI_MAJOR 1
-#define GDRHOOK_ABI_MINOR 0
+#define GDRHOOK_ABI_MINOR 1
 
 /* Most handles one GDRHOOK_IOCTL_UNPIN_BATCH call accepts. */
 #define GDRHOOK_UNPIN_BATCH_MAX 16384u
@@ -47,6 +47,13 @@
 enum gdrhook_backend {
 	GDRHOOK_BACKEND_NVP2P = 1,  /* nvidia_p2p_get_pages on a virtual range */
 	GDRHOOK_BACKEND_DMABUF = 2, /* import of a dma-buf fd */
+	/*
+	 * The caller's own pages, pin_user_pages(FOLL_LONGTERM) (ABI 1.1):
+	 * host memory of an integrated GPU (Jetson Thor, Orin). addr and
+	 * length page aligned; revoked by munmap, a zap or the address
+	 * space's end.
+	 */
+	GDRHOOK_BACKEND_HOST_PAGES = 3,
 };
 
 /* gdrhook_pin.flags */
@@ -61,6 +68,7 @@ enum gdrhook_backend {
 #define GDRHOOK_FEATURE_NVP2P_PERSISTENT (1u << 1) /* ..._persistent too */
 #define GDRHOOK_FEATURE_DMABUF (1u << 2)
 #define GDRHOOK_FEATURE_GET_PAGES (1u << 3) /* this caller may GET_PAGES */
+#define GDRHOOK_FEATURE_HOST_PAGES (1u << 4) /* GDRHOOK_BACKEND_HOST_PAGES */
 
 struct gdrhook_ioc_version {
 	__u32 abi_major;         /* out */
@@ -164,6 +172,8 @@ enum gdrhook_event_type {
 	 * number of events dropped.
 	 */
 	GDRHOOK_EVENT_OVERFLOW = 3,
+	/* A host-pages pin's range was unmapped or zapped, or its process ended. */
+	GDRHOOK_EVENT_REVOKED_HOST = 4,
 };
 
 struct gdrhook_event {

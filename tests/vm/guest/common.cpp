@@ -225,6 +225,46 @@ void check_zero(const char* when, bool files)
 
 } // namespace
 
+// Runs `program` from kPackedDir with the fake driver first on the library path,
+// the extra environment, stdin and stdout as given (-1: inherited).
+pid_t spawn(const std::string& program, std::vector<std::string> env, int in, int out)
+{
+	const pid_t pid = ::fork();
+	CHECK(pid >= 0);
+	if (pid != 0)
+		return pid;
+	if (in >= 0)
+		::dup2(in, 0);
+	if (out >= 0)
+		::dup2(out, 1);
+	env.push_back("PATH=/bin");
+	env.push_back(std::string("LD_LIBRARY_PATH=") + kPackedDir + ":/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu");
+	std::vector<const char*> envp;
+	for (const auto& e : env)
+		envp.push_back(e.c_str());
+	envp.push_back(nullptr);
+	const std::string path = std::string(kPackedDir) + "/" + program;
+	const char* argv[] = {path.c_str(), nullptr};
+	::execve(path.c_str(), const_cast<char**>(argv), const_cast<char**>(envp.data()));
+	std::perror("pipeline: execve");
+	std::_Exit(127);
+}
+
+bool exited_ok(pid_t pid)
+{
+	int status = 0;
+	CHECK(::waitpid(pid, &status, 0) == pid);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void name_first_pci_device_as_peer(gdrhook_ioc_pin* p)
+{
+	PciAddr a = first_pci_device();
+	p->flags |= GDRHOOK_PIN_PEER;
+	p->peer_domain = a.domain;
+	p->peer_bdf = a.bdf;
+}
+
 void check_no_leaks(const char* when)
 {
 	check_zero(when, true);

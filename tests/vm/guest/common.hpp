@@ -120,6 +120,13 @@ public:
 		p.user_tag = tag;
 		return p;
 	}
+	// The caller's own pages (pin_user_pages), page aligned.
+	static gdrhook_ioc_pin host_req(const void* addr, uint64_t len, uint32_t flags = 0, uint64_t tag = 0)
+	{
+		gdrhook_ioc_pin p = nvp2p_req(addr, len, flags, tag);
+		p.backend = GDRHOOK_BACKEND_HOST_PAGES;
+		return p;
+	}
 	static gdrhook_ioc_pin dmabuf_req(int dmabuf_fd, uint64_t off, uint64_t len, PciAddr peer, uint64_t tag = 0)
 	{
 		gdrhook_ioc_pin p{};
@@ -296,6 +303,14 @@ int shell(const std::string& cmd);
 int load_module(const char* name, const std::string& params = "");
 int unload_module(const char* name);
 
+// Where run.sh packs the shim, the fake driver and the programs run under it.
+constexpr const char* kPackedDir = "/opt/gdrhook";
+// Runs `program` from kPackedDir with the fake driver first on the library
+// path, the extra environment, stdin and stdout as given (-1: inherited).
+pid_t spawn(const std::string& program, std::vector<std::string> env, int in, int out);
+// Waits for pid: whether it exited with status 0.
+bool exited_ok(pid_t pid);
+
 uint64_t counter(const char* dir, const char* name);
 inline uint64_t gdr_counter(const char* name) { return counter("/sys/kernel/debug/gdrhook", name); }
 inline uint64_t tp_counter(const char* name) { return counter("/sys/kernel/debug/gdrhook_tp", name); }
@@ -307,6 +322,8 @@ void reset_provider_params();
 uint64_t phys_addr(const void* va);
 // First PCI device of the guest: the peer for dma-buf attachments.
 PciAddr first_pci_device();
+// A PIN request made to name that device as its peer (GDRHOOK_PIN_PEER).
+void name_first_pci_device_as_peer(gdrhook_ioc_pin* p);
 // Everything released: no pin, no open file, no provider table, no misuse.
 void check_no_leaks(const char* when);
 // The same, for a test that still holds its own open files.
@@ -351,5 +368,7 @@ int test_provider_life();
 int test_failslab();
 int test_move_notify();
 int test_node();
+int test_host_pages();
+int test_integrated();
 
 } // namespace vmtest

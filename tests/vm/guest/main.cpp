@@ -26,6 +26,8 @@ int main(int argc, char** argv)
 		{"failslab", vmtest::test_failslab},
 		{"move_notify", vmtest::test_move_notify},
 		{"node", vmtest::test_node},
+		{"host_pages", vmtest::test_host_pages},
+		{"integrated", vmtest::test_integrated},
 	};
 	if (argc == 2)
 		for (const auto& t : tests)

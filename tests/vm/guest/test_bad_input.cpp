@@ -35,7 +35,17 @@ void check_pin_shape(const Gdrhook& dev, const HostBuffer& buf)
 	p.backend = 0;
 	CHECK_ERR(dev.pin(&p), EINVAL);
 	p = Gdrhook::nvp2p_req(a, kGpuPage);
-	p.backend = 3;
+	p.backend = GDRHOOK_BACKEND_HOST_PAGES + 1;
+	CHECK_ERR(dev.pin(&p), EINVAL);
+	// host pages: page aligned, no dma-buf fd, never persistent
+	p = Gdrhook::host_req(a + 1, 4096);
+	CHECK_ERR(dev.pin(&p), EINVAL);
+	p = Gdrhook::host_req(a, 4095);
+	CHECK_ERR(dev.pin(&p), EINVAL);
+	p = Gdrhook::host_req(a, 4096);
+	p.dmabuf_fd = 0;
+	CHECK_ERR(dev.pin(&p), EINVAL);
+	p = Gdrhook::host_req(a, 4096, GDRHOOK_PIN_PERSISTENT);
 	CHECK_ERR(dev.pin(&p), EINVAL);
 	p = Gdrhook::nvp2p_req(a, kGpuPage, 1u << 7);
 	CHECK_ERR(dev.pin(&p), EINVAL);

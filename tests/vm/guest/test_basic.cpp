@@ -29,12 +29,8 @@ void check_nvp2p_single(const Gdrhook& dev, const HostBuffer& buf, uint32_t flag
 {
 	const uint64_t len = 16 * kGpuPage;
 	gdrhook_ioc_pin p = Gdrhook::nvp2p_req(buf.data() + kGpuPage, len, flags, 0xfeed);
-	if (peer) {
-		PciAddr a = first_pci_device();
-		p.flags |= GDRHOOK_PIN_PEER;
-		p.peer_domain = a.domain;
-		p.peer_bdf = a.bdf;
-	}
+	if (peer)
+		name_first_pci_device_as_peer(&p);
 	CHECK_OK(dev.pin(&p));
 	CHECK(p.handle != 0);
 	CHECK(p.page_size == kGpuPage);

@@ -31,7 +31,6 @@
 namespace vmtest {
 namespace {
 
-constexpr const char* kDir = "/opt/gdrhook";
 constexpr const char* kEvents = "/tmp/pipeline.jsonl";
 
 // The string value of "key":"..." in one JSON line, or "".
@@ -63,43 +62,11 @@ struct Tally {
 	std::string unpin_reason;
 };
 
-// Runs `program` from kDir with the fake driver first on the library path,
-// the extra environment, stdin and stdout as given (-1: inherited).
-pid_t spawn(const std::string& program, std::vector<std::string> env, int in, int out)
-{
-	const pid_t pid = ::fork();
-	CHECK(pid >= 0);
-	if (pid != 0)
-		return pid;
-	if (in >= 0)
-		::dup2(in, 0);
-	if (out >= 0)
-		::dup2(out, 1);
-	env.push_back("PATH=/bin");
-	env.push_back(std::string("LD_LIBRARY_PATH=") + kDir + ":/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu");
-	std::vector<const char*> envp;
-	for (const auto& e : env)
-		envp.push_back(e.c_str());
-	envp.push_back(nullptr);
-	const std::string path = std::string(kDir) + "/" + program;
-	const char* argv[] = {path.c_str(), nullptr};
-	::execve(path.c_str(), const_cast<char**>(argv), const_cast<char**>(envp.data()));
-	std::perror("pipeline: execve");
-	std::_Exit(127);
-}
-
-bool exited_ok(pid_t pid)
-{
-	int status = 0;
-	CHECK(::waitpid(pid, &status, 0) == pid);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 } // namespace
 
 int test_pipeline()
 {
-	const std::string program = std::string(kDir) + "/alloc_cycle";
+	const std::string program = std::string(kPackedDir) + "/alloc_cycle";
 	struct stat st;
 	if (::stat(program.c_str(), &st) != 0) {
 		std::printf("pipeline: FAIL: no shim packed into the initramfs (run.sh needs GDRHOOK_VM_BUILD, "
@@ -120,7 +87,7 @@ int test_pipeline()
 	// flag), so closing our end of to_child is its end of input.
 	CHECK(::pipe2(to_child, O_CLOEXEC) == 0 && ::pipe2(from_child, O_CLOEXEC) == 0);
 	const pid_t pid = spawn("alloc_cycle",
-				{std::string("LD_PRELOAD=") + kDir + "/libgdrhook.so",
+				{std::string("LD_PRELOAD=") + kPackedDir + "/libgdrhook.so",
 				 std::string("GDRHOOK_EVENTS=") + kEvents, "GDRHOOK_BACKEND=kmod", "GDRHOOK_PIN=alloc",
 				 "GDRHOOK_LOG_LEVEL=info"},
 				to_child[0], from_child[1]);

@@ -15,6 +15,11 @@ namespace gdrhook::cli {
 
 BackendChoice choose_backend(const GdrhookDeviceFacts &device, const CudaFacts &cuda)
 {
+    for (const auto &gpu : cuda.gpus)
+        if (gpu.integrated == 1 && allowed_backends(device, cuda).pin_user_pages)
+            return {"pin_user_pages", "GPU " + std::to_string(gpu.ordinal) +
+                                          " is integrated and " + device.path +
+                                          " pins host pages"};
     if (device.opened && device.compatible)
         return {"kmod", device.path + " answers with a compatible ABI (" +
                             std::to_string(device.abi_major) + "." +
@@ -92,8 +97,8 @@ void report_gpus(Report &r, const CudaFacts &cuda, const NvmlFacts &nvml)
         const auto &gpu = cuda.gpus[i];
         std::string text = "GPU " + std::to_string(gpu.ordinal) + ": " + gpu.name +
                            (gpu.pci_bus_id.empty() ? "" : " (" + gpu.pci_bus_id + ")") +
-                           ": DMA-BUF " + yes_no(gpu.dma_buf) + ", GPUDirect RDMA " +
-                           yes_no(gpu.gpudirect_rdma);
+                           ", " + gpu_kind(gpu.integrated) + ": DMA-BUF " +
+                           yes_no(gpu.dma_buf) + ", GPUDirect RDMA " + yes_no(gpu.gpudirect_rdma);
         if (i < nvml.bar1.size() && nvml.bar1[i].known)
             text += ", BAR1 " + format_bytes(static_cast<double>(nvml.bar1[i].total)) + " total, " +
                     format_bytes(static_cast<double>(nvml.bar1[i].used)) + " used";
@@ -156,6 +161,20 @@ void report_device(Report &r, const GdrhookDeviceFacts &device)
          format_bytes(static_cast<double>(device.max_pinned_bytes)) + " per open file");
 }
 
+void report_platform(Report &r, const PlatformFacts &platform)
+{
+    r.note("platform: " + platform.architecture +
+           (platform.tegra ? ", NVIDIA Tegra (" + platform.tegra_evidence + ")" : ", not a Tegra"));
+}
+
+void report_allowed(Report &r, const GdrhookDeviceFacts &device, const CudaFacts &cuda)
+{
+    const AllowedBackends allowed = allowed_backends(device, cuda);
+    r.note(std::string("backends this machine allows: kmod ") + (allowed.kmod ? "yes" : "no") +
+           ", pin_user_pages " + (allowed.pin_user_pages ? "yes" : "no") + ", dmabuf " +
+           (allowed.dmabuf ? "yes" : "no") + ", none yes");
+}
+
 void report_shim(Report &r)
 {
     std::vector<std::string> tried;
@@ -211,12 +230,14 @@ int run_doctor(const DoctorOptions &options, std::ostream &out)
 
     out << "gdrhook doctor\n";
     Report r(out);
+    report_platform(r, probe_platform());
     report_shim(r);
     report_cuda(r, options, cuda);
     report_nvml(r, options, nvml, cuda.initialised);
     report_gpus(r, cuda, nvml);
     report_device(r, device);
 
+    report_allowed(r, device, cuda);
     if (options.pid)
         report_process(r, probe_process(options.pid));
 

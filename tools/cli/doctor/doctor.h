@@ -23,6 +23,7 @@ struct CudaFacts {
         std::string pci_bus_id; // "0000:1B:00.0", "" if unknown
         int dma_buf = -1;       // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, -1 unknown
         int gpudirect_rdma = -1;// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+        int integrated = -1;    // CU_DEVICE_ATTRIBUTE_INTEGRATED: shares host memory
     };
     std::vector<Gpu> gpus;
 };
@@ -60,8 +61,29 @@ GdrhookDeviceFacts probe_gdrhook_device(const std::string &path);
 // The features bitmask in words ("nv-p2p, dma-buf").
 std::string describe_features(uint32_t features);
 
-// The backend GDRHOOK_BACKEND=auto picks: kmod when /dev/gdrhook is
-// usable, else dmabuf when every GPU supports DMA-BUF, else none. This
+// The machine (doctor_platform.cpp): uname's architecture, and whether
+// it is a Tegra (L4T's /etc/nv_tegra_release, or the device tree's
+// "nvidia,tegra..." compatible string), both read under `root`.
+struct PlatformFacts {
+    std::string architecture;
+    bool tegra = false;
+    std::string tegra_evidence; // the file that said so
+};
+PlatformFacts probe_platform(const std::string &root = "");
+
+// The backends this machine allows, whatever GDRHOOK_BACKEND says.
+struct AllowedBackends {
+    bool kmod = false;           // /dev/gdrhook with an nv-p2p provider
+    bool pin_user_pages = false; // /dev/gdrhook pinning host pages
+    bool dmabuf = false;         // every GPU exports DMA-BUFs
+};
+AllowedBackends allowed_backends(const GdrhookDeviceFacts &device, const CudaFacts &cuda);
+// "integrated", "discrete" or "kind unknown" for CudaFacts::Gpu::integrated.
+std::string gpu_kind(int integrated);
+
+// The backend GDRHOOK_BACKEND=auto picks: pin_user_pages when a GPU is
+// integrated and /dev/gdrhook pins host pages, else kmod when /dev/gdrhook
+// is usable, else dmabuf when every GPU supports DMA-BUF, else none. This
 // mirrors the shim's rule (cache/backends/select_backend.cpp) so the doctor can explain it.
 struct BackendChoice {
     std::string backend;

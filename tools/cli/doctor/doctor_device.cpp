@@ -26,6 +26,7 @@ std::string describe_features(uint32_t features)
     add(GDRHOOK_FEATURE_NVP2P_PERSISTENT, "nv-p2p persistent");
     add(GDRHOOK_FEATURE_DMABUF, "dma-buf");
     add(GDRHOOK_FEATURE_GET_PAGES, "get-pages");
+    add(GDRHOOK_FEATURE_HOST_PAGES, "host pages");
     return text.empty() ? "none" : text;
 }
 

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+// The machine `gdrhook doctor` runs on: its architecture, whether it is an
+// NVIDIA Tegra (Jetson, DRIVE), and which backends it allows.
+#include "doctor/doctor.h"
+
+#include "kmod/include/uapi/gdrhook_ioctl.h"
+
+#include <fstream>
+#include <iterator>
+#include <sys/utsname.h>
+
+namespace gdrhook::cli {
+namespace {
+
+std::string file_text(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+} // namespace
+
+PlatformFacts probe_platform(const std::string &root)
+{
+    PlatformFacts facts;
+    struct utsname names {};
+    if (uname(&names) == 0)
+        facts.architecture = names.machine;
+    // L4T writes its release here; the device tree's root node names the
+    // SoC ("nvidia,tegra234" on Orin, "nvidia,tegra264" on Thor), its
+    // strings separated by NULs.
+    if (std::ifstream(root + "/etc/nv_tegra_release").good()) {
+        facts.tegra = true;
+        facts.tegra_evidence = "/etc/nv_tegra_release";
+    } else if (file_text(root + "/sys/firmware/devicetree/base/compatible").find("nvidia,tegra") !=
+               std::string::npos) {
+        facts.tegra = true;
+        facts.tegra_evidence = "/sys/firmware/devicetree/base/compatible";
+    }
+    return facts;
+}
+
+AllowedBackends allowed_backends(const GdrhookDeviceFacts &device, const CudaFacts &cuda)
+{
+    AllowedBackends allowed;
+    const bool module = device.opened && device.compatible;
+    allowed.kmod = module && (device.features & GDRHOOK_FEATURE_NVP2P);
+    allowed.pin_user_pages = module && (device.features & GDRHOOK_FEATURE_HOST_PAGES);
+    allowed.dmabuf = cuda.initialised && !cuda.gpus.empty();
+    for (const auto &gpu : cuda.gpus)
+        allowed.dmabuf = allowed.dmabuf && gpu.dma_buf == 1;
+    return allowed;
+}
+
+std::string gpu_kind(int integrated)
+{
+    return integrated == 1 ? "integrated" : integrated == 0 ? "discrete" : "kind unknown";
+}
+
+} // namespace gdrhook::cli
