@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * backend_dmabuf.c - pinning by importing a dma-buf (the upstream path,
+ * Pinning by importing a dma-buf (the upstream path,
  * what NVIDIA's CUDA 13 porting advice points to instead of nv-p2p).
  *
  * A pin holds: a reference on the dma-buf, an attachment for the peer PCI
@@ -48,6 +48,25 @@ static const struct dma_buf_attach_ops gdrhook_dmabuf_importer_ops = {
 };
 #endif
 
+/* Unmap the pin's mapping and, for a dynamic import, unpin the attachment. */
+static void gdrhook_dmabuf_unmap(struct gdrhook_pin *pin)
+{
+#ifdef HAVE_DMA_BUF_DYNAMIC_P2P
+	if (pin->db.dynamic) {
+		struct dma_buf *dmabuf = pin->db.dmabuf;
+
+		dma_resv_lock(dmabuf->resv, NULL);
+		dma_buf_unmap_attachment(pin->db.attach, pin->db.sgt,
+					 DMA_BIDIRECTIONAL);
+		dma_buf_unpin(pin->db.attach);
+		dma_resv_unlock(dmabuf->resv);
+		return;
+	}
+#endif
+	gdrhook_dma_buf_unmap_unlocked(pin->db.attach, pin->db.sgt,
+				       DMA_BIDIRECTIONAL);
+}
+
 /* Let go of whatever the pin holds of the dma-buf (all of it, or part). */
 static void gdrhook_dmabuf_put(struct gdrhook_pin *pin)
 {
@@ -56,19 +75,7 @@ static void gdrhook_dmabuf_put(struct gdrhook_pin *pin)
 	if (!dmabuf)
 		return;
 	if (pin->db.sgt) {
-#ifdef HAVE_DMA_BUF_DYNAMIC_P2P
-		if (pin->db.dynamic) {
-			dma_resv_lock(dmabuf->resv, NULL);
-			dma_buf_unmap_attachment(pin->db.attach, pin->db.sgt,
-						 DMA_BIDIRECTIONAL);
-			dma_buf_unpin(pin->db.attach);
-			dma_resv_unlock(dmabuf->resv);
-		} else
-#endif
-		{
-			gdrhook_dma_buf_unmap_unlocked(pin->db.attach, pin->db.sgt,
-						       DMA_BIDIRECTIONAL);
-		}
+		gdrhook_dmabuf_unmap(pin);
 		pin->db.sgt = NULL;
 	}
 	if (pin->db.attach) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * backend_nvp2p.c - pinning through the NVIDIA driver's nvidia_p2p_* API.
+ * Pinning through the NVIDIA driver's nvidia_p2p_* API.
  *
  * The functions are resolved with symbol_get(), not linked, so gdrhook.ko
  * loads (and offers dma-buf alone) where nvidia.ko is absent. They are
@@ -45,15 +45,15 @@
 #include "nv_p2p_abi.h"
 
 static struct {
-	typeof(&nvidia_p2p_get_pages) get_pages;
-	typeof(&nvidia_p2p_put_pages) put_pages;
-	typeof(&nvidia_p2p_free_page_table) free_page_table;
+	typeof(nvidia_p2p_get_pages) *get_pages;
+	typeof(nvidia_p2p_put_pages) *put_pages;
+	typeof(nvidia_p2p_free_page_table) *free_page_table;
 	/* Optional: persistent pinning (no callback). */
-	typeof(&nvidia_p2p_get_pages_persistent) get_pages_persistent;
-	typeof(&nvidia_p2p_put_pages_persistent) put_pages_persistent;
+	typeof(nvidia_p2p_get_pages_persistent) *get_pages_persistent;
+	typeof(nvidia_p2p_put_pages_persistent) *put_pages_persistent;
 	/* Optional: DMA mappings for a peer device. */
-	typeof(&nvidia_p2p_dma_map_pages) dma_map_pages;
-	typeof(&nvidia_p2p_free_dma_mapping) free_dma_mapping;
+	typeof(nvidia_p2p_dma_map_pages) *dma_map_pages;
+	typeof(nvidia_p2p_free_dma_mapping) *free_dma_mapping;
 } nv;
 /*
  * Pins that hold the symbols, under nv_lock. While it is not 0 the
@@ -217,7 +217,7 @@ static int gdrhook_nvp2p_check_table(const struct gdrhook_pin *pin,
 {
 	u64 ps;
 
-	if (!pt || !NVIDIA_P2P_VERSION_OK(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))
+	if (!pt || !nvidia_p2p_version_ok(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))
 		return -EIO;
 	ps = gdrhook_nvp2p_page_bytes(pt->page_size);
 	if (!ps || pt->entries == 0 || !pt->pages ||
@@ -262,7 +262,8 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 		pin->nv.page_table = NULL;
 		/* The driver says EINVAL for memory that is not the caller's
 		 * GPU memory; keep its answer (ioctl.c turns kernel-internal
-		 * errnos into ones user space knows). */
+		 * errnos into ones user space knows).
+		 */
 		err = err < 0 ? err : -EIO;
 		goto out;
 	}
@@ -282,7 +283,7 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 		if (err)
 			goto out;
 		pin->nv.dma_map = map;
-		if (!NVIDIA_P2P_VERSION_OK(map->version, NVIDIA_P2P_DMA_MAPPING_VERSION) ||
+		if (!nvidia_p2p_version_ok(map->version, NVIDIA_P2P_DMA_MAPPING_VERSION) ||
 		    map->entries != pt->entries || !map->dma_addresses) {
 			err = -EIO;
 			goto out;
@@ -301,7 +302,8 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 			pt->pages[i]->physical_address;
 out:
 	/* On failure the table stays in the pin: release() puts it back,
-	 * unless a callback wins it first. */
+	 * unless a callback wins it first.
+	 */
 	mutex_unlock(&pin->lock);
 	return err;
 }

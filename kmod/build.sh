@@ -1,6 +1,10 @@
 #!/bin/sh
 # build.sh SRC_DIR OUT_DIR [KDIR] [--test-provider]
 #
+# KMOD_ARCH=arm64 in the environment builds for arm64 (KDIR: arm64
+# headers); on another machine with Debian's cross compiler,
+# aarch64-linux-gnu-gcc (CROSS_COMPILE overrides it). Default: the
+# machine's own architecture.
 # Out-of-tree build for Meson and the VM test: Kbuild writes objects next
 # to the sources it builds, so the sources are copied into OUT_DIR/src and
 # built there; OUT_DIR receives gdrhook.ko (and, with --test-provider, the
@@ -14,6 +18,14 @@ TP=${4:-}
 	echo "build.sh: no kernel build tree (install linux-headers or set kernel_dir)" >&2
 	exit 1
 }
+case ${KMOD_ARCH:-} in
+'' | amd64 | x86_64) ;;
+arm64 | aarch64)
+	export ARCH=arm64
+	[ "$(uname -m)" = aarch64 ] || export CROSS_COMPILE="${CROSS_COMPILE:-aarch64-linux-gnu-}"
+	;;
+*) echo "build.sh: KMOD_ARCH=$KMOD_ARCH: amd64 or arm64" >&2; exit 1 ;;
+esac
 mkdir -p "$OUT/src"
 # Copy only sources; keep what Kbuild built last time so rebuilds are
 # incremental. gdrhook_config.h is generated for the kernel being built

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * compat.h - the kernel API variants gdrhook.ko copes with.
+ * The kernel API variants gdrhook.ko copes with.
  *
  * gdrhook_config.h is generated at build time by probes/run-probes.sh,
  * which compiles one tiny test per feature (probes/HAVE_*.sh) against the
@@ -58,7 +58,7 @@ static inline long gdrhook_compat_ptr_ioctl(struct file *f, unsigned int cmd,
  */
 #if !defined(HAVE_DMA_BUF_MAP_ATTACHMENT_UNLOCKED) && \
 	LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-#error "dma_buf_map_attachment_unlocked() not found on Linux 6.2 or later: see probes/run-probes.sh output"
+#error "Linux 6.2 or later without dma_buf_map_attachment_unlocked(): see the probes' output"
 #endif
 
 /* 6.13 made the namespace a string literal; before, it was an identifier. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * events.c - the per-file queue of revocations user space did not ask for.
+ * The per-file queue of revocations user space did not ask for.
  *
  * Producers are callbacks (the NVIDIA free callback, dma-buf move_notify),
  * which may run in any process and must not block, so the queue is a fixed

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * gdrhook.h - objects shared by the files of gdrhook.ko.
+ * Objects shared by the files of gdrhook.ko.
  *
  * Ownership, in one place:
  *
@@ -75,6 +75,7 @@ struct gdrhook_stats {
 	atomic64_t files_live;      /* file objects not yet freed */
 	atomic64_t pinned_bytes;    /* the sum of every file's pinned_bytes */
 };
+
 extern struct gdrhook_stats gdrhook_stats;
 int gdrhook_stats_init(void);
 void gdrhook_stats_exit(void);
@@ -83,7 +84,7 @@ extern const struct attribute_group *gdrhook_stats_groups[];
 
 /* ---- revocation event queue (events.c) ---- */
 struct gdrhook_events {
-	spinlock_t lock;
+	spinlock_t lock;    /* the ring and its counters; taken in callbacks */
 	wait_queue_head_t wait;
 	struct gdrhook_event *ring;
 	u32 cap;
@@ -91,6 +92,7 @@ struct gdrhook_events {
 	u32 count;
 	u64 dropped; /* lost since the last read, reported as OVERFLOW */
 };
+
 int gdrhook_events_init(struct gdrhook_events *ev, u32 cap);
 void gdrhook_events_free(struct gdrhook_events *ev);
 void gdrhook_events_post(struct gdrhook_events *ev,
@@ -185,9 +187,10 @@ struct gdrhook_pin {
  * actually holds pinned, what the user is charged); when it fails it
  * leaves in the pin whatever it had got. release() lets go of whatever the
  * pin holds, after a failed pin() as after a successful one, and is only
- * called once no callback can reach the pin any more. It is told whether a callback already revoked the pin, because for
- * nv-p2p the driver then owns the page table and nvidia_p2p_put_pages must
- * not be called; dma-buf resources are released either way.
+ * called once no callback can reach the pin any more. It is told whether a
+ * callback already revoked the pin, because for nv-p2p the driver then
+ * owns the page table and nvidia_p2p_put_pages must not be called; dma-buf
+ * resources are released either way.
  */
 struct gdrhook_pin_req_k;
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * host_pages.c - pinning the caller's own pages with pin_user_pages (the
+ * Pinning the caller's own pages with pin_user_pages (the
  * path for integrated GPUs: on Jetson Thor, and on Orin from CUDA 13.0,
  * the memory a NIC reaches is cuMemHostAlloc/cudaHostAlloc/
  * cuMemHostRegister memory, ordinary pages of the process, and nv-p2p is

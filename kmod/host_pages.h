@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * host_pages.h - the pin_user_pages backend (host_pages.c): the caller's
+ * The pin_user_pages backend (host_pages.c): the caller's
  * own pages, pinned long-term, for integrated GPUs.
  */
 #ifndef GDRHOOK_HOST_PAGES_H

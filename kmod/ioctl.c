@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * ioctl.c - decoding and validating requests, then handing them to the
+ * Decoding and validating requests, then handing them to the
  * pin table. Every field of every request is checked here, before any
  * state changes; the backends may assume a well-formed request.
  */
@@ -76,7 +76,8 @@ static long gdrhook_pin_validate(const struct gdrhook_ioc_pin *a,
 		if (!IS_ALIGNED(a->addr | a->length, GDRHOOK_NVP2P_ALIGN))
 			return -EINVAL;
 		/* Only the caller's own (user) address space can be pinned;
-		 * the driver further checks that it is the caller's GPU memory. */
+		 * the driver further checks that it is the caller's GPU memory.
+		 */
 		if (!access_ok(u64_to_user_ptr(a->addr), a->length))
 			return -EFAULT;
 		*backend = &gdrhook_backend_nvp2p;
@@ -285,18 +286,25 @@ static const struct {
 	bool owner_only;   /* only the opener's process may issue it */
 	long (*fn)(struct gdrhook_file *f, void __user *arg);
 } gdrhook_ioctls[] = {
-	[_IOC_NR(GDRHOOK_IOCTL_GET_VERSION)] = { GDRHOOK_IOCTL_GET_VERSION, false, gdrhook_ioc_get_version },
-	[_IOC_NR(GDRHOOK_IOCTL_PIN)] = { GDRHOOK_IOCTL_PIN, true, gdrhook_ioc_pin },
-	[_IOC_NR(GDRHOOK_IOCTL_UNPIN)] = { GDRHOOK_IOCTL_UNPIN, true, gdrhook_ioc_unpin },
-	[_IOC_NR(GDRHOOK_IOCTL_UNPIN_BATCH)] = { GDRHOOK_IOCTL_UNPIN_BATCH, true, gdrhook_ioc_unpin_batch },
-	[_IOC_NR(GDRHOOK_IOCTL_QUERY)] = { GDRHOOK_IOCTL_QUERY, true, gdrhook_ioc_query },
-	[_IOC_NR(GDRHOOK_IOCTL_GET_PAGES)] = { GDRHOOK_IOCTL_GET_PAGES, true, gdrhook_ioc_get_pages },
+	[_IOC_NR(GDRHOOK_IOCTL_GET_VERSION)] = {
+		GDRHOOK_IOCTL_GET_VERSION, false, gdrhook_ioc_get_version },
+	[_IOC_NR(GDRHOOK_IOCTL_PIN)] = {
+		GDRHOOK_IOCTL_PIN, true, gdrhook_ioc_pin },
+	[_IOC_NR(GDRHOOK_IOCTL_UNPIN)] = {
+		GDRHOOK_IOCTL_UNPIN, true, gdrhook_ioc_unpin },
+	[_IOC_NR(GDRHOOK_IOCTL_UNPIN_BATCH)] = {
+		GDRHOOK_IOCTL_UNPIN_BATCH, true, gdrhook_ioc_unpin_batch },
+	[_IOC_NR(GDRHOOK_IOCTL_QUERY)] = {
+		GDRHOOK_IOCTL_QUERY, true, gdrhook_ioc_query },
+	[_IOC_NR(GDRHOOK_IOCTL_GET_PAGES)] = {
+		GDRHOOK_IOCTL_GET_PAGES, true, gdrhook_ioc_get_pages },
 };
 
 long gdrhook_user_errno(long err)
 {
 	/* The restart codes mean something to the syscall exit path when
-	 * a signal is pending, and only then. */
+	 * a signal is pending, and only then.
+	 */
 	if (signal_pending(current) &&
 	    (err == -ERESTARTSYS || err == -ERESTARTNOINTR ||
 	     err == -ERESTARTNOHAND || err == -ERESTART_RESTARTBLOCK))
@@ -316,7 +324,8 @@ long gdrhook_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 	    nr >= ARRAY_SIZE(gdrhook_ioctls) || !gdrhook_ioctls[nr].fn)
 		return -ENOTTY;
 	/* Same command, other size or direction: a truncated or foreign
-	 * structure, never read. */
+	 * structure, never read.
+	 */
 	if (cmd != gdrhook_ioctls[nr].cmd)
 		return -EINVAL;
 	if (gdrhook_ioctls[nr].owner_only && current->mm != f->mm)

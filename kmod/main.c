@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * main.c - module entry points, parameters and /dev/gdrhook itself.
+ * Module entry points, parameters and /dev/gdrhook itself.
  *
  * The device is a misc device; each open gets its own handle table and
  * event queue (pin_table.c, events.c), and closing the file releases

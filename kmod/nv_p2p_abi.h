@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR MIT */
 /*
- * nv_p2p_abi.h - the nvidia_p2p_* interface as gdrhook uses it.
+ * The nvidia_p2p_* interface as gdrhook uses it.
  *
  * Written from NVIDIA's GPUDirect RDMA guide, not copied from nv-p2p.h: the
  * layouts and prototypes below are the binary interface nvidia.ko exports,
@@ -23,59 +23,62 @@ enum nvidia_p2p_page_size_type {
 };
 
 struct nvidia_p2p_page {
-	uint64_t physical_address;
+	u64 physical_address;
 	union nvidia_p2p_request_registers {
 		struct {
-			uint32_t wreqmb_h;
-			uint32_t rreqmb_h;
-			uint32_t rreqmb_0;
-			uint32_t reserved[3];
+			u32 wreqmb_h;
+			u32 rreqmb_h;
+			u32 rreqmb_0;
+			u32 reserved[3];
 		} fermi;
 	} registers;
 };
 
 /* Major in the high 16 bits; compatible when the majors match and ours is
- * not newer than the table's. */
+ * not newer than the table's.
+ */
 #define NVIDIA_P2P_PAGE_TABLE_VERSION 0x00010002u
 #define NVIDIA_P2P_DMA_MAPPING_VERSION 0x00020003u
 #define NVIDIA_P2P_MAJOR(v) ((v) >> 16)
 #define NVIDIA_P2P_MINOR(v) ((v) & 0xffffu)
-#define NVIDIA_P2P_VERSION_OK(have, want) \
-	(NVIDIA_P2P_MAJOR(have) == NVIDIA_P2P_MAJOR(want) && \
-	 NVIDIA_P2P_MINOR(have) >= NVIDIA_P2P_MINOR(want))
+static inline bool nvidia_p2p_version_ok(u32 have, u32 want)
+{
+	return NVIDIA_P2P_MAJOR(have) == NVIDIA_P2P_MAJOR(want) &&
+	       NVIDIA_P2P_MINOR(have) >= NVIDIA_P2P_MINOR(want);
+}
 
 struct nvidia_p2p_page_table {
-	uint32_t version;
-	uint32_t page_size; /* enum nvidia_p2p_page_size_type */
+	u32 version;
+	u32 page_size; /* enum nvidia_p2p_page_size_type */
 	struct nvidia_p2p_page **pages;
-	uint32_t entries;
-	uint8_t *gpu_uuid;
-	uint32_t flags;
+	u32 entries;
+	u8 *gpu_uuid;
+	u32 flags;
 };
 
 struct nvidia_p2p_dma_mapping {
-	uint32_t version;
+	u32 version;
 	enum nvidia_p2p_page_size_type page_size_type;
-	uint32_t entries;
-	uint64_t *dma_addresses;
+	u32 entries;
+	u64 *dma_addresses;
 	void *private;
 	struct pci_dev *pci_dev;
 };
 
-int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
-			 uint64_t virtual_address, uint64_t length,
+int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space,
+			 u64 virtual_address, u64 length,
 			 struct nvidia_p2p_page_table **page_table,
 			 void (*free_callback)(void *data), void *data);
-int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
-			 uint64_t virtual_address,
+int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space,
+			 u64 virtual_address,
 			 struct nvidia_p2p_page_table *page_table);
 int nvidia_p2p_free_page_table(struct nvidia_p2p_page_table *page_table);
-int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
+int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
 				    struct nvidia_p2p_page_table **page_table,
-				    uint32_t flags);
-int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
+				    u32 flags);
+int nvidia_p2p_put_pages_persistent(u64 virtual_address,
 				    struct nvidia_p2p_page_table *page_table,
-				    uint32_t flags);
+				    u32 flags);
 int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 			     struct nvidia_p2p_page_table *page_table,
 			     struct nvidia_p2p_dma_mapping **dma_mapping);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * pin_table.c - pin objects, the per-file handle table, and the global id
+ * Pin objects, the per-file handle table, and the global id
  * table through which callbacks find a pin.
  *
  * Two tables, two jobs:
@@ -56,7 +56,8 @@ struct gdrhook_file *gdrhook_file_create(void)
 	mutex_init(&f->lock);
 	xa_init_flags(&f->handles, XA_FLAGS_ALLOC1);
 	/* Keep the mm_struct (not the address space) so the pointer we
-	 * compare against stays unique while the file lives. */
+	 * compare against stays unique while the file lives.
+	 */
 	f->mm = current->mm;
 	mmgrab(f->mm);
 	f->opener = get_task_pid(current, PIDTYPE_TGID);
@@ -87,7 +88,8 @@ void gdrhook_file_show(struct seq_file *m, struct gdrhook_file *f)
 	seq_printf(m, "gdrhook-opener-uid:\t%u\n",
 		   from_kuid_munged(seq_user_ns(m), f->opener_uid));
 	/* mmgrab() keeps the mm_struct, not its users: none left means the
-	 * opener's address space has ended. */
+	 * opener's address space has ended.
+	 */
 	seq_printf(m, "gdrhook-orphaned:\t%d\n",
 		   atomic_read(&f->mm->mm_users) == 0);
 	seq_printf(m, "gdrhook-pins:\t%llu\n", pins);
@@ -225,7 +227,8 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 		/* The backend failed, or we are over the cap, or a callback
 		 * revoked the pin before we could publish it (the memory was
 		 * freed while being pinned: the callback let the driver side
-		 * go, the caller may retry). */
+		 * go, the caller may retry).
+		 */
 		if (revoked)
 			err = -EAGAIN; /* whatever else the backend then met */
 		gdrhook_quota_uncharge(pin->uid, pin->charged_pages);
@@ -330,7 +333,8 @@ void gdrhook_file_release_all(struct gdrhook_file *f)
 		struct gdrhook_pin *pin;
 
 		/* No ioctl can run any more (this is release), so there are
-		 * no reserved slots, only published pins. */
+		 * no reserved slots, only published pins.
+		 */
 		mutex_lock(&f->lock);
 		pin = xa_find(&f->handles, &handle, ULONG_MAX, XA_PRESENT);
 		if (pin) {
@@ -347,7 +351,9 @@ void gdrhook_file_release_all(struct gdrhook_file *f)
 
 /* ------------------------------------------------------------ callbacks */
 
+/* Enters the SRCU read side that gdrhook_callback_end() leaves (sparse: the pair). */
 struct gdrhook_pin *gdrhook_callback_begin(u32 id, int *srcu_idx)
+	__acquires(&gdrhook_callbacks_srcu)
 {
 	struct gdrhook_pin *pin;
 
@@ -369,6 +375,7 @@ struct gdrhook_pin *gdrhook_callback_begin(u32 id, int *srcu_idx)
 }
 
 void gdrhook_callback_end(struct gdrhook_pin *pin, int srcu_idx)
+	__releases(&gdrhook_callbacks_srcu)
 {
 	if (pin) {
 		xa_lock(&gdrhook_ids);
@@ -418,7 +425,8 @@ void gdrhook_pin_table_exit(void)
 {
 	/* Every file is closed before the module can go, and closing
 	 * retires every id; a late callback (one that found no pin) may
-	 * still be on its way out of our code. */
+	 * still be on its way out of our code.
+	 */
 	synchronize_srcu(&gdrhook_callbacks_srcu);
 	cleanup_srcu_struct(&gdrhook_callbacks_srcu);
 	WARN_ON(!xa_empty(&gdrhook_ids));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * stats.c - counters, read-only in debugfs (/sys/kernel/debug/gdrhook/),
+ * Counters, read-only in debugfs (/sys/kernel/debug/gdrhook/),
  * so that tests can assert that nothing leaked: after every file is
  * closed, pins_live and files_live must read 0. The same counters are in
  * sysfs (/sys/class/misc/gdrhook/stats/), readable by every user: debugfs
@@ -56,7 +56,8 @@ static struct gdrhook_stat_attribute gdrhook_stat_attributes[] = {
 };
 
 /* Filled from the table above by gdrhook_stats_init(), before the device
- * is registered. */
+ * is registered.
+ */
 static struct attribute *gdrhook_stat_attrs[ARRAY_SIZE(gdrhook_stat_attributes) + 1];
 
 static const struct attribute_group gdrhook_stat_group = {
@@ -74,7 +75,8 @@ int gdrhook_stats_init(void)
 	size_t i;
 
 	/* debugfs is optional: the module works without it, and debugfs
-	 * calls are safe to make with an error pointer. */
+	 * calls are safe to make with an error pointer.
+	 */
 	gdrhook_debugfs_dir = debugfs_create_dir(GDRHOOK_DEVICE_NAME, NULL);
 	for (i = 0; i < ARRAY_SIZE(gdrhook_stat_attributes); i++) {
 		gdrhook_stat_attrs[i] = &gdrhook_stat_attributes[i].attr.attr;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * user_quota.c - the per-user cap on pinned pages.
+ * The per-user cap on pinned pages.
  *
  * Every pin is charged, once the backend has pinned, with the pages it
  * actually holds pinned (pin_table.c decides how many), to the user that

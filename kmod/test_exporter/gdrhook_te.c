@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * gdrhook_te.c - TEST ONLY: a dma-buf exporter that moves its buffers.
+ * TEST ONLY: a dma-buf exporter that moves its buffers.
  *
  * vgem, the exporter the VM test otherwise uses, never moves a buffer and
  * so never calls move_notify; this one does on request (MOVE ioctl on

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only WITH Linux-syscall-note) OR MIT */
 /*
- * gdrhook_te_ioctl.h - control interface of the TEST-ONLY dma-buf exporter
+ * Control interface of the TEST-ONLY dma-buf exporter
  * (gdrhook_te.ko), /dev/gdrhook_te. Tests use it to make dma-bufs whose
  * exporter moves them, which is when an exporter calls move_notify.
  */
 #ifndef GDRHOOK_TE_IOCTL_H
 #define GDRHOOK_TE_IOCTL_H
 
+#include <linux/const.h>
 #include <linux/types.h>
 #ifdef __KERNEL__
 #include <linux/ioctl.h>
@@ -24,7 +25,7 @@
  * dynamic exporter and refuses to move a buffer while any attachment has
  * it pinned. Without it the exporter has no pin, and moves whenever asked.
  */
-#define GDRHOOK_TE_PINNABLE (1u << 0)
+#define GDRHOOK_TE_PINNABLE _BITUL(0)
 
 /* Make a buffer of size bytes (page aligned, > 0) of zeroed pages. */
 struct gdrhook_te_create {
@@ -39,7 +40,7 @@ struct gdrhook_te_create {
  * dma_buf_move_notify() without moving the pages. Importers get the same
  * notification; what they must do with it is the same.
  */
-#define GDRHOOK_TE_MOVE_EVEN_IF_PINNED (1u << 0)
+#define GDRHOOK_TE_MOVE_EVEN_IF_PINNED _BITUL(0)
 
 /*
  * Move the buffer to new pages, as a driver evicting it would: under the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * gdrhook_tp.c - TEST ONLY: an nvidia_p2p_* provider over ordinary memory.
+ * TEST ONLY: an nvidia_p2p_* provider over ordinary memory.
  *
  * Exports the nv-p2p functions gdrhook.ko resolves with symbol_get(), so
  * the module can be exercised in a VM with no GPU. "GPU memory" is the
@@ -58,7 +58,7 @@
 
 #define TP_GPU_PAGE (64ULL * 1024)
 #define TP_OS_PER_GPU_PAGE (TP_GPU_PAGE / PAGE_SIZE)
-#define TP_MAX_LEN (1ULL << 30)
+#define TP_MAX_LEN BIT_ULL(30)
 
 static unsigned int race_delay_us;
 module_param(race_delay_us, uint, 0644);
@@ -315,8 +315,8 @@ static int tp_put(u64 va, struct nvidia_p2p_page_table *pt, bool persistent)
 	return 0;
 }
 
-int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
-			 uint64_t virtual_address, uint64_t length,
+int nvidia_p2p_get_pages(u64 p2p_token, u32 va_space,
+			 u64 virtual_address, u64 length,
 			 struct nvidia_p2p_page_table **page_table,
 			 void (*free_callback)(void *data), void *data)
 {
@@ -335,8 +335,8 @@ int nvidia_p2p_get_pages(uint64_t p2p_token, uint32_t va_space,
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages);
 
-int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
-			 uint64_t virtual_address,
+int nvidia_p2p_put_pages(u64 p2p_token, u32 va_space,
+			 u64 virtual_address,
 			 struct nvidia_p2p_page_table *page_table)
 {
 	if (p2p_token || va_space)
@@ -345,9 +345,9 @@ int nvidia_p2p_put_pages(uint64_t p2p_token, uint32_t va_space,
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_put_pages);
 
-int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
+int nvidia_p2p_get_pages_persistent(u64 virtual_address, u64 length,
 				    struct nvidia_p2p_page_table **page_table,
-				    uint32_t flags)
+				    u32 flags)
 {
 	if (flags)
 		return -EINVAL;
@@ -355,9 +355,9 @@ int nvidia_p2p_get_pages_persistent(uint64_t virtual_address, uint64_t length,
 }
 EXPORT_SYMBOL_GPL(nvidia_p2p_get_pages_persistent);
 
-int nvidia_p2p_put_pages_persistent(uint64_t virtual_address,
+int nvidia_p2p_put_pages_persistent(u64 virtual_address,
 				    struct nvidia_p2p_page_table *page_table,
-				    uint32_t flags)
+				    u32 flags)
 {
 	if (flags)
 		return -EINVAL;
@@ -511,7 +511,8 @@ static u32 tp_run_callbacks(struct list_head *victims)
 		t->cb(t->data);
 		atomic64_inc(&tp_callbacks);
 		/* The memory goes now, whoever the table's owner turns out to be;
-		 * put_pages waits while the state is TP_IN_CALLBACK. */
+		 * put_pages waits while the state is TP_IN_CALLBACK.
+		 */
 		tp_release_memory(t);
 		spin_lock(&tp_lock);
 		list_del(&t->all);
@@ -650,7 +651,8 @@ static int __init tp_init(void)
 		return -ENOMEM;
 	tp_debugfs = debugfs_create_dir("gdrhook_tp", NULL);
 	debugfs_create_file_unsafe("tables_live", 0444, tp_debugfs, &tp_tables_live, &tp_stat_fops);
-	debugfs_create_file_unsafe("pages_pinned", 0444, tp_debugfs, &tp_pages_pinned, &tp_stat_fops);
+	debugfs_create_file_unsafe("pages_pinned", 0444, tp_debugfs, &tp_pages_pinned,
+				   &tp_stat_fops);
 	debugfs_create_file_unsafe("callbacks", 0444, tp_debugfs, &tp_callbacks, &tp_stat_fops);
 	debugfs_create_file_unsafe("bad_calls", 0444, tp_debugfs, &tp_bad_calls, &tp_stat_fops);
 	debugfs_create_file_unsafe("frees_held", 0444, tp_debugfs, &tp_frees_held, &tp_stat_fops);
@@ -672,7 +674,8 @@ static void __exit tp_exit(void)
 	destroy_workqueue(tp_fire_wq); /* runs what fire_on_get_ms queued */
 	debugfs_remove_recursive(tp_debugfs);
 	/* Clients hold symbol references, so none is loaded now; whatever
-	 * is left was leaked by one. */
+	 * is left was leaked by one.
+	 */
 	hash_for_each_safe(tp_hash, bkt, n, t, hnode) {
 		pr_err("gdrhook_tp: leaked table va=%llx len=%llx\n", t->va, t->len);
 		hash_del(&t->hnode);

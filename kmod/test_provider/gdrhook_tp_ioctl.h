@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only WITH Linux-syscall-note) OR MIT */
 /*
- * gdrhook_tp_ioctl.h - control interface of the TEST-ONLY nv-p2p provider
+ * Control interface of the TEST-ONLY nv-p2p provider
  * (gdrhook_tp.ko), /dev/gdrhook_tp. Tests and the fake driver's cuMemFree
  * use it to make the provider behave like the NVIDIA driver freeing memory.
  */

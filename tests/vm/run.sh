@@ -55,6 +55,11 @@
 #                        so that the next run rebuilds only what changed
 #                        (tests/mutants/run.py: one kernel module mutant
 #                        after another); default: the work directory
+#   GDRHOOK_VM_ARCH      amd64 (default) or arm64: Debian's arm64 kernel
+#                        (tests/vm/arm64/prepare.sh fetches it into the
+#                        kernel cache) in qemu-system-aarch64 -M virt -cpu
+#                        max, the modules cross-built, GDRHOOK_VM_BUILD an
+#                        aarch64 build; see VM_ARM64_STEPS below
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -78,13 +83,33 @@ kmoddir() { c=$(kcache "$1") && echo "$c/modules/lib/modules/$1" || echo "/lib/m
 kconfig() { c=$(kcache "$1") && echo "$c/build/.config" || echo "/boot/config-$1"; }
 kflag() { grep -q "^CONFIG_$2=y" "$(kconfig "$1")" 2>/dev/null && echo y || echo n; }
 
-need qemu-system-x86_64 qemu-system-x86
+VM_ARCH=${GDRHOOK_VM_ARCH:-amd64}
 need cpio cpio
 need gcc gcc
 need make make
-BUSYBOX=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
-ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic executable' ||
-	die "$BUSYBOX is not static (apt-get install busybox-static)"
+case $VM_ARCH in
+amd64)
+	need qemu-system-x86_64 qemu-system-x86
+	BUSYBOX=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
+	ldd "$BUSYBOX" 2>&1 | grep -q 'not a dynamic executable' ||
+		die "$BUSYBOX is not static (apt-get install busybox-static)"
+	;;
+arm64)
+	need qemu-system-aarch64 qemu-system-arm
+	need aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu
+	# Debian's stock arm64 kernel has no KASAN, KFENCE or lockdep (its
+	# config has SLUB_DEBUG, PAGE_POISONING and DEBUG_LIST: the guest's
+	# slub_debug=FZPU and page_poison=1 use them); the debug kernel
+	# (KASAN, lockdep) is amd64's. Races and fuzzing at a tenth of amd64's
+	# length keep the emulated arm64 guest within CI's time.
+	# The pipeline's programs are aarch64: the dynamic loader, run by
+	# qemu-user, lists their libraries where ldd would.
+	need qemu-aarch64-static qemu-user-static
+	GDRHOOK_VM_RACE_ITERS=${GDRHOOK_VM_RACE_ITERS:-2000}
+	GDRHOOK_VM_FUZZ_CALLS=${GDRHOOK_VM_FUZZ_CALLS:-20000}
+	;;
+*) die "GDRHOOK_VM_ARCH=$VM_ARCH: amd64 or arm64" ;;
+esac
 [ -n "${GDRHOOK_VM_BUILD:-}" ] ||
 	die "GDRHOOK_VM_BUILD unset: name a meson build directory of this tree (meson test sets it)"
 B=$(cd "$GDRHOOK_VM_BUILD" && pwd) || die "GDRHOOK_VM_BUILD=$GDRHOOK_VM_BUILD is not a directory"
@@ -94,6 +119,9 @@ B=$(cd "$GDRHOOK_VM_BUILD" && pwd) || die "GDRHOOK_VM_BUILD=$GDRHOOK_VM_BUILD is
 # gets the same tests; each prints its own result line.
 if [ -n "${GDRHOOK_VM_KVERS:-${GDRHOOK_VM_KVER:-}}" ]; then
 	KVERS=${GDRHOOK_VM_KVERS:-$GDRHOOK_VM_KVER}
+elif [ "$VM_ARCH" = arm64 ]; then
+	msg "arm64 kernel: fetching or taking from $GDRHOOK_VM_KERNEL_CACHE"
+	KVERS=$("$HERE/arm64/prepare.sh" "$GDRHOOK_VM_KERNEL_CACHE") || die "arm64 kernel: tests/vm/arm64/prepare.sh failed"
 else
 	KVERS=
 	for v in $(ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V); do
@@ -126,6 +154,13 @@ COMMON=$WORK/common
 mkdir -p "$COMMON/bin"
 # The in-guest test program, built by meson (tests/vm/meson.build).
 cp "$B/tests/vm/gdrhook-vmtest" "$COMMON/bin/gdrhook-vmtest"
+if [ "$VM_ARCH" = arm64 ]; then
+	# ELF e_machine (2 bytes at offset 18): 183 is EM_AARCH64.
+	[ "$(od -An -tu2 -j18 -N2 "$COMMON/bin/gdrhook-vmtest" | tr -d ' ')" = 183 ] ||
+		die "$B/tests/vm/gdrhook-vmtest is not an aarch64 program (GDRHOOK_VM_BUILD: an aarch64 build)"
+	# The busybox of the first kernel's cache (prepare.sh's, arm64).
+	BUSYBOX=$(kcache "${KVERS%% *}")/busybox
+fi
 cp "$BUSYBOX" "$COMMON/bin/busybox"
 cp "$HERE/guest/init.sh" "$COMMON/init"
 chmod 755 "$COMMON/init"
@@ -136,6 +171,13 @@ chmod 755 "$COMMON/init"
 
 # The pipeline test: a dynamically linked program under the shim, with the
 # fake driver, and every library they load, at the paths ldd names.
+list_libraries() { # program: ldd's output for it
+	if [ "$VM_ARCH" = arm64 ]; then
+		qemu-aarch64-static /lib/ld-linux-aarch64.so.1 --list "$1"
+	else
+		ldd "$1"
+	fi
+}
 msg "packing the shim and the fake driver from $B"
 dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes $B/tests/vm/integrated_host_pins $B/tools/gdrhook"
 mkdir -p "$COMMON/opt/gdrhook"
@@ -143,7 +185,7 @@ for f in $dyn; do
 	[ -f "$f" ] || die "$f missing (build $B first)"
 	cp -L "$f" "$COMMON/opt/gdrhook/"
 done
-for lib in $(for f in $dyn; do LD_LIBRARY_PATH="$B/tests/fake_driver" ldd "$f"; done |
+for lib in $(for f in $dyn; do LD_LIBRARY_PATH="$B/tests/fake_driver" list_libraries "$f"; done |
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u); do
 	case $lib in "$B"/*) continue ;; esac # the fake driver, packed above
 	mkdir -p "$COMMON$(dirname "$lib")"
@@ -167,7 +209,7 @@ boot() {
 	t0=$(date +%s)
 	mkdir -p "$kw"
 	msg "kernel $kver: building modules against $kdir"
-	if ! MAKEFLAGS=-j2 "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild" "$kdir" --test-provider >"$kw/build.log" 2>&1; then
+	if ! MAKEFLAGS=-j2 KMOD_ARCH=$VM_ARCH "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild" "$kdir" --test-provider >"$kw/build.log" 2>&1; then
 		cat "$kw/build.log"
 		echo "kmod-vm: kernel $kver kasan=$(kflag "$kver" KASAN) lockdep=$(kflag "$kver" PROVE_LOCKING): 0 passed, 1 failed (module build)"
 		return 1
@@ -232,14 +274,23 @@ boot() {
 	# 6.12 in a clean-clone CI run, "Oops: int3" at 4.95 s). A guest that
 	# reported something and never got to run /init (which loads the
 	# modules) is booted once more; anything after /init counts.
+	# arm64: -cpu max with pointer authentication's implementation-defined
+	# algorithm: the architected one (QARMA) dominates TCG's time, and
+	# the kernel signs every return address.
+	if [ "$VM_ARCH" = arm64 ]; then
+		qemu=qemu-system-aarch64 machine="-machine virt -cpu max,pauth-impdef=on" console=console=ttyAMA0
+	else
+		qemu=qemu-system-x86_64 machine="-machine pc" console="console=ttyS0 tsc=reliable"
+	fi
 	for attempt in 1 2; do
-		timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 \
+		# shellcheck disable=SC2086 # $machine is several words
+		timeout --kill-after=10 "$TIMEOUT" "$qemu" \
 			-nographic -no-reboot \
-			-machine pc -accel tcg,thread=multi \
+			$machine -accel tcg,thread=multi \
 			-smp "${GDRHOOK_VM_SMP:-2}" -m "${GDRHOOK_VM_MEM:-1G}" \
 			-nic none \
 			-kernel "$(kimage "$kver")" -initrd "$kw/initramfs.cpio.gz" \
-			-append "console=ttyS0 tsc=reliable panic=-1 oops=panic slub_debug=FZPU page_poison=1 init_on_free=1 loglevel=7" \
+			-append "$console panic=-1 oops=panic slub_debug=FZPU page_poison=1 init_on_free=1 loglevel=7" \
 			</dev/null >"$log" 2>&1
 		qemu_rc=$?
 		if [ "$attempt" = 1 ] && ! grep -q 'Run /init as init process' "$log" &&

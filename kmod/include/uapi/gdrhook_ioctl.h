@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only WITH Linux-syscall-note) OR MIT */
 /*
- * gdrhook_ioctl.h - the one interface between gdrhook.ko and user space.
+ * The one interface between gdrhook.ko and user space.
  *
  * Shared verbatim by the kernel module (kmod/) and the cache's kmod backend
  * (cache/). Versioned: GDRHOOK_IOCTL_GET_VERSION reports the ABI major and

@@ -1,0 +1,92 @@
+#!/bin/sh
+# check_kernel_style.sh - kmod/ under the kernel's own checkers
+# (kmod/README.md, "Kernel checkers"): any report fails it.
+#  - checkpatch.pl --strict --no-tree -f on every .c and .h of the module,
+#    its uapi header and the test modules, taken from Debian's
+#    linux-source-6.1 (the three files it reads, extracted once into
+#    ~/.cache/gdrhook/checkpatch/VERSION, or GDRHOOK_CHECKPATCH names a
+#    checkpatch.pl beside its spelling.txt);
+#  - sparse (make C=2: every file, whether rebuilt or not) over gdrhook.ko
+#    and the test modules, against the amd64 headers find-kdir.sh finds.
+# A missing checker is a failure, not a skip.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-style.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT INT TERM
+failed=0
+fail() { echo "check_kernel_style: FAILED: $*"; failed=$((failed + 1)); }
+
+# The reports we keep, per file, and why (checkpatch --ignore TYPES):
+#  compat.h         LINUX_VERSION_CODE, CONSTANT_COMPARISON: an out-of-tree
+#                   module refuses kernels it cannot build for by version
+#                   (older than 5.8; 6.2+ without a probe's result); every
+#                   other variant is chosen by a probe.
+#                   EMBEDDED_FILENAME: its #include <linux/compat.h>.
+#  compat.h, backend_nvp2p.c, stats.c   MACRO_ARG_REUSE: the argument is a
+#                   name (a struct member, a field), never an expression,
+#                   or the macro stands in for the kernel's own that does the same.
+ignored_in() {
+	case $1 in
+	compat.h) echo LINUX_VERSION_CODE,CONSTANT_COMPARISON,EMBEDDED_FILENAME,MACRO_ARG_REUSE ;;
+	backend_nvp2p.c | stats.c) echo MACRO_ARG_REUSE ;;
+	*) echo NONE ;;
+	esac
+}
+
+checkpatch=${GDRHOOK_CHECKPATCH:-}
+if [ -z "$checkpatch" ]; then
+	src=/usr/src/linux-source-6.1.tar.xz
+	if [ -r "$src" ]; then
+		version=$(dpkg-query -W -f '${Version}' linux-source-6.1)
+		cache=$HOME/.cache/gdrhook/checkpatch/$version
+		if [ ! -f "$cache/scripts/checkpatch.pl" ]; then
+			mkdir -p "$cache.tmp"
+			tar -xJf "$src" -C "$cache.tmp" --strip-components=1 \
+				linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+				linux-source-6.1/scripts/const_structs.checkpatch
+			rm -rf "$cache" && mv "$cache.tmp" "$cache"
+		fi
+		checkpatch=$cache/scripts/checkpatch.pl
+	fi
+fi
+if [ -z "$checkpatch" ] || [ ! -f "$checkpatch" ]; then
+	fail "no checkpatch.pl (apt-get install linux-source-6.1)"
+else
+	cd "$ROOT/kmod"
+	for f in *.c *.h include/uapi/*.h test_provider/*.c test_provider/*.h \
+		test_exporter/*.c test_exporter/*.h; do
+		[ "$f" != gdrhook_config.h ] || continue
+		# Silent and 0 when the file is clean; any report (ERROR,
+		# WARNING, CHECK) or a checkpatch that could not run fails.
+		if ! perl "$checkpatch" --strict --no-tree -f --terse --show-types \
+			--ignore "$(ignored_in "$(basename "$f")")" "$f" >"$WORK/cp" 2>&1 ||
+			[ -s "$WORK/cp" ]; then
+			cat "$WORK/cp"
+			fail "checkpatch --strict: kmod/$f"
+		fi
+	done
+	echo "check_kernel_style: checkpatch --strict ran on $(ls *.c *.h include/uapi/*.h test_provider/*.[ch] test_exporter/*.[ch] | grep -vc gdrhook_config.h) files"
+fi
+
+if ! command -v sparse >/dev/null 2>&1; then
+	fail "sparse not found (apt-get install sparse)"
+elif ! kdir=$("$ROOT/kmod/find-kdir.sh"); then
+	fail "no kernel headers for sparse (apt-get install linux-headers-amd64)"
+else
+	# build.sh makes the probe results the sources need; C=2 then checks
+	# every file again.
+	MAKEFLAGS=-j2 "$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/out" "$kdir" --test-provider >"$WORK/build.log" 2>&1 ||
+		{ cat "$WORK/build.log"; fail "module build against $kdir"; }
+	for m in . test_provider test_exporter; do
+		make -C "$kdir" M="$WORK/out/src/$m" C=2 modules >"$WORK/sparse.log" 2>&1 ||
+			{ cat "$WORK/sparse.log"; fail "make C=2 in $m"; }
+		if grep -E ': (warning|error):' "$WORK/sparse.log"; then
+			fail "sparse reports in kmod/$m"
+		fi
+	done
+	echo "check_kernel_style: sparse ran against $kdir"
+fi
+
+[ "$failed" = 0 ] && echo "check_kernel_style: PASS" || echo "check_kernel_style: FAIL ($failed failed)"
+[ "$failed" = 0 ]
