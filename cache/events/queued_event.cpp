@@ -31,7 +31,7 @@ bool pack(const Event &event, QueuedEvent &out)
     out.time = event.tsc ? event.tsc | queued_time_is_tsc : event.ts_ns;
     out.addr = event.addr;
     out.size = event.size;
-    out.handle = event.handle;
+    out.entry_id = event.entry_id;
     out.tid = event.tid;
     out.rc = event.rc;
     out.dev = static_cast<int8_t>(event.dev);
@@ -60,7 +60,7 @@ Event unpack(const QueuedEvent &queued, uint64_t seq)
     event.seq = seq;
     event.addr = queued.addr;
     event.size = queued.size;
-    event.handle = queued.handle;
+    event.entry_id = queued.entry_id;
     event.api = from_offset(queued.api);
     event.msg = from_offset(queued.msg);
     event.backend = from_offset(queued.backend);

@@ -114,7 +114,7 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
     queued.time = event.time;
     queued.addr = event.addr;
     queued.size = event.size;
-    queued.handle = 0;
+    queued.entry_id = 0;
     queued.msg = queued_null_text;
     queued.backend = queued_null_text;
     queued.tid = event.tid;
