@@ -47,7 +47,7 @@ bool InvalidationLog::invalidated_since(uint64_t since, uint64_t start, uint64_t
 }
 
 void CacheWriter::hold_locked(ThreadRecord *record, CacheEntry *entry,
-                                    HeldRegistration &held)
+                              HeldRegistration &held)
 {
     // Under mu_ nothing can retire the entry; the reclaimer takes mu_ after
     // we release it and so sees the hold.
@@ -68,7 +68,7 @@ void CacheWriter::hold_locked(ThreadRecord *record, CacheEntry *entry,
 // register the range as pending), pin with no lock held, then publish the
 // new entry unless its memory was freed meanwhile.
 Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end,
-                               Registration &out, HeldRegistration *held)
+                         Registration &out, HeldRegistration *held)
 {
     AllocationInfo info;
     const bool known = options_.allocation_of && options_.allocation_of(addr, info) &&
@@ -117,7 +117,8 @@ Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end,
         ++locked_stats_.pins;
         CacheEntry *entry = new_entry_locked(plan, std::move(pin), buffer_id);
 
-        if (invalidations_.invalidated_since(plan.invalidation_seq, plan.start, plan.stop, plan.pin_started)) {
+        if (invalidations_.invalidated_since(plan.invalidation_seq, plan.start, plan.stop,
+                                             plan.pin_started)) {
             // The memory was freed while we pinned it: never publish this
             // pin; the reclaimer releases it.
             ++locked_stats_.stale_pins;
@@ -140,8 +141,8 @@ Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end,
 }
 
 bool CacheWriter::plan_pin_locked(std::unique_lock<std::mutex> &lock, ThreadRecord *record,
-                                        uint64_t addr, uint64_t end, Registration &out,
-                                        HeldRegistration *held, PinPlan &plan)
+                                  uint64_t addr, uint64_t end, Registration &out,
+                                  HeldRegistration *held, PinPlan &plan)
 {
     const uint64_t alignment = std::max<uint64_t>(backend_.alignment(), 1);
     for (;;) {
@@ -149,7 +150,8 @@ bool CacheWriter::plan_pin_locked(std::unique_lock<std::mutex> &lock, ThreadReco
         if (const IndexRecord *found = index_find(root, addr, end)) {
             // Pinned by another thread meanwhile: share its pin.
             out = Registration::of(range_of(*found));
-            hit_cache_.fill(record, addr, range_of(*found), published_.gen.load(std::memory_order_relaxed));
+            hit_cache_.fill(record, addr, range_of(*found),
+                            published_.gen.load(std::memory_order_relaxed));
             if (held)
                 hold_locked(record, found->entry, *held);
             return true;
@@ -207,8 +209,8 @@ CacheEntry *CacheWriter::new_entry_locked(const PinPlan &plan, Pin pin, uint64_t
 }
 
 bool CacheWriter::publish_entry_locked(CacheEntry *entry, ThreadRecord *record,
-                                             uint64_t addr, Registration &out,
-                                             HeldRegistration *held)
+                                       uint64_t addr, Registration &out,
+                                       HeldRegistration *held)
 {
     const uint64_t start = entry->range.start, stop = entry->range.end, size = stop - start;
     // Publish: the new entry replaces what it merged; the budgets may
@@ -276,7 +278,8 @@ bool CacheWriter::publish_entry_locked(CacheEntry *entry, ThreadRecord *record,
     published.entry = entry;
     published.values = inserted.values;
     out = Registration::of(range_of(published));
-    hit_cache_.fill(record, addr, range_of(published), published_.gen.load(std::memory_order_relaxed));
+    hit_cache_.fill(record, addr, range_of(published),
+                    published_.gen.load(std::memory_order_relaxed));
     if (held)
         hold_locked(record, entry, *held);
     return !removed.empty();
@@ -291,7 +294,7 @@ void CacheWriter::retire_locked(CacheEntry *entry, UnpinReason reason, uint64_t 
 }
 
 bool CacheWriter::pick_victims_locked(uint64_t need_bytes, uint64_t need_entries,
-                                            std::vector<IndexItem> &victims)
+                                      std::vector<IndexItem> &victims)
 {
     // Second chance: an entry hit since it was last looked at here moves to
     // the front once instead of leaving. Two passes at most.
@@ -301,7 +304,8 @@ bool CacheWriter::pick_victims_locked(uint64_t need_bytes, uint64_t need_entries
     while (e && budget-- && (got_bytes < need_bytes || got_entries < need_entries)) {
         CacheEntry *prev = e->lru_prev;
         const IndexRecord *record =
-            index_find(published_.head.load(std::memory_order_relaxed), e->range.start, e->range.start + 1);
+            index_find(published_.head.load(std::memory_order_relaxed), e->range.start,
+                       e->range.start + 1);
         // Hits through the page hash mark the entry there.
         const bool hash_referenced = e->hashed && published_.hash.take_referenced(e->range.start, e->range.end, e->range.id);
         if (record && (hash_referenced || record->referenced.load(std::memory_order_relaxed)) &&
@@ -348,7 +352,7 @@ void CacheWriter::hash_remove_locked(const std::vector<IndexItem> &removed)
 }
 
 void CacheWriter::publish_locked(const std::vector<IndexItem> &removed,
-                                       const IndexItem &inserted, UnpinReason reason)
+                                 const IndexItem &inserted, UnpinReason reason)
 {
     std::vector<void *> retired;
     IndexRoot *fresh =

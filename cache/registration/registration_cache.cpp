@@ -65,7 +65,8 @@ Status RegistrationCache::get_past_hit_cache(ThreadRecord *record, uint64_t addr
         if (h >= 0) {
             // The hit-slot protocol: the entry was in the hash after gen was
             // read; if gen has not moved since the hold was published, the
-            // reclaimer (which retires, moving gen, before it scans) sees it.
+            // reclaimer sees the hold (the writer moves gen before the
+            // reclaimer can take the entry, which fences before it scans).
             record->holds[h].store(value.id, std::memory_order_relaxed);
             light_fence();
             if (published_.gen.load(std::memory_order_acquire) == gen) {
@@ -89,14 +90,16 @@ Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uin
 {
     for (int attempt = 0; attempt < 4; ++attempt) {
         published_.enter(record);
-        const IndexRecord *found = index_find(published_.head.load(std::memory_order_acquire), addr, end);
+        const IndexRecord *found =
+            index_find(published_.head.load(std::memory_order_acquire), addr, end);
         CacheEntry *entry = found ? found->entry : nullptr;
         bool valid = entry != nullptr;
         if (entry) {
-            out = Registration::of(range_of(*found));
+            const PinnedRange range = range_of(*found);
+            out = Registration::of(range);
             if (!found->referenced.load(std::memory_order_relaxed))
                 found->referenced.store(1, std::memory_order_relaxed);
-            hit_cache_.fill(record, addr, range_of(*found), gen);
+            hit_cache_.fill(record, addr, range, gen);
             if (held) {
                 int h = free_hold_slot(record);
                 if (h >= 0) {
