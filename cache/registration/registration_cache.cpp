@@ -181,6 +181,10 @@ size_t RegistrationCache::drain_unpins(const std::function<void(const UnpinRecor
     return reclaimer_.drain(report);
 }
 
+ThreadRecord *RegistrationCache::bind_thread() { return records_.bind_thread(); }
+
+void RegistrationCache::wake() { writer_.wake(); }
+
 void RegistrationCache::put_counted(CacheEntry *entry)
 {
     // The entry may be freed right after this decrement: touch it no more.

@@ -136,6 +136,16 @@ public:
     void after_fork_in_child();
 
 private:
+    // records_.mine(), with its rare path a call on this class: a hit
+    // inlined into a caller's loop then keeps no pointer to a part alive.
+    ThreadRecord *this_thread_record()
+    {
+        if (GDRHOOK_LIKELY(tls_bindings[0].serial == records_.serial()))
+            return tls_bindings[0].record;
+        return bind_thread();
+    }
+    GDRHOOK_NOINLINE ThreadRecord *bind_thread();
+
     static uint64_t range_end(uint64_t addr, uint64_t length)
     {
         return addr + (length ? length : 1);
@@ -153,6 +163,9 @@ private:
                          Registration &out, HeldRegistration *held);
     bool verify_hit(ThreadRecord *record, uint64_t addr, const Registration &reg);
     void put_counted(CacheEntry *entry);
+    // Out of line and on this class: put() inlined into a caller's loop
+    // then needs no address of a part, only `this`.
+    void wake();
 
     std::unique_ptr<PinBackend> backend_;
     CacheOptions options_;
@@ -168,7 +181,7 @@ private:
 inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registration &out)
 {
     const uint64_t end = range_end(addr, length);
-    ThreadRecord *record = records_.mine();
+    ThreadRecord *record = this_thread_record();
     // acquire: a thread that sees the generation an invalidation made also
     // sees the index it published before.
     const uint64_t gen = published_.gen.load(std::memory_order_acquire);
@@ -191,7 +204,7 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
 inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistration &out)
 {
     const uint64_t end = range_end(addr, length);
-    ThreadRecord *record = records_.mine();
+    ThreadRecord *record = this_thread_record();
     const uint64_t gen = published_.gen.load(std::memory_order_acquire);
     HitSlot *found = HitCache::find(record, addr, end, gen);
     if (found) {
@@ -227,7 +240,7 @@ inline void RegistrationCache::put(HeldRegistration &held)
         // the holds; we clear the hold and then read pending_held_.
         light_fence();
         if (published_.pending_held.load(std::memory_order_relaxed))
-            writer_.wake();
+            wake();
     } else if (held.entry) {
         put_counted(held.entry);
     }

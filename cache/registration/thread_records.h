@@ -113,6 +113,10 @@ public:
             return tls_bindings[0].record;
         return bind_thread();
     }
+    uint64_t serial() const { return serial_; }
+    // The calling thread's record, found among its other bindings or made
+    // (the rest of mine()).
+    ThreadRecord *bind_thread();
 
     // Every record, owned or not (acquire: pairs with bind_thread()'s
     // release of the list head).
@@ -130,7 +134,6 @@ public:
 private:
     friend void release_thread_records_at_exit();
 
-    ThreadRecord *bind_thread();
     void release(ThreadRecord *record);
 
     const uint64_t serial_;
