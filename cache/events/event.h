@@ -64,7 +64,7 @@ struct Event {
     uint64_t addr = 0;
     uint64_t size = 0;
     uint64_t lat_ns = 0;       // unpin: delay from the free to the unpin
-    uint64_t handle = 0;       // pin handle (pin/unpin/revoke)
+    uint64_t entry_id = 0;     // pin/unpin/revoke: the cache entry's id (Registration::id)
     const char *api = "";      // static string: the CUDA entry point's name
     const char *msg = nullptr; // static string: what went wrong (error, failed unpin)
     const char *backend = nullptr; // static string: pin/unpin/revoke, the backend

@@ -33,7 +33,7 @@ size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, c
         append(R"(,"kind":"{}")", to_string(event.mem));
     if (event.kind == EventKind::pin || event.kind == EventKind::unpin ||
         event.kind == EventKind::revoke)
-        append(R"(,"handle":{})", event.handle);
+        append(R"(,"handle":{})", event.entry_id); // the field's name: docs/log-format.md
     if (event.kind == EventKind::unpin)
         append(R"(,"lat_ns":{})", event.lat_ns);
     if (event.backend) {

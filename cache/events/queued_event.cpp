@@ -29,7 +29,7 @@ bool pack(const Event &event, QueuedEvent &out)
     if ((event.tsc | event.ts_ns) & queued_time_is_tsc)
         return false;
     out.time = event.tsc ? event.tsc | queued_time_is_tsc : event.ts_ns;
-    out.handle = event.handle;
+    out.entry_id = event.entry_id;
     pack_shared_fields(event, out);
     return true;
 }
@@ -53,7 +53,7 @@ Event unpack(const QueuedEvent &queued, uint64_t seq)
     event.seq = seq;
     event.addr = queued.addr;
     event.size = queued.size;
-    event.handle = queued.handle;
+    event.entry_id = queued.entry_id;
     event.api = from_offset(queued.api);
     event.msg = from_offset(queued.msg);
     event.backend = from_offset(queued.backend);

@@ -26,7 +26,7 @@ struct QueuedEvent {
     uint64_t time;     // Event::tsc with its top bit set, or Event::ts_ns
     uint64_t addr;
     uint64_t size;
-    uint64_t handle;
+    uint64_t entry_id; // Event::entry_id
     int32_t api;       // offsets of static strings, see above
     int32_t msg;
     int32_t tid;       // between msg and backend: two null texts side by side

@@ -112,7 +112,7 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
         return;
     }
     queued.time = event.time;
-    queued.handle = 0;
+    queued.entry_id = 0;
     queued.msg = queued_null_text;
     queued.backend = queued_null_text;
     pack_shared_fields(event, queued);

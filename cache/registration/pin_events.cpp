@@ -81,10 +81,10 @@ void set_pin_event_backend(const char *name)
     backend_name = name;
 }
 
-Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t handle)
+Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t entry_id)
 {
     Event event = cache_event(kind, "gdrhook_worker", addr, size);
-    event.handle = handle;
+    event.entry_id = entry_id;
     return event;
 }
 
@@ -94,7 +94,7 @@ void log_pin(const Registration &reg)
     event.via = pin_cause.via;
     event.mem = pin_cause.mem;
     event.dev = pin_cause.dev;
-    event.handle = reg.id;
+    event.entry_id = reg.id;
     hot_line.pipeline->submit(event);
 }
 

@@ -25,7 +25,7 @@ void log_pin(const Registration &reg);
 void log_stale_hit(uint64_t addr, uint64_t expected, uint64_t actual);
 
 // An event the worker records itself (revoke, unpin), stamped now.
-Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t handle);
+Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t entry_id);
 
 // GDRHOOK_PIN=alloc, as the runtime sets it up: allocations of at least
 // min_size are pinned in the cache `cache_on_first_need` returns (it

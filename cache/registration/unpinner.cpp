@@ -27,7 +27,7 @@ void Unpinner::note_written(Event &event)
     if (inherited_unlogged_) // the child's first event: restate them before it
         log_inherited_pins();
     if (event.kind == EventKind::pin)
-        pins_logged_.emplace(event.handle, event);
+        pins_logged_.emplace(event.entry_id, event);
 }
 
 void Unpinner::run_batch()
@@ -49,7 +49,7 @@ void Unpinner::run_batch()
             // while it ran) was never logged as `pin`.
             if (record.reason == UnpinReason::stale)
                 return;
-            Event event = worker_event(EventKind::unpin, record.addr, record.length, record.id);
+            Event event = worker_event(EventKind::unpin, record.addr, record.length, record.entry_id);
             event.lat_ns = record.lat_ns;
             event.reason = to_string(record.reason);
             event.rc = record.status.ok() ? 0 : record.status.detail;
@@ -76,7 +76,7 @@ void Unpinner::note_fork_in_child()
 void Unpinner::log_inherited_pins()
 {
     inherited_unlogged_ = false;
-    for (auto &[handle, pin] : pins_logged_) {
+    for (auto &[entry_id, pin] : pins_logged_) {
         Event event = pin;
         stamp_now(event);
         event.tid = current_tid();
@@ -90,7 +90,7 @@ void Unpinner::write_releases_whose_pin_is_logged()
 {
     auto still_waiting = waiting_.begin();
     for (Event &event : waiting_) {
-        auto pin = pins_logged_.find(event.handle);
+        auto pin = pins_logged_.find(event.entry_id);
         if (pin == pins_logged_.end()) {
             *still_waiting++ = event;
             continue;

@@ -76,8 +76,8 @@ TEST_CASE("a line with every key is parsed into its fields", "[reader]")
     CHECK(e.rc == 0);
     CHECK(e.via == "symbol");
     CHECK(e.backend == "dmabuf");
-    CHECK(e.has_handle);
-    CHECK(e.handle == 12);
+    CHECK(e.has_entry_id);
+    CHECK(e.entry_id == 12);
     CHECK(e.has_lat);
     CHECK(e.lat_ns == 4200);
     CHECK(e.mem_kind == "device");

@@ -56,7 +56,7 @@ TEST_CASE("unpin lines carry the handle and the delay from the free")
     Event e;
     e.kind = EventKind::unpin;
     e.api = "cuMemFree_v2";
-    e.handle = 9;
+    e.entry_id = 9;
     e.lat_ns = 12345;
     char buffer[max_line_size];
     std::string line(buffer, format_event_line(e, 1, buffer) - 1);

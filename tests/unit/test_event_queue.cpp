@@ -98,7 +98,7 @@ TEST_CASE("the compact queue form keeps every field of an event the hook records
     e.ts_ns = 1795366155830512914ull;
     e.addr = 0x7f734569b000ull;
     e.size = 64ull << 30;
-    e.handle = 0xfedcba9876543210ull;
+    e.entry_id = 0xfedcba9876543210ull;
     e.api = "cuMemFree_v2";
     e.msg = "verify: a cache hit disagrees with the driver's buffer id";
     e.backend = "dmabuf";
@@ -116,7 +116,7 @@ TEST_CASE("the compact queue form keeps every field of an event the hook records
     CHECK(back.ts_ns == e.ts_ns);
     CHECK(back.addr == e.addr);
     CHECK(back.size == e.size);
-    CHECK(back.handle == e.handle);
+    CHECK(back.entry_id == e.entry_id);
     CHECK(back.api == e.api);
     CHECK(back.msg == e.msg);
     CHECK(back.backend == e.backend);

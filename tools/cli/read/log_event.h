@@ -54,10 +54,10 @@ struct LogEvent {
 
     // Optional keys; has_* says whether the line carried them.
     bool has_seq = false;
-    bool has_handle = false;
+    bool has_entry_id = false;
     bool has_lat = false;
     int64_t seq = 0;
-    uint64_t handle = 0;
+    uint64_t entry_id = 0;   // the `handle` field: the cache entry's id
     int64_t lat_ns = 0;
     std::string_view backend; // "" when absent
     std::string_view via;     // "" when absent

@@ -207,8 +207,8 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
             problem = get_int(event.seq, 0);
             event.has_seq = problem.empty();
         } else if (key == "handle") {
-            problem = get_uint(event.handle, 0);
-            event.has_handle = problem.empty();
+            problem = get_uint(event.entry_id, 0);
+            event.has_entry_id = problem.empty();
         } else if (key == "lat_ns") {
             problem = get_int(event.lat_ns, 0);
             event.has_lat = problem.empty();

@@ -169,7 +169,7 @@ std::string read_journal(int fd, JournalContents &out)
         e.seq = cell.sequence - 1;
         e.addr = q.addr;
         e.size = q.size;
-        e.handle = q.handle;
+        e.entry_id = q.entry_id;
         e.tid = q.tid;
         e.rc = q.rc;
         e.dev = q.dev;

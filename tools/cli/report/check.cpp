@@ -61,8 +61,8 @@ Problem from_pin(ProblemKind kind, const PinRecord &pin)
     Problem p{};
     p.kind = kind;
     p.pid = pin.pid;
-    p.handle = pin.key;
-    p.has_handle = pin.has_handle;
+    p.entry_id = pin.key;
+    p.has_entry_id = pin.has_entry_id;
     p.addr = pin.addr;
     p.size = pin.size;
     p.api = std::string(pin.api);
@@ -164,8 +164,8 @@ void Checker::add(const LogEvent &event, const SourceLocation &where)
         keep(from_pin(ProblemKind::pin_replaced, *outcome.displaced));
     if (outcome.unmatched_release) {
         Problem p = from_event(ProblemKind::unmatched_release, event, where);
-        p.handle = pin_key(event);
-        p.has_handle = event.has_handle;
+        p.entry_id = pin_key(event);
+        p.has_entry_id = event.has_entry_id;
         p.detail = std::string(event.ev);
         keep(std::move(p));
     } else if ((event.kind == EventKind::unpin && event.rc == 0) ||
@@ -219,7 +219,7 @@ std::string range(const Problem &p)
 
 std::string pin_name(const Problem &p)
 {
-    std::string name = p.has_handle ? "handle " + std::to_string(p.handle) : "pin at " + range(p);
+    std::string name = p.has_entry_id ? "handle " + std::to_string(p.entry_id) : "pin at " + range(p);
     return name;
 }
 

@@ -60,8 +60,8 @@ struct Problem {
     SourceLocation where;   // the line the problem is reported at
     int64_t pid = 0;
     ProcessIdentity who;    // its host and rank, where the log says
-    uint64_t handle = 0;    // the pin's key
-    bool has_handle = false;
+    uint64_t entry_id = 0;  // the pin's key
+    bool has_entry_id = false;
     uint64_t addr = 0;
     uint64_t size = 0;
     std::string api;        // of the pin, the free or the error

@@ -5,7 +5,7 @@ namespace gdrhook::cli {
 
 uint64_t pin_key(const LogEvent &event)
 {
-    return event.has_handle ? event.handle : (event.addr | (1ull << 63));
+    return event.has_entry_id ? event.entry_id : (event.addr | (1ull << 63));
 }
 
 namespace {
@@ -187,7 +187,7 @@ Outcome MemoryState::on_pin(ProcessState &p, const LogEvent &event, const Source
     PinRecord pin;
     pin.pid = event.pid;
     pin.key = key;
-    pin.has_handle = event.has_handle;
+    pin.has_entry_id = event.has_entry_id;
     pin.addr = event.addr;
     pin.size = event.size;
     pin.backend = names_.intern(event.backend);

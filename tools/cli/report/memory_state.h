@@ -19,8 +19,8 @@ namespace gdrhook::cli {
 // A pin that is still held, with what happened to its memory since.
 struct PinRecord {
     int64_t pid = 0;
-    uint64_t key = 0;        // the handle, or the address when the line had none
-    bool has_handle = false;
+    uint64_t key = 0;        // the entry id, or the address when the line had none
+    bool has_entry_id = false;
     uint64_t addr = 0;
     uint64_t size = 0;
     std::string_view backend;

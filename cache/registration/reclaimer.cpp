@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/registration/reclaimer.h"
+
+#include "cache/base/clock.h"
+#include "cache/prim/asymmetric_fence.h"
+
+#include <algorithm>
+#include <new>
+#include <utility>
+
+namespace gdrhook {
+
+Reclaimer::Reclaimer(PinBackend &backend, PublishedState &published, const ThreadRecords &records,
+                     CacheWriter &writer)
+    : backend_(backend), published_(published), records_(records), writer_(writer)
+{
+}
+
+void Reclaimer::reclaim()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    writer_.take_retired(considered_, nodes_waiting_);
+    // A free unpins on its own thread (unpin_retired()): the worker's drain
+    // after it finds nothing, and skips the fence's system call.
+    if (considered_.empty() && nodes_waiting_.empty())
+        return;
+    start_round();
+    const ReaderScan scan = scan_readers();
+    unpin(take_unheld(scan));
+    free_unreachable(scan.oldest_reader);
+}
+
+// Everything taken carries a tag at most the epoch before this bump; after
+// the fence the scan sees every read section and hold begun before it, and
+// readers that start later see the retirements.
+void Reclaimer::start_round()
+{
+    published_.epoch.fetch_add(1, std::memory_order_seq_cst);
+    bool waiting = std::any_of(considered_.begin(), considered_.end(),
+                               [](const CacheEntry *e) { return !e->unpinned; });
+    if (waiting)
+        published_.pending_held.store(1, std::memory_order_seq_cst);
+    heavy_fence();
+}
+
+Reclaimer::ReaderScan Reclaimer::scan_readers() const
+{
+    ReaderScan scan;
+    records_.for_each([&scan](const ThreadRecord &r) {
+        uint64_t active = r.active.load(std::memory_order_acquire);
+        if (active)
+            scan.oldest_reader = std::min(scan.oldest_reader, active);
+        for (auto &hold : r.holds)
+            if (uint64_t id = hold.load(std::memory_order_acquire))
+                scan.held.push_back(id);
+    });
+    std::sort(scan.held.begin(), scan.held.end());
+    return scan;
+}
+
+// The entries to unpin now: taken, not yet unpinned, and held by nobody.
+std::vector<CacheEntry *> Reclaimer::take_unheld(const ReaderScan &scan)
+{
+    const std::vector<uint64_t> &held = scan.held;
+    std::vector<CacheEntry *> batch;
+    bool still_held = false;
+    for (CacheEntry *e : considered_) {
+        if (e->unpinned)
+            continue;
+        if (std::binary_search(held.begin(), held.end(), e->range.id) ||
+            e->refs.load(std::memory_order_acquire) != 0) {
+            still_held = true;
+            deferred_.fetch_add(1, std::memory_order_relaxed);
+            continue;
+        }
+        e->unpinned = true;
+        batch.push_back(e);
+    }
+    if (!still_held)
+        published_.pending_held.store(0, std::memory_order_relaxed);
+    return batch;
+}
+
+// One backend call for the batch; each unpin waits in reports_ for drain().
+void Reclaimer::unpin(const std::vector<CacheEntry *> &batch)
+{
+    if (batch.empty())
+        return;
+    std::vector<Pin> pins;
+    pins.reserve(batch.size());
+    for (CacheEntry *e : batch)
+        pins.push_back(std::move(e->pin));
+    Status status = backend_.unpin(pins.data(), pins.size());
+    const uint64_t now = monotonic_ns();
+    uint64_t bytes = 0;
+    for (CacheEntry *e : batch) {
+        UnpinRecord record;
+        record.entry_id = e->range.id;
+        record.addr = e->range.start;
+        record.length = e->range.end - e->range.start;
+        record.handle = e->range.handle;
+        record.fd = e->range.fd;
+        record.lat_ns = now > e->retired_ns ? now - e->retired_ns : 0;
+        record.reason = e->reason;
+        record.status = status;
+        reports_.push_back(record);
+        bytes += e->range.end - e->range.start;
+    }
+    writer_.count_unpins(batch.size(), bytes);
+    if (!status.ok())
+        unpin_failures_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Memory no reader can still reach: tagged before the oldest section.
+void Reclaimer::free_unreachable(uint64_t oldest_reader)
+{
+    auto reachable = [oldest_reader](uint64_t tag) { return tag >= oldest_reader; };
+    auto keep = std::remove_if(considered_.begin(), considered_.end(), [&](CacheEntry *e) {
+        if (!e->unpinned || reachable(e->tag))
+            return false;
+        delete e;
+        return true;
+    });
+    considered_.erase(keep, considered_.end());
+    auto keep_nodes = std::remove_if(nodes_waiting_.begin(), nodes_waiting_.end(),
+                                     [&](const RetiredNode &node) {
+                                         if (reachable(node.second))
+                                             return false;
+                                         index_free_block(node.first);
+                                         return true;
+                                     });
+    nodes_waiting_.erase(keep_nodes, nodes_waiting_.end());
+}
+
+size_t Reclaimer::drain(const std::function<void(const UnpinRecord &)> &report)
+{
+    reclaim();
+    std::vector<UnpinRecord> done;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        done.swap(reports_);
+    }
+    if (report)
+        for (const UnpinRecord &record : done)
+            report(record);
+    return done.size();
+}
+
+bool Reclaimer::has_unreported() const
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    return !reports_.empty() || std::any_of(considered_.begin(), considered_.end(),
+                                            [](const CacheEntry *e) { return !e->unpinned; });
+}
+
+void Reclaimer::release_all(std::vector<CacheEntry *> all)
+{
+    writer_.take_retired(considered_, nodes_waiting_);
+    all.insert(all.end(), considered_.begin(), considered_.end());
+    considered_.clear();
+    std::vector<Pin> pins;
+    for (CacheEntry *entry : all)
+        if (!entry->unpinned)
+            pins.push_back(std::move(entry->pin));
+    if (!pins.empty())
+        backend_.unpin(pins.data(), pins.size());
+    for (CacheEntry *entry : all)
+        delete entry;
+    for (const RetiredNode &node : nodes_waiting_)
+        index_free_block(node.first);
+    nodes_waiting_.clear();
+}
+
+void Reclaimer::add_stats(CacheStats &s) const
+{
+    s.unpin_failures = unpin_failures_.load(std::memory_order_relaxed);
+    s.unpins_deferred = deferred_.load(std::memory_order_relaxed);
+}
+
+void Reclaimer::after_fork_in_child() { new (&mu_) std::mutex(); }
+
+} // namespace gdrhook

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// The registration cache's reclaimer: decides when a retired entry may be
+// unpinned (nobody holds it) and when a retired entry or index block may be
+// freed (no reader can still reach it), and does both. A free runs it on
+// its own thread (RegistrationCache::unpin_retired()), the worker through
+// drain_unpins(), a pin refused for lack of BAR space after evicting.
+//
+// Invariants (who writes what, and which orderings pair):
+//  - One reclaim at a time (its own mutex); it takes what the writer
+//    retired under the writer's mutex, so every entry and block it holds
+//    is out of the index, out of the page hash, and the generation moved
+//    after it left (cache_writer.h).
+//  - A round bumps the epoch (seq_cst), sets pending_held when an entry
+//    still waits, then heavy_fence(): every read-section word and hold a
+//    reader stored before its light_fence() is visible to the scan that
+//    follows (acquire loads), and a reader that starts later sees the
+//    retirements (published_state.h).
+//  - Unpin: an entry whose id is in no hold slot and whose count of holds
+//    is 0. A hold published after the scan re-reads the generation, which
+//    moved before the entry was retired, and lets go (thread_records.h).
+//  - Free: an entry already unpinned, or an index block, tagged before the
+//    epoch of the oldest read section the scan saw; a section that began
+//    later could not have reached it.
+//  - pending_held is cleared only by a round that left nothing held; put()
+//    wakes the worker while it is set (the Dekker pair with put()).
+#pragma once
+
+#include "cache/backends/pin_backend.h"
+#include "cache/base/status.h"
+#include "cache/registration/cache_entry.h"
+#include "cache/registration/cache_stats.h"
+#include "cache/registration/cache_writer.h"
+#include "cache/registration/published_state.h"
+#include "cache/registration/thread_records.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace gdrhook {
+
+// One unpin done by the reclaimer, for the `unpin` event.
+struct UnpinRecord {
+    uint64_t entry_id = 0;    // the cache entry's id (Registration::id)
+    uint64_t addr = 0;
+    uint64_t length = 0;
+    uint64_t handle = 0;      // the kernel module's handle (kmod backend), else 0
+    int32_t fd = -1;          // the number the fd had (closed now)
+    uint64_t lat_ns = 0;      // from the invalidation (or eviction) to the unpin
+    UnpinReason reason = UnpinReason::invalidated;
+    Status status;            // the batch's backend result
+};
+
+class Reclaimer
+{
+public:
+    Reclaimer(PinBackend &backend, PublishedState &published, const ThreadRecords &records,
+              CacheWriter &writer);
+
+    Reclaimer(const Reclaimer &) = delete;
+    Reclaimer &operator=(const Reclaimer &) = delete;
+
+    // Unpins every retired entry nobody holds, in one backend call, and
+    // frees what no reader can reach; the unpins wait in drain() for
+    // their report.
+    void reclaim();
+    // reclaim(), then reports every unpin not reported yet. Returns how
+    // many it reported.
+    size_t drain(const std::function<void(const UnpinRecord &)> &report);
+    // Whether unpins wait for drain(), or entries taken wait for their unpin.
+    bool has_unreported() const;
+
+    // Teardown, no thread using the cache: unpins, held or not, and frees
+    // `indexed` and everything retired.
+    void release_all(std::vector<CacheEntry *> indexed);
+
+    void add_stats(CacheStats &s) const;
+    void after_fork_in_child();
+
+private:
+    // What a round's scan of the thread records found.
+    struct ReaderScan {
+        uint64_t oldest_reader = UINT64_MAX; // oldest read section's epoch
+        std::vector<uint64_t> held;          // entry ids in hold slots, sorted
+    };
+
+    // mu_ held.
+    void start_round();
+    ReaderScan scan_readers() const;
+    std::vector<CacheEntry *> take_unheld(const ReaderScan &scan);
+    void unpin(const std::vector<CacheEntry *> &batch);
+    void free_unreachable(uint64_t oldest_reader);
+
+    PinBackend &backend_;
+    PublishedState &published_;
+    const ThreadRecords &records_;
+    CacheWriter &writer_;
+
+    mutable std::mutex mu_; // one reclaim at a time
+    std::vector<CacheEntry *> considered_;
+    std::vector<RetiredNode> nodes_waiting_;
+    std::vector<UnpinRecord> reports_;
+    std::atomic<uint64_t> unpin_failures_{0}, deferred_{0};
+};
+
+} // namespace gdrhook
