@@ -9,8 +9,7 @@ using namespace gdrhook;
 
 namespace {
 
-template <typename Call>
-CUresult counted_begin(Call &&real_call)
+template <typename Call> CUresult counted_begin(Call &&real_call)
 {
     capture_beginning();
     CUresult rc = real_call();
@@ -31,8 +30,7 @@ CUresult counted_end(CUresult rc)
 // The runtime's begin and end reach the driver through the wrappers below
 // (its cuGetProcAddress lookups); where they did not (a per-thread-stream
 // variant we do not interpose), the runtime's wrapper counts.
-template <typename Call>
-cudaError_t runtime_begin(Call &&real_call)
+template <typename Call> cudaError_t runtime_begin(Call &&real_call)
 {
     const uint32_t before = captures_counted_on_thread;
     capture_beginning();
@@ -42,8 +40,7 @@ cudaError_t runtime_begin(Call &&real_call)
     return rc;
 }
 
-template <typename Call>
-cudaError_t runtime_end(Call &&real_call)
+template <typename Call> cudaError_t runtime_end(Call &&real_call)
 {
     const uint32_t before = captures_counted_on_thread;
     cudaError_t rc = real_call();
@@ -101,8 +98,7 @@ GDRHOOK_WRAPPER(cudaError_t, cudaStreamEndCapture, (cudaStream_t stream, cudaGra
     return runtime_end([&] { return real(stream, graph); });
 }
 
-GDRHOOK_WRAPPER(cudaError_t, cudaStreamEndCapture_ptsz,
-                (cudaStream_t stream, cudaGraph_t *graph))
+GDRHOOK_WRAPPER(cudaError_t, cudaStreamEndCapture_ptsz, (cudaStream_t stream, cudaGraph_t *graph))
 {
     GDRHOOK_REAL_OR_RETURN(real, cudaStreamEndCapture_ptsz, cudaErrorInitializationError);
     return runtime_end([&] { return real(stream, graph); });

@@ -21,10 +21,10 @@ cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream,
                                                   enum cudaStreamCaptureMode mode);
 cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *graph);
-cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(
-    const char *symbol, void **funcPtr, unsigned long long flags,
-    enum cudaDriverEntryPointQueryResult *driverStatus);
+cudaError_t CUDARTAPI
+cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
+                             enum cudaDriverEntryPointQueryResult *driverStatus);
 cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
-    const char *symbol, void **funcPtr, unsigned int cudaVersion,
-    unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus);
+    const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags,
+    enum cudaDriverEntryPointQueryResult *driverStatus);
 }

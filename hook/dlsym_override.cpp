@@ -19,10 +19,10 @@
 // after it, and handing it our wrapper would be an endless loop. For the
 // same reason an interposer after us that looks the driver up on a handle
 // (it defines the name it asks for) gets glibc's answer.
-#include "hook/runtime_start.h"
+#include "cache/ucx/ucx_bridge.h"
 #include "hook/entry_table.h"
 #include "hook/real_functions.h"
-#include "cache/ucx/ucx_bridge.h"
+#include "hook/runtime_start.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -87,8 +87,8 @@ bool caller_interposes_after_us(const void *caller, const char *name, DlsymFunct
 
 } // namespace
 
-extern "C" __attribute__((visibility("hidden"))) void *
-gdrhook_dlsym_intercepted(void *handle, const char *name)
+extern "C" __attribute__((visibility("hidden"))) void *gdrhook_dlsym_intercepted(void *handle,
+                                                                                 const char *name)
 {
     DlsymFunction glibc = real_dlsym();
     void *found = glibc ? glibc(handle, name) : nullptr;
@@ -110,8 +110,8 @@ gdrhook_dlsym_intercepted(void *handle, const char *name)
     return ours;
 }
 
-extern "C" __attribute__((visibility("hidden"))) void *
-gdrhook_dlsym_target(void *handle, const char *name)
+extern "C" __attribute__((visibility("hidden"))) void *gdrhook_dlsym_target(void *handle,
+                                                                            const char *name)
 {
     if (handle != RTLD_NEXT && name && name[0] == 'c' && name[1] == 'u' &&
         find_entry_by_symbol(name))

@@ -34,8 +34,7 @@ static_assert(cuda::device_attribute_host_alloc_dma_buf_supported ==
               CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
 static_assert(cuda::memorytype_host == CU_MEMORYTYPE_HOST);
 
-template <typename F>
-F lookup_driver(std::atomic<void *> &cache, const char *symbol)
+template <typename F> F lookup_driver(std::atomic<void *> &cache, const char *symbol)
 {
     void *function = cache.load(std::memory_order_acquire);
     if (!function) {
@@ -53,8 +52,8 @@ std::atomic<void *> current_device_fn{nullptr};
 
 bool address_range(uint64_t addr, uint64_t *base, uint64_t *size)
 {
-    auto fn = lookup_driver<decltype(&::cuMemGetAddressRange_v2)>(
-        address_range_fn, "cuMemGetAddressRange_v2");
+    auto fn = lookup_driver<decltype(&::cuMemGetAddressRange_v2)>(address_range_fn,
+                                                                  "cuMemGetAddressRange_v2");
     CUdeviceptr b = 0;
     size_t s = 0;
     if (!fn || fn(&b, &s, static_cast<CUdeviceptr>(addr)) != CUDA_SUCCESS)
@@ -81,8 +80,7 @@ uint64_t current_context()
 
 int32_t current_device()
 {
-    auto fn = lookup_driver<decltype(&::cuCtxGetDevice)>(current_device_fn,
-                                                         "cuCtxGetDevice");
+    auto fn = lookup_driver<decltype(&::cuCtxGetDevice)>(current_device_fn, "cuCtxGetDevice");
     CUdevice device = -1;
     if (!fn || fn(&device) != CUDA_SUCCESS)
         return -1;
@@ -92,8 +90,8 @@ int32_t current_device()
 uint64_t capture_graph(uint64_t stream, bool per_thread)
 {
     static std::atomic<void *> looked_up{nullptr};
-    auto fn = lookup_driver<decltype(&::cuStreamGetCaptureInfo_v2)>(
-        looked_up, "cuStreamGetCaptureInfo_v2");
+    auto fn = lookup_driver<decltype(&::cuStreamGetCaptureInfo_v2)>(looked_up,
+                                                                    "cuStreamGetCaptureInfo_v2");
     CUstream handle = reinterpret_cast<CUstream>(stream);
     if (!handle && per_thread)
         handle = CU_STREAM_PER_THREAD;
@@ -144,8 +142,7 @@ int device_count()
 bool device_identity(int ordinal, char *name, size_t name_size, char *uuid, size_t uuid_size,
                      char *pci_bus_id, size_t pci_size)
 {
-    static std::atomic<void *> get{nullptr}, get_name{nullptr}, get_uuid{nullptr},
-        get_pci{nullptr};
+    static std::atomic<void *> get{nullptr}, get_name{nullptr}, get_uuid{nullptr}, get_pci{nullptr};
     auto device_get = lookup_driver<decltype(&::cuDeviceGet)>(get, "cuDeviceGet");
     auto name_of = lookup_driver<decltype(&::cuDeviceGetName)>(get_name, "cuDeviceGetName");
     auto uuid_of = lookup_driver<decltype(&::cuDeviceGetUuid_v2)>(get_uuid, "cuDeviceGetUuid_v2");
@@ -160,9 +157,9 @@ bool device_identity(int ordinal, char *name, size_t name_size, char *uuid, size
         // GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx, as nvidia-smi writes it.
         const auto *b = reinterpret_cast<const unsigned char *>(id.bytes);
         snprintf(uuid, uuid_size,
-                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11],
-                 b[12], b[13], b[14], b[15]);
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                 b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]);
     }
     if (!pci_of || pci_of(pci_bus_id, static_cast<int>(pci_size), device) != CUDA_SUCCESS)
         pci_bus_id[0] = '\0';
@@ -171,9 +168,9 @@ bool device_identity(int ordinal, char *name, size_t name_size, char *uuid, size
 
 const DriverQueries &hook_driver_queries()
 {
-    static const DriverQueries queries = {address_range,  current_context, current_device,
-                                          capture_graph,  driver_api,      driver_version,
-                                          device_count,   device_identity};
+    static const DriverQueries queries = {address_range, current_context, current_device,
+                                          capture_graph, driver_api,      driver_version,
+                                          device_count,  device_identity};
     return queries;
 }
 

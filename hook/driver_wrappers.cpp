@@ -12,15 +12,23 @@ using namespace gdrhook;
 
 namespace {
 
-uint64_t as_u64(CUdeviceptr p) { return static_cast<uint64_t>(p); }
-uint64_t as_u64(const void *p) { return reinterpret_cast<uint64_t>(p); }
-template <typename Handle>
-uint64_t handle_u64(Handle h) { return reinterpret_cast<uint64_t>(h); }
+uint64_t as_u64(CUdeviceptr p)
+{
+    return static_cast<uint64_t>(p);
+}
+uint64_t as_u64(const void *p)
+{
+    return reinterpret_cast<uint64_t>(p);
+}
+template <typename Handle> uint64_t handle_u64(Handle h)
+{
+    return reinterpret_cast<uint64_t>(h);
+}
 
 // free-like: stamp and invalidate, run the real free, log its result.
 template <typename Call>
-CUresult hooked_free(const char *api, MemoryKind kind, uint64_t addr,
-                     uint64_t size_hint, Call &&real_call)
+CUresult hooked_free(const char *api, MemoryKind kind, uint64_t addr, uint64_t size_hint,
+                     Call &&real_call)
 {
     FreeTicket ticket =
         hook_enabled() ? begin_free(api, current_via(), kind, addr, size_hint) : FreeTicket{};
@@ -44,15 +52,15 @@ CUresult hooked_pool_release(const char *api, CUmemoryPool pool, Call &&real_cal
 template <typename Call>
 CUresult hooked_teardown(const char *api, uint64_t context, int dev, Call &&real_call)
 {
-    TeardownTicket ticket =
-        hook_enabled() ? begin_context_teardown(api, current_via(), context, dev) : TeardownTicket{};
+    TeardownTicket ticket = hook_enabled()
+                                ? begin_context_teardown(api, current_via(), context, dev)
+                                : TeardownTicket{};
     CUresult rc = real_call();
     end_context_teardown(ticket, rc);
     return rc;
 }
 
-template <typename Out>
-uint64_t made(CUresult rc, const Out *out)
+template <typename Out> uint64_t made(CUresult rc, const Out *out)
 {
     return rc == CUDA_SUCCESS && out ? as_u64(*out) : 0;
 }
@@ -126,16 +134,15 @@ GDRHOOK_WRAPPER(CUresult, cuMemFreeHost, (void *p))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);
     forget_device_aliases(as_u64(p));
-    return hooked_free("cuMemFreeHost", MemoryKind::host, as_u64(p), 0,
-                       [&] { return real(p); });
+    return hooked_free("cuMemFreeHost", MemoryKind::host, as_u64(p), 0, [&] { return real(p); });
 }
 
 GDRHOOK_WRAPPER(CUresult, cuMemHostUnregister, (void *p))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemHostUnregister, CUDA_ERROR_NOT_INITIALIZED);
     forget_device_aliases(as_u64(p));
-    return hooked_free("cuMemHostUnregister", MemoryKind::host_registered, as_u64(p),
-                       0, [&] { return real(p); });
+    return hooked_free("cuMemHostUnregister", MemoryKind::host_registered, as_u64(p), 0,
+                       [&] { return real(p); });
 }
 
 GDRHOOK_HOT_WRAPPER(CUresult, cuMemUnmap, (CUdeviceptr ptr, size_t size))
@@ -162,8 +169,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAddressFree, (CUdeviceptr ptr, size_t size))
 GDRHOOK_WRAPPER(CUresult, cuMemPoolTrimTo, (CUmemoryPool pool, size_t minBytesToKeep))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemPoolTrimTo, CUDA_ERROR_NOT_INITIALIZED);
-    return hooked_pool_release("cuMemPoolTrimTo", pool,
-                               [&] { return real(pool, minBytesToKeep); });
+    return hooked_pool_release("cuMemPoolTrimTo", pool, [&] { return real(pool, minBytesToKeep); });
 }
 
 GDRHOOK_WRAPPER(CUresult, cuMemPoolDestroy, (CUmemoryPool pool))
@@ -184,15 +190,13 @@ GDRHOOK_WRAPPER(CUresult, cuIpcCloseMemHandle, (CUdeviceptr dptr))
 GDRHOOK_WRAPPER(CUresult, cuCtxDestroy, (CUcontext ctx))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuCtxDestroy, CUDA_ERROR_NOT_INITIALIZED);
-    return hooked_teardown("cuCtxDestroy", handle_u64(ctx), -1,
-                           [&] { return real(ctx); });
+    return hooked_teardown("cuCtxDestroy", handle_u64(ctx), -1, [&] { return real(ctx); });
 }
 
 GDRHOOK_WRAPPER(CUresult, cuCtxDestroy_v2, (CUcontext ctx))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuCtxDestroy_v2, CUDA_ERROR_NOT_INITIALIZED);
-    return hooked_teardown("cuCtxDestroy_v2", handle_u64(ctx), -1,
-                           [&] { return real(ctx); });
+    return hooked_teardown("cuCtxDestroy_v2", handle_u64(ctx), -1, [&] { return real(ctx); });
 }
 
 GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxReset, (CUdevice dev))
@@ -213,8 +217,7 @@ namespace {
 
 // The driver destroys a primary context only on the release of its last
 // reference; other releases are not deallocations.
-template <typename Real>
-CUresult primary_release(const char *api, CUdevice dev, Real real)
+template <typename Real> CUresult primary_release(const char *api, CUdevice dev, Real real)
 {
     uint64_t context = hook_enabled() ? primary_context_release_would_destroy(dev) : 0;
     if (!context)
@@ -236,7 +239,7 @@ GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxRelease_v2, (CUdevice dev))
     return primary_release("cuDevicePrimaryCtxRelease_v2", dev, real);
 }
 
-GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice dev))
+GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxRetain, (CUcontext * pctx, CUdevice dev))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuDevicePrimaryCtxRetain, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(pctx, dev);
@@ -247,9 +250,9 @@ GDRHOOK_WRAPPER(CUresult, cuDevicePrimaryCtxRetain, (CUcontext *pctx, CUdevice d
 
 // ---- allocation ----------------------------------------------------------
 
-#define GDRHOOK_RECORD_ALLOC(api, kind, addr, size)                            \
-    if (hook_enabled())                                                        \
-        record_alloc(api, current_via(), kind, addr, size, rc)
+#define GDRHOOK_RECORD_ALLOC(api, kind, addr, size)                                                \
+    if (hook_enabled())                                                                            \
+    record_alloc(api, current_via(), kind, addr, size, rc)
 
 GDRHOOK_WRAPPER(CUresult, cuMemAlloc, (CUdeviceptr_v1 * dptr, unsigned int bytesize))
 {
@@ -294,8 +297,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocAsync_ptsz,
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocAsync_ptsz, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(dptr, bytesize, stream);
-    GDRHOOK_RECORD_ALLOC("cuMemAllocAsync_ptsz", MemoryKind::pool, made(rc, dptr),
-                         bytesize);
+    GDRHOOK_RECORD_ALLOC("cuMemAllocAsync_ptsz", MemoryKind::pool, made(rc, dptr), bytesize);
     note_stream_allocation(stream, true, rc, dptr, bytesize);
     return rc;
 }
@@ -305,8 +307,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocFromPoolAsync,
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocFromPoolAsync, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(dptr, bytesize, pool, stream);
-    GDRHOOK_RECORD_ALLOC("cuMemAllocFromPoolAsync", MemoryKind::pool, made(rc, dptr),
-                         bytesize);
+    GDRHOOK_RECORD_ALLOC("cuMemAllocFromPoolAsync", MemoryKind::pool, made(rc, dptr), bytesize);
     note_stream_allocation(stream, false, rc, dptr, bytesize);
     return rc;
 }
@@ -316,8 +317,8 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocFromPoolAsync_ptsz,
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocFromPoolAsync_ptsz, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(dptr, bytesize, pool, stream);
-    GDRHOOK_RECORD_ALLOC("cuMemAllocFromPoolAsync_ptsz", MemoryKind::pool,
-                         made(rc, dptr), bytesize);
+    GDRHOOK_RECORD_ALLOC("cuMemAllocFromPoolAsync_ptsz", MemoryKind::pool, made(rc, dptr),
+                         bytesize);
     note_stream_allocation(stream, true, rc, dptr, bytesize);
     return rc;
 }
@@ -338,8 +339,8 @@ GDRHOOK_HOT_WRAPPER(CUresult, cuMemMap,
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemMap, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(ptr, size, offset, handle, flags);
-    GDRHOOK_RECORD_ALLOC("cuMemMap", MemoryKind::vmm_mapping,
-                         rc == CUDA_SUCCESS ? as_u64(ptr) : 0, size);
+    GDRHOOK_RECORD_ALLOC("cuMemMap", MemoryKind::vmm_mapping, rc == CUDA_SUCCESS ? as_u64(ptr) : 0,
+                         size);
     return rc;
 }
 
@@ -348,8 +349,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemAllocManaged,
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemAllocManaged, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(dptr, bytesize, flags);
-    GDRHOOK_RECORD_ALLOC("cuMemAllocManaged", MemoryKind::managed, made(rc, dptr),
-                         bytesize);
+    GDRHOOK_RECORD_ALLOC("cuMemAllocManaged", MemoryKind::managed, made(rc, dptr), bytesize);
     return rc;
 }
 
@@ -382,8 +382,7 @@ GDRHOOK_WRAPPER(CUresult, cuMemHostRegister, (void *p, size_t bytesize, unsigned
     return rc;
 }
 
-GDRHOOK_WRAPPER(CUresult, cuMemHostRegister_v2,
-                (void *p, size_t bytesize, unsigned int flags))
+GDRHOOK_WRAPPER(CUresult, cuMemHostRegister_v2, (void *p, size_t bytesize, unsigned int flags))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuMemHostRegister_v2, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(p, bytesize, flags);

@@ -18,11 +18,16 @@ namespace gdrhook {
 namespace {
 
 template <typename F, F *impl, bool hot>
-constexpr EntryInfo make_entry(EntryId id, const char *symbol, const char *base,
-                               int version, bool per_thread, bool runtime)
+constexpr EntryInfo make_entry(EntryId id, const char *symbol, const char *base, int version,
+                               bool per_thread, bool runtime)
 {
     return EntryInfo{
-        id, symbol, base, version, per_thread, runtime,
+        id,
+        symbol,
+        base,
+        version,
+        per_thread,
+        runtime,
         {
             reinterpret_cast<void *>(impl),
             // dlsym hands out the exported wrapper itself: the function the
@@ -36,13 +41,11 @@ constexpr EntryInfo make_entry(EntryId id, const char *symbol, const char *base,
 }
 
 // One row per entry, in EntryId order (both come from the same table).
-#define GDRHOOK_DRIVER_ROW(symbol, base, version, ptsz)                        \
-    make_entry<decltype(::symbol), &gdrhook_impl_##symbol,                    \
-               is_hot_entry(EntryId::symbol)>(                                 \
+#define GDRHOOK_DRIVER_ROW(symbol, base, version, ptsz)                                            \
+    make_entry<decltype(::symbol), &gdrhook_impl_##symbol, is_hot_entry(EntryId::symbol)>(         \
         EntryId::symbol, #symbol, #base, version, ptsz, false),
-#define GDRHOOK_RUNTIME_ROW(symbol)                                            \
-    make_entry<decltype(::symbol), &gdrhook_impl_##symbol,                    \
-               is_hot_entry(EntryId::symbol)>(                                 \
+#define GDRHOOK_RUNTIME_ROW(symbol)                                                                \
+    make_entry<decltype(::symbol), &gdrhook_impl_##symbol, is_hot_entry(EntryId::symbol)>(         \
         EntryId::symbol, #symbol, "", 0, false, true),
 
 struct Table {
@@ -55,10 +58,8 @@ struct Table {
 // constant expressions, so a table at namespace scope would still be zeros.
 const Table &table()
 {
-    static const Table entries = {{
-        GDRHOOK_DRIVER_ENTRY_POINTS(GDRHOOK_DRIVER_ROW)
-        GDRHOOK_RUNTIME_ENTRY_POINTS(GDRHOOK_RUNTIME_ROW)
-    }};
+    static const Table entries = {{GDRHOOK_DRIVER_ENTRY_POINTS(GDRHOOK_DRIVER_ROW)
+                                       GDRHOOK_RUNTIME_ENTRY_POINTS(GDRHOOK_RUNTIME_ROW)}};
     return entries;
 }
 
@@ -82,8 +83,7 @@ const EntryInfo *find_entry_by_symbol(const char *symbol)
     return nullptr;
 }
 
-const EntryInfo *find_entry_for_proc_address(const char *base, int version,
-                                             bool per_thread)
+const EntryInfo *find_entry_for_proc_address(const char *base, int version, bool per_thread)
 {
     const EntryInfo *best = nullptr;
     for (const EntryInfo &entry : table().rows) {

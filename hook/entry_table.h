@@ -13,12 +13,12 @@ namespace gdrhook {
 
 struct EntryInfo {
     EntryId id;
-    const char *symbol;       // exported name
-    const char *base;         // cuGetProcAddress name (driver entries)
-    int version;              // first CUDA version answered with this symbol
-    bool per_thread;          // the _ptsz variant
-    bool runtime;             // a libcudart entry point
-    void *wrappers[4];        // indexed by Via (symbol and dlsym: the export)
+    const char *symbol; // exported name
+    const char *base;   // cuGetProcAddress name (driver entries)
+    int version;        // first CUDA version answered with this symbol
+    bool per_thread;    // the _ptsz variant
+    bool runtime;       // a libcudart entry point
+    void *wrappers[4];  // indexed by Via (symbol and dlsym: the export)
 };
 
 const EntryInfo &entry_info(EntryId id);
@@ -27,8 +27,7 @@ const EntryInfo &entry_info(EntryId id);
 const EntryInfo *find_entry_by_symbol(const char *symbol);
 
 // The driver entry cuGetProcAddress(base, version, flags) answers with.
-const EntryInfo *find_entry_for_proc_address(const char *base, int version,
-                                             bool per_thread);
+const EntryInfo *find_entry_for_proc_address(const char *base, int version, bool per_thread);
 
 // If `function` is one of our wrappers (for any path), its entry.
 const EntryInfo *entry_for_wrapper(const void *function);

@@ -34,8 +34,8 @@ CUresult graph_release(const char *api, uint64_t handle, int32_t dev,
     if (hook_enabled()) {
         bool deallocation = false;
         std::vector<GraphRange> released = ranges(handle, dev, deallocation);
-        ticket = begin_graph_release(api, current_via(), handle, dev, std::move(released),
-                                     deallocation);
+        ticket =
+            begin_graph_release(api, current_via(), handle, dev, std::move(released), deallocation);
     }
     CUresult rc = real_call();
     end_graph_release(ticket, rc);
@@ -93,8 +93,8 @@ void note_captured_free(CUstream stream, bool per_thread, CUresult rc, CUdevicep
 } // namespace gdrhook
 
 GDRHOOK_WRAPPER(CUresult, cuGraphAddMemAllocNode,
-                (CUgraphNode * node, CUgraph graph, const CUgraphNode *dependencies,
-                 size_t count, CUDA_MEM_ALLOC_NODE_PARAMS *params))
+                (CUgraphNode * node, CUgraph graph, const CUgraphNode *dependencies, size_t count,
+                 CUDA_MEM_ALLOC_NODE_PARAMS *params))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuGraphAddMemAllocNode, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(node, graph, dependencies, count, params);
@@ -108,8 +108,8 @@ GDRHOOK_WRAPPER(CUresult, cuGraphAddMemAllocNode,
 // A free node: the allocation ends inside each launch; logged as a free,
 // as a captured cuMemFreeAsync is.
 GDRHOOK_WRAPPER(CUresult, cuGraphAddMemFreeNode,
-                (CUgraphNode * node, CUgraph graph, const CUgraphNode *dependencies,
-                 size_t count, CUdeviceptr dptr))
+                (CUgraphNode * node, CUgraph graph, const CUgraphNode *dependencies, size_t count,
+                 CUdeviceptr dptr))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuGraphAddMemFreeNode, CUDA_ERROR_NOT_INITIALIZED);
     FreeTicket ticket = hook_enabled() ? begin_free("cuGraphAddMemFreeNode", current_via(),
@@ -125,8 +125,7 @@ GDRHOOK_WRAPPER(CUresult, cuGraphAddMemFreeNode,
 GDRHOOK_WRAPPER(CUresult, cuDeviceGraphMemTrim, (CUdevice device))
 {
     GDRHOOK_REAL_OR_RETURN(real, cuDeviceGraphMemTrim, CUDA_ERROR_NOT_INITIALIZED);
-    return graph_release("cuDeviceGraphMemTrim", 0, device, trimmed,
-                         [&] { return real(device); });
+    return graph_release("cuDeviceGraphMemTrim", 0, device, trimmed, [&] { return real(device); });
 }
 
 GDRHOOK_WRAPPER(CUresult, cuGraphExecDestroy, (CUgraphExec exec))

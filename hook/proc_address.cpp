@@ -5,16 +5,16 @@
 // function, and the runtime's cudaGetDriverEntryPoint(ByVersion).
 #include "hook/resolution.h"
 
-#include "hook/runtime_start.h"
 #include "hook/entry_table.h"
+#include "hook/runtime_start.h"
 #include "hook/wrapper.h"
 
 #include <climits>
 
 namespace gdrhook {
 
-void *interpose_proc_address(const char *symbol, int version, bool per_thread,
-                             void *function, Via via)
+void *interpose_proc_address(const char *symbol, int version, bool per_thread, void *function,
+                             Via via)
 {
     if (!symbol || !function)
         return function;
@@ -42,9 +42,9 @@ GDRHOOK_WRAPPER(CUresult, cuGetProcAddress,
     GDRHOOK_REAL_OR_RETURN(real, cuGetProcAddress, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(symbol, pfn, cudaVersion, flags);
     if (rc == CUDA_SUCCESS && pfn)
-        *pfn = interpose_proc_address(
-            symbol, cudaVersion, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-            *pfn, Via::proc_address);
+        *pfn = interpose_proc_address(symbol, cudaVersion,
+                                      flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, *pfn,
+                                      Via::proc_address);
     return rc;
 }
 
@@ -55,9 +55,9 @@ GDRHOOK_WRAPPER(CUresult, cuGetProcAddress_v2,
     GDRHOOK_REAL_OR_RETURN(real, cuGetProcAddress_v2, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real(symbol, pfn, cudaVersion, flags, symbolStatus);
     if (rc == CUDA_SUCCESS && pfn)
-        *pfn = interpose_proc_address(
-            symbol, cudaVersion, flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-            *pfn, Via::proc_address);
+        *pfn = interpose_proc_address(symbol, cudaVersion,
+                                      flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, *pfn,
+                                      Via::proc_address);
     return rc;
 }
 
@@ -67,12 +67,11 @@ namespace {
 // version we know is at most that, so "newest" picks the same symbol.
 constexpr int runtime_version_unknown = INT_MAX;
 
-cudaError_t interpose_entry_point(cudaError_t rc, const char *symbol, void **pfn,
-                                  int version, bool per_thread)
+cudaError_t interpose_entry_point(cudaError_t rc, const char *symbol, void **pfn, int version,
+                                  bool per_thread)
 {
     if (rc == cudaSuccess && pfn)
-        *pfn = interpose_proc_address(symbol, version, per_thread, *pfn,
-                                      Via::runtime_entry);
+        *pfn = interpose_proc_address(symbol, version, per_thread, *pfn, Via::runtime_entry);
     return rc;
 }
 
@@ -84,8 +83,7 @@ GDRHOOK_WRAPPER(cudaError_t, cudaGetDriverEntryPoint,
 {
     GDRHOOK_REAL_OR_RETURN(real, cudaGetDriverEntryPoint, cudaErrorInitializationError);
     return interpose_entry_point(real(symbol, pfn, flags, status), symbol, pfn,
-                                 runtime_version_unknown,
-                                 flags & cudaEnablePerThreadDefaultStream);
+                                 runtime_version_unknown, flags & cudaEnablePerThreadDefaultStream);
 }
 
 GDRHOOK_WRAPPER(cudaError_t, cudaGetDriverEntryPoint_ptsz,
@@ -95,28 +93,25 @@ GDRHOOK_WRAPPER(cudaError_t, cudaGetDriverEntryPoint_ptsz,
     GDRHOOK_REAL_OR_RETURN(real, cudaGetDriverEntryPoint_ptsz, cudaErrorInitializationError);
     // Compiled for per-thread default streams: "default" means per-thread.
     return interpose_entry_point(real(symbol, pfn, flags, status), symbol, pfn,
-                                 runtime_version_unknown,
-                                 !(flags & cudaEnableLegacyStream));
+                                 runtime_version_unknown, !(flags & cudaEnableLegacyStream));
 }
 
 GDRHOOK_WRAPPER(cudaError_t, cudaGetDriverEntryPointByVersion,
-                (const char *symbol, void **pfn, unsigned int cudaVersion,
-                 unsigned long long flags, enum cudaDriverEntryPointQueryResult *status))
+                (const char *symbol, void **pfn, unsigned int cudaVersion, unsigned long long flags,
+                 enum cudaDriverEntryPointQueryResult *status))
 {
-    GDRHOOK_REAL_OR_RETURN(real, cudaGetDriverEntryPointByVersion,
-                           cudaErrorInitializationError);
-    return interpose_entry_point(real(symbol, pfn, cudaVersion, flags, status), symbol,
-                                 pfn, static_cast<int>(cudaVersion),
+    GDRHOOK_REAL_OR_RETURN(real, cudaGetDriverEntryPointByVersion, cudaErrorInitializationError);
+    return interpose_entry_point(real(symbol, pfn, cudaVersion, flags, status), symbol, pfn,
+                                 static_cast<int>(cudaVersion),
                                  flags & cudaEnablePerThreadDefaultStream);
 }
 
 GDRHOOK_WRAPPER(cudaError_t, cudaGetDriverEntryPointByVersion_ptsz,
-                (const char *symbol, void **pfn, unsigned int cudaVersion,
-                 unsigned long long flags, enum cudaDriverEntryPointQueryResult *status))
+                (const char *symbol, void **pfn, unsigned int cudaVersion, unsigned long long flags,
+                 enum cudaDriverEntryPointQueryResult *status))
 {
     GDRHOOK_REAL_OR_RETURN(real, cudaGetDriverEntryPointByVersion_ptsz,
                            cudaErrorInitializationError);
-    return interpose_entry_point(real(symbol, pfn, cudaVersion, flags, status), symbol,
-                                 pfn, static_cast<int>(cudaVersion),
-                                 !(flags & cudaEnableLegacyStream));
+    return interpose_entry_point(real(symbol, pfn, cudaVersion, flags, status), symbol, pfn,
+                                 static_cast<int>(cudaVersion), !(flags & cudaEnableLegacyStream));
 }

@@ -7,19 +7,18 @@
 #include "cache/core/runtime.h"
 #include "hook/real_functions.h"
 
+#include <alloca.h>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
 #include <dlfcn.h>
-#include <alloca.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 namespace gdrhook {
 namespace {
 
-template <typename F>
-F next_definition(const char *name)
+template <typename F> F next_definition(const char *name)
 {
     DlsymFunction lookup = real_dlsym();
     return lookup ? reinterpret_cast<F>(lookup(RTLD_NEXT, name)) : nullptr;
@@ -44,13 +43,13 @@ void fill_arguments(char **argv, const char *first, va_list &list)
         argv[++i] = va_arg(list, char *);
 }
 
-#define GDRHOOK_ARGUMENT_ARRAY(argv, first)                                    \
-    va_list list;                                                              \
-    va_start(list, first);                                                     \
-    va_list counting;                                                          \
-    va_copy(counting, list);                                                   \
-    char **argv = static_cast<char **>(alloca(argument_count(first, counting) * sizeof(char *))); \
-    va_end(counting);                                                          \
+#define GDRHOOK_ARGUMENT_ARRAY(argv, first)                                                        \
+    va_list list;                                                                                  \
+    va_start(list, first);                                                                         \
+    va_list counting;                                                                              \
+    va_copy(counting, list);                                                                       \
+    char **argv = static_cast<char **>(alloca(argument_count(first, counting) * sizeof(char *)));  \
+    va_end(counting);                                                                              \
     fill_arguments(argv, first, list)
 
 } // namespace
@@ -93,8 +92,7 @@ namespace {
 
 // An exec that fails returns, and the program goes on: then the shim's
 // worker has stopped and producers write their own events.
-template <typename Exec, typename... Args>
-int exec_through_next(const char *name, Args... args)
+template <typename Exec, typename... Args> int exec_through_next(const char *name, Args... args)
 {
     finish_before_process_ends(ProcessEnd::exec);
     auto real = next_definition<Exec>(name);

@@ -52,6 +52,5 @@ void remember_real_function_if_none(EntryId id, void *function);
 } // namespace gdrhook
 
 // The typed real function of an exported wrapper name.
-#define GDRHOOK_REAL(symbol)                                                   \
-    reinterpret_cast<decltype(&::symbol)>(                                    \
-        ::gdrhook::real_function(::gdrhook::EntryId::symbol))
+#define GDRHOOK_REAL(symbol)                                                                       \
+    reinterpret_cast<decltype(&::symbol)>(::gdrhook::real_function(::gdrhook::EntryId::symbol))

@@ -12,7 +12,7 @@ namespace gdrhook {
 // wrapper for `via` (which forwards to the next definition, or to
 // `function` where there is none), or `function` itself if we do not
 // intercept it (or the shim is disabled).
-void *interpose_proc_address(const char *symbol, int version, bool per_thread,
-                             void *function, Via via);
+void *interpose_proc_address(const char *symbol, int version, bool per_thread, void *function,
+                             Via via);
 
 } // namespace gdrhook

@@ -13,15 +13,13 @@ using namespace gdrhook;
 namespace {
 
 template <typename Call>
-cudaError_t runtime_free(const char *api, MemoryKind kind, const void *ptr,
-                         Call &&real_call)
+cudaError_t runtime_free(const char *api, MemoryKind kind, const void *ptr, Call &&real_call)
 {
     uint64_t before = events_recorded_by_this_thread();
     cudaError_t rc = real_call();
-    if (rc == cudaSuccess && ptr && events_recorded_by_this_thread() == before &&
-        hook_enabled()) {
-        FreeTicket ticket = begin_free(api, current_via(), kind,
-                                       reinterpret_cast<uint64_t>(ptr), 0);
+    if (rc == cudaSuccess && ptr && events_recorded_by_this_thread() == before && hook_enabled()) {
+        FreeTicket ticket =
+            begin_free(api, current_via(), kind, reinterpret_cast<uint64_t>(ptr), 0);
         end_free(ticket, rc);
     }
     return rc;
@@ -32,8 +30,7 @@ cudaError_t runtime_free(const char *api, MemoryKind kind, const void *ptr,
 GDRHOOK_HOT_WRAPPER(cudaError_t, cudaFree, (void *devPtr))
 {
     GDRHOOK_REAL_OR_RETURN(real, cudaFree, cudaErrorInitializationError);
-    return runtime_free("cudaFree", MemoryKind::device, devPtr,
-                        [&] { return real(devPtr); });
+    return runtime_free("cudaFree", MemoryKind::device, devPtr, [&] { return real(devPtr); });
 }
 
 GDRHOOK_WRAPPER(cudaError_t, cudaFreeAsync, (void *devPtr, cudaStream_t stream))
@@ -53,8 +50,7 @@ GDRHOOK_WRAPPER(cudaError_t, cudaFreeAsync_ptsz, (void *devPtr, cudaStream_t str
 GDRHOOK_WRAPPER(cudaError_t, cudaFreeHost, (void *ptr))
 {
     GDRHOOK_REAL_OR_RETURN(real, cudaFreeHost, cudaErrorInitializationError);
-    return runtime_free("cudaFreeHost", MemoryKind::host, ptr,
-                        [&] { return real(ptr); });
+    return runtime_free("cudaFreeHost", MemoryKind::host, ptr, [&] { return real(ptr); });
 }
 
 GDRHOOK_WRAPPER(cudaError_t, cudaDeviceReset, ())

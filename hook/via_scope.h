@@ -7,8 +7,8 @@
 // the hook.
 #pragma once
 
-#include "cache/prim/hot_path.h"
 #include "cache/events/thread_state.h"
+#include "cache/prim/hot_path.h"
 
 namespace gdrhook {
 
@@ -17,10 +17,12 @@ inline Via current_via()
     return hot_thread_state().via;
 }
 
-class ViaScope
-{
+class ViaScope {
 public:
-    explicit ViaScope(Via via) : state_(hot_thread_state()), saved_(state_.via) { state_.via = via; }
+    explicit ViaScope(Via via) : state_(hot_thread_state()), saved_(state_.via)
+    {
+        state_.via = via;
+    }
     ~ViaScope() { state_.via = saved_; }
     ViaScope(const ViaScope &) = delete;
     ViaScope &operator=(const ViaScope &) = delete;
@@ -31,8 +33,7 @@ private:
 };
 
 // `hot`: laid out with the hot path (is_hot_entry of the wrapped entry).
-template <typename F, F *impl, Via via, bool hot>
-struct ViaThunk;
+template <typename F, F *impl, Via via, bool hot> struct ViaThunk;
 
 template <typename R, typename... Args, R (*impl)(Args...), Via via>
 struct ViaThunk<R(Args...), impl, via, true> {

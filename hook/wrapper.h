@@ -17,20 +17,19 @@
 #include "hook/runtime_start.h"
 #include "hook/via_scope.h"
 
-#define GDRHOOK_WRAPPER(ret, name, params)                                     \
-    GDRHOOK_WRAPPER_LAID_OUT(false, , ret, name, params)
+#define GDRHOOK_WRAPPER(ret, name, params) GDRHOOK_WRAPPER_LAID_OUT(false, , ret, name, params)
 
 // For the entries of GDRHOOK_HOT_ENTRY_POINTS (checked at compile time).
-#define GDRHOOK_HOT_WRAPPER(ret, name, params)                                 \
+#define GDRHOOK_HOT_WRAPPER(ret, name, params)                                                     \
     GDRHOOK_WRAPPER_LAID_OUT(true, GDRHOOK_HOT, ret, name, params)
 
-#define GDRHOOK_WRAPPER_LAID_OUT(hot, hot_attribute, ret, name, params)        \
-    static_assert(::gdrhook::is_hot_entry(::gdrhook::EntryId::name) == hot,    \
-                  #name ": GDRHOOK_HOT_WRAPPER if and only if in GDRHOOK_HOT_ENTRY_POINTS"); \
-    extern "C" __attribute__((visibility("hidden"), noinline)) hot_attribute ret           \
-        gdrhook_impl_##name params;                                                        \
-    extern "C" __attribute__((visibility("default"), alias("gdrhook_impl_" #name))) \
-    hot_attribute ret name params;                                             \
+#define GDRHOOK_WRAPPER_LAID_OUT(hot, hot_attribute, ret, name, params)                            \
+    static_assert(::gdrhook::is_hot_entry(::gdrhook::EntryId::name) == hot,                        \
+                  #name ": GDRHOOK_HOT_WRAPPER if and only if in GDRHOOK_HOT_ENTRY_POINTS");       \
+    extern "C" __attribute__((visibility("hidden"), noinline))                                     \
+    hot_attribute ret gdrhook_impl_##name params;                                                  \
+    extern "C" __attribute__((visibility("default"), alias("gdrhook_impl_" #name)))                \
+    hot_attribute ret name params;                                                                 \
     extern "C" ret gdrhook_impl_##name params
 
 // Every wrapper starts here. A library may patch the exported address with
@@ -54,8 +53,8 @@
 
 // The result a wrapper returns when the real function cannot be found (the
 // application reached the wrapper without libcuda or libcudart loadable).
-#define GDRHOOK_REAL_OR_RETURN(fn, symbol, missing)                            \
-    GDRHOOK_PATCHABLE_PROLOGUE();                                              \
-    auto fn = GDRHOOK_REAL(symbol);                                            \
-    if (GDRHOOK_UNLIKELY(fn == nullptr))                                       \
-        return missing
+#define GDRHOOK_REAL_OR_RETURN(fn, symbol, missing)                                                \
+    GDRHOOK_PATCHABLE_PROLOGUE();                                                                  \
+    auto fn = GDRHOOK_REAL(symbol);                                                                \
+    if (GDRHOOK_UNLIKELY(fn == nullptr))                                                           \
+    return missing

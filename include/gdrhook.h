@@ -72,12 +72,12 @@ typedef struct gdrhook_stats {
     uint64_t pin_failures;
     uint64_t unpins;
     uint64_t evictions;
-    uint64_t invalidated;        /* registrations ended by a free */
-    uint64_t entries;            /* registrations cached now */
-    uint64_t bytes_pinned;       /* now */
+    uint64_t invalidated;  /* registrations ended by a free */
+    uint64_t entries;      /* registrations cached now */
+    uint64_t bytes_pinned; /* now */
     uint64_t peak_bytes_pinned;
-    uint64_t verify_checks;      /* GDRHOOK_VERIFY=1 */
-    uint64_t verify_mismatches;  /* stale hits caught; must be 0 */
+    uint64_t verify_checks;     /* GDRHOOK_VERIFY=1 */
+    uint64_t verify_mismatches; /* stale hits caught; must be 0 */
 } gdrhook_stats;
 
 /*

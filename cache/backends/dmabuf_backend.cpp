@@ -29,8 +29,8 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
                              "cuMemGetHandleForAddressRange is not available");
     if (driver_.pointer_get_attribute) {
         unsigned int managed = 0;
-        if (driver_.pointer_get_attribute(&managed, cuda::pointer_attribute_is_managed,
-                                          addr) == cuda::success &&
+        if (driver_.pointer_get_attribute(&managed, cuda::pointer_attribute_is_managed, addr) ==
+                cuda::success &&
             managed)
             return Status::error(StatusCode::managed, 0, "managed memory is never pinned");
     }
@@ -45,8 +45,8 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
                                                              : StatusCode::invalid,
                              rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
     int fd = -1;
-    int rc = driver_.mem_get_handle_for_address_range(
-        &fd, addr, length, cuda::mem_range_handle_type_dma_buf_fd, 0);
+    int rc = driver_.mem_get_handle_for_address_range(&fd, addr, length,
+                                                      cuda::mem_range_handle_type_dma_buf_fd, 0);
     if (rc == cuda::error_out_of_memory)
         return Status::error(StatusCode::no_space, rc,
                              "cuMemGetHandleForAddressRange: out of memory");
@@ -54,8 +54,7 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
         return Status::error(StatusCode::invalid, rc,
                              "cuMemGetHandleForAddressRange: not an allocated range");
     if (rc != cuda::success || fd < 0)
-        return Status::error(StatusCode::driver_error, rc,
-                             "cuMemGetHandleForAddressRange failed");
+        return Status::error(StatusCode::driver_error, rc, "cuMemGetHandleForAddressRange failed");
     // A program the application execs must not inherit the export: the fd
     // would keep the freed GPU memory allocated for as long as it runs.
     fcntl(fd, F_SETFD, FD_CLOEXEC);
@@ -76,8 +75,9 @@ Status DmabufBackend::unpin(Pin *pins, size_t count)
             // and the number may be one of its files now.
             if (!said_closed_by_program_) {
                 said_closed_by_program_ = true;
-                diagnostics().warn("the program closed the descriptor of a dma-buf pin; the pin was "
-                                   "released then and its number is left to the program");
+                diagnostics().warn(
+                    "the program closed the descriptor of a dma-buf pin; the pin was "
+                    "released then and its number is left to the program");
             }
             continue;
         }

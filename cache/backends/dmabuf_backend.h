@@ -7,13 +7,12 @@
 // soon as the application frees.
 #pragma once
 
-#include "cache/base/driver_api.h"
 #include "cache/backends/pin_backend.h"
+#include "cache/base/driver_api.h"
 
 namespace gdrhook {
 
-class DmabufBackend final : public PinBackend
-{
+class DmabufBackend final : public PinBackend {
 public:
     explicit DmabufBackend(const DriverApi &driver) : driver_(driver) {}
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/kmod_backend.h"
 
-#include "cache/base/diagnostics.h"
 #include "cache/base/capture.h"
+#include "cache/base/diagnostics.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -47,15 +47,11 @@ Status from_errno(int error, const char *what)
 {
     switch (error) {
     case ENOSPC:
-    case ENOMEM:
-        return Status::error(StatusCode::no_space, error, what);
+    case ENOMEM: return Status::error(StatusCode::no_space, error, what);
     case EINVAL:
-    case EFAULT:
-        return Status::error(StatusCode::invalid, error, what);
-    case EOPNOTSUPP:
-        return Status::error(StatusCode::unsupported, error, what);
-    default:
-        return Status::error(StatusCode::io_error, error, what);
+    case EFAULT: return Status::error(StatusCode::invalid, error, what);
+    case EOPNOTSUPP: return Status::error(StatusCode::unsupported, error, what);
+    default: return Status::error(StatusCode::io_error, error, what);
     }
 }
 
@@ -84,8 +80,7 @@ Status KmodBackend::open(const std::string &path)
         return Status::error(StatusCode::unsupported, static_cast<int>(version.abi_major),
                              "gdrhook.ko speaks another ABI major version");
     if (method_ == KmodPinMethod::nvp2p && !(version.features & GDRHOOK_FEATURE_NVP2P))
-        return Status::error(StatusCode::no_device, 0,
-                             "gdrhook.ko found no nvidia_p2p_* provider");
+        return Status::error(StatusCode::no_device, 0, "gdrhook.ko found no nvidia_p2p_* provider");
     if (method_ == KmodPinMethod::host_pages && !(version.features & GDRHOOK_FEATURE_HOST_PAGES))
         return Status::error(StatusCode::unsupported, 0,
                              "gdrhook.ko cannot pin host pages (older than ABI 1.1, or a "
@@ -103,8 +98,9 @@ bool KmodBackend::device_still_ours()
     // release); the number may be the program's now: never used again
     // (nor closed, owned_fd.h).
     if (device_.valid() && !said_device_closed_.exchange(true))
-        diagnostics().error("the program closed gdrhook's descriptor of /dev/gdrhook: its pins were "
-                            "released then; nothing more is pinned");
+        diagnostics().error(
+            "the program closed gdrhook's descriptor of /dev/gdrhook: its pins were "
+            "released then; nothing more is pinned");
     return false;
 }
 
@@ -191,14 +187,9 @@ size_t KmodBackend::take_revocations(std::vector<uint64_t> &handles)
             switch (records[k].type) {
             case GDRHOOK_EVENT_REVOKED_NVP2P:
             case GDRHOOK_EVENT_REVOKED_DMABUF:
-            case GDRHOOK_EVENT_REVOKED_HOST:
-                named.push_back(records[k].handle);
-                break;
-            case GDRHOOK_EVENT_OVERFLOW:
-                overflow = true;
-                break;
-            default:
-                break; // a kind added by a later minor version
+            case GDRHOOK_EVENT_REVOKED_HOST: named.push_back(records[k].handle); break;
+            case GDRHOOK_EVENT_OVERFLOW: overflow = true; break;
+            default: break; // a kind added by a later minor version
             }
         }
         if (n < sizeof(records) / sizeof(records[0]))

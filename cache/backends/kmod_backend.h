@@ -20,8 +20,8 @@
 // what they ask the module for.
 #pragma once
 
-#include "cache/base/driver_api.h"
 #include "cache/backends/pin_backend.h"
+#include "cache/base/driver_api.h"
 
 #include <atomic>
 #include <mutex>
@@ -34,16 +34,13 @@ namespace gdrhook {
 // What a PIN names: GPU memory (nvidia_p2p_get_pages) or host pages.
 enum class KmodPinMethod : uint8_t { nvp2p, host_pages };
 
-class KmodBackend : public PinBackend
-{
+class KmodBackend : public PinBackend {
 public:
     KmodBackend() = default;
     // The driver functions pin() uses to set SYNC_MEMOPS; may be empty.
-    explicit KmodBackend(const DriverApi &driver,
-                         KmodPinMethod method = KmodPinMethod::nvp2p)
+    explicit KmodBackend(const DriverApi &driver, KmodPinMethod method = KmodPinMethod::nvp2p)
         : driver_(driver), method_(method)
-    {
-    }
+    {}
 
     // Opens `path` (normally /dev/gdrhook) and checks the ABI version.
     Status open(const std::string &path);

@@ -9,8 +9,7 @@
 
 namespace gdrhook {
 
-class NoneBackend final : public PinBackend
-{
+class NoneBackend final : public PinBackend {
 public:
     BackendKind kind() const override { return BackendKind::none; }
     const char *name() const override { return "none"; }

@@ -11,8 +11,8 @@
 // worker after each batch for what a gdrhook_put released since.
 #pragma once
 
-#include "cache/base/status.h"
 #include "cache/base/owned_fd.h"
+#include "cache/base/status.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -26,12 +26,11 @@ const char *to_string(BackendKind kind);
 // One pinned range. Move-only: the fd (dma-buf) or the handle (kmod) is
 // released exactly once, by the backend's unpin().
 struct Pin {
-    OwnedFd fd;           // dma-buf fd, or invalid; the program may close it (owned_fd.h)
-    uint64_t handle = 0;  // kmod handle, or 0
+    OwnedFd fd;          // dma-buf fd, or invalid; the program may close it (owned_fd.h)
+    uint64_t handle = 0; // kmod handle, or 0
 };
 
-class PinBackend
-{
+class PinBackend {
 public:
     virtual ~PinBackend() = default;
 

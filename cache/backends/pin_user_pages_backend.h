@@ -13,13 +13,11 @@
 
 namespace gdrhook {
 
-class PinUserPagesBackend final : public KmodBackend
-{
+class PinUserPagesBackend final : public KmodBackend {
 public:
     explicit PinUserPagesBackend(const DriverApi &driver)
         : KmodBackend(driver, KmodPinMethod::host_pages)
-    {
-    }
+    {}
 
     BackendKind kind() const override { return BackendKind::pin_user_pages; }
     const char *name() const override { return "pin_user_pages"; }

@@ -75,7 +75,8 @@ Status select_backend(Backend wanted, const DriverApi &driver, int device,
     // An integrated GPU's RDMA memory is host memory: nv-p2p has none to
     // pin there (and is gone on Thor); the module pins the pages instead.
     std::string integrated_why;
-    if (wanted == Backend::auto_select && PinUserPagesBackend::device_is_integrated(driver, device)) {
+    if (wanted == Backend::auto_select &&
+        PinUserPagesBackend::device_is_integrated(driver, device)) {
         Status status = choose_pin_user_pages(driver, kmod_path, out);
         if (status.ok()) {
             out.reason = "the GPU is integrated (CU_DEVICE_ATTRIBUTE_INTEGRATED) and " + out.reason;
@@ -95,8 +96,8 @@ Status select_backend(Backend wanted, const DriverApi &driver, int device,
         }
         if (wanted == Backend::kmod) {
             out.backend = std::make_unique<NoneBackend>();
-            out.reason = std::string("GDRHOOK_BACKEND=kmod but ") + kmod_status.what +
-                         "; nothing is pinned";
+            out.reason =
+                std::string("GDRHOOK_BACKEND=kmod but ") + kmod_status.what + "; nothing is pinned";
             return kmod_status;
         }
     }

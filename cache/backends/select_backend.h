@@ -8,9 +8,9 @@
 // says why in `reason` for the log.
 #pragma once
 
+#include "cache/backends/pin_backend.h"
 #include "cache/base/config.h"
 #include "cache/base/driver_api.h"
-#include "cache/backends/pin_backend.h"
 
 #include <memory>
 #include <string>

@@ -18,10 +18,10 @@
 namespace gdrhook {
 
 struct AppendOpen {
-    int fd = -1;           // -1: refused or failed, see `why`
-    bool created = false;  // the file was made by this open
-    std::string why;       // "is a symbolic link", "is owned by another user", "cannot be opened (...)"
-    int error = 0;         // the errno where the open failed, 0 where it refused
+    int fd = -1;          // -1: refused or failed, see `why`
+    bool created = false; // the file was made by this open
+    std::string why; // "is a symbolic link", "is owned by another user", "cannot be opened (...)"
+    int error = 0;   // the errno where the open failed, 0 where it refused
 };
 
 // Opens `name`, relative to the folder open at `dir` (AT_FDCWD: the

@@ -32,8 +32,7 @@ inline void capture_over()
     ++captures_counted_on_thread;
     uint16_t now = hot_line.captures.load(std::memory_order_relaxed);
     while (now && !hot_line.captures.compare_exchange_weak(now, uint16_t(now - 1),
-                                                            std::memory_order_acq_rel))
-    {
+                                                           std::memory_order_acq_rel)) {
     }
 }
 

@@ -22,5 +22,4 @@ inline uint64_t monotonic_ns()
     return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
 }
 
-
 } // namespace gdrhook

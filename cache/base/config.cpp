@@ -11,8 +11,7 @@
 namespace gdrhook {
 namespace {
 
-template <typename Enum, size_t N>
-struct Choices {
+template <typename Enum, size_t N> struct Choices {
     const char *names[N];
     Enum values[N];
 };
@@ -32,15 +31,14 @@ void reject(Diagnostics &diagnostics, const char *name, const char *value,
             const std::string &accepted, const std::string &fallback)
 {
     diagnostics.push_back(std::string("gdrhook: ") + name + "='" + value +
-                          "' is not valid: expected " + accepted + "; using " +
-                          fallback);
+                          "' is not valid: expected " + accepted + "; using " + fallback);
 }
 
 // The names a choice variable accepts, in the order of its enum's values:
 // parsing and printing read the same list.
 template <typename Enum, size_t N>
-void parse_choice(const char *name, const char *value, const char *const (&names)[N],
-                  Enum &field, Diagnostics &diagnostics)
+void parse_choice(const char *name, const char *value, const char *const (&names)[N], Enum &field,
+                  Diagnostics &diagnostics)
 {
     for (size_t i = 0; i < N; ++i) {
         if (strcasecmp(value, names[i]) == 0) {
@@ -89,10 +87,26 @@ std::optional<uint64_t> parse_size(const char *value)
     unsigned shift = 0;
     switch (*end) {
     case '\0': break;
-    case 'k': case 'K': shift = 10; ++end; break;
-    case 'm': case 'M': shift = 20; ++end; break;
-    case 'g': case 'G': shift = 30; ++end; break;
-    case 't': case 'T': shift = 40; ++end; break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        ++end;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        ++end;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        ++end;
+        break;
+    case 't':
+    case 'T':
+        shift = 40;
+        ++end;
+        break;
     default: return std::nullopt;
     }
     if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
@@ -120,8 +134,7 @@ void parse_size_var(const char *name, const char *value, uint64_t min, uint64_t 
 
 // A period in milliseconds: plain decimal digits (no suffix, no sign), 0
 // for off or a value in [min_sample_ms, max_sample_ms].
-void parse_sample_ms(const char *name, const char *value, uint32_t &field,
-                     Diagnostics &diagnostics)
+void parse_sample_ms(const char *name, const char *value, uint32_t &field, Diagnostics &diagnostics)
 {
     bool digits = *value != '\0' && strspn(value, "0123456789") == strlen(value);
     if (digits) {
@@ -200,7 +213,10 @@ const char *const backend_names[] = {"auto", "kmod", "dmabuf", "pin_user_pages",
 const char *const pin_names[] = {"off", "alloc", "demand"};
 const char *const ucx_names[] = {"auto", "on", "off"};
 
-std::string shown_size(uint64_t value) { return std::to_string(value); }
+std::string shown_size(uint64_t value)
+{
+    return std::to_string(value);
+}
 
 // Every GDRHOOK_* variable the shim reads, once: its name, what it
 // accepts and its default as the README's table says them, how a value is
@@ -228,8 +244,8 @@ const ConfigVariable variables[] = {
              c.events_path = path;
              c.events_pattern = value;
          } else
-             d.push_back(std::string("gdrhook: ") + name + "='" + value + "' is not valid: " +
-                         error + "; no events are logged");
+             d.push_back(std::string("gdrhook: ") + name + "='" + value +
+                         "' is not valid: " + error + "; no events are logged");
      },
      [](const Config &c) { return c.events_pattern; }},
     {"GDRHOOK_QUEUE_CAPACITY", "2 … 1048576 (K/M suffixes), rounded up to a power of two", "`4096`",

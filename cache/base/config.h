@@ -20,21 +20,21 @@ enum class PinPolicy { off, alloc, demand };
 enum class UcxBridgeMode { auto_detect, on, off };
 
 struct Config {
-    bool disabled = false;                 // GDRHOOK_DISABLE
-    LogLevel log_level = LogLevel::warn;   // GDRHOOK_LOG_LEVEL
-    std::string events_path;               // GDRHOOK_EVENTS, %p %h %r expanded
-    std::string events_pattern;            // GDRHOOK_EVENTS as written (a forked child expands it again)
-    std::string host;                      // the short host name (%h)
-    std::string rank;                      // the rank (%r), "" when unknown
-    std::string rank_from;                 // the variable the rank came from
-    size_t queue_capacity = 4096;          // GDRHOOK_QUEUE_CAPACITY
-    Backend backend = Backend::auto_select;// GDRHOOK_BACKEND
-    PinPolicy pin = PinPolicy::demand;     // GDRHOOK_PIN
-    uint64_t pin_min_size = 1 << 20;       // GDRHOOK_PIN_MIN_SIZE
-    bool verify = false;                   // GDRHOOK_VERIFY
-    uint64_t cache_max_bytes = 0;          // GDRHOOK_CACHE_MAX_BYTES, 0 = no limit
-    uint64_t cache_max_entries = 65536;    // GDRHOOK_CACHE_MAX_ENTRIES
-    uint32_t sample_ms = 0;                // GDRHOOK_SAMPLE_MS, 0 = no samples
+    bool disabled = false;               // GDRHOOK_DISABLE
+    LogLevel log_level = LogLevel::warn; // GDRHOOK_LOG_LEVEL
+    std::string events_path;             // GDRHOOK_EVENTS, %p %h %r expanded
+    std::string events_pattern;   // GDRHOOK_EVENTS as written (a forked child expands it again)
+    std::string host;             // the short host name (%h)
+    std::string rank;             // the rank (%r), "" when unknown
+    std::string rank_from;        // the variable the rank came from
+    size_t queue_capacity = 4096; // GDRHOOK_QUEUE_CAPACITY
+    Backend backend = Backend::auto_select;         // GDRHOOK_BACKEND
+    PinPolicy pin = PinPolicy::demand;              // GDRHOOK_PIN
+    uint64_t pin_min_size = 1 << 20;                // GDRHOOK_PIN_MIN_SIZE
+    bool verify = false;                            // GDRHOOK_VERIFY
+    uint64_t cache_max_bytes = 0;                   // GDRHOOK_CACHE_MAX_BYTES, 0 = no limit
+    uint64_t cache_max_entries = 65536;             // GDRHOOK_CACHE_MAX_ENTRIES
+    uint32_t sample_ms = 0;                         // GDRHOOK_SAMPLE_MS, 0 = no samples
     UcxBridgeMode ucx = UcxBridgeMode::auto_detect; // GDRHOOK_UCX
 };
 
@@ -62,8 +62,8 @@ struct ParseContext {
 // a test checks the README's table (tests/docs/check_settings.py).
 struct ConfigVariable {
     const char *name;
-    const char *accepted;  // what it accepts, as the README's table says it
-    const char *fallback;  // its default, the same way
+    const char *accepted; // what it accepts, as the README's table says it
+    const char *fallback; // its default, the same way
     // Reads a set value into the Config; a bad one adds a line to the
     // diagnostics and leaves the default.
     void (*parse)(const char *name, const char *value, ParseContext &context, Config &config,

@@ -35,15 +35,13 @@ inline constexpr int memorytype_host = 1;
 
 struct DriverApi {
     // cuMemGetHandleForAddressRange
-    int (*mem_get_handle_for_address_range)(void *handle, unsigned long long dptr,
-                                            size_t size, int handle_type,
-                                            unsigned long long flags) = nullptr;
+    int (*mem_get_handle_for_address_range)(void *handle, unsigned long long dptr, size_t size,
+                                            int handle_type, unsigned long long flags) = nullptr;
     // cuPointerSetAttribute
     int (*pointer_set_attribute)(const void *value, int attribute,
                                  unsigned long long ptr) = nullptr;
     // cuPointerGetAttribute
-    int (*pointer_get_attribute)(void *data, int attribute,
-                                 unsigned long long ptr) = nullptr;
+    int (*pointer_get_attribute)(void *data, int attribute, unsigned long long ptr) = nullptr;
     // cuPointerGetAttributes: unlike the one above, never an error for an
     // attribute the memory lacks (it answers 0).
     int (*pointer_get_attributes)(unsigned int count, int *attributes, void **data,
@@ -64,8 +62,7 @@ inline bool is_vmm_mapping(const DriverApi &driver, unsigned long long addr)
         return false;
     int attributes[] = {cuda::pointer_attribute_memory_type,
                         cuda::pointer_attribute_is_legacy_cuda_ipc_capable,
-                        cuda::pointer_attribute_mempool_handle,
-                        cuda::pointer_attribute_is_managed};
+                        cuda::pointer_attribute_mempool_handle, cuda::pointer_attribute_is_managed};
     unsigned int memory_type = 0, legacy_ipc = 0, managed = 0;
     void *pool = nullptr;
     void *data[] = {&memory_type, &legacy_ipc, &pool, &managed};
@@ -110,8 +107,8 @@ struct DriverQueries {
     // device count, and a device's name, UUID ("GPU-...") and PCI bus id.
     int (*driver_version)() = nullptr;
     int (*device_count)() = nullptr;
-    bool (*device_identity)(int ordinal, char *name, size_t name_size, char *uuid,
-                            size_t uuid_size, char *pci_bus_id, size_t pci_size) = nullptr;
+    bool (*device_identity)(int ordinal, char *name, size_t name_size, char *uuid, size_t uuid_size,
+                            char *pci_bus_id, size_t pci_size) = nullptr;
 };
 
 } // namespace gdrhook

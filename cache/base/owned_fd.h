@@ -16,8 +16,7 @@
 
 namespace gdrhook {
 
-class OwnedFd
-{
+class OwnedFd {
 public:
     OwnedFd() = default;
     // Takes `fd` (a failed open's -1 gives an invalid one). With

@@ -13,20 +13,20 @@ namespace gdrhook {
 
 enum class StatusCode : unsigned char {
     ok,
-    no_device,     // the backend's device or driver support is absent
-    no_space,      // out of BAR space, handles or pinned-bytes budget
-    unsupported,   // the backend cannot pin this memory (ABI, kind)
-    managed,       // managed (unified) memory: never pinned
-    invalid,       // bad arguments, or memory that is not (or no longer) allocated
-    driver_error,  // the CUDA driver refused, detail holds the CUresult
-    io_error,      // a system call failed, detail holds the errno
-    not_found,     // nothing registered there
+    no_device,    // the backend's device or driver support is absent
+    no_space,     // out of BAR space, handles or pinned-bytes budget
+    unsupported,  // the backend cannot pin this memory (ABI, kind)
+    managed,      // managed (unified) memory: never pinned
+    invalid,      // bad arguments, or memory that is not (or no longer) allocated
+    driver_error, // the CUDA driver refused, detail holds the CUresult
+    io_error,     // a system call failed, detail holds the errno
+    not_found,    // nothing registered there
 };
 
 struct Status {
     StatusCode code = StatusCode::ok;
-    int detail = 0;            // errno or CUresult, 0 when not applicable
-    const char *what = "";     // static string, never freed
+    int detail = 0;        // errno or CUresult, 0 when not applicable
+    const char *what = ""; // static string, never freed
 
     bool ok() const { return code == StatusCode::ok; }
 

@@ -11,8 +11,7 @@
 
 namespace gdrhook {
 
-class UniqueFd
-{
+class UniqueFd {
 public:
     UniqueFd() = default;
     explicit UniqueFd(int fd) : fd_(fd) {}

@@ -75,8 +75,7 @@ RegistrationCache *create_cache(Runtime &rt)
     Status status = select_backend(rt.config.backend, driver_api, device < 0 ? 0 : device,
                                    KmodBackend::default_path(), choice);
     if (!status.ok())
-        diagnostics().error("GDRHOOK_BACKEND={}: {}", to_string(rt.config.backend),
-                            choice.reason);
+        diagnostics().error("GDRHOOK_BACKEND={}: {}", to_string(rt.config.backend), choice.reason);
     else
         diagnostics().info("backend {}: {}", choice.backend->name(), choice.reason);
     backend_name = choice.backend->name();
@@ -143,8 +142,7 @@ void print_process_cache_statistics()
                            "{} not_exportable, {} unsupported",
                            skips(SkipReason::capture), skips(SkipReason::managed),
                            skips(SkipReason::ipc), skips(SkipReason::host),
-                           skips(SkipReason::not_exportable),
-                           skips(SkipReason::unsupported));
+                           skips(SkipReason::not_exportable), skips(SkipReason::unsupported));
     RegistrationCache *cache = hot_line.cache.load(std::memory_order_acquire);
     if (!cache)
         return;
@@ -153,9 +151,8 @@ void print_process_cache_statistics()
                        "({} failed), {} invalidated, {} revoked, {} evictions; bytes pinned: "
                        "peak {}, at exit {}; verify: {} checks, {} stale hits",
                        backend_name, s.hits, s.misses, s.pins, s.pin_failures, s.unpins,
-                       s.unpin_failures, s.invalidated, s.revoked, s.evictions,
-                       s.peak_bytes_pinned, s.bytes_pinned, s.verify_checks,
-                       s.verify_mismatches);
+                       s.unpin_failures, s.invalidated, s.revoked, s.evictions, s.peak_bytes_pinned,
+                       s.bytes_pinned, s.verify_checks, s.verify_mismatches);
     if (s.verify_mismatches)
         diagnostics().error("verify mode caught {} stale cache hits", s.verify_mismatches);
 }

@@ -70,8 +70,8 @@ void write_process_sample(EventPipeline &pipeline)
         sample.pins = pinned.pins;
         sample.pinned_bytes = pinned.bytes;
     }
-    Event event = make_event(EventKind::sample, "gdrhook_worker", Via::symbol,
-                             MemoryKind::none, 0, 0);
+    Event event =
+        make_event(EventKind::sample, "gdrhook_worker", Via::symbol, MemoryKind::none, 0, 0);
     event.sample = &sample;
     pipeline.write_from_consumer(event);
 }

@@ -6,10 +6,10 @@
 // uses and fills the hot line (cache/prim/hot_line.h) for the hot path.
 #include "cache/core/runtime.h"
 
+#include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
-#include "cache/base/clock.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
@@ -26,9 +26,9 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <utility>
 #include <pthread.h>
 #include <unistd.h>
+#include <utility>
 
 namespace gdrhook {
 namespace {
@@ -118,10 +118,10 @@ void after_fork_in_child()
     // A pattern with %p names a file of the child's own; without, the
     // child appends to its parent's, after a process line of its own.
     std::string path, unused;
-    const bool own_log = !rt.config.events_pattern.empty() &&
-                         expand_path_pattern(rt.config.events_pattern,
-                                             PathNames{rt.pid, rt.config.host, rt.config.rank},
-                                             path, unused);
+    const bool own_log =
+        !rt.config.events_pattern.empty() &&
+        expand_path_pattern(rt.config.events_pattern,
+                            PathNames{rt.pid, rt.config.host, rt.config.rank}, path, unused);
     // Before the queue is reset: its cells are still the parent's journal.
     rt.journal.move_to_child(own_log ? path : rt.log.path(), rt.pid);
     rt.pipeline->after_fork_in_child(rt.pid);
@@ -172,8 +172,9 @@ void initialize(const DriverQueries &queries)
     Config config = parse_config([](const char *name) { return getenv(name); }, pid, problems);
     // Never freed (see runtime.h). With the other hot objects (hot_arena.h),
     // unless the shim only forwards: pass-through maps no 2 MiB region.
-    void *memory = config.disabled ? ::operator new(sizeof(Runtime), std::align_val_t{alignof(Runtime)})
-                                   : hot_arena_allocate(sizeof(Runtime), alignof(Runtime));
+    void *memory = config.disabled
+                       ? ::operator new (sizeof(Runtime), std::align_val_t{alignof(Runtime)})
+                       : hot_arena_allocate(sizeof(Runtime), alignof(Runtime));
     auto *rt = new (memory) Runtime();
     rt->pid = pid;
     rt->config = std::move(config);
@@ -232,9 +233,9 @@ void initialize(const DriverQueries &queries)
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);
-    diagnostics().debug("initialized: events '{}', queue capacity {}, sample interval {} ms (0: none)",
-                        rt->config.events_path, rt->config.queue_capacity,
-                        rt->config.sample_ms);
+    diagnostics().debug(
+        "initialized: events '{}', queue capacity {}, sample interval {} ms (0: none)",
+        rt->config.events_path, rt->config.queue_capacity, rt->config.sample_ms);
     hot_line.runtime_state.store(runtime_enabled, std::memory_order_release);
 }
 
@@ -288,8 +289,8 @@ void finish_before_process_ends(ProcessEnd how)
     // Python's subprocess and the like fork and exec at once: a child with
     // nothing of its own to say leaves no log (the exec closes its copies
     // of the parent's dma-buf fds).
-    if (replaced_by_exec && rt.forked_child &&
-        rt.pipeline->stats().written == rt.written_at_fork && !rt.pipeline->may_hold_events()) {
+    if (replaced_by_exec && rt.forked_child && rt.pipeline->stats().written == rt.written_at_fork &&
+        !rt.pipeline->may_hold_events()) {
         rt.journal.remove();
         return;
     }

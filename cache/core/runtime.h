@@ -25,14 +25,14 @@ struct Runtime {
     Config config;
     EventLog log;
     AllocTracker tracker;
-    GraphMemory graph_memory;       // what the process's graphs own
-    DriverQueries queries;          // the hook's
+    GraphMemory graph_memory; // what the process's graphs own
+    DriverQueries queries;    // the hook's
     EventPipeline *pipeline = nullptr;
-    Unpinner *unpinner = nullptr;   // when pinning is on
+    Unpinner *unpinner = nullptr;             // when pinning is on
     FreeSubscription cache_subscription = -1; // the cache's place among a free's listeners
     int pid = 0;
-    bool forked_child = false;      // made by fork() of a recording process
-    uint64_t written_at_fork = 0;   // lines the pipeline had written then
+    bool forked_child = false;    // made by fork() of a recording process
+    uint64_t written_at_fork = 0; // lines the pipeline had written then
     // The queue's cells, beside the log. Last: the members above keep the
     // places (and cache lines) the hot path finds them at.
     Journal journal;

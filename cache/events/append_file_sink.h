@@ -25,8 +25,7 @@
 
 namespace gdrhook {
 
-class AppendFileSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex>
-{
+class AppendFileSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
 public:
     // Opens `path` (append_open.h). Check fd() >= 0, else why_not().
     explicit AppendFileSink(const std::string &path);

@@ -15,8 +15,7 @@ struct TscPair {
     uint64_t ns = 0;
 };
 
-template <typename Clock>
-TscPair read_with_tsc(Clock clock)
+template <typename Clock> TscPair read_with_tsc(Clock clock)
 {
     TscPair pair;
     pair.tsc = read_cycle_counter();
@@ -66,11 +65,12 @@ Anchor take_anchor()
         if (raw.tsc <= reference.tsc || raw.ns <= reference.ns)
             return fresh; // no baseline yet: every event is "now" (lifetime 0)
         const uint64_t baseline_ns = raw.ns - reference.ns;
-        fresh.ns_per_tick = static_cast<double>(baseline_ns) /
-                            static_cast<double>(raw.tsc - reference.tsc);
+        fresh.ns_per_tick =
+            static_cast<double>(baseline_ns) / static_cast<double>(raw.tsc - reference.tsc);
         lifetime_ns = std::min(lifetime_ns, baseline_ns / 16);
     }
-    fresh.lifetime_ticks = static_cast<uint64_t>(static_cast<double>(lifetime_ns) / fresh.ns_per_tick);
+    fresh.lifetime_ticks =
+        static_cast<uint64_t>(static_cast<double>(lifetime_ns) / fresh.ns_per_tick);
     return fresh;
 }
 

@@ -16,10 +16,10 @@
 
 #include "cache/base/clock.h"
 #include "cache/events/event.h"
-#include "cache/prim/hot_line.h"
-#include "cache/prim/hot_path.h"
 #include "cache/events/queued_event.h"
 #include "cache/prim/cycle_counter.h"
+#include "cache/prim/hot_line.h"
+#include "cache/prim/hot_path.h"
 
 namespace gdrhook {
 

@@ -9,7 +9,8 @@ namespace gdrhook {
 
 size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, char *out)
 {
-    char *end = fmt::format_to_n(out, max_line_size - 1, R"({{"ts_ns":{},"seq":{},"pid":{},"tid":{},"ev":"{}","api":")",
+    char *end = fmt::format_to_n(out, max_line_size - 1,
+                                 R"({{"ts_ns":{},"seq":{},"pid":{},"tid":{},"ev":"{}","api":")",
                                  realtime_ns, event.seq, pid, event.tid, to_string(event.kind))
                     .out;
     const char *limit = out + max_line_size - 2; // room for "}\n"
@@ -49,9 +50,8 @@ size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, c
         append_text(event.msg);
     }
     if (event.kind == EventKind::sample && event.sample)
-        append(R"(,"rss_bytes":{},"fds":{},"pinned_bytes":{},"pins":{})",
-               event.sample->rss_bytes, event.sample->fds, event.sample->pinned_bytes,
-               event.sample->pins);
+        append(R"(,"rss_bytes":{},"fds":{},"pinned_bytes":{},"pins":{})", event.sample->rss_bytes,
+               event.sample->fds, event.sample->pinned_bytes, event.sample->pins);
     if (end > limit)
         end = const_cast<char *>(limit);
     *end++ = '}';

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/event_log.h"
 
-#include "cache/events/append_file_sink.h"
 #include "cache/base/diagnostics.h"
+#include "cache/events/append_file_sink.h"
 #include "cache/events/event_clock.h"
 
 #include <spdlog/logger.h>
 
 #include <cstring>
-#include <unistd.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 namespace gdrhook {
 

@@ -13,7 +13,9 @@
 #include <memory>
 #include <string>
 
-namespace spdlog { class logger; }
+namespace spdlog {
+class logger;
+}
 
 namespace gdrhook {
 
@@ -22,8 +24,7 @@ class AppendFileSink;
 // format_event_line_at (event_line.h) at the event's own time.
 size_t format_event_line(const Event &event, int pid, char *out);
 
-class EventLog
-{
+class EventLog {
 public:
     // An empty path gives a log that drops every line.
     // Returns an empty message on success, else why the file cannot be

@@ -37,15 +37,15 @@ bool futex_wait(std::atomic<uint32_t> &word, uint32_t expected, uint64_t timeout
 {
     timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
                      static_cast<long>(timeout_ns % 1000000000)};
-    return syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE,
-                   expected, timeout_ns ? &timeout : nullptr, nullptr, 0) != 0 &&
+    return syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE, expected,
+                   timeout_ns ? &timeout : nullptr, nullptr, 0) != 0 &&
            errno == ETIMEDOUT;
 }
 
 void futex_wake_all(std::atomic<uint32_t> &word)
 {
-    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE,
-            INT_MAX, nullptr, nullptr, 0);
+    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
+            nullptr, 0);
 }
 
 } // namespace
@@ -54,8 +54,7 @@ static_assert(EventPipeline::queue_cell_bytes == 64, "the journal's cell (journa
 
 EventPipeline::EventPipeline(size_t capacity, EventLog &log, int pid, void *cells_memory)
     : queue_(capacity, cells_memory), log_(log), pid_(pid)
-{
-}
+{}
 
 EventPipeline::~EventPipeline()
 {
@@ -253,8 +252,8 @@ size_t EventPipeline::drain_locked()
             break; // let the worker flush; producers that drain take it all
     }
     // exchange first: a poke() that lands while the hook runs is kept.
-    bool poked = poked_.load(std::memory_order_relaxed) &&
-                 poked_.exchange(false, std::memory_order_acq_rel);
+    bool poked =
+        poked_.load(std::memory_order_relaxed) && poked_.exchange(false, std::memory_order_acq_rel);
     if (batch_hook_ && (count || poked))
         batch_hook_();
     if (count)

@@ -12,12 +12,12 @@
 // its own event, so nothing is lost and the log stays in order.
 #pragma once
 
-#include "cache/prim/hot_path.h"
 #include "cache/events/event.h"
-#include "cache/prim/asymmetric_fence.h"
 #include "cache/events/event_log.h"
 #include "cache/events/event_queue.h"
 #include "cache/events/queued_event.h"
+#include "cache/prim/asymmetric_fence.h"
+#include "cache/prim/hot_path.h"
 
 #include <atomic>
 #include <cstdint>
@@ -28,17 +28,16 @@
 namespace gdrhook {
 
 struct PipelineStats {
-    uint64_t pushed = 0;        // handed to the worker (written - overflowed)
-    uint64_t overflowed = 0;    // the producer did the work itself
-    uint64_t written = 0;       // lines handed to the log
-    uint64_t wakeups = 0;       // futex wakes issued by producers
+    uint64_t pushed = 0;     // handed to the worker (written - overflowed)
+    uint64_t overflowed = 0; // the producer did the work itself
+    uint64_t written = 0;    // lines handed to the log
+    uint64_t wakeups = 0;    // futex wakes issued by producers
     // Events that neither reached the log nor stay in the journal (the
     // log's writes failed and the queue was full of unwritten events).
     uint64_t lost = 0;
 };
 
-class EventPipeline
-{
+class EventPipeline {
 public:
     // Called by the consumer for every event, in order, before it is logged
     // (the cache's eager unpin hooks in here). May be empty.
@@ -49,8 +48,7 @@ public:
     EventPipeline(size_t capacity, EventLog &log, int pid, void *cells_memory = nullptr);
 
     // Bytes of one queue cell (the journal's layout must match).
-    static constexpr size_t queue_cell_bytes =
-        BoundedMpscQueue<QueuedEvent>::cell_size;
+    static constexpr size_t queue_cell_bytes = BoundedMpscQueue<QueuedEvent>::cell_size;
     ~EventPipeline();
 
     EventPipeline(const EventPipeline &) = delete;
@@ -102,7 +100,7 @@ public:
     void submit(const QueuedEvent &queued)
     {
         if (GDRHOOK_LIKELY(!flags().stopped.load(std::memory_order_acquire) &&
-                                 flags().worker_running.load(std::memory_order_acquire)) &&
+                           flags().worker_running.load(std::memory_order_acquire)) &&
             push_for_worker(queued))
             return;
         submit_beyond_queue(queued);
@@ -147,7 +145,7 @@ public:
 private:
     void ensure_worker();
     void worker_main();
-    size_t drain_locked();      // consumer_lock_ held
+    size_t drain_locked(); // consumer_lock_ held
     // After a drain: the lines reach the file, then the cells are freed.
     void write_out_then_release_locked();
     // The same; false when the write failed and nothing was freed.

@@ -54,8 +54,7 @@ inline void prefetch_for_write(const void *address)
 }
 
 // Nothing extra on the producers' line (see BoundedMpscQueue).
-struct NoProducerShared {
-};
+struct NoProducerShared {};
 
 // Aligned and padded to whole cache lines, so that whatever an enclosing
 // object puts next to it does not share a line with dequeue_pos_.
@@ -65,10 +64,8 @@ struct NoProducerShared {
 // a push after the line was evicted then misses once, not twice. Written
 // rarely, or the producers would bounce it.
 template <typename T, typename ProducerShared = NoProducerShared>
-class alignas(cache_line_size) BoundedMpscQueue
-{
-    static_assert(std::is_trivially_copyable_v<T>,
-                  "items are copied into the ring by value");
+class alignas(cache_line_size) BoundedMpscQueue {
+    static_assert(std::is_trivially_copyable_v<T>, "items are copied into the ring by value");
 
 public:
     // capacity must be a power of two, at least 2. The cells live in
@@ -108,8 +105,7 @@ public:
             if (diff == 0) {
                 // relaxed is enough: the cell's sequence, not the position
                 // counter, publishes the item.
-                if (enqueue_pos_.compare_exchange_weak(pos, pos + 1,
-                                                       std::memory_order_relaxed)) {
+                if (enqueue_pos_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
                     cell.item = item;
                     // release: the item is visible to the consumer before
                     // the sequence says it is there.
@@ -199,7 +195,6 @@ public:
     static constexpr size_t cell_size = sizeof(Cell);
 
 private:
-
     // What a push reads and writes besides its cell, on one line: the
     // consumer only reads mask_ and cells_ here, once per drain, while the
     // producers write enqueue_pos_ and read producer_shared_.

@@ -71,7 +71,8 @@ uint64_t process_start_ticks()
         return 0;
     // After ") ": field 3 (state) onwards; the start time is field 22.
     unsigned long long ticks = 0;
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+    if (sscanf(p + 2,
+               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
                &ticks) != 1)
         return 0;
     return ticks;
@@ -101,7 +102,8 @@ bool fill_with_zeros(int fd, size_t bytes)
 {
     static const char zeros[page_bytes] = {};
     for (size_t at = 0; at < bytes;) {
-        ssize_t written = pwrite(fd, zeros, std::min(page_bytes, bytes - at), static_cast<off_t>(at));
+        ssize_t written =
+            pwrite(fd, zeros, std::min(page_bytes, bytes - at), static_cast<off_t>(at));
         if (written < 0 && errno == EINTR)
             continue;
         if (written <= 0)
@@ -160,7 +162,8 @@ bool link_at_name(int fd, const std::string &path)
 
 } // namespace
 
-std::string Journal::create(const std::string &log_path, size_t capacity, size_t cell_bytes, int pid)
+std::string Journal::create(const std::string &log_path, size_t capacity, size_t cell_bytes,
+                            int pid)
 {
     capacity_ = capacity;
     cell_bytes_ = cell_bytes;
@@ -177,8 +180,8 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
 
     // The time in the name keeps a pid used again (after exec, or by a
     // later process) off a journal nobody has recovered yet.
-    const std::string path = log_path + "." + std::to_string(pid) + "." +
-                             std::to_string(realtime_ns()) + journal_suffix;
+    const std::string path =
+        log_path + "." + std::to_string(pid) + "." + std::to_string(realtime_ns()) + journal_suffix;
     // Made without a name (O_TMPFILE) and linked at its name only once its
     // header is whole: a process killed while it sets the file up leaves
     // nothing, and every file at a journal's name carries the magic (the

@@ -22,8 +22,7 @@ namespace gdrhook {
 
 struct JournalHeader;
 
-class Journal
-{
+class Journal {
 public:
     Journal() = default;
     Journal(const Journal &) = delete;
@@ -57,7 +56,7 @@ public:
 private:
     std::string map_new_file(const std::string &log_path, int pid, void *at);
 
-    OwnedFd fd_; // holds the lock; a program may close it (owned_fd.h)
+    OwnedFd fd_;                      // holds the lock; a program may close it (owned_fd.h)
     JournalHeader *header_ = nullptr; // the start of the mapping
     size_t mapped_bytes_ = 0;
     size_t capacity_ = 0;

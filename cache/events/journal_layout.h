@@ -44,16 +44,16 @@ enum class JournalState : uint32_t {
 struct JournalHeader {
     char magic[8];
     uint32_t version;
-    uint32_t cell_bytes;         // 64
-    uint64_t capacity;           // cells
+    uint32_t cell_bytes; // 64
+    uint64_t capacity;   // cells
     uint64_t cell_offset;
     uint64_t strings_offset;
     uint64_t strings_bytes;
-    uint64_t anchor_offset;      // queued_text_anchor in the strings copy
+    uint64_t anchor_offset; // queued_text_anchor in the strings copy
     int32_t pid;
-    uint32_t time_is_tsc;        // 1: events carry the TSC (event_clock.h)
-    uint64_t start_ticks;        // /proc/self/stat field 22: pid + this = the process
-    uint64_t created_ns;         // CLOCK_REALTIME as the journal was made
+    uint32_t time_is_tsc; // 1: events carry the TSC (event_clock.h)
+    uint64_t start_ticks; // /proc/self/stat field 22: pid + this = the process
+    uint64_t created_ns;  // CLOCK_REALTIME as the journal was made
     // The event clock's reference, read together as the journal was made:
     // with the TSC, turns a queued event's counter into wall time.
     uint64_t clock_tsc;
@@ -61,9 +61,9 @@ struct JournalHeader {
     uint64_t clock_raw_ns;       // CLOCK_MONOTONIC_RAW
     std::atomic<uint32_t> state; // JournalState
     uint32_t reserved;
-    char host[64];               // gethostname()
-    char boot_id[40];            // /proc/sys/kernel/random/boot_id
-    char log_name[256];          // the log's file name, without its folder
+    char host[64];      // gethostname()
+    char boot_id[40];   // /proc/sys/kernel/random/boot_id
+    char log_name[256]; // the log's file name, without its folder
     // Set as the process ends when it could not write its log (a full
     // file system): events it could keep neither in the log nor here.
     // Older journals hold 0 here (the page is written as zeros).

@@ -20,13 +20,13 @@ struct DeviceDescription {
 
 struct ProcessDescription {
     std::string host;
-    std::string rank, rank_from;                 // "" when unknown
+    std::string rank, rank_from; // "" when unknown
     int ppid = 0;
     std::vector<std::string> cmdline;
     bool cmdline_truncated = false;
     std::string version;
     std::vector<std::pair<std::string, std::string>> config;
-    int driver_version = -1;                     // -1: the driver was not asked
+    int driver_version = -1; // -1: the driver was not asked
     std::vector<DeviceDescription> devices;
     // The clock anchor, read together.
     bool tsc = false;

@@ -23,14 +23,14 @@
 namespace gdrhook {
 
 struct QueuedEvent {
-    uint64_t time;     // Event::tsc with its top bit set, or Event::ts_ns
+    uint64_t time; // Event::tsc with its top bit set, or Event::ts_ns
     uint64_t addr;
     uint64_t size;
     uint64_t entry_id; // Event::entry_id
     int32_t api;       // offsets of static strings, see above
     int32_t msg;
-    int32_t tid;       // between msg and backend: two null texts side by side
-    int32_t backend;   // make a 64-bit constant the hot path loads from memory
+    int32_t tid;     // between msg and backend: two null texts side by side
+    int32_t backend; // make a 64-bit constant the hot path loads from memory
     int32_t rc;
     int8_t dev;
     EventKind kind;

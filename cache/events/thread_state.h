@@ -24,7 +24,7 @@ struct alignas(64) HotThreadState {
     Via via = Via::symbol;       // how the call in progress reached the hook
     uint32_t tid_generation = 0; // current_tid(): fork generation of `tid`
     int32_t tid = 0;
-    int32_t device = -1;         // device_of(): the device of `context`...
+    int32_t device = -1;            // device_of(): the device of `context`...
     uint32_t device_generation = 0; // ...while no context was torn down
     uint64_t context = 0;
     uint64_t events_recorded = 0;
@@ -41,8 +41,8 @@ inline HotThreadState &hot_thread_state()
     intptr_t offset = hot_line.thread_state_offset.load(std::memory_order_relaxed);
     if (GDRHOOK_UNLIKELY(offset == 0))
         offset = find_hot_thread_state_offset();
-    return *reinterpret_cast<HotThreadState *>(
-        static_cast<char *>(__builtin_thread_pointer()) + offset);
+    return *reinterpret_cast<HotThreadState *>(static_cast<char *>(__builtin_thread_pointer()) +
+                                               offset);
 #else
     return hot_thread_state_slot; // portable: the TLS access, one more load
 #endif

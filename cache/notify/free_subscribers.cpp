@@ -12,8 +12,7 @@ std::atomic<int> subscribed{0};
 static_assert(max_free_subscribers <= 8, "one bit each in hot_line.free_listeners");
 
 // Calls `step` for every listening subscriber, in the order they subscribed.
-template <typename Step>
-void each_listening(Step &&step)
+template <typename Step> void each_listening(Step &&step)
 {
     unsigned listening = hot_line.free_listeners.load(std::memory_order_acquire);
     for (int place = 0; listening; ++place, listening >>= 1)

@@ -45,8 +45,7 @@ void AsymmetricFence::heavy() const
 {
     // The flag is read after our own stores: the caller has already
     // published what the light side must see.
-    if (ready_.load(std::memory_order_seq_cst) &&
-        membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    if (ready_.load(std::memory_order_seq_cst) && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
         return;
     std::atomic_thread_fence(std::memory_order_seq_cst);
 }

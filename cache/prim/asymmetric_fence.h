@@ -31,8 +31,7 @@ namespace gdrhook {
 // One pair of halves. Its flag is one byte, so that a user can keep it on
 // the cache line its light side reads anyway (the event pipeline keeps its
 // own on the queue's producer line).
-class AsymmetricFence
-{
+class AsymmetricFence {
 public:
     // Registers the process for membarrier(PRIVATE_EXPEDITED) (once per
     // process) and, if that worked, arms this fence's cheap light half.
@@ -60,8 +59,17 @@ private:
 // The registration cache's: readers on lookups, the reclaimer on unpins.
 extern AsymmetricFence registration_fence;
 
-inline void enable_asymmetric_fence() { registration_fence.enable(); }
-inline void light_fence() { registration_fence.light(); }
-inline void heavy_fence() { registration_fence.heavy(); }
+inline void enable_asymmetric_fence()
+{
+    registration_fence.enable();
+}
+inline void light_fence()
+{
+    registration_fence.light();
+}
+inline void heavy_fence()
+{
+    registration_fence.heavy();
+}
 
 } // namespace gdrhook

@@ -31,8 +31,7 @@ std::atomic<bool> unavailable{false};
 char *map_region()
 {
     const size_t span = 2 * hot_arena_size;
-    void *mapped = mmap(nullptr, span, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mapped = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED)
         return nullptr;
     auto start = reinterpret_cast<uintptr_t>(mapped);

@@ -31,8 +31,7 @@ void hot_arena_release(void *memory);
 bool in_hot_arena(const void *memory);
 
 // Destroys the elements of an array made by make_hot_array.
-template <typename T>
-struct HotArrayDeleter {
+template <typename T> struct HotArrayDeleter {
     size_t count = 0;
     void operator()(T *array) const
     {
@@ -42,12 +41,10 @@ struct HotArrayDeleter {
     }
 };
 
-template <typename T>
-using HotArray = std::unique_ptr<T[], HotArrayDeleter<T>>;
+template <typename T> using HotArray = std::unique_ptr<T[], HotArrayDeleter<T>>;
 
 // `count` value-initialized elements.
-template <typename T>
-HotArray<T> make_hot_array(size_t count)
+template <typename T> HotArray<T> make_hot_array(size_t count)
 {
     T *array = static_cast<T *>(hot_arena_allocate(count * sizeof(T), alignof(T)));
     for (size_t i = 0; i < count; ++i)

@@ -35,16 +35,16 @@ struct alignas(64) HotLine {
     // Filled by the runtime, before runtime_state says enabled...
     std::atomic<uint8_t> runtime_state{runtime_uninitialized};
     // (counters and flags, below, fill the rest of the first 16 bytes)
-    std::atomic<bool> ucx_bridge{false};          // ucx/ucx_bridge.cpp: UCX hears of allocations
-    std::atomic<uint8_t> free_listeners{0};       // notify/free_subscribers.cpp: a bit each
-    std::atomic<uint32_t> fork_generation{1};     // events/thread_state.cpp
-    std::atomic<uint32_t> context_generation{1};  // record/recorder.cpp
-    bool event_clock_counts_tsc = false;          // events/event_clock.cpp
-    bool pin_on_alloc = false;                    // runtime: GDRHOOK_PIN=alloc
-    std::atomic<uint16_t> captures{0};            // base/capture.h: in progress
-    EventPipeline *pipeline = nullptr;            // runtime
-    AllocTracker *tracker = nullptr;              // runtime
-    const DriverQueries *queries = nullptr;       // runtime: the hook's (base/driver_api.h)
+    std::atomic<bool> ucx_bridge{false};         // ucx/ucx_bridge.cpp: UCX hears of allocations
+    std::atomic<uint8_t> free_listeners{0};      // notify/free_subscribers.cpp: a bit each
+    std::atomic<uint32_t> fork_generation{1};    // events/thread_state.cpp
+    std::atomic<uint32_t> context_generation{1}; // record/recorder.cpp
+    bool event_clock_counts_tsc = false;         // events/event_clock.cpp
+    bool pin_on_alloc = false;                   // runtime: GDRHOOK_PIN=alloc
+    std::atomic<uint16_t> captures{0};           // base/capture.h: in progress
+    EventPipeline *pipeline = nullptr;           // runtime
+    AllocTracker *tracker = nullptr;             // runtime
+    const DriverQueries *queries = nullptr;      // runtime: the hook's (base/driver_api.h)
     // ...or later, once, by the runtime: the process's registration cache
     // when first needed, and the driver's cuCtxGetCurrent when the hook
     // found it (called through this plain-int signature, the ABI of

@@ -15,8 +15,7 @@
 
 namespace gdrhook {
 
-class SpinLock
-{
+class SpinLock {
 public:
     void lock()
     {

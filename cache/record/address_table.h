@@ -14,9 +14,7 @@
 
 namespace gdrhook {
 
-template <typename Value>
-class AddressTable
-{
+template <typename Value> class AddressTable {
 public:
     // Inserts or replaces.
     GDRHOOK_HOT void put(uint64_t key, const Value &value)
@@ -57,8 +55,7 @@ public:
 
     // Calls predicate(key, value) for every entry and removes those for
     // which it returns true.
-    template <typename Predicate>
-    void remove_if(Predicate &&predicate)
+    template <typename Predicate> void remove_if(Predicate &&predicate)
     {
         for (size_t i = 0; i < capacity_;) {
             if (slots_[i].used && predicate(slots_[i].key, slots_[i].value))

@@ -20,8 +20,7 @@ AllocTracker::FrontEntry *AllocTracker::make_front()
     return front_storage_.get();
 }
 
-template <typename Visit>
-void AllocTracker::for_each_front(Visit &&visit) const
+template <typename Visit> void AllocTracker::for_each_front(Visit &&visit) const
 {
     FrontEntry *front = front_.load(std::memory_order_acquire);
     if (!front)

@@ -21,10 +21,10 @@
 // shards.
 #pragma once
 
-#include "cache/prim/hot_path.h"
-#include "cache/record/address_table.h"
 #include "cache/events/event.h"
+#include "cache/prim/hot_path.h"
 #include "cache/prim/spin_lock.h"
+#include "cache/record/address_table.h"
 
 #include <array>
 #include <atomic>
@@ -36,15 +36,14 @@
 namespace gdrhook {
 
 struct Allocation {
-    uint64_t addr = 0;       // base address, or the handle for vmm_physical
+    uint64_t addr = 0; // base address, or the handle for vmm_physical
     uint64_t size = 0;
-    uint64_t context = 0;    // CUcontext the allocation belongs to (0: none)
+    uint64_t context = 0; // CUcontext the allocation belongs to (0: none)
     int32_t dev = -1;
     MemoryKind kind = MemoryKind::device;
 };
 
-class AllocTracker
-{
+class AllocTracker {
 public:
     // Inline: the front's case is the allocation path's; the rest is not.
     void insert(const Allocation &allocation)
@@ -147,8 +146,7 @@ private:
     void insert_beyond_front(uint64_t key, const Allocation &allocation);
     bool take_beyond_front(uint64_t key, Allocation &out);
     // Calls visit(entry) for every used front entry, each under its lock.
-    template <typename Visit>
-    void for_each_front(Visit &&visit) const;
+    template <typename Visit> void for_each_front(Visit &&visit) const;
 
     std::atomic<FrontEntry *> front_{nullptr};
     HotArray<FrontEntry> front_storage_;

@@ -4,10 +4,10 @@
 #include "cache/events/event_clock.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/events/thread_state.h"
+#include "cache/notify/free_subscribers.h"
 #include "cache/prim/hot_line.h"
 #include "cache/record/alloc_tracker.h"
 #include "cache/record/recorder.h"
-#include "cache/notify/free_subscribers.h"
 
 namespace gdrhook {
 
@@ -19,8 +19,7 @@ void record_graph_alloc(GraphMemory &graphs, const char *api, Via via, uint64_t 
         note_captured_graph_alloc(graphs, graph, addr, size);
 }
 
-void note_captured_graph_alloc(GraphMemory &graphs, uint64_t graph, uint64_t addr,
-                               uint64_t size)
+void note_captured_graph_alloc(GraphMemory &graphs, uint64_t graph, uint64_t addr, uint64_t size)
 {
     // Tracked as a pool allocation (recorder.cpp), with its device.
     auto tracked = hot_line.tracker->find(MemoryKind::pool, addr);

@@ -24,8 +24,7 @@ namespace gdrhook {
 
 void record_graph_alloc(GraphMemory &graphs, const char *api, Via via, uint64_t graph,
                         uint64_t addr, uint64_t size, int rc);
-void note_captured_graph_alloc(GraphMemory &graphs, uint64_t graph, uint64_t addr,
-                               uint64_t size);
+void note_captured_graph_alloc(GraphMemory &graphs, uint64_t graph, uint64_t addr, uint64_t size);
 void note_freed_in_graph(GraphMemory &graphs, uint64_t addr);
 
 struct GraphReleaseTicket {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/record/recorder.h"
 
+#include "cache/base/capture.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/events/queued_event.h"
 #include "cache/events/thread_state.h"
-#include "cache/prim/hot_line.h"
-#include "cache/base/capture.h"
 #include "cache/notify/free_subscribers.h"
+#include "cache/prim/hot_line.h"
 #include "cache/registration/pin_events.h"
 #include "cache/ucx/ucx_bridge.h"
 
@@ -68,8 +68,8 @@ void submit(const Event &event)
     hot_line.pipeline->submit(event);
 }
 
-RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind mem,
-                           uint64_t addr, uint64_t size)
+RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
+                           uint64_t size)
 {
     RecordedEvent event;
     event.time = queued_time_now();
@@ -107,7 +107,7 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
     ++hot_thread_state().events_recorded;
     QueuedEvent queued;
     if (GDRHOOK_UNLIKELY(!queued_text(event.api, queued.api) || event.dev < INT8_MIN ||
-                             event.dev > INT8_MAX)) {
+                         event.dev > INT8_MAX)) {
         hot_line.pipeline->submit(whole(event));
         return;
     }
@@ -121,9 +121,8 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
 
 bool is_device_pointer_kind(MemoryKind kind)
 {
-    return kind == MemoryKind::device || kind == MemoryKind::pitch ||
-           kind == MemoryKind::pool || kind == MemoryKind::managed ||
-           kind == MemoryKind::ipc;
+    return kind == MemoryKind::device || kind == MemoryKind::pitch || kind == MemoryKind::pool ||
+           kind == MemoryKind::managed || kind == MemoryKind::ipc;
 }
 
 bool is_pointer_kind(MemoryKind kind)
@@ -131,7 +130,6 @@ bool is_pointer_kind(MemoryKind kind)
     return is_device_pointer_kind(kind) || kind == MemoryKind::host ||
            kind == MemoryKind::host_registered || kind == MemoryKind::vmm_mapping;
 }
-
 
 // The rare frees, out of the hot path: a VMM unmap, which may end several
 // mappings, and a free of an address that was not tracked where `kind`
@@ -174,8 +172,7 @@ __attribute__((noinline, cold)) uint64_t size_of_imported(uint64_t addr)
 
 } // namespace
 
-FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr,
-                      uint64_t size_hint)
+FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr, uint64_t size_hint)
 {
     FreeTicket ticket{}; // zeroed: RecordedEvent has no defaults
     // Freeing a null pointer frees nothing (cudaFree(nullptr) is how
@@ -219,8 +216,7 @@ void end_free(FreeTicket &ticket, int rc)
     submit(ticket.event);
 }
 
-void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
-                  uint64_t size, int rc)
+void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint64_t size, int rc)
 {
     if (!runtime_running())
         return;
@@ -253,15 +249,13 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr,
     submit(event);
 }
 
-TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
-                                      int32_t dev)
+TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context, int32_t dev)
 {
     TeardownTicket ticket;
     if (!runtime_running())
         return ticket;
     ticket.active = true;
-    ticket.event = make_event(EventKind::ctx_destroy, api, via, MemoryKind::none,
-                              context, 0);
+    ticket.event = make_event(EventKind::ctx_destroy, api, via, MemoryKind::none, context, 0);
     ticket.event.dev = dev;
     // UCX hears of what the teardown ends before it runs; the tracker
     // forgets it only once the driver has taken the context down.

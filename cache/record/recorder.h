@@ -12,15 +12,14 @@
 //   alloc:  real alloc ->  record_alloc
 #pragma once
 
-#include "cache/prim/hot_path.h"
-#include "cache/record/alloc_tracker.h"
 #include "cache/base/driver_api.h"
 #include "cache/events/event.h"
+#include "cache/prim/hot_path.h"
+#include "cache/record/alloc_tracker.h"
 
 #include <cstdint>
 
 namespace gdrhook {
-
 
 // An allocation's or a free's event as the hot path records it: the fields
 // such an event has, the time already in the queue's form (queued_event.h),
@@ -28,7 +27,7 @@ namespace gdrhook {
 // default values: the recorder sets every field, and defaults would cost a
 // line of constants per call (hot_path.h).
 struct RecordedEvent {
-    uint64_t time;  // queued_time_now()
+    uint64_t time; // queued_time_now()
     uint64_t addr;
     uint64_t size;
     const char *api;
@@ -41,10 +40,10 @@ struct RecordedEvent {
 };
 
 struct FreeTicket {
-    RecordedEvent event;       // set when active
-    Allocation allocation;     // what the free ends, if it was tracked
+    RecordedEvent event;   // set when active
+    Allocation allocation; // what the free ends, if it was tracked
     bool tracked = false;
-    bool active = false;       // false: pass-through, nothing to log
+    bool active = false; // false: pass-through, nothing to log
 };
 
 // A free of one allocation (or handle) of `kind`, at addr. size_hint is the
@@ -63,8 +62,7 @@ struct TeardownTicket {
     Event event;
     bool active = false;
 };
-TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context,
-                                      int32_t dev);
+TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context, int32_t dev);
 // Ends with the teardown's registrations unpinned: its memory is back when
 // the call returns (the registration cache's subscriber, free_invalidation.h).
 void end_context_teardown(TeardownTicket &ticket, int rc);

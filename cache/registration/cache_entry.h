@@ -29,14 +29,14 @@ const char *to_string(UnpinReason reason);
 
 struct CacheEntry {
     PinnedRange range;
-    uint64_t pin_started = 0;            // pin_clock() when its pin began
-    bool hashed = false;                 // in the page hash (writer)
+    uint64_t pin_started = 0; // pin_clock() when its pin began
+    bool hashed = false;      // in the page hash (writer)
 
-    std::atomic<uint32_t> refs{0};       // counted holds (hold slots full)
+    std::atomic<uint32_t> refs{0}; // counted holds (hold slots full)
 
     CacheEntry *lru_prev = nullptr, *lru_next = nullptr; // writer
-    uint64_t retired_ns = 0;             // writer, then the reclaimer
-    uint64_t tag = 0;                    // epoch when retired
+    uint64_t retired_ns = 0;                             // writer, then the reclaimer
+    uint64_t tag = 0;                                    // epoch when retired
     UnpinReason reason = UnpinReason::invalidated;
     bool unpinned = false;
     Pin pin;

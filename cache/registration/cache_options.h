@@ -21,9 +21,9 @@ struct AllocationInfo {
 };
 
 struct CacheOptions {
-    uint64_t max_bytes = 0;         // 0: no byte budget
-    uint64_t max_entries = 65536;   // 0: no entry budget
-    bool verify = false;            // cross-check every hit against buffer_id
+    uint64_t max_bytes = 0;       // 0: no byte budget
+    uint64_t max_entries = 65536; // 0: no entry budget
+    bool verify = false;          // cross-check every hit against buffer_id
     // Widens a lookup to the whole allocation; may be empty.
     std::function<bool(uint64_t addr, AllocationInfo &out)> allocation_of;
     // CU_POINTER_ATTRIBUTE_BUFFER_ID of addr, 0 if unknown; may be empty.

@@ -11,7 +11,10 @@ namespace gdrhook {
 
 namespace {
 
-uint64_t align_down(uint64_t value, uint64_t alignment) { return value / alignment * alignment; }
+uint64_t align_down(uint64_t value, uint64_t alignment)
+{
+    return value / alignment * alignment;
+}
 uint64_t align_up(uint64_t value, uint64_t alignment)
 {
     return (value + alignment - 1) / alignment * alignment;
@@ -28,8 +31,7 @@ CacheWriter::CacheWriter(PinBackend &backend, const CacheOptions &options,
                          PublishedState &published, std::function<void()> reclaim_now)
     : backend_(backend), options_(options), published_(published), hit_cache_(options.verify),
       reclaim_now_(std::move(reclaim_now))
-{
-}
+{}
 
 // --- the miss path -------------------------------------------------------
 
@@ -46,8 +48,7 @@ bool InvalidationLog::invalidated_since(uint64_t since, uint64_t start, uint64_t
     return false;
 }
 
-void CacheWriter::hold_locked(ThreadRecord *record, CacheEntry *entry,
-                              HeldRegistration &held)
+void CacheWriter::hold_locked(ThreadRecord *record, CacheEntry *entry, HeldRegistration &held)
 {
     // Under mu_ nothing can retire the entry; the reclaimer takes mu_ after
     // we release it and so sees the hold.
@@ -67,12 +68,12 @@ void CacheWriter::hold_locked(ThreadRecord *record, CacheEntry *entry,
 // A miss: plan the pin (share one that exists or is under way, else
 // register the range as pending), pin with no lock held, then publish the
 // new entry unless its memory was freed meanwhile.
-Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end,
-                         Registration &out, HeldRegistration *held)
+Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end, Registration &out,
+                         HeldRegistration *held)
 {
     AllocationInfo info;
-    const bool known = options_.allocation_of && options_.allocation_of(addr, info) &&
-                       info.size && info.base <= addr && end <= info.base + info.size;
+    const bool known = options_.allocation_of && options_.allocation_of(addr, info) && info.size &&
+                       info.base <= addr && end <= info.base + info.size;
     if (known && info.managed) {
         std::lock_guard<std::mutex> lock(mu_);
         ++locked_stats_.managed_refused;
@@ -202,15 +203,13 @@ CacheEntry *CacheWriter::new_entry_locked(const PinPlan &plan, Pin pin, uint64_t
     uint64_t now_pinned = bytes_pinned_.fetch_add(size, std::memory_order_relaxed) + size;
     uint64_t peak = peak_bytes_pinned_.load(std::memory_order_relaxed);
     while (now_pinned > peak &&
-           !peak_bytes_pinned_.compare_exchange_weak(peak, now_pinned,
-                                                     std::memory_order_relaxed)) {
+           !peak_bytes_pinned_.compare_exchange_weak(peak, now_pinned, std::memory_order_relaxed)) {
     }
     return entry;
 }
 
-bool CacheWriter::publish_entry_locked(CacheEntry *entry, ThreadRecord *record,
-                                       uint64_t addr, Registration &out,
-                                       HeldRegistration *held)
+bool CacheWriter::publish_entry_locked(CacheEntry *entry, ThreadRecord *record, uint64_t addr,
+                                       Registration &out, HeldRegistration *held)
 {
     const uint64_t start = entry->range.start, stop = entry->range.end, size = stop - start;
     // Publish: the new entry replaces what it merged; the budgets may
@@ -259,8 +258,7 @@ bool CacheWriter::publish_entry_locked(CacheEntry *entry, ThreadRecord *record,
                 --entries_;
                 index_bytes_ -= e->range.end - e->range.start;
             }
-            retire_locked(e, i < merged_count ? UnpinReason::merged : UnpinReason::evicted,
-                          now);
+            retire_locked(e, i < merged_count ? UnpinReason::merged : UnpinReason::evicted, now);
         }
     }
     const uint64_t tag = published_.epoch.load(std::memory_order_relaxed);
@@ -303,11 +301,11 @@ bool CacheWriter::pick_victims_locked(uint64_t need_bytes, uint64_t need_entries
     CacheEntry *e = lru_.back();
     while (e && budget-- && (got_bytes < need_bytes || got_entries < need_entries)) {
         CacheEntry *prev = e->lru_prev;
-        const IndexRecord *record =
-            index_find(published_.head.load(std::memory_order_relaxed), e->range.start,
-                       e->range.start + 1);
+        const IndexRecord *record = index_find(published_.head.load(std::memory_order_relaxed),
+                                               e->range.start, e->range.start + 1);
         // Hits through the page hash mark the entry there.
-        const bool hash_referenced = e->hashed && published_.hash.take_referenced(e->range.start, e->range.end, e->range.id);
+        const bool hash_referenced =
+            e->hashed && published_.hash.take_referenced(e->range.start, e->range.end, e->range.id);
         if (record && (hash_referenced || record->referenced.load(std::memory_order_relaxed)) &&
             budget > entries_) {
             record->referenced.store(0, std::memory_order_relaxed);
@@ -351,8 +349,8 @@ void CacheWriter::hash_remove_locked(const std::vector<IndexItem> &removed)
     }
 }
 
-void CacheWriter::publish_locked(const std::vector<IndexItem> &removed,
-                                 const IndexItem &inserted, UnpinReason reason)
+void CacheWriter::publish_locked(const std::vector<IndexItem> &removed, const IndexItem &inserted,
+                                 UnpinReason reason)
 {
     std::vector<void *> retired;
     IndexRoot *fresh =

@@ -53,8 +53,7 @@ namespace gdrhook {
 
 inline constexpr uint64_t cache_granule = 64 * 1024; // GPU BAR page
 
-class CacheWriter
-{
+class CacheWriter {
 public:
     // `reclaim_now` unpins what was retired, on the calling thread: a pin
     // refused for lack of BAR space calls it after evicting.
@@ -148,7 +147,7 @@ private:
     uint64_t index_bytes_ = 0;
     std::vector<CacheEntry *> retired_entries_;
     std::vector<RetiredNode> retired_nodes_;
-    CacheStats locked_stats_;       // the fields writers count
+    CacheStats locked_stats_; // the fields writers count
     std::atomic<uint64_t> unpins_{0};
     std::atomic<uint64_t> bytes_pinned_{0}, peak_bytes_pinned_{0};
 };

@@ -21,10 +21,8 @@ bool cache_may_hold(MemoryKind kind)
     case MemoryKind::ipc:
     case MemoryKind::vmm_mapping:
     case MemoryKind::host:
-    case MemoryKind::host_registered:
-        return true;
-    default:
-        return false;
+    case MemoryKind::host_registered: return true;
+    default: return false;
     }
 }
 

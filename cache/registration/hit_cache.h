@@ -28,8 +28,7 @@ namespace gdrhook {
 // which keeps the entry's LRU bit fresh without a write per hit.
 inline constexpr uint32_t hit_refresh_period = 1024;
 
-class HitCache
-{
+class HitCache {
 public:
     explicit HitCache(bool verify) : verify_(verify) {}
 

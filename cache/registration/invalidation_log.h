@@ -15,8 +15,7 @@
 
 namespace gdrhook {
 
-class InvalidationLog
-{
+class InvalidationLog {
 public:
     // A thousand frees during one pin wrapped 256 records (tests/cache);
     // 4096 records are 96 KiB per cache.

@@ -9,9 +9,7 @@
 
 namespace gdrhook {
 
-template <typename Entry>
-class LruList
-{
+template <typename Entry> class LruList {
 public:
     Entry *front() const { return head_; }
     Entry *back() const { return tail_; }

@@ -27,8 +27,7 @@ uint64_t table_size(uint64_t entries)
 
 PageHash::PageHash(uint64_t entries)
     : mask_(table_size(entries) - 1), shift_(64 - __builtin_ctzll(table_size(entries)))
-{
-}
+{}
 
 PageHash::~PageHash()
 {

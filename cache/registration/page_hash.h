@@ -46,8 +46,8 @@ using PageHashValue = PinnedRange;
 // Members without initializers: the table is zeroed memory (key 0 = empty)
 // and constructing it touches no page.
 struct alignas(64) PageHashSlot {
-    std::atomic<uint64_t> version;   // seqlock: odd while a writer changes the slot
-    std::atomic<uint64_t> key;       // page number + 1; 0 = empty
+    std::atomic<uint64_t> version; // seqlock: odd while a writer changes the slot
+    std::atomic<uint64_t> key;     // page number + 1; 0 = empty
     std::atomic<uint64_t> start, end, id, buffer_id, handle;
     std::atomic<int32_t> fd;
     // The LRU second-chance bit of the entry, set by readers when clear;
@@ -56,8 +56,7 @@ struct alignas(64) PageHashSlot {
 };
 static_assert(sizeof(PageHashSlot) == 64, "one cache line a slot");
 
-class PageHash
-{
+class PageHash {
 public:
     // Room for `entries` entries (0: no budget, 65,536) of up to two pages
     // each at load factor 0.5; entries past that are found through the index.

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/registration/pin_events.h"
 
+#include "cache/base/capture.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/prim/hot_line.h"
-#include "cache/base/capture.h"
 #include "cache/registration/registration_cache.h"
 
 #include <atomic>
@@ -113,8 +113,8 @@ void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_
 
 namespace {
 
-void log_skip(const char *api, Via via, MemoryKind kind, int32_t dev, uint64_t addr,
-              uint64_t size, SkipReason reason, int rc)
+void log_skip(const char *api, Via via, MemoryKind kind, int32_t dev, uint64_t addr, uint64_t size,
+              SkipReason reason, int rc)
 {
     skip_counts[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
     Event event = cache_event(EventKind::skip, api, addr, size);
@@ -148,8 +148,7 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
     switch (kind) {
     case MemoryKind::device:
     case MemoryKind::pitch:
-    case MemoryKind::vmm_mapping:
-        break;
+    case MemoryKind::vmm_mapping: break;
     case MemoryKind::pool:
         // Stream-ordered memory is valid in stream order, not when the
         // call returns: exporting it now fails. It is pinned at its first
@@ -158,9 +157,7 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
     case MemoryKind::managed:
         log_skip(api, via, kind, dev, addr, size, SkipReason::managed, 0);
         return;
-    case MemoryKind::ipc:
-        log_skip(api, via, kind, dev, addr, size, SkipReason::ipc, 0);
-        return;
+    case MemoryKind::ipc: log_skip(api, via, kind, dev, addr, size, SkipReason::ipc, 0); return;
     case MemoryKind::host:
         // Page-locked host memory the driver allocated exports as a
         // dma-buf where the device says so (CUDA 13.0).
@@ -175,8 +172,7 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
             break;
         log_skip(api, via, kind, dev, addr, size, SkipReason::host, 0);
         return;
-    default:
-        return; // a physical handle, not an address range
+    default: return; // a physical handle, not an address range
     }
     if (capture_in_progress()) {
         // A pin's SYNC_MEMOPS would invalidate the application's capture

@@ -20,12 +20,12 @@ struct PinnedRange {
 // The registration a lookup returns, by value: valid until the memory is
 // freed (lookup) or until put() (get).
 struct Registration {
-    uint64_t base = 0;        // the pinned range
+    uint64_t base = 0; // the pinned range
     uint64_t length = 0;
-    int32_t fd = -1;          // dma-buf fd (dmabuf backend), else -1
-    uint64_t handle = 0;      // kmod handle (kmod backend), else 0
-    uint64_t id = 0;          // the cache entry's id, unique in the cache
-    uint64_t buffer_id = 0;   // CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time, 0 if unknown
+    int32_t fd = -1;        // dma-buf fd (dmabuf backend), else -1
+    uint64_t handle = 0;    // kmod handle (kmod backend), else 0
+    uint64_t id = 0;        // the cache entry's id, unique in the cache
+    uint64_t buffer_id = 0; // CU_POINTER_ATTRIBUTE_BUFFER_ID at pin time, 0 if unknown
 
     uint64_t offset_of(uint64_t addr) const { return addr - base; }
 

@@ -40,7 +40,7 @@ struct IndexValues {
 };
 
 struct IndexRecord {
-    uint64_t start;   // repeated from the leaf's keys: the record is self-contained
+    uint64_t start; // repeated from the leaf's keys: the record is self-contained
     uint64_t end;
     CacheEntry *entry;
     IndexValues values;
@@ -60,8 +60,8 @@ struct IndexLeaf {
 struct IndexRoot {
     uint32_t leaf_count;
     uint64_t entry_count;
-    const uint64_t *firsts;     // leaf_count keys, in the same block
-    IndexLeaf *const *leaves;   // leaf_count leaves
+    const uint64_t *firsts;   // leaf_count keys, in the same block
+    IndexLeaf *const *leaves; // leaf_count leaves
 };
 
 struct IndexItem {
@@ -127,8 +127,7 @@ void index_free_block(void *block);
 void index_destroy(IndexRoot *root);
 
 // Calls f(item) for every range in address order (writers, tests).
-template <typename F>
-void index_for_each(const IndexRoot *root, F &&f)
+template <typename F> void index_for_each(const IndexRoot *root, F &&f)
 {
     if (!root)
         return;

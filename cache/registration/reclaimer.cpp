@@ -13,8 +13,7 @@ namespace gdrhook {
 Reclaimer::Reclaimer(PinBackend &backend, PublishedState &published, const ThreadRecords &records,
                      CacheWriter &writer)
     : backend_(backend), published_(published), records_(records), writer_(writer)
-{
-}
+{}
 
 void Reclaimer::reclaim()
 {
@@ -122,13 +121,13 @@ void Reclaimer::free_unreachable(uint64_t oldest_reader)
         return true;
     });
     considered_.erase(keep, considered_.end());
-    auto keep_nodes = std::remove_if(nodes_waiting_.begin(), nodes_waiting_.end(),
-                                     [&](const RetiredNode &node) {
-                                         if (reachable(node.second))
-                                             return false;
-                                         index_free_block(node.first);
-                                         return true;
-                                     });
+    auto keep_nodes =
+        std::remove_if(nodes_waiting_.begin(), nodes_waiting_.end(), [&](const RetiredNode &node) {
+            if (reachable(node.second))
+                return false;
+            index_free_block(node.first);
+            return true;
+        });
     nodes_waiting_.erase(keep_nodes, nodes_waiting_.end());
 }
 
@@ -177,6 +176,9 @@ void Reclaimer::add_stats(CacheStats &s) const
     s.unpins_deferred = deferred_.load(std::memory_order_relaxed);
 }
 
-void Reclaimer::after_fork_in_child() { new (&mu_) std::mutex(); }
+void Reclaimer::after_fork_in_child()
+{
+    new (&mu_) std::mutex();
+}
 
 } // namespace gdrhook

@@ -44,18 +44,17 @@ namespace gdrhook {
 
 // One unpin done by the reclaimer, for the `unpin` event.
 struct UnpinRecord {
-    uint64_t entry_id = 0;    // the cache entry's id (Registration::id)
+    uint64_t entry_id = 0; // the cache entry's id (Registration::id)
     uint64_t addr = 0;
     uint64_t length = 0;
-    uint64_t handle = 0;      // the kernel module's handle (kmod backend), else 0
-    int32_t fd = -1;          // the number the fd had (closed now)
-    uint64_t lat_ns = 0;      // from the invalidation (or eviction) to the unpin
+    uint64_t handle = 0; // the kernel module's handle (kmod backend), else 0
+    int32_t fd = -1;     // the number the fd had (closed now)
+    uint64_t lat_ns = 0; // from the invalidation (or eviction) to the unpin
     UnpinReason reason = UnpinReason::invalidated;
-    Status status;            // the batch's backend result
+    Status status; // the batch's backend result
 };
 
-class Reclaimer
-{
+class Reclaimer {
 public:
     Reclaimer(PinBackend &backend, PublishedState &published, const ThreadRecords &records,
               CacheWriter &writer);

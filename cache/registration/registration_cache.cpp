@@ -85,8 +85,7 @@ Status RegistrationCache::get_past_hit_cache(ThreadRecord *record, uint64_t addr
 }
 
 Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uint64_t end,
-                                        uint64_t gen, Registration &out,
-                                        HeldRegistration *held)
+                                        uint64_t gen, Registration &out, HeldRegistration *held)
 {
     for (int attempt = 0; attempt < 4; ++attempt) {
         published_.enter(record);
@@ -174,16 +173,25 @@ std::vector<Registration> RegistrationCache::revoke(const std::vector<uint64_t> 
     return writer_.revoke(backend_handles);
 }
 
-size_t RegistrationCache::retire_all() { return writer_.retire_all(); }
+size_t RegistrationCache::retire_all()
+{
+    return writer_.retire_all();
+}
 
 size_t RegistrationCache::drain_unpins(const std::function<void(const UnpinRecord &)> &report)
 {
     return reclaimer_.drain(report);
 }
 
-ThreadRecord *RegistrationCache::bind_thread() { return records_.bind_thread(); }
+ThreadRecord *RegistrationCache::bind_thread()
+{
+    return records_.bind_thread();
+}
 
-void RegistrationCache::wake() { writer_.wake(); }
+void RegistrationCache::wake()
+{
+    writer_.wake();
+}
 
 void RegistrationCache::put_counted(CacheEntry *entry)
 {
@@ -213,9 +221,15 @@ CacheStats RegistrationCache::stats() const
     return s;
 }
 
-PinnedNow RegistrationCache::pinned_now() const { return writer_.pinned_now(); }
+PinnedNow RegistrationCache::pinned_now() const
+{
+    return writer_.pinned_now();
+}
 
-size_t RegistrationCache::size() const { return writer_.size(); }
+size_t RegistrationCache::size() const
+{
+    return writer_.size();
+}
 
 void RegistrationCache::after_fork_in_child()
 {

@@ -64,8 +64,7 @@
 
 namespace gdrhook {
 
-class RegistrationCache
-{
+class RegistrationCache {
 public:
     RegistrationCache(std::unique_ptr<PinBackend> backend, CacheOptions options);
     ~RegistrationCache(); // unpins everything; no thread may still use it

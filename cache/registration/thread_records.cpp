@@ -62,9 +62,9 @@ ThreadRecords::~ThreadRecords()
         LiveRecordSets &live = live_sets();
         std::lock_guard<std::mutex> lock(live.mutex);
         auto &s = live.sets;
-        s.erase(std::remove_if(s.begin(), s.end(),
-                               [this](const auto &p) { return p.second == this; }),
-                s.end());
+        s.erase(
+            std::remove_if(s.begin(), s.end(), [this](const auto &p) { return p.second == this; }),
+            s.end());
     }
     for (ThreadRecord *r = head_.load(std::memory_order_relaxed); r;) {
         ThreadRecord *next = r->next;

@@ -43,7 +43,7 @@ inline constexpr uint32_t hold_slot_count = 8;
 struct alignas(64) HitSlot { // one cache line a slot
     // In the form a hit hands out: copied out whole, in three 16-byte moves.
     Registration reg;
-    uint64_t gen = 0;               // 0 never matches: the generation starts at 1
+    uint64_t gen = 0; // 0 never matches: the generation starts at 1
     uint32_t uses = 0;
 
     bool covers(uint64_t addr, uint64_t end) const
@@ -63,8 +63,8 @@ struct alignas(64) ThreadRecord {
     alignas(64) std::atomic<uint64_t> hits{0};
     std::atomic<uint64_t> misses{0};
     std::atomic<uint64_t> verify_checks{0};
-    bool owned = false;             // guarded by the registry's mutex
-    ThreadRecord *next = nullptr;   // immutable once published
+    bool owned = false;                                    // guarded by the registry's mutex
+    ThreadRecord *next = nullptr;                          // immutable once published
     std::array<HitSlot, hit_set_count * hit_ways> slots{}; // owner only
     // The entry id a set's last page-hash hit returned (owner only).
     std::array<uint64_t, hit_set_count> hash_seen{};
@@ -97,8 +97,7 @@ extern thread_local TlsBinding tls_bindings[tls_binding_count]
 // One cache's records: hands each thread its own, takes it back when the
 // thread exits (or binds to too many caches), and lets the reclaimer and
 // stats() walk them all.
-class ThreadRecords
-{
+class ThreadRecords {
 public:
     ThreadRecords();
     ~ThreadRecords(); // frees every record; no thread may still use them
@@ -120,8 +119,7 @@ public:
 
     // Every record, owned or not (acquire: pairs with bind_thread()'s
     // release of the list head).
-    template <class F>
-    void for_each(F &&f) const
+    template <class F> void for_each(F &&f) const
     {
         for (ThreadRecord *r = head_.load(std::memory_order_acquire); r; r = r->next)
             f(*r);

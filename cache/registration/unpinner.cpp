@@ -19,8 +19,7 @@ namespace gdrhook {
 
 Unpinner::Unpinner(EventPipeline &pipeline, const std::atomic<RegistrationCache *> &cache)
     : pipeline_(pipeline), cache_(cache)
-{
-}
+{}
 
 void Unpinner::note_written(Event &event)
 {
@@ -49,7 +48,8 @@ void Unpinner::run_batch()
             // while it ran) was never logged as `pin`.
             if (record.reason == UnpinReason::stale)
                 return;
-            Event event = worker_event(EventKind::unpin, record.addr, record.length, record.entry_id);
+            Event event =
+                worker_event(EventKind::unpin, record.addr, record.length, record.entry_id);
             event.lat_ns = record.lat_ns;
             event.reason = to_string(record.reason);
             event.rc = record.status.ok() ? 0 : record.status.detail;

@@ -18,8 +18,7 @@ namespace gdrhook {
 class EventPipeline;
 class RegistrationCache;
 
-class Unpinner
-{
+class Unpinner {
 public:
     // `cache` is where the process's cache appears once created (it is
     // created on first need, after the worker may have started).

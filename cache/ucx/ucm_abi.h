@@ -37,10 +37,10 @@ namespace gdrhook::ucm {
 constexpr int event_mem_type_alloc = 1 << 20; // UCM_EVENT_MEM_TYPE_ALLOC
 constexpr int event_mem_type_free = 1 << 21;  // UCM_EVENT_MEM_TYPE_FREE
 
-enum MemoryType : int {                       // ucs_memory_type_t
-    memory_type_host = 0,                     // UCS_MEMORY_TYPE_HOST
-    memory_type_cuda = 1,                     // UCS_MEMORY_TYPE_CUDA
-    memory_type_cuda_managed = 2,             // UCS_MEMORY_TYPE_CUDA_MANAGED
+enum MemoryType : int {           // ucs_memory_type_t
+    memory_type_host = 0,         // UCS_MEMORY_TYPE_HOST
+    memory_type_cuda = 1,         // UCS_MEMORY_TYPE_CUDA
+    memory_type_cuda_managed = 2, // UCS_MEMORY_TYPE_CUDA_MANAGED
 };
 
 constexpr uint8_t sys_device_unknown = UINT8_MAX; // UCS_SYS_DEVICE_ID_UNKNOWN

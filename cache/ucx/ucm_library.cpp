@@ -10,8 +10,7 @@ namespace {
 
 constexpr const char *ucm_soname = "libucm.so.0";
 
-template <typename Function>
-bool look_up(void *library, const char *name, Function &out)
+template <typename Function> bool look_up(void *library, const char *name, Function &out)
 {
     out = reinterpret_cast<Function>(dlsym(library, name));
     return out != nullptr;

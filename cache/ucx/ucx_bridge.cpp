@@ -9,7 +9,7 @@
 namespace gdrhook {
 namespace {
 
-UcmFunctions ucm;                  // written once, before hot_line.ucx_bridge says so
+UcmFunctions ucm; // written once, before hot_line.ucx_bridge says so
 UcxBridgeMode bridge_mode = UcxBridgeMode::off;
 FreeSubscription free_subscription = -1;
 std::mutex looking;
@@ -56,17 +56,10 @@ bool ucx_memory_type(MemoryKind kind, bool free, ucm::MemoryType &out)
     case MemoryKind::pool:
     case MemoryKind::graph:
     case MemoryKind::ipc:
-    case MemoryKind::vmm_mapping:
-        out = ucm::memory_type_cuda;
-        return true;
-    case MemoryKind::managed:
-        out = ucm::memory_type_cuda_managed;
-        return true;
-    case MemoryKind::host:
-        out = ucm::memory_type_host;
-        return free;
-    default:
-        return false;
+    case MemoryKind::vmm_mapping: out = ucm::memory_type_cuda; return true;
+    case MemoryKind::managed: out = ucm::memory_type_cuda_managed; return true;
+    case MemoryKind::host: out = ucm::memory_type_host; return free;
+    default: return false;
     }
 }
 

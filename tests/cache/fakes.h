@@ -22,8 +22,7 @@
 
 namespace gdrhook::testing {
 
-class FakeMemory
-{
+class FakeMemory {
 public:
     struct Block {
         uint64_t size = 0;
@@ -99,11 +98,11 @@ struct FakeBackendState {
     std::map<uint64_t, std::pair<uint64_t, uint64_t>> live; // handle -> (addr, len)
     uint64_t next_handle = 1;
     uint64_t used_bytes = 0;
-    uint64_t capacity = 0;          // 0: unlimited
+    uint64_t capacity = 0; // 0: unlimited
     std::atomic<uint64_t> pins{0};
     std::atomic<uint64_t> unpin_calls{0};
     std::atomic<uint64_t> unpins{0};
-    std::atomic<uint64_t> bad_unpins{0};   // unknown or already unpinned handle
+    std::atomic<uint64_t> bad_unpins{0}; // unknown or already unpinned handle
     std::atomic<int> pin_delay_us{0};
     // Called inside pin(), before it succeeds (to race an invalidation).
     std::function<void(uint64_t addr, uint64_t len)> during_pin;
@@ -124,13 +123,11 @@ struct FakeBackendState {
     }
 };
 
-class FakeBackend final : public PinBackend
-{
+class FakeBackend final : public PinBackend {
 public:
     FakeBackend(std::shared_ptr<FakeBackendState> state, FakeMemory *memory)
         : state_(std::move(state)), memory_(memory)
-    {
-    }
+    {}
 
     BackendKind kind() const override { return BackendKind::kmod; }
     const char *name() const override { return "fake"; }
@@ -184,8 +181,7 @@ private:
 // Runs until the counters say the threads did enough work, so that a
 // loaded machine (sanitizers, CI) still exercises every interleaving it can,
 // within a time cap.
-template <typename Done>
-void run_until(Done done, std::atomic<bool> &stop)
+template <typename Done> void run_until(Done done, std::atomic<bool> &stop)
 {
     auto start = std::chrono::steady_clock::now();
     while (!done() && std::chrono::steady_clock::now() - start < std::chrono::seconds(30))
@@ -226,8 +222,8 @@ struct Fixture {
         CacheOptions options = memory.options();
         if (tune)
             tune(options);
-        cache = std::make_unique<RegistrationCache>(
-            std::make_unique<FakeBackend>(backend, &memory), std::move(options));
+        cache = std::make_unique<RegistrationCache>(std::make_unique<FakeBackend>(backend, &memory),
+                                                    std::move(options));
     }
 
     size_t drain() { return cache->drain_unpins(nullptr); }

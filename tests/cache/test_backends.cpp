@@ -206,14 +206,14 @@ TEST_CASE("GDRHOOK_BACKEND selects kmod, then dma-buf, then none, and says why",
 {
     reset_driver();
     BackendChoice choice;
-    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
-                .ok());
+    REQUIRE(
+        select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice).ok());
     REQUIRE(choice.backend->kind() == BackendKind::dmabuf);
     REQUIRE(choice.reason.find("DMA_BUF_SUPPORTED") != std::string::npos);
 
     driver_state.dma_buf_supported = 0;
-    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
-                .ok());
+    REQUIRE(
+        select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice).ok());
     REQUIRE(choice.backend->kind() == BackendKind::none);
     REQUIRE(choice.reason.find("absent") != std::string::npos);
 
@@ -232,13 +232,13 @@ TEST_CASE("on an integrated GPU auto tries pin_user_pages first and says why it 
 {
     reset_driver();
     BackendChoice choice;
-    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
-                .ok());
+    REQUIRE(
+        select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice).ok());
     REQUIRE(choice.reason.find("integrated") == std::string::npos);
 
     driver_state.integrated = 1;
-    REQUIRE(select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice)
-                .ok());
+    REQUIRE(
+        select_backend(Backend::auto_select, fake_api(), 0, "/nonexistent/gdrhook", choice).ok());
     REQUIRE(choice.backend->kind() == BackendKind::dmabuf);
     REQUIRE(choice.reason.find("the GPU is integrated but /dev/gdrhook is absent") !=
             std::string::npos);

@@ -28,7 +28,10 @@ constexpr uint64_t arena = 0x200000000;
 constexpr int slots = 64;
 constexpr uint64_t slot_size = 256 * KiB;
 
-uint64_t slot_base(int i) { return arena + i * MiB; } // gaps between slots
+uint64_t slot_base(int i)
+{
+    return arena + i * MiB;
+} // gaps between slots
 
 struct Arena {
     FakeMemory &memory;
@@ -197,8 +200,7 @@ TEST_CASE("a held registration is never unpinned while held, under frees and evi
     REQUIRE(f.backend->live_count() == f.cache->size());
 }
 
-TEST_CASE("threads that come and go reuse their records and keep the counts",
-          "[cache][threads]")
+TEST_CASE("threads that come and go reuse their records and keep the counts", "[cache][threads]")
 {
     Fixture f;
     f.memory.allocate(0x300000000, MiB);

@@ -47,8 +47,7 @@ void drop(std::vector<void *> &retired)
 
 } // namespace
 
-TEST_CASE("the index answers every query like a sorted map, through splits and removals",
-          "[index]")
+TEST_CASE("the index answers every query like a sorted map, through splits and removals", "[index]")
 {
     std::mt19937_64 rng(42);
     Model model;

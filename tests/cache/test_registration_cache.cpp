@@ -13,8 +13,7 @@
 using namespace gdrhook;
 using namespace gdrhook::testing;
 
-TEST_CASE("a miss pins once and later hits return the same registration without pinning",
-          "[cache]")
+TEST_CASE("a miss pins once and later hits return the same registration without pinning", "[cache]")
 {
     Fixture f;
     f.memory.allocate(0x10000000, 4 * MiB);
@@ -71,8 +70,8 @@ TEST_CASE("overlapping requests share one pin, and a wider one replaces what it 
     Fixture f([](CacheOptions &o) { o.allocation_of = nullptr; });
     f.memory.allocate(0x50000000, 16 * MiB);
     Registration a, b, c;
-    REQUIRE(f.cache->lookup(0x50000000, 10, a).ok());            // [0, 64K)
-    REQUIRE(f.cache->lookup(0x50000000 + 1000, 2000, b).ok());   // inside: hit
+    REQUIRE(f.cache->lookup(0x50000000, 10, a).ok());          // [0, 64K)
+    REQUIRE(f.cache->lookup(0x50000000 + 1000, 2000, b).ok()); // inside: hit
     REQUIRE(b.id == a.id);
     REQUIRE(f.backend->pins == 1);
     REQUIRE(f.cache->lookup(0x50000000 + 32 * KiB, 100 * KiB, c).ok()); // straddles
@@ -114,8 +113,7 @@ TEST_CASE("concurrent misses of one range make one pin", "[cache][threads]")
         REQUIRE(id == ids[0]);
 }
 
-TEST_CASE("after invalidate returns lookups miss, and the worker unpins with its delay",
-          "[cache]")
+TEST_CASE("after invalidate returns lookups miss, and the worker unpins with its delay", "[cache]")
 {
     Fixture f;
     f.memory.allocate(0x70000000, MiB);
@@ -220,8 +218,7 @@ TEST_CASE("put on another thread releases the hold and wakes the worker", "[cach
     REQUIRE(f.drain() == 1);
 }
 
-TEST_CASE("the entry budget evicts the least recently used entry, sparing recent hits",
-          "[cache]")
+TEST_CASE("the entry budget evicts the least recently used entry, sparing recent hits", "[cache]")
 {
     Fixture f([](CacheOptions &o) { o.max_entries = 4; });
     for (int i = 0; i < 5; ++i)
@@ -250,7 +247,10 @@ TEST_CASE("the entry budget evicts the least recently used entry, sparing recent
 
 TEST_CASE("the byte budget keeps the pinned bytes under the limit", "[cache]")
 {
-    Fixture f([](CacheOptions &o) { o.max_bytes = 4 * MiB; o.max_entries = 0; });
+    Fixture f([](CacheOptions &o) {
+        o.max_bytes = 4 * MiB;
+        o.max_entries = 0;
+    });
     Registration reg;
     for (int i = 0; i < 10; ++i) {
         f.memory.allocate(0xD0000000 + i * 2 * MiB, 2 * MiB);

@@ -30,8 +30,9 @@ std::string printed(const CheckResult &result)
 
 TEST_CASE("a pin followed by its unpin passes", "[check]")
 {
-    auto r = check({line(1, 1, "alloc", "a", 0x1000, 4096), line(2, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
-                    line(3, 1, "free", "f", 0x1000, 4096), line(4, 1, "unpin", "f", 0x1000, 4096, 0, h1)});
+    auto r = check(
+        {line(1, 1, "alloc", "a", 0x1000, 4096), line(2, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+         line(3, 1, "free", "f", 0x1000, 4096), line(4, 1, "unpin", "f", 0x1000, 4096, 0, h1)});
     CHECK(r.passed());
     CHECK(r.pins == 1);
     CHECK(r.releases == 1);
@@ -42,14 +43,16 @@ TEST_CASE("an unpin logged before its free passes", "[check]")
 {
     // When the hook waits for the worker, the unpin is recorded before the
     // free's own line, which carries the free's result.
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(3, 1, "unpin", "f", 0x1000, 4096, 0, h1),
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(3, 1, "unpin", "f", 0x1000, 4096, 0, h1),
                     line(2, 1, "free", "f", 0x1000, 4096)});
     CHECK(r.passed());
 }
 
 TEST_CASE("a pin never unpinned fails and names its line", "[check]")
 {
-    auto r = check({line(1, 1, "alloc", "a", 0x1000, 4096), line(2, 1, "pin", "a", 0x1000, 4096, 0, pin_h1)});
+    auto r = check(
+        {line(1, 1, "alloc", "a", 0x1000, 4096), line(2, 1, "pin", "a", 0x1000, 4096, 0, pin_h1)});
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].kind == ProblemKind::never_unpinned);
     CHECK(r.problems[0].where.line == 2);
@@ -60,9 +63,10 @@ TEST_CASE("a pin never unpinned fails and names its line", "[check]")
 
 TEST_CASE("a free of pinned memory with no unpin fails, naming the free and the pin", "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 8192, 0, pin_h1),
-                    line(2, 1, "free", "cuMemFree_v2", 0x2000, 4096), // overlaps the pin's second page
-                    line(3, 1, "alloc", "a", 0x1000, 8192)});
+    auto r =
+        check({line(1, 1, "pin", "a", 0x1000, 8192, 0, pin_h1),
+               line(2, 1, "free", "cuMemFree_v2", 0x2000, 4096), // overlaps the pin's second page
+               line(3, 1, "alloc", "a", 0x1000, 8192)});
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].kind == ProblemKind::freed_while_pinned);
     CHECK(r.problems[0].where.line == 2);
@@ -73,8 +77,9 @@ TEST_CASE("a free of pinned memory with no unpin fails, naming the free and the 
 
 TEST_CASE("a failed free or a free elsewhere does not count against a pin", "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "free", "f", 0x1000, 4096, 1),
-                    line(3, 1, "free", "f", 0x2000, 4096), line(4, 2, "free", "f", 0x1000, 4096),
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "free", "f", 0x1000, 4096, 1), line(3, 1, "free", "f", 0x2000, 4096),
+                    line(4, 2, "free", "f", 0x1000, 4096),
                     line(5, 1, "free", "cuMemRelease", 0x1000, 4096)});
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].kind == ProblemKind::never_unpinned);
@@ -83,9 +88,10 @@ TEST_CASE("a failed free or a free elsewhere does not count against a pin", "[ch
 
 TEST_CASE("verify-mode findings and other error events both fail the check", "[check]")
 {
-    auto r = check({line(1, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"verify: buffer id differs")"),
-                    line(2, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"stale registration")"),
-                    line(3, 1, "error", "export", 0x1000, 0, 1, R"(,"msg":"out of BAR1")")});
+    auto r =
+        check({line(1, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"verify: buffer id differs")"),
+               line(2, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"stale registration")"),
+               line(3, 1, "error", "export", 0x1000, 0, 1, R"(,"msg":"out of BAR1")")});
     REQUIRE(r.total_problems == 3);
     CHECK(r.problems[0].where.line == 1);
     CHECK(r.problems[1].where.line == 2);
@@ -93,50 +99,61 @@ TEST_CASE("verify-mode findings and other error events both fail the check", "[c
     CHECK(printed(r).find("log.jsonl:1: verify-mode finding: pid 1, lookup") == 0);
 }
 
-TEST_CASE("an error event that is not a verify finding fails the check, naming its line and message",
-          "[check]")
+TEST_CASE(
+    "an error event that is not a verify finding fails the check, naming its line and message",
+    "[check]")
 {
     auto r = check({line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 4096),
-                    line(2, 1, "error", "cuMemAlloc_v2", 0x1000, 4096, 2, R"(,"msg":"pin failed: out of BAR1")")});
+                    line(2, 1, "error", "cuMemAlloc_v2", 0x1000, 4096, 2,
+                         R"(,"msg":"pin failed: out of BAR1")")});
     CHECK_FALSE(r.passed());
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].where.line == 2);
     std::string text = printed(r);
-    CHECK(text.find("log.jsonl:2: error event: pid 1, cuMemAlloc_v2 0x1000 + 4 KiB (rc 2): pin failed: out of BAR1") == 0);
+    CHECK(text.find("log.jsonl:2: error event: pid 1, cuMemAlloc_v2 0x1000 + 4 KiB (rc 2): pin "
+                    "failed: out of BAR1") == 0);
     CHECK(text.find("gdrhook log check: FAILED") != std::string::npos);
 }
 
-TEST_CASE("a revoked pin never followed by its unpin fails, naming the revoke and the pin", "[check]")
+TEST_CASE("a revoked pin never followed by its unpin fails, naming the revoke and the pin",
+          "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1),
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1),
                     line(3, 1, "free", "f", 0x1000, 4096)});
     CHECK_FALSE(r.passed());
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].where.line == 2);
     std::string text = printed(r);
-    CHECK(text.find("log.jsonl:2: revoked pin never unpinned: pid 1, handle 1 (0x1000 + 4 KiB, pinned at "
-                    "log.jsonl:1) was revoked here and no unpin of it follows") == 0);
+    CHECK(text.find(
+              "log.jsonl:2: revoked pin never unpinned: pid 1, handle 1 (0x1000 + 4 KiB, pinned at "
+              "log.jsonl:1) was revoked here and no unpin of it follows") == 0);
 }
 
 TEST_CASE("a revoked handle pinned again before its unpin is reported at the revoke", "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1),
-                    line(3, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(4, 1, "unpin", "f", 0x1000, 4096, 0, h1)});
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1),
+                    line(3, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(4, 1, "unpin", "f", 0x1000, 4096, 0, h1)});
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].where.line == 2);
     CHECK(printed(r).find("log.jsonl:2: revoked pin never unpinned") == 0);
 }
 
-TEST_CASE("a revocation ends a pin, and the unpin that frees its handle is not a double release", "[check]")
+TEST_CASE("a revocation ends a pin, and the unpin that frees its handle is not a double release",
+          "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1),
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1),
                     line(3, 1, "unpin", "f", 0x1000, 4096, 0, h1)});
     CHECK(r.passed());
 }
 
 TEST_CASE("releasing a handle twice fails", "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "unpin", "f", 0x1000, 4096, 0, h1),
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "unpin", "f", 0x1000, 4096, 0, h1),
                     line(3, 1, "unpin", "f", 0x1000, 4096, 0, h1)});
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].kind == ProblemKind::unmatched_release);
@@ -145,7 +162,8 @@ TEST_CASE("releasing a handle twice fails", "[check]")
 
 TEST_CASE("a failed unpin leaves the pin held, and the report says so", "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "unpin", "f", 0x1000, 4096, 5, h1)});
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "unpin", "f", 0x1000, 4096, 5, h1)});
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].has_failed_unpin);
     CHECK(printed(r).find("an unpin at log.jsonl:2 failed (rc 5)") != std::string::npos);
@@ -153,7 +171,8 @@ TEST_CASE("a failed unpin leaves the pin held, and the report says so", "[check]
 
 TEST_CASE("pinning a held handle again reports the lost pin", "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "pin", "a", 0x3000, 4096, 0, pin_h1),
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "pin", "a", 0x3000, 4096, 0, pin_h1),
                     line(3, 1, "unpin", "f", 0x3000, 4096, 0, h1)});
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].kind == ProblemKind::pin_replaced);
@@ -162,8 +181,10 @@ TEST_CASE("pinning a held handle again reports the lost pin", "[check]")
 
 TEST_CASE("handles are per process", "[check]")
 {
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 2, "pin", "a", 0x1000, 4096, 0, pin_h1),
-                    line(3, 1, "unpin", "f", 0x1000, 4096, 0, h1), line(4, 2, "unpin", "f", 0x1000, 4096, 0, h1)});
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 2, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(3, 1, "unpin", "f", 0x1000, 4096, 0, h1),
+                    line(4, 2, "unpin", "f", 0x1000, 4096, 0, h1)});
     CHECK(r.passed());
 }
 
@@ -172,7 +193,8 @@ TEST_CASE("--allow error lets error events pass, counted, but not verify finding
     CheckOptions options;
     REQUIRE(add_allowance(options, "error"));
     std::vector<std::string> lines = {
-        line(1, 1, "error", "cuMemAlloc_v2", 0x1000, 4096, 2, R"(,"msg":"pin failed: out of BAR1")"),
+        line(1, 1, "error", "cuMemAlloc_v2", 0x1000, 4096, 2,
+             R"(,"msg":"pin failed: out of BAR1")"),
         line(2, 1, "error", "cuMemAlloc_v2", 0x2000, 4096, 999, R"(,"msg":"export failed")")};
     auto r = check(lines, options);
     CHECK(r.passed());
@@ -180,7 +202,8 @@ TEST_CASE("--allow error lets error events pass, counted, but not verify finding
     CHECK(printed(r).find("gdrhook log check: OK") != std::string::npos);
     CHECK(printed(r).find("; allowed: error 2") != std::string::npos);
 
-    lines.push_back(line(3, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"verify: buffer id differs")"));
+    lines.push_back(
+        line(3, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"verify: buffer id differs")"));
     r = check(lines, options);
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].kind == ProblemKind::verify_finding);
@@ -190,9 +213,11 @@ TEST_CASE("--allow error:TEXT allows only the error events whose msg starts with
 {
     CheckOptions options;
     REQUIRE(add_allowance(options, "error:pin failed"));
-    auto r = check({line(1, 1, "error", "cuMemAlloc_v2", 0x1000, 4096, 2, R"(,"msg":"pin failed: out of BAR1")"),
-                    line(2, 1, "error", "cuMemAlloc_v2", 0x2000, 4096, 999, R"(,"msg":"export failed")")},
-                   options);
+    auto r = check(
+        {line(1, 1, "error", "cuMemAlloc_v2", 0x1000, 4096, 2,
+              R"(,"msg":"pin failed: out of BAR1")"),
+         line(2, 1, "error", "cuMemAlloc_v2", 0x2000, 4096, 999, R"(,"msg":"export failed")")},
+        options);
     REQUIRE(r.total_problems == 1);
     CHECK(r.problems[0].where.line == 2);
     CHECK(r.allowed_by_kind[static_cast<size_t>(ProblemKind::error_event)] == 1);
@@ -213,7 +238,8 @@ TEST_CASE("--allow takes each problem kind by name, and refuses anything else", 
     CHECK_FALSE(add_allowance(options, ""));
 
     REQUIRE(add_allowance(options, "revoked-never-unpinned"));
-    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1), line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1)},
+    auto r = check({line(1, 1, "pin", "a", 0x1000, 4096, 0, pin_h1),
+                    line(2, 1, "revoke", "cb", 0x1000, 4096, 0, h1)},
                    options);
     CHECK(r.passed());
     CHECK(r.allowed_by_kind[static_cast<size_t>(ProblemKind::revoked_never_unpinned)] == 1);

@@ -26,7 +26,8 @@ std::string lat(int64_t ns)
 
 } // namespace
 
-TEST_CASE("a process line is parsed: host, rank, parent, command line, version, configuration", "[job]")
+TEST_CASE("a process line is parsed: host, rank, parent, command line, version, configuration",
+          "[job]")
 {
     StringTable strings;
     LineParser parser(strings);
@@ -51,13 +52,15 @@ TEST_CASE("a process line is parsed: host, rank, parent, command line, version, 
     CHECK_FALSE(e.process.has_rank);
 
     // A key of the wrong type makes the line malformed, as anywhere else.
-    CHECK(parser.parse(R"({"ts_ns":1,"pid":1,"tid":1,"ev":"process","api":"gdrhook","addr":"0x0",)"
-                       R"("size":0,"dev":-1,"rc":0,"rank":"3"})",
-                       e)
+    CHECK(parser
+              .parse(R"({"ts_ns":1,"pid":1,"tid":1,"ev":"process","api":"gdrhook","addr":"0x0",)"
+                     R"("size":0,"dev":-1,"rc":0,"rank":"3"})",
+                     e)
               .find("\"rank\"") != std::string::npos);
-    CHECK(parser.parse(R"({"ts_ns":1,"pid":1,"tid":1,"ev":"process","api":"gdrhook","addr":"0x0",)"
-                       R"("size":0,"dev":-1,"rc":0,"cmdline":"python3 x.py"})",
-                       e)
+    CHECK(parser
+              .parse(R"({"ts_ns":1,"pid":1,"tid":1,"ev":"process","api":"gdrhook","addr":"0x0",)"
+                     R"("size":0,"dev":-1,"rc":0,"cmdline":"python3 x.py"})",
+                     e)
               .find("\"cmdline\"") != std::string::npos);
     // Other kinds of lines may use those names for something else.
     CHECK(parser.parse(line(1, 1, "alloc", "a", 0x1000, 1, 0, R"(,"rank":"x","host":7)"), e) == "");
@@ -66,15 +69,17 @@ TEST_CASE("a process line is parsed: host, rank, parent, command line, version, 
 TEST_CASE("the check names the rank and host of each problem", "[job]")
 {
     Checker checker;
-    replay_files(checker, {
-        {0, process_line(10, 100, "nodeA", 0)},
-        {1, process_line(11, 100, "nodeB", 7)},
-        {2, line(12, 300, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0, pin_h1)}, // no process line
-        {0, line(20, 100, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0, pin_h1)},
-        {1, line(21, 100, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0, pin_h1)},
-        {1, line(22, 100, "error", "cuMemAlloc_v2", 0x2000, 4096, 2, R"(,"msg":"pin failed")")},
-        {0, line(30, 100, "unpin", "cuMemFree_v2", 0x1000, 4096, 0, h1)},
-    });
+    replay_files(
+        checker,
+        {
+            {0, process_line(10, 100, "nodeA", 0)},
+            {1, process_line(11, 100, "nodeB", 7)},
+            {2, line(12, 300, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0, pin_h1)}, // no process line
+            {0, line(20, 100, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0, pin_h1)},
+            {1, line(21, 100, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0, pin_h1)},
+            {1, line(22, 100, "error", "cuMemAlloc_v2", 0x2000, 4096, 2, R"(,"msg":"pin failed")")},
+            {0, line(30, 100, "unpin", "cuMemFree_v2", 0x1000, 4096, 0, h1)},
+        });
     CheckResult r = checker.finish();
     REQUIRE(r.total_problems == 3);
     std::ostringstream out;
@@ -93,9 +98,10 @@ TEST_CASE("a pid without a process line of its own takes its file's host and ran
 {
     Checker checker;
     replay_files(checker, {
-        {0, process_line(10, 100, "nodeA", 4)},
-        {0, line(20, 101, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0, pin_h1)}, // a forked child
-    });
+                              {0, process_line(10, 100, "nodeA", 4)},
+                              {0, line(20, 101, "pin", "cuMemAlloc_v2", 0x1000, 4096, 0,
+                                       pin_h1)}, // a forked child
+                          });
     CheckResult r = checker.finish();
     REQUIRE(r.problems.size() == 1);
     CHECK(describe(r.problems[0].who) == "rank 4, host nodeA, pid 101");
@@ -104,25 +110,27 @@ TEST_CASE("a pid without a process line of its own takes its file's host and ran
 TEST_CASE("the summary breaks a job down by host and by process", "[job]")
 {
     SummaryBuilder builder;
-    replay_files(builder, {
-        {0, process_line(10, 100, "nodeA", 0, R"(,"config":{"GDRHOOK_PIN":"alloc"})")},
-        {1, process_line(11, 100, "nodeA", 1, R"(,"config":{"GDRHOOK_PIN":"alloc"})")},
-        {2, process_line(12, 100, "nodeB", 2, R"(,"config":{"GDRHOOK_PIN":"demand"})")},
-        // nodeA: ranks 0 and 1 hold 100 + 200 at once, then rank 1 alone 500.
-        {0, line(20, 100, "pin", "a", 0x1000, 100, 0, pin_h1)},
-        {1, line(21, 100, "pin", "a", 0x1000, 200, 0, pin_h1)},
-        {0, line(22, 100, "unpin", "f", 0x1000, 100, 0, lat(1000))},
-        {1, line(23, 100, "unpin", "f", 0x1000, 200, 0, lat(2000))},
-        {1, line(24, 100, "pin", "a", 0x9000, 250, 0, R"(,"handle":2)")},
-        {1, line(24, 100, "pin", "a", 0xa000, 250, 0, R"(,"handle":3)")},
-        {1, line(25, 100, "unpin", "f", 0x9000, 250, 0, R"(,"handle":2,"lat_ns":9000000)")},
-        {1, line(25, 100, "unpin", "f", 0xa000, 250, 0, R"(,"handle":3,"lat_ns":8000)")},
-        // nodeB: one pin of 50, two errors.
-        {2, line(30, 100, "pin", "a", 0x1000, 50, 0, pin_h1)},
-        {2, line(31, 100, "unpin", "f", 0x1000, 50, 0, lat(3000))},
-        {2, line(32, 100, "error", "a", 0x1000, 0, 0, R"(,"msg":"verify: stale")")},
-        {2, line(33, 100, "error", "a", 0x1000, 0, 2, R"(,"msg":"pin failed")")},
-    });
+    replay_files(
+        builder,
+        {
+            {0, process_line(10, 100, "nodeA", 0, R"(,"config":{"GDRHOOK_PIN":"alloc"})")},
+            {1, process_line(11, 100, "nodeA", 1, R"(,"config":{"GDRHOOK_PIN":"alloc"})")},
+            {2, process_line(12, 100, "nodeB", 2, R"(,"config":{"GDRHOOK_PIN":"demand"})")},
+            // nodeA: ranks 0 and 1 hold 100 + 200 at once, then rank 1 alone 500.
+            {0, line(20, 100, "pin", "a", 0x1000, 100, 0, pin_h1)},
+            {1, line(21, 100, "pin", "a", 0x1000, 200, 0, pin_h1)},
+            {0, line(22, 100, "unpin", "f", 0x1000, 100, 0, lat(1000))},
+            {1, line(23, 100, "unpin", "f", 0x1000, 200, 0, lat(2000))},
+            {1, line(24, 100, "pin", "a", 0x9000, 250, 0, R"(,"handle":2)")},
+            {1, line(24, 100, "pin", "a", 0xa000, 250, 0, R"(,"handle":3)")},
+            {1, line(25, 100, "unpin", "f", 0x9000, 250, 0, R"(,"handle":2,"lat_ns":9000000)")},
+            {1, line(25, 100, "unpin", "f", 0xa000, 250, 0, R"(,"handle":3,"lat_ns":8000)")},
+            // nodeB: one pin of 50, two errors.
+            {2, line(30, 100, "pin", "a", 0x1000, 50, 0, pin_h1)},
+            {2, line(31, 100, "unpin", "f", 0x1000, 50, 0, lat(3000))},
+            {2, line(32, 100, "error", "a", 0x1000, 0, 0, R"(,"msg":"verify: stale")")},
+            {2, line(33, 100, "error", "a", 0x1000, 0, 2, R"(,"msg":"pin failed")")},
+        });
     Summary s = builder.finish(3, 0, 0);
     CHECK(s.processes == 3);
     CHECK(s.process_lines == 3);
@@ -162,12 +170,16 @@ TEST_CASE("the summary breaks a job down by host and by process", "[job]")
     CHECK(text.find("3 process(es) on 2 host(s); 3 `process` line(s); 3 with a rank (0 to 2)") !=
           std::string::npos);
     CHECK(text.find("2 configuration(s) (they differ)") != std::string::npos);
-    CHECK(text.find("slowest unpins, by process (p99 of the delay from free to unpin)\n  rank 1 (nodeA)") !=
-          std::string::npos);
-    CHECK(text.find("most pinned memory, by process (peak)\n  rank 1 (nodeA)          500 B (3 pin(s))") !=
-          std::string::npos);
-    CHECK(text.find("errors, by process\n  rank 2 (nodeB)          2 error event(s), 1 verify-mode finding(s)") !=
-          std::string::npos);
+    CHECK(
+        text.find(
+            "slowest unpins, by process (p99 of the delay from free to unpin)\n  rank 1 (nodeA)") !=
+        std::string::npos);
+    CHECK(
+        text.find(
+            "most pinned memory, by process (peak)\n  rank 1 (nodeA)          500 B (3 pin(s))") !=
+        std::string::npos);
+    CHECK(text.find("errors, by process\n  rank 2 (nodeB)          2 error event(s), 1 verify-mode "
+                    "finding(s)") != std::string::npos);
     CHECK(text.find("by host (most pinned memory first)\n  nodeA               2 process(es)") !=
           std::string::npos);
 
@@ -193,11 +205,11 @@ TEST_CASE("the timeline names each process by rank and host", "[job]")
 {
     TimelineBuilder builder;
     replay_files(builder, {
-        {0, process_line(10, 100, "nodeA", 0)},
-        {1, process_line(11, 100, "nodeB", 1)},
-        {0, line(20, 100, "alloc", "a", 0x1000, 100)},
-        {1, line(21, 100, "alloc", "a", 0x1000, 300)},
-    });
+                              {0, process_line(10, 100, "nodeA", 0)},
+                              {1, process_line(11, 100, "nodeB", 1)},
+                              {0, line(20, 100, "alloc", "a", 0x1000, 100)},
+                              {1, line(21, 100, "alloc", "a", 0x1000, 300)},
+                          });
     Timeline t = builder.finish();
     REQUIRE(t.series.size() == 2);
     CHECK(t.series[0].label == "rank 0 (nodeA)");

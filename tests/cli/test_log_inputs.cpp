@@ -40,8 +40,9 @@ TEST_CASE("a folder stands for every .jsonl below it, in name order", "[inputs]"
     JobFolder job;
     LogInputs in = expand_log_inputs({job.root});
     CHECK(in.errors.empty());
-    CHECK(in.files == std::vector<std::string>{job.root + "/a/rank0.jsonl", job.root + "/a/rank2.jsonl",
-                                               job.root + "/b/rank1.jsonl", job.root + "/top.jsonl"});
+    CHECK(in.files ==
+          std::vector<std::string>{job.root + "/a/rank0.jsonl", job.root + "/a/rank2.jsonl",
+                                   job.root + "/b/rank1.jsonl", job.root + "/top.jsonl"});
 }
 
 TEST_CASE("a pattern the shell left alone is expanded; a file named twice is read once", "[inputs]")
@@ -50,14 +51,16 @@ TEST_CASE("a pattern the shell left alone is expanded; a file named twice is rea
     LogInputs in = expand_log_inputs({job.root + "/*/rank*.jsonl", job.root + "/a/rank0.jsonl",
                                       job.root + "/a/../a/rank2.jsonl"});
     CHECK(in.errors.empty());
-    CHECK(in.files == std::vector<std::string>{job.root + "/a/rank0.jsonl", job.root + "/a/rank2.jsonl",
+    CHECK(in.files == std::vector<std::string>{job.root + "/a/rank0.jsonl",
+                                               job.root + "/a/rank2.jsonl",
                                                job.root + "/b/rank1.jsonl"});
 }
 
 TEST_CASE("a pattern that matches nothing, or a folder without logs, is an error", "[inputs]")
 {
     JobFolder job;
-    LogInputs in = expand_log_inputs({job.root + "/c/*.jsonl", job.root + "/empty", job.root + "/top.jsonl"});
+    LogInputs in =
+        expand_log_inputs({job.root + "/c/*.jsonl", job.root + "/empty", job.root + "/top.jsonl"});
     CHECK(in.files == std::vector<std::string>{job.root + "/top.jsonl"});
     REQUIRE(in.errors.size() == 2);
     CHECK(in.errors[0] == "no file matches '" + job.root + "/c/*.jsonl'");

@@ -61,8 +61,10 @@ TEST_CASE("a line with every key is parsed into its fields", "[reader]")
     StringTable strings;
     LineParser parser(strings);
     LogEvent e;
-    REQUIRE(parser.parse(R"({"ts_ns":1795366155830512914,"seq":7,"pid":4398,"tid":4399,"ev":"unpin","api":"cuMemFree_v2","addr":"0x7f734569b000","size":67108864,"dev":0,"rc":0,"via":"symbol","backend":"dmabuf","handle":12,"lat_ns":4200,"kind":"device","msg":"x"})",
-                         e) == "");
+    REQUIRE(
+        parser.parse(
+            R"({"ts_ns":1795366155830512914,"seq":7,"pid":4398,"tid":4399,"ev":"unpin","api":"cuMemFree_v2","addr":"0x7f734569b000","size":67108864,"dev":0,"rc":0,"via":"symbol","backend":"dmabuf","handle":12,"lat_ns":4200,"kind":"device","msg":"x"})",
+            e) == "");
     CHECK(e.ts_ns == 1795366155830512914);
     CHECK(e.seq == 7);
     CHECK(e.has_seq);
@@ -89,8 +91,10 @@ TEST_CASE("unknown keys and unknown event kinds are accepted and ignored", "[rea
     StringTable strings;
     LineParser parser(strings);
     LogEvent e;
-    REQUIRE(parser.parse(R"({"new":{"a":[1,{"b":null}]},"ts_ns":1,"pid":2,"tid":3,"ev":"teleport","api":"x","addr":"0x10","size":0,"dev":-1,"rc":0,"later":true})",
-                         e) == "");
+    REQUIRE(
+        parser.parse(
+            R"({"new":{"a":[1,{"b":null}]},"ts_ns":1,"pid":2,"tid":3,"ev":"teleport","api":"x","addr":"0x10","size":0,"dev":-1,"rc":0,"later":true})",
+            e) == "");
     CHECK(e.kind == EventKind::unknown);
     CHECK(e.ev == "teleport");
     CHECK(e.addr == 0x10);
@@ -102,8 +106,10 @@ TEST_CASE("a sample's measurements are parsed, and a sample is its own kind", "[
     StringTable strings;
     LineParser parser(strings);
     LogEvent e;
-    REQUIRE(parser.parse(R"({"ts_ns":5,"seq":3,"pid":7,"tid":8,"ev":"sample","api":"gdrhook_worker","addr":"0x0","size":0,"dev":-1,"rc":0,"via":"symbol","rss_bytes":123456789,"fds":42,"pinned_bytes":6291456,"pins":3})",
-                         e) == "");
+    REQUIRE(
+        parser.parse(
+            R"({"ts_ns":5,"seq":3,"pid":7,"tid":8,"ev":"sample","api":"gdrhook_worker","addr":"0x0","size":0,"dev":-1,"rc":0,"via":"symbol","rss_bytes":123456789,"fds":42,"pinned_bytes":6291456,"pins":3})",
+            e) == "");
     CHECK(e.kind == EventKind::sample);
     CHECK(e.has_rss);
     CHECK(e.rss_bytes == 123456789);
@@ -111,8 +117,10 @@ TEST_CASE("a sample's measurements are parsed, and a sample is its own kind", "[
     CHECK(e.fds == 42);
     CHECK(e.pinned_bytes == 6291456);
     CHECK(e.pins == 3);
-    CHECK(parse_error(R"({"ts_ns":5,"pid":7,"tid":8,"ev":"sample","api":"w","addr":"0x0","size":0,"dev":-1,"rc":0,"fds":"9"})") ==
-          "key \"fds\": expected a non-negative integer");
+    CHECK(
+        parse_error(
+            R"({"ts_ns":5,"pid":7,"tid":8,"ev":"sample","api":"w","addr":"0x0","size":0,"dev":-1,"rc":0,"fds":"9"})") ==
+        "key \"fds\": expected a non-negative integer");
 }
 
 TEST_CASE("a malformed line is described precisely", "[reader]")
@@ -122,10 +130,14 @@ TEST_CASE("a malformed line is described precisely", "[reader]")
     CHECK(parse_error(R"({"ts_ns":1,"tid":3,)" + ok_tail) == "missing required key \"pid\"");
     CHECK(parse_error(R"({"ts_ns":"soon","pid":2,"tid":3,)" + ok_tail) ==
           "key \"ts_ns\": expected an integer");
-    CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc","api":"a","addr":"0xZZ","size":1,"dev":0,"rc":0})")
-              .find("expected a hex address") != std::string::npos);
-    CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc","api":"a","addr":"0x1","size":-5,"dev":0,"rc":0})")
-              .find("key \"size\"") == 0);
+    CHECK(
+        parse_error(
+            R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc","api":"a","addr":"0xZZ","size":1,"dev":0,"rc":0})")
+            .find("expected a hex address") != std::string::npos);
+    CHECK(
+        parse_error(
+            R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc","api":"a","addr":"0x1","size":-5,"dev":0,"rc":0})")
+            .find("key \"size\"") == 0);
     CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,"ev":"alloc")").find("not JSON") == 0);
     CHECK(parse_error(R"({"ts_ns":1,"pid":2,"tid":3,)" + ok_tail + " {}").find("not JSON") == 0);
     CHECK(parse_error("[1,2]") == "not a JSON object");
@@ -135,8 +147,9 @@ TEST_CASE("a malformed line is described precisely", "[reader]")
 TEST_CASE("the file reader reports malformed lines with their numbers and reads on", "[reader]")
 {
     std::string good = line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 10);
-    TempFile file(good + "\n{oops\n\n" + good + "\r\n" + std::string(LineReader::max_line + 10, 'x') +
-                  "\n" + good); // no newline at the end
+    TempFile file(good + "\n{oops\n\n" + good + "\r\n" +
+                  std::string(LineReader::max_line + 10, 'x') + "\n" +
+                  good); // no newline at the end
     Collect sink;
     StringTable strings;
     LogFileReader reader(3, strings, sink);
@@ -219,7 +232,7 @@ TEST_CASE("the string table is bounded", "[reader]")
 {
     StringTable table(2);
     auto a = table.intern("a");
-    CHECK(table.intern(std::string("a")) .data() == a.data());
+    CHECK(table.intern(std::string("a")).data() == a.data());
     table.intern("b");
     CHECK(table.intern("c") == StringTable::overflow_name);
     CHECK(table.size() == 2);

@@ -76,7 +76,10 @@ public:
                    "\nsize:\t" + std::to_string(size) + "\ncount:\t1\nexp_name:\t" + exporter +
                    "\nname:\t\n");
     }
-    void other_fd(int pid, int fd) { fdinfo(pid, fd, "pos:\t0\nflags:\t02\nmnt_id:\t9\nino:\t77\n"); }
+    void other_fd(int pid, int fd)
+    {
+        fdinfo(pid, fd, "pos:\t0\nflags:\t02\nmnt_id:\t9\nino:\t77\n");
+    }
     void module(uint64_t pins_live, uint64_t pinned_bytes, uint64_t files_open)
     {
         const std::string dir = sys() + "/class/misc/gdrhook/stats";
@@ -229,9 +232,14 @@ TEST_CASE("--prometheus writes the same figures as a node-exporter textfile")
     std::ifstream in(path);
     std::stringstream prom;
     prom << in.rdbuf();
-    CHECK_THAT(prom.str(), Catch::Contains("gdrhook_node_pinned_bytes{user=\"root\",kind=\"gdrhook\"} 3145728\n"));
-    CHECK_THAT(prom.str(), Catch::Contains("gdrhook_node_pinned_bytes{user=\"root\",kind=\"dmabuf\"} 1048576\n"));
-    CHECK_THAT(prom.str(), Catch::Contains("gdrhook_node_pins{user=\"root\",kind=\"gdrhook\"} 3\n"));
+    CHECK_THAT(
+        prom.str(),
+        Catch::Contains("gdrhook_node_pinned_bytes{user=\"root\",kind=\"gdrhook\"} 3145728\n"));
+    CHECK_THAT(
+        prom.str(),
+        Catch::Contains("gdrhook_node_pinned_bytes{user=\"root\",kind=\"dmabuf\"} 1048576\n"));
+    CHECK_THAT(prom.str(),
+               Catch::Contains("gdrhook_node_pins{user=\"root\",kind=\"gdrhook\"} 3\n"));
     CHECK_THAT(prom.str(), Catch::Contains("gdrhook_node_orphaned_pins{user=\"root\"} 3\n"));
     CHECK_THAT(prom.str(), Catch::Contains("gdrhook_node_unattributed_pins 1\n"));
     CHECK_THAT(prom.str(), Catch::Contains("gdrhook_node_module_pins_live 4\n"));

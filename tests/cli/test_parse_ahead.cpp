@@ -68,7 +68,8 @@ std::string rank_log(int rank)
         std::string lat = R"(,"lat_ns":)" + std::to_string(100 + (i * 13 + rank) % 5000);
         switch (i % 4) {
         case 0:
-            text += line(ts, pid, "alloc", "cuMemAlloc_v2", addr, 1 << 20, 0, R"(,"kind":"device")");
+            text +=
+                line(ts, pid, "alloc", "cuMemAlloc_v2", addr, 1 << 20, 0, R"(,"kind":"device")");
             break;
         case 1:
             text += line(ts, pid, "pin", "cuMemAlloc_v2", addr, 1 << 20, 0,
@@ -77,16 +78,17 @@ std::string rank_log(int rank)
         case 2:
             text += line(ts, pid, "unpin", "cuMemFree_v2", addr, 1 << 20, 0, handle + lat);
             break;
-        default:
-            text += line(ts, pid, "free", "cuMemFree_v2", addr, 1 << 20);
-            break;
+        default: text += line(ts, pid, "free", "cuMemFree_v2", addr, 1 << 20); break;
         }
         text += end;
         if ((i + rank) % 97 == 0)
             text += line(ts, pid, "error", "cuMemAlloc_v2", addr, 0, 2,
-                         R"(,"msg":"pin failed )" + std::to_string(rank % 3) + "\"") + end;
+                         R"(,"msg":"pin failed )" + std::to_string(rank % 3) + "\"") +
+                    end;
         if ((i + 3 * rank) % 37 == 0)
-            text += std::string(i % 2 ? R"({"ts_ns":5,"pid":)" : R"({"ts_ns":"late","pid":1,"tid":1})") + end;
+            text += std::string(i % 2 ? R"({"ts_ns":5,"pid":)"
+                                      : R"({"ts_ns":"late","pid":1,"tid":1})") +
+                    end;
         if ((i + rank) % 71 == 5)
             text += std::string(end) + " \t" + end;
         if (rank == 7 && i == 150)
@@ -132,7 +134,8 @@ std::string summarize(const std::vector<std::string> &files, unsigned threads, i
         options.step_budget = 64 * files.size();
         std::ostringstream out, err;
         int status = log_summary(options, out, err);
-        all += "status " + std::to_string(status) + "\n--- stdout\n" + out.str() + "--- stderr\n" + err.str();
+        all += "status " + std::to_string(status) + "\n--- stdout\n" + out.str() + "--- stderr\n" +
+               err.str();
     }
     return all;
 }
@@ -198,7 +201,8 @@ public:
     }
     void malformed(uint32_t file, uint64_t line, const std::string &reason) override
     {
-        text += "malformed " + std::to_string(file) + ":" + std::to_string(line) + " " + reason + "\n";
+        text +=
+            "malformed " + std::to_string(file) + ":" + std::to_string(line) + " " + reason + "\n";
     }
     void unfinished_last_line(uint32_t file, uint64_t line) override
     {
@@ -235,7 +239,8 @@ std::string read_plainly(const std::vector<std::string> &files, int64_t min_ts_n
         SourceLocation where;
         for (;;) {
             bool more = reader.next(event, where);
-            std::string &told = read[i].items.empty() ? read[i].told_first : read[i].items.back().told;
+            std::string &told =
+                read[i].items.empty() ? read[i].told_first : read[i].items.back().told;
             told += lines.text;
             lines.text.clear();
             if (!more)
@@ -271,7 +276,9 @@ std::string read_with_the_one_reader(const std::vector<std::string> &files, int6
                                      size_t threads, size_t steps)
 {
     Transcript transcript;
-    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) { transcript.event(event, where); });
+    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) {
+        transcript.event(event, where);
+    });
     BatchedLogReader reader(files, transcript, every, threads, steps);
     reader.set_min_ts(min_ts_ns);
     reader.open();
@@ -281,7 +288,8 @@ std::string read_with_the_one_reader(const std::vector<std::string> &files, int6
 
 } // namespace
 
-TEST_CASE("every command's reader hands out a job's events and messages as one event of each file in turn would",
+TEST_CASE("every command's reader hands out a job's events and messages as one event of each file "
+          "in turn would",
           "[job]")
 {
     TempDir dir;
@@ -297,7 +305,8 @@ TEST_CASE("every command's reader hands out a job's events and messages as one e
         CHECK(contains(plainly, "unfinished "));
         // The files interleave: the last file's first event comes before
         // the first file's last.
-        CHECK(plainly.find("event " + std::to_string(files.size() - 1) + ":") < plainly.rfind("event 0:"));
+        CHECK(plainly.find("event " + std::to_string(files.size() - 1) + ":") <
+              plainly.rfind("event 0:"));
         for (size_t steps : {every_event_steps, 64 * files.size()}) {
             for (size_t threads : {0u, 3u}) {
                 INFO("steps " << steps << ", threads " << threads);
@@ -307,7 +316,8 @@ TEST_CASE("every command's reader hands out a job's events and messages as one e
     }
 }
 
-TEST_CASE("a job's summary and messages are the same whatever the number of parsing threads", "[job]")
+TEST_CASE("a job's summary and messages are the same whatever the number of parsing threads",
+          "[job]")
 {
     TempDir dir;
     std::vector<std::string> files = write_job(dir.path());
@@ -328,7 +338,8 @@ TEST_CASE("a job's summary and messages are the same whatever the number of pars
     }
 }
 
-TEST_CASE("a job of more logs than the process may hold open reads the same with parsing threads", "[job]")
+TEST_CASE("a job of more logs than the process may hold open reads the same with parsing threads",
+          "[job]")
 {
     TempDir dir;
     std::vector<std::string> files = write_job(dir.path());
@@ -338,6 +349,7 @@ TEST_CASE("a job of more logs than the process may hold open reads the same with
     rlim_t fds = LogFileSet::reserved_fds + 8;
     for (unsigned threads : {0u, 1u, 3u, 8u}) {
         INFO("threads " << threads);
-        CHECK(with_descriptor_limit(fds, [&] { return summarize(files, threads, INT64_MIN); }) == serial);
+        CHECK(with_descriptor_limit(fds, [&] { return summarize(files, threads, INT64_MIN); }) ==
+              serial);
     }
 }

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <csignal>
+#include <filesystem>
 
 using namespace gdrhook::cli;
 using namespace gdrhook::cli::test;
@@ -49,7 +49,8 @@ TEST_CASE("the events pattern finds one file per process", "[run]")
         std::ofstream(dir + name) << "";
     auto files = expand_events_pattern(dir + "/ev.%p.jsonl");
     CHECK(files == std::vector<std::string>{dir + "/ev.123.jsonl", dir + "/ev.45.jsonl"});
-    CHECK(expand_events_pattern(dir + "/ev.%%.jsonl") == std::vector<std::string>{dir + "/ev.%.jsonl"});
+    CHECK(expand_events_pattern(dir + "/ev.%%.jsonl") ==
+          std::vector<std::string>{dir + "/ev.%.jsonl"});
     for (const char *name : {"/ev.123.jsonl", "/ev.45.jsonl", "/ev.x.jsonl", "/ev.%.jsonl"})
         unlink((dir + name).c_str());
     rmdir(dir.c_str());
@@ -229,10 +230,10 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
         CHECK(ucx.problem == facts.ucm_cuda.empty());
         // And through the command line: a problem is exit status 1 (as is
         // the missing driver given here, so the line must be there too).
-        RunResult run = run_program({build_path("GDRHOOK"), "doctor", "--libcuda",
-                                     "/nonexistent/libcuda.so.1", "--pid",
-                                     std::to_string(process.pid)},
-                                    {});
+        RunResult run =
+            run_program({build_path("GDRHOOK"), "doctor", "--libcuda", "/nonexistent/libcuda.so.1",
+                         "--pid", std::to_string(process.pid)},
+                        {});
         INFO(run.output);
         CHECK(run.exit_status == 1);
         CHECK(run.output.find("process " + std::to_string(process.pid) + ": gdrhook and UCX") !=
@@ -241,8 +242,8 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
     {
         // Read as the shim reads it: "yes" disables it, a bad value is
         // rejected and the default kept.
-        SleepingProcess process(
-            std::map<std::string, std::string>{{"GDRHOOK_DISABLE", "yes"}, {"GDRHOOK_UCX", "bogus"}});
+        SleepingProcess process(std::map<std::string, std::string>{{"GDRHOOK_DISABLE", "yes"},
+                                                                   {"GDRHOOK_UCX", "bogus"}});
         ProcessFacts facts = loaded(process.pid);
         CHECK(facts.settings.disabled);
         CHECK(facts.settings.ucx == gdrhook::UcxBridgeMode::auto_detect);
@@ -262,4 +263,3 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
     facts.ucx_cuda_hook_mode = "none";
     CHECK(judge_ucx(facts).problem);
 }
-

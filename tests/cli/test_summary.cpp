@@ -12,17 +12,20 @@ using namespace gdrhook::cli::test;
 TEST_CASE("the summary counts events by kind and API and tracks live and pinned peaks", "[summary]")
 {
     SummaryBuilder builder;
-    replay(builder, {
-        line(1000, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100, 0, R"(,"kind":"device")"),
-        line(2000, 1, "alloc", "cuMemAllocHost_v2", 0x9000, 50, 0, R"(,"kind":"host")"),
-        line(3000, 1, "pin", "cuMemAlloc_v2", 0x1000, 100, 0, R"(,"backend":"dmabuf","handle":1)"),
-        line(4000, 2, "alloc", "cuMemAlloc_v2", 0x1000, 300),
-        line(5000, 1, "free", "cuMemFree_v2", 0x1000, 100),
-        line(6000, 1, "unpin", "cuMemFree_v2", 0x1000, 100, 0, R"(,"handle":1,"lat_ns":1000)"),
-        line(7000, 1, "free", "cuMemFree_v2", 0x5555, 0, 1),
-        line(8000, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"verify: mismatch")"),
-        line(9000, 1, "hover", "cuNew", 0, 0),
-    });
+    replay(
+        builder,
+        {
+            line(1000, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100, 0, R"(,"kind":"device")"),
+            line(2000, 1, "alloc", "cuMemAllocHost_v2", 0x9000, 50, 0, R"(,"kind":"host")"),
+            line(3000, 1, "pin", "cuMemAlloc_v2", 0x1000, 100, 0,
+                 R"(,"backend":"dmabuf","handle":1)"),
+            line(4000, 2, "alloc", "cuMemAlloc_v2", 0x1000, 300),
+            line(5000, 1, "free", "cuMemFree_v2", 0x1000, 100),
+            line(6000, 1, "unpin", "cuMemFree_v2", 0x1000, 100, 0, R"(,"handle":1,"lat_ns":1000)"),
+            line(7000, 1, "free", "cuMemFree_v2", 0x5555, 0, 1),
+            line(8000, 1, "error", "lookup", 0x1000, 0, 0, R"(,"msg":"verify: mismatch")"),
+            line(9000, 1, "hover", "cuNew", 0, 0),
+        });
     Summary s = builder.finish(1, 0, 0);
     CHECK(s.events == 9);
     CHECK(s.processes == 2);
@@ -65,12 +68,12 @@ TEST_CASE("the summary gives each process's first, last and highest sample", "[s
 {
     SummaryBuilder builder;
     replay(builder, {
-        line(1000, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
-        sample_line(2000, 1, 10 << 20, 7),
-        sample_line(3000, 2, 5 << 20, 4),
-        sample_line(4000, 1, 30 << 20, 9),
-        sample_line(5000, 1, 20 << 20, 8),
-    });
+                        line(1000, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
+                        sample_line(2000, 1, 10 << 20, 7),
+                        sample_line(3000, 2, 5 << 20, 4),
+                        sample_line(4000, 1, 30 << 20, 9),
+                        sample_line(5000, 1, 20 << 20, 8),
+                    });
     Summary s = builder.finish(1, 0, 0);
     CHECK(s.by_kind[static_cast<size_t>(EventKind::sample)].count == 4);
     CHECK(s.peak_live_gpu_bytes == 100); // samples are not memory events
@@ -126,10 +129,10 @@ TEST_CASE("a context teardown releases the process's allocations", "[summary]")
 {
     SummaryBuilder builder;
     replay(builder, {
-        line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
-        line(2, 1, "alloc", "cuMemAlloc_v2", 0x2000, 100),
-        line(3, 1, "ctx_destroy", "cuCtxDestroy_v2", 0xc0, 200),
-    });
+                        line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
+                        line(2, 1, "alloc", "cuMemAlloc_v2", 0x2000, 100),
+                        line(3, 1, "ctx_destroy", "cuCtxDestroy_v2", 0xc0, 200),
+                    });
     Summary s = builder.finish(1, 0, 0);
     CHECK(s.peak_live_gpu_bytes == 200);
     CHECK(s.live_gpu_bytes_at_end == 0);
@@ -139,11 +142,15 @@ TEST_CASE("the summary counts skips per reason, in text and in JSON", "[summary]
 {
     SummaryBuilder builder;
     replay(builder, {
-        line(1, 1, "skip", "cuMemAllocManaged", 0x1000, 100, 0, R"(,"kind":"managed","reason":"managed")"),
-        line(2, 1, "skip", "cuMemHostAlloc", 0x2000, 100, 0, R"(,"kind":"host","reason":"host")"),
-        line(3, 2, "skip", "cuMemHostRegister", 0x3000, 100, 0, R"(,"kind":"host_registered","reason":"host")"),
-        line(4, 1, "skip", "cuMemCreate", 0x4000, 100, 999, R"(,"kind":"vmm","reason":"not_exportable")"),
-    });
+                        line(1, 1, "skip", "cuMemAllocManaged", 0x1000, 100, 0,
+                             R"(,"kind":"managed","reason":"managed")"),
+                        line(2, 1, "skip", "cuMemHostAlloc", 0x2000, 100, 0,
+                             R"(,"kind":"host","reason":"host")"),
+                        line(3, 2, "skip", "cuMemHostRegister", 0x3000, 100, 0,
+                             R"(,"kind":"host_registered","reason":"host")"),
+                        line(4, 1, "skip", "cuMemCreate", 0x4000, 100, 999,
+                             R"(,"kind":"vmm","reason":"not_exportable")"),
+                    });
     Summary s = builder.finish(1, 0, 0);
     CHECK(s.by_kind[static_cast<size_t>(EventKind::skip)].count == 4);
     CHECK(s.skips_by_reason ==
@@ -158,15 +165,17 @@ TEST_CASE("the summary counts skips per reason, in text and in JSON", "[summary]
     CHECK(json["by_kind"]["skip"]["count"] == 4);
 }
 
-TEST_CASE("a graph's destruction or a trim names a handle, not a range that was pinned", "[summary]")
+TEST_CASE("a graph's destruction or a trim names a handle, not a range that was pinned",
+          "[summary]")
 {
     SummaryBuilder builder;
     replay(builder, {
-        line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
-        line(2, 1, "pin", "gdrhook_get", 0x1000, 100, 0, R"(,"backend":"dmabuf","handle":1)"),
-        line(3, 1, "free", "cuGraphDestroy", 0x1000, 100, 0, R"(,"kind":"graph")"),
-        line(4, 1, "free", "cuDeviceGraphMemTrim", 0, 0, 0, R"(,"kind":"graph")"),
-    });
+                        line(1, 1, "alloc", "cuMemAlloc_v2", 0x1000, 100),
+                        line(2, 1, "pin", "gdrhook_get", 0x1000, 100, 0,
+                             R"(,"backend":"dmabuf","handle":1)"),
+                        line(3, 1, "free", "cuGraphDestroy", 0x1000, 100, 0, R"(,"kind":"graph")"),
+                        line(4, 1, "free", "cuDeviceGraphMemTrim", 0, 0, 0, R"(,"kind":"graph")"),
+                    });
     Summary s = builder.finish(1, 0, 0);
     CHECK(s.live_gpu_bytes_at_end == 100); // the allocation at that address lives on
     CHECK(s.pins_held_at_end == 1);

@@ -38,8 +38,7 @@ private:
 
 // Parses each line (all must be well formed) and feeds it to @p consumer,
 // with its 1-based line number in file 0.
-template <typename Consumer>
-void replay(Consumer &consumer, const std::vector<std::string> &lines)
+template <typename Consumer> void replay(Consumer &consumer, const std::vector<std::string> &lines)
 {
     StringTable strings;
     LineParser parser(strings);
@@ -57,10 +56,11 @@ inline std::string line(int64_t ts, int pid, const char *ev, const char *api, ui
                         uint64_t size, int rc = 0, const std::string &extra = "")
 {
     char text[512];
-    std::snprintf(text, sizeof text,
-                  R"({"ts_ns":%lld,"pid":%d,"tid":%d,"ev":"%s","api":"%s","addr":"0x%llx","size":%llu,"dev":0,"rc":%d%s})",
-                  static_cast<long long>(ts), pid, pid, ev, api, static_cast<unsigned long long>(addr),
-                  static_cast<unsigned long long>(size), rc, extra.c_str());
+    std::snprintf(
+        text, sizeof text,
+        R"({"ts_ns":%lld,"pid":%d,"tid":%d,"ev":"%s","api":"%s","addr":"0x%llx","size":%llu,"dev":0,"rc":%d%s})",
+        static_cast<long long>(ts), pid, pid, ev, api, static_cast<unsigned long long>(addr),
+        static_cast<unsigned long long>(size), rc, extra.c_str());
     return text;
 }
 
@@ -68,10 +68,11 @@ inline std::string line(int64_t ts, int pid, const char *ev, const char *api, ui
 inline std::string process_line(int64_t ts, int pid, const std::string &host, int rank,
                                 const std::string &extra = "")
 {
-    std::string text = R"({"ts_ns":)" + std::to_string(ts) + R"(,"seq":0,"pid":)" + std::to_string(pid) +
-                       R"(,"tid":)" + std::to_string(pid) +
-                       R"(,"ev":"process","api":"gdrhook","addr":"0x0","size":0,"dev":-1,"rc":0,"via":"symbol","host":")" +
-                       host + '"';
+    std::string text =
+        R"({"ts_ns":)" + std::to_string(ts) + R"(,"seq":0,"pid":)" + std::to_string(pid) +
+        R"(,"tid":)" + std::to_string(pid) +
+        R"(,"ev":"process","api":"gdrhook","addr":"0x0","size":0,"dev":-1,"rc":0,"via":"symbol","host":")" +
+        host + '"';
     if (rank >= 0)
         text += R"(,"rank":)" + std::to_string(rank);
     return text + R"(,"ppid":1,"cmdline":["python3","train.py"],"version":"0.1.0")" + extra + "}";
@@ -96,4 +97,3 @@ void replay_files(Consumer &consumer, const std::vector<std::pair<uint32_t, std:
 }
 
 } // namespace gdrhook::cli::test
-

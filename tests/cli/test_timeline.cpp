@@ -47,12 +47,12 @@ TEST_CASE("the SVG has axes with units, a legend per process and markers", "[tim
 {
     TimelineBuilder builder;
     replay(builder, {
-        line(0, 10, "alloc", "a", 0x1000, 3 << 20),
-        line(1000000, 10, "pin", "a", 0x1000, 3 << 20, 0, R"(,"handle":1)"),
-        line(2000000, 20, "alloc", "a", 0x1000, 1 << 20),
-        line(3000000, 10, "revoke", "cb", 0x1000, 3 << 20, 0, R"(,"handle":1)"),
-        line(4000000, 10, "free", "f", 0x1000, 3 << 20),
-    });
+                        line(0, 10, "alloc", "a", 0x1000, 3 << 20),
+                        line(1000000, 10, "pin", "a", 0x1000, 3 << 20, 0, R"(,"handle":1)"),
+                        line(2000000, 20, "alloc", "a", 0x1000, 1 << 20),
+                        line(3000000, 10, "revoke", "cb", 0x1000, 3 << 20, 0, R"(,"handle":1)"),
+                        line(4000000, 10, "free", "f", 0x1000, 3 << 20),
+                    });
     std::string svg = render_timeline_svg(builder.finish(), {"title & <more>", {"a.jsonl"}});
     CHECK(svg.find("<svg") != std::string::npos);
     CHECK(svg.find("</svg>") != std::string::npos);
@@ -82,8 +82,7 @@ std::string sample_line(int64_t ts, int pid, uint64_t rss, uint64_t fds)
                     R"(,"pinned_bytes":0,"pins":0)");
 }
 
-template <typename Value>
-uint64_t highest(const TimelineSeries &series, Value value)
+template <typename Value> uint64_t highest(const TimelineSeries &series, Value value)
 {
     uint64_t peak = 0;
     for (const auto &b : series.buckets)
@@ -97,11 +96,11 @@ TEST_CASE("samples give each process its resident memory and open fds over time"
 {
     TimelineBuilder builder;
     replay(builder, {
-        line(0, 10, "alloc", "a", 0x1000, 1 << 20),
-        sample_line(1000000, 10, 100 << 20, 12),
-        sample_line(2000000, 20, 50 << 20, 5),
-        sample_line(3000000, 10, 150 << 20, 11),
-    });
+                        line(0, 10, "alloc", "a", 0x1000, 1 << 20),
+                        sample_line(1000000, 10, 100 << 20, 12),
+                        sample_line(2000000, 20, 50 << 20, 5),
+                        sample_line(3000000, 10, 150 << 20, 11),
+                    });
     Timeline t = builder.finish();
     CHECK(t.samples == 3);
     REQUIRE(t.series.size() == 2);

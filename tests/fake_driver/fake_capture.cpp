@@ -64,10 +64,9 @@ bool capture_prohibits_unsafe_call()
     for (auto &entry : captures()) {
         Capture &c = entry.second;
         const bool mine = c.owner == std::this_thread::get_id();
-        const bool applies =
-            c.mode == CU_STREAM_CAPTURE_MODE_GLOBAL
-                ? (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL || mine)
-                : (c.mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && mine);
+        const bool applies = c.mode == CU_STREAM_CAPTURE_MODE_GLOBAL
+                                 ? (thread_mode == CU_STREAM_CAPTURE_MODE_GLOBAL || mine)
+                                 : (c.mode == CU_STREAM_CAPTURE_MODE_THREAD_LOCAL && mine);
         if (applies) {
             c.invalidated = true;
             prohibited = true;
@@ -157,9 +156,8 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
 
 // What a stream captures into: status, capture id, graph (the parts
 // programs and the shim ask for).
-CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus *status,
-                                   cuuint64_t *id, CUgraph *graph,
-                                   const CUgraphNode **dependencies, size_t *count)
+CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus *status, cuuint64_t *id,
+                                   CUgraph *graph, const CUgraphNode **dependencies, size_t *count)
 {
     if (CUresult injected = count_call("cuStreamGetCaptureInfo_v2"))
         return injected;
@@ -168,7 +166,7 @@ CUresult cuStreamGetCaptureInfo_v2(CUstream stream, CUstreamCaptureStatus *statu
     std::lock_guard<std::mutex> lock(capture_mutex);
     auto it = stream ? captures().find(stream) : captures().end();
     const bool capturing = it != captures().end();
-    *status = !capturing                ? CU_STREAM_CAPTURE_STATUS_NONE
+    *status = !capturing               ? CU_STREAM_CAPTURE_STATUS_NONE
               : it->second.invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
                                        : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     if (id)
@@ -190,7 +188,7 @@ CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus *status)
         return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(capture_mutex);
     auto it = captures().find(stream);
-    *status = it == captures().end()  ? CU_STREAM_CAPTURE_STATUS_NONE
+    *status = it == captures().end()   ? CU_STREAM_CAPTURE_STATUS_NONE
               : it->second.invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED
                                        : CU_STREAM_CAPTURE_STATUS_ACTIVE;
     return CUDA_SUCCESS;

@@ -87,18 +87,12 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
     case CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
     case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED:
-        *value = 1;
-        return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: *value = 1; return CUDA_SUCCESS;
     case CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED:
         *value = host_dmabuf_supported();
         return CUDA_SUCCESS;
-    case CU_DEVICE_ATTRIBUTE_INTEGRATED:
-        *value = integrated();
-        return CUDA_SUCCESS;
-    default:
-        *value = 0;
-        return CUDA_SUCCESS;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: *value = integrated(); return CUDA_SUCCESS;
+    default: *value = 0; return CUDA_SUCCESS;
     }
 }
 
@@ -149,8 +143,14 @@ static CUresult destroy_context(const char *name, CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
-CUresult cuCtxDestroy(CUcontext ctx) { return destroy_context("cuCtxDestroy", ctx); }
-CUresult cuCtxDestroy_v2(CUcontext ctx) { return destroy_context("cuCtxDestroy_v2", ctx); }
+CUresult cuCtxDestroy(CUcontext ctx)
+{
+    return destroy_context("cuCtxDestroy", ctx);
+}
+CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    return destroy_context("cuCtxDestroy_v2", ctx);
+}
 
 CUresult cuCtxSetCurrent(CUcontext ctx)
 {

@@ -16,9 +16,9 @@ extern "C" {
 cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream);
 cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *, void **, unsigned long long,
                                                    enum cudaDriverEntryPointQueryResult *);
-cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(
-    const char *, void **, unsigned int, unsigned long long,
-    enum cudaDriverEntryPointQueryResult *);
+cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char *, void **, unsigned int,
+                                                            unsigned long long,
+                                                            enum cudaDriverEntryPointQueryResult *);
 }
 
 namespace {
@@ -36,8 +36,7 @@ decltype(&cuGetProcAddress_v2) get_proc_address()
     return found;
 }
 
-template <typename F>
-F driver_function(const char *base, bool per_thread = false)
+template <typename F> F driver_function(const char *base, bool per_thread = false)
 {
     void *fn = nullptr;
     auto gpa = get_proc_address();
@@ -69,8 +68,8 @@ cudaError_t ensure_context()
     if (current)
         return cudaSuccess;
     CUcontext primary = nullptr;
-    CUresult rc = driver_function<decltype(&cuDevicePrimaryCtxRetain)>(
-        "cuDevicePrimaryCtxRetain")(&primary, current_device);
+    CUresult rc = driver_function<decltype(&cuDevicePrimaryCtxRetain)>("cuDevicePrimaryCtxRetain")(
+        &primary, current_device);
     if (rc != CUDA_SUCCESS)
         return to_runtime(rc);
     return to_runtime(driver_function<decltype(&cuCtxSetCurrent)>("cuCtxSetCurrent")(primary));
@@ -142,7 +141,8 @@ cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
 {
     if (cudaError_t rc = ensure_context())
         return rc;
-    return to_runtime(driver_function<decltype(&cuMemHostAlloc)>("cuMemHostAlloc")(ptr, size, flags));
+    return to_runtime(
+        driver_function<decltype(&cuMemHostAlloc)>("cuMemHostAlloc")(ptr, size, flags));
 }
 
 cudaError_t cudaHostGetDevicePointer(void **device, void *host, unsigned int flags)
@@ -171,8 +171,7 @@ cudaError_t cudaDeviceReset(void)
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
-                                             unsigned int cudaVersion,
-                                             unsigned long long flags,
+                                             unsigned int cudaVersion, unsigned long long flags,
                                              enum cudaDriverEntryPointQueryResult *status)
 {
     auto gpa = get_proc_address();
@@ -182,12 +181,11 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
     CUresult rc = gpa(symbol, funcPtr, static_cast<int>(cudaVersion), flags, &query);
     if (status)
         *status = query == CU_GET_PROC_ADDRESS_SUCCESS ? cudaDriverEntryPointSuccess
-                                                      : cudaDriverEntryPointSymbolNotFound;
+                                                       : cudaDriverEntryPointSymbolNotFound;
     return to_runtime(rc);
 }
 
-cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
-                                    unsigned long long flags,
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
                                     enum cudaDriverEntryPointQueryResult *status)
 {
     return cudaGetDriverEntryPointByVersion(symbol, funcPtr, runtime_version, flags, status);

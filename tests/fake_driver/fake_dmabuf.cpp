@@ -18,10 +18,10 @@ namespace {
 
 struct Export {
     int fd;
-    ino_t inode;     // tells our fd from a later file that reused its number
-    uintptr_t base;  // the allocation exported
+    ino_t inode;    // tells our fd from a later file that reused its number
+    uintptr_t base; // the allocation exported
     size_t size;
-    bool host;       // pinned host memory: not what cuMemGetInfo counts
+    bool host; // pinned host memory: not what cuMemGetInfo counts
 };
 std::vector<Export> exports; // driver().mutex
 
@@ -75,8 +75,8 @@ bool in_mapped_range(uintptr_t ptr, size_t size)
 
 extern "C" {
 
-static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size,
-                             CUmemRangeHandleType type, unsigned long long flags)
+static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemRangeHandleType type,
+                             unsigned long long flags)
 {
     if (!handle || type != CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD || flags || !size ||
         (dptr | size) % 4096)
@@ -153,8 +153,7 @@ static CUresult set_pointer_attribute(const void *value, CUpointer_attribute att
     return std::prev(it)->second.host ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
 }
 
-CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute,
-                               CUdeviceptr ptr)
+CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
     if (CUresult injected = count_call("cuPointerSetAttribute"))
         return injected;

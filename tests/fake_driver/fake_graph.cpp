@@ -34,8 +34,7 @@ std::map<CUgraphExec, CUgraph> &executables()
 
 // Calls f(address, allocation) for each live allocation of `graph` (every
 // graph's where graph is null); mutex held.
-template <typename F>
-void for_each_allocation_of(CUgraph graph, F &&f)
+template <typename F> void for_each_allocation_of(CUgraph graph, F &&f)
 {
     for (auto &entry : driver().live)
         if (entry.second.graph && entry.second.owner && (!graph || entry.second.owner == graph))
@@ -108,8 +107,8 @@ CUresult cuGraphCreate(CUgraph *graph, unsigned int)
     return CUDA_SUCCESS;
 }
 
-CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *,
-                                size_t, CUDA_MEM_ALLOC_NODE_PARAMS *params)
+CUresult cuGraphAddMemAllocNode(CUgraphNode *node, CUgraph graph, const CUgraphNode *, size_t,
+                                CUDA_MEM_ALLOC_NODE_PARAMS *params)
 {
     if (CUresult injected = count_call("cuGraphAddMemAllocNode"))
         return injected;

@@ -60,7 +60,8 @@ uintptr_t device_range_of(uintptr_t base, size_t size)
     for (const auto &[device, alias] : d.host_aliases)
         if (alias.host_base == base)
             return device;
-    void *range = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *range =
+        mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (range == MAP_FAILED)
         return 0;
     const auto device = reinterpret_cast<uintptr_t>(range);

@@ -167,7 +167,8 @@ void *map_block(size_t bytes, bool below_4g)
         return mmap(nullptr, bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
     constexpr uintptr_t step = 256u << 20;
     for (uintptr_t hint = step; hint + bytes <= UINT32_MAX; hint += step) {
-        void *map = mmap(reinterpret_cast<void *>(hint), bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+        void *map =
+            mmap(reinterpret_cast<void *>(hint), bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
         if (map == MAP_FAILED)
             return map;
         if (reinterpret_cast<uintptr_t>(map) + bytes <= UINT32_MAX)
@@ -185,9 +186,8 @@ uintptr_t allocate_block(size_t size, bool host, bool below_4g)
     Driver &d = driver();
     uintptr_t addr = 0;
     auto &freed = d.recycled[size];
-    auto reusable = std::find_if(freed.rbegin(), freed.rend(), [&](uintptr_t a) {
-        return !below_4g || a + size <= UINT32_MAX;
-    });
+    auto reusable = std::find_if(freed.rbegin(), freed.rend(),
+                                 [&](uintptr_t a) { return !below_4g || a + size <= UINT32_MAX; });
     if (reusable != freed.rend()) {
         addr = *reusable; // the real driver hands the same VA back
         freed.erase(std::next(reusable).base());
@@ -417,8 +417,7 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool, C
 {
     return alloc_async("cuMemAllocFromPoolAsync", dptr, size, stream);
 }
-CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool,
-                                      CUstream stream)
+CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t size, CUmemoryPool, CUstream stream)
 {
     return alloc_async("cuMemAllocFromPoolAsync_ptsz", dptr, size, stream);
 }
@@ -611,8 +610,7 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, CUd
         case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
             *static_cast<void **>(data) = nullptr;
             return CUDA_SUCCESS;
-        default:
-            return CUDA_ERROR_NOT_SUPPORTED;
+        default: return CUDA_ERROR_NOT_SUPPORTED;
         }
     }
     const Allocation &a = std::prev(it)->second;
@@ -635,8 +633,7 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, CUd
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
         *static_cast<void **>(data) = a.pool ? reinterpret_cast<void *>(&driver()) : nullptr;
         return CUDA_SUCCESS;
-    default:
-        return CUDA_ERROR_NOT_SUPPORTED;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
     }
 }
 

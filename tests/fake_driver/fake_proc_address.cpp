@@ -12,12 +12,15 @@ namespace {
 
 struct ProcEntry {
     const char *base;
-    int version;       // lowest CUDA version answered with this function
+    int version; // lowest CUDA version answered with this function
     bool per_thread;
     void *function;
 };
 
-#define ENTRY(base, version, ptsz, fn) {#base, version, ptsz, reinterpret_cast<void *>(&fn)}
+#define ENTRY(base, version, ptsz, fn)                                                             \
+    {                                                                                              \
+#base, version, ptsz, reinterpret_cast < void *>(&fn)                                      \
+    }
 
 extern "C" CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
 extern "C" CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,

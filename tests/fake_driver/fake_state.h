@@ -29,14 +29,14 @@ struct Allocation {
     size_t size = 0;
     Context *context = nullptr;
     bool host = false;
-    bool managed = false;    // cuMemAllocManaged: the driver refuses to export it
-    bool pool = false;       // stream-ordered: from a memory pool
-    bool graph = false;      // a graph allocation (captured, or an allocation node)
-    bool mapped = false;     // graph: backed by memory, from a launch to a trim
+    bool managed = false;        // cuMemAllocManaged: the driver refuses to export it
+    bool pool = false;           // stream-ordered: from a memory pool
+    bool graph = false;          // a graph allocation (captured, or an allocation node)
+    bool mapped = false;         // graph: backed by memory, from a launch to a trim
     bool freed_in_graph = false; // graph: a free node ends it inside each launch
-    CUgraph owner = nullptr; // graph: the graph whose node made it
-    bool pending = false;    // stream-ordered, its stream has not passed it yet
-    bool freeing = false;    // cuMemFreeAsync queued: released once its stream passes it
+    CUgraph owner = nullptr;     // graph: the graph whose node made it
+    bool pending = false;        // stream-ordered, its stream has not passed it yet
+    bool freeing = false;        // cuMemFreeAsync queued: released once its stream passes it
     CUstream stream = nullptr;
 };
 
@@ -57,19 +57,19 @@ struct HostAlias {
 struct Driver {
     std::mutex mutex;
     bool initialized = false;
-    std::map<uintptr_t, Allocation> live;             // device/host allocations
+    std::map<uintptr_t, Allocation> live;              // device/host allocations
     std::map<size_t, std::vector<uintptr_t>> recycled; // freed blocks by size, LIFO
-    std::map<int, Context *> primary;                 // device -> primary context
+    std::map<int, Context *> primary;                  // device -> primary context
     std::map<int, int> primary_refs;
-    std::map<uint64_t, size_t> physical;              // cuMemCreate handles
-    std::map<uintptr_t, size_t> mapped;               // cuMemMap ranges: start -> size
+    std::map<uint64_t, size_t> physical; // cuMemCreate handles
+    std::map<uintptr_t, size_t> mapped;  // cuMemMap ranges: start -> size
     uint64_t next_handle = 0x1000;
     uint64_t next_buffer_id = 1;
     std::map<uintptr_t, uint64_t> buffer_ids;
-    std::map<uint64_t, bool> compressible;            // cuMemCreate handle -> COMP_GENERIC
-    std::map<uintptr_t, size_t> compressible_mapped;  // mapped ranges of those
-    std::map<uintptr_t, size_t> registered;           // cuMemHostRegister ranges
-    std::map<uintptr_t, HostAlias> host_aliases;      // device range start -> host range
+    std::map<uint64_t, bool> compressible;           // cuMemCreate handle -> COMP_GENERIC
+    std::map<uintptr_t, size_t> compressible_mapped; // mapped ranges of those
+    std::map<uintptr_t, size_t> registered;          // cuMemHostRegister ranges
+    std::map<uintptr_t, HostAlias> host_aliases;     // device range start -> host range
 };
 
 Driver &driver();
@@ -96,8 +96,7 @@ CUresult answer(const char *name, CUresult rc);
 
 // The opaque handles the fake hands out (streams, graphs, pools): a heap
 // cell each, counted and refusable like every entry point.
-template <typename Handle>
-CUresult create_handle(const char *name, Handle *out)
+template <typename Handle> CUresult create_handle(const char *name, Handle *out)
 {
     if (CUresult injected = count_call(name))
         return injected;
@@ -107,8 +106,7 @@ CUresult create_handle(const char *name, Handle *out)
     return CUDA_SUCCESS;
 }
 
-template <typename Handle>
-CUresult destroy_handle(const char *name, Handle handle)
+template <typename Handle> CUresult destroy_handle(const char *name, Handle handle)
 {
     if (CUresult injected = count_call(name))
         return injected;
@@ -122,10 +120,10 @@ CUresult destroy_handle(const char *name, Handle handle)
 // VM test's nv-p2p provider can pin them as the real driver pins GPU memory.
 // mutex held; below_4g: for the 32-bit device pointers before CUDA 3.2
 uintptr_t allocate_block(size_t size, bool host, bool below_4g = false);
-size_t bytes_held_by_exports();                     // mutex held: freed, still exported
+size_t bytes_held_by_exports(); // mutex held: freed, still exported
 // The cuMemMap'ed range containing [ptr, ptr + size), if any (mutex held).
 bool in_mapped_range(uintptr_t ptr, size_t size);
-void release_block(uintptr_t addr);                 // mutex held
+void release_block(uintptr_t addr); // mutex held
 // The stream has passed its queued work: the stream-ordered frees queued on
 // it release their memory (all streams: nullptr and every_stream). Mutex held.
 void complete_stream_frees(CUstream stream, bool every_stream = false);

@@ -25,8 +25,8 @@ CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t, CUdeviceptr,
         return injected;
     if (!ptr || !size)
         return CUDA_ERROR_INVALID_VALUE;
-    void *range = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+    void *range =
+        mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (range == MAP_FAILED)
         return CUDA_ERROR_OUT_OF_MEMORY;
     *ptr = reinterpret_cast<CUdeviceptr>(range);

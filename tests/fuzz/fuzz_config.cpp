@@ -85,7 +85,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             gdrhook::to_string(config.pin));
 
     for (const std::string &line : diagnostics)
-        require(line.rfind("gdrhook: GDRHOOK_", 0) == 0 && line.find("is not valid") != std::string::npos);
+        require(line.rfind("gdrhook: GDRHOOK_", 0) == 0 &&
+                line.find("is not valid") != std::string::npos);
 
     // A size variable is either taken as written (digits and a suffix only)
     // or rejected by name, with its default kept.
@@ -115,8 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     // pattern refused leaves no log.
     if (const char *events = lookup("GDRHOOK_EVENTS")) {
         std::string expanded, error;
-        if (gdrhook::expand_path_pattern(
-                events, gdrhook::PathNames{pid, config.host, config.rank}, expanded, error))
+        if (gdrhook::expand_path_pattern(events, gdrhook::PathNames{pid, config.host, config.rank},
+                                         expanded, error))
             require(config.events_path == expanded);
         else
             require(config.events_path.empty() && !error.empty());

@@ -126,7 +126,8 @@ int main(int argc, char **argv)
     // The program's own calls resolve to the shim when it is preloaded.
     AllocFn hooked_alloc = &cuMemAlloc_v2;
     FreeFn hooked_free = &cuMemFree_v2;
-    const bool preloaded = reinterpret_cast<void *>(hooked_alloc) != reinterpret_cast<void *>(real_alloc);
+    const bool preloaded =
+        reinterpret_cast<void *>(hooked_alloc) != reinterpret_cast<void *>(real_alloc);
     printf("libcuda=%s hooked_symbols=%s\n", libcuda.path.c_str(), preloaded ? "yes" : "no");
 
     for (int i = 0; i < 2000; ++i) { // warm both paths and the driver up
@@ -168,8 +169,8 @@ int main(int argc, char **argv)
     const double plain_median = median(plain);
     printf("pairs=%d bytes=%zu plain_median_ns=%.1f hooked_median_ns=%.1f\n", pairs, bytes,
            plain_median, median(hooked));
-    printf("added_ns_median=%.1f added_ns_trimmed_mean=%.1f ci95=%.1f\n", median(difference),
-           mean, half_width);
+    printf("added_ns_median=%.1f added_ns_trimmed_mean=%.1f ci95=%.1f\n", median(difference), mean,
+           half_width);
     // Where the added time sits: a mean above the median means a few
     // hooked pairs cost much more than the rest.
     auto at = [&](double q) { return sorted[static_cast<size_t>(q * (sorted.size() - 1))]; };

@@ -8,10 +8,10 @@
 
 static int frees_made = 0;
 
-#define FREE(call)                                                            \
-    do {                                                                      \
-        CHECK(call);                                                          \
-        ++frees_made;                                                         \
+#define FREE(call)                                                                                 \
+    do {                                                                                           \
+        CHECK(call);                                                                               \
+        ++frees_made;                                                                              \
     } while (0)
 
 int main()

@@ -11,13 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        CUresult rc_ = (call);                                                \
-        if (rc_ != CUDA_SUCCESS) {                                            \
-            fprintf(stderr, "%s failed: %d\n", #call, rc_);                   \
-            exit(1);                                                          \
-        }                                                                     \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        CUresult rc_ = (call);                                                                     \
+        if (rc_ != CUDA_SUCCESS) {                                                                 \
+            fprintf(stderr, "%s failed: %d\n", #call, rc_);                                        \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 /// Initializes the driver and makes device 0's primary context current;

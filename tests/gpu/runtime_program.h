@@ -12,14 +12,14 @@
 #include <cstdlib>
 #include <unistd.h>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        cudaError_t rc_ = (call);                                             \
-        if (rc_ != cudaSuccess) {                                             \
-            fprintf(stderr, "[%d] %s failed: %s\n", static_cast<int>(getpid()), \
-                    #call, cudaGetErrorString(rc_));                          \
-            exit(1);                                                          \
-        }                                                                     \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        cudaError_t rc_ = (call);                                                                  \
+        if (rc_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "[%d] %s failed: %s\n", static_cast<int>(getpid()), #call,             \
+                    cudaGetErrorString(rc_));                                                      \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 /// Device memory in use on the current device.

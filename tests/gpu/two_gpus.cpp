@@ -26,10 +26,10 @@ namespace {
 
 int frees_made = 0;
 
-#define FREE(call)                                                            \
-    do {                                                                      \
-        CHECK(call);                                                          \
-        ++frees_made;                                                         \
+#define FREE(call)                                                                                 \
+    do {                                                                                           \
+        CHECK(call);                                                                               \
+        ++frees_made;                                                                              \
     } while (0)
 
 struct Gpus {

@@ -72,7 +72,8 @@ void dump_region(void *, ucs_rcache_t *, ucs_rcache_region_t *, char *buf, size_
         buf[0] = '\0';
 }
 
-const ucs_rcache_ops_t ops = rcache_compat::make_ops(register_region, deregister_region, dump_region);
+const ucs_rcache_ops_t ops =
+    rcache_compat::make_ops(register_region, deregister_region, dump_region);
 
 // The frameworks keep their contexts current on their own threads: the
 // primary context of device 0, current here too, for the queries.
@@ -115,8 +116,8 @@ int ucxr_open(int dmabuf)
 int ucxr_lookup(unsigned long long addr, unsigned long long size)
 {
     ucs_rcache_region_t *region = nullptr;
-    if (!cache || rcache_compat::get(cache, reinterpret_cast<void *>(addr), size, nullptr,
-                                     &region) != UCS_OK)
+    if (!cache ||
+        rcache_compat::get(cache, reinterpret_cast<void *>(addr), size, nullptr, &region) != UCS_OK)
         return -1;
     const bool stale = reinterpret_cast<Region *>(region)->buffer_id != buffer_id_of(addr);
     ucs_rcache_region_put(cache, region); // stays in the cache

@@ -12,8 +12,7 @@
 /// figure: cuMemGetInfo or cudaMemGetInfo). A pin's dma-buf keeps memory
 /// until the shim's worker closes it, right after the free: while more is
 /// in use than at the start, it asks again for up to a second.
-template <class UsedBytes>
-void report_used_delta(long long used_at_start, UsedBytes used_bytes)
+template <class UsedBytes> void report_used_delta(long long used_at_start, UsedBytes used_bytes)
 {
     long long used = used_bytes();
     for (int i = 0; i < 100 && used > used_at_start; ++i) {

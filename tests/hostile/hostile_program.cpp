@@ -135,7 +135,8 @@ int closefrom(long n, const char *dir, const char *wait_for)
     for (int f = 0; f < own_files; ++f) {
         const off_t size = lseek(fds[f], 0, SEEK_END);
         std::string content(size > 0 ? static_cast<size_t>(size) : 0, '\0');
-        const bool read_back = size >= 0 && pread(fds[f], content.data(), content.size(), 0) == size;
+        const bool read_back =
+            size >= 0 && pread(fds[f], content.data(), content.size(), 0) == size;
         if (read_back && content == expected[f] && expected[f].size() > 0)
             ++intact;
         else

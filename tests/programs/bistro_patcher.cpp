@@ -21,25 +21,25 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
+#include <sys/mman.h>
 #include <tuple>
 #include <type_traits>
-#include <sys/mman.h>
 #include <unistd.h>
 
 // (symbol, frees: its first argument is the address it frees)
-#define BISTRO_PATCHED(X)                                                      \
-    X(cuMemFree, true)                                                         \
-    X(cuMemFree_v2, true)                                                      \
-    X(cuMemFreeAsync, true)                                                    \
-    X(cuMemFreeHost, true)                                                     \
-    X(cuMemUnmap, true)                                                        \
-    X(cuMemRelease, false)                                                     \
-    X(cuMemAddressFree, true)                                                  \
-    X(cuMemAlloc, false)                                                       \
-    X(cuMemAlloc_v2, false)                                                    \
-    X(cuMemAllocAsync, false)                                                  \
-    X(cuMemAllocHost_v2, false)                                                \
-    X(cuMemCreate, false)                                                      \
+#define BISTRO_PATCHED(X)                                                                          \
+    X(cuMemFree, true)                                                                             \
+    X(cuMemFree_v2, true)                                                                          \
+    X(cuMemFreeAsync, true)                                                                        \
+    X(cuMemFreeHost, true)                                                                         \
+    X(cuMemUnmap, true)                                                                            \
+    X(cuMemRelease, false)                                                                         \
+    X(cuMemAddressFree, true)                                                                      \
+    X(cuMemAlloc, false)                                                                           \
+    X(cuMemAlloc_v2, false)                                                                        \
+    X(cuMemAllocAsync, false)                                                                      \
+    X(cuMemAllocHost_v2, false)                                                                    \
+    X(cuMemCreate, false)                                                                          \
     X(cuMemMap, false)
 
 namespace {
@@ -48,14 +48,14 @@ enum class Patched : int {
 #define BISTRO_ID(symbol, frees) symbol,
     BISTRO_PATCHED(BISTRO_ID)
 #undef BISTRO_ID
-    count
+        count
 };
 
 constexpr size_t max_jump = 16;
 
 struct Patch {
     const char *symbol;
-    unsigned char *target = nullptr; // what dlsym answered
+    unsigned char *target = nullptr;    // what dlsym answered
     unsigned char saved[max_jump] = {}; // the bytes the jump covers
     unsigned char jump[max_jump] = {};
     size_t length = 0;
@@ -76,8 +76,7 @@ void forget(uint64_t address)
     registered.erase(static_cast<CUdeviceptr>(address));
 }
 
-template <typename T>
-uint64_t as_address(T value)
+template <typename T> uint64_t as_address(T value)
 {
     if constexpr (std::is_pointer_v<T>)
         return reinterpret_cast<uint64_t>(value);
@@ -103,11 +102,11 @@ bool write_code(unsigned char *at, const unsigned char *code, size_t length)
 size_t encode_jump(const unsigned char *from, void *to, bool relative, unsigned char *out)
 {
     if (relative) {
-        const intptr_t distance = reinterpret_cast<intptr_t>(to) -
-                                  reinterpret_cast<intptr_t>(from + 5);
+        const intptr_t distance =
+            reinterpret_cast<intptr_t>(to) - reinterpret_cast<intptr_t>(from + 5);
         const int32_t rel32 = static_cast<int32_t>(distance);
         if (rel32 != distance)
-            return 0; // out of reach of a 5-byte jump
+            return 0;  // out of reach of a 5-byte jump
         out[0] = 0xe9; // jmp rel32
         memcpy(out + 1, &rel32, sizeof(rel32));
         return 5;
@@ -148,11 +147,9 @@ bool patch(Patch &p, void *spy, bool relative)
     return write_code(p.target, p.jump, p.length);
 }
 
-template <Patched id, bool frees, typename F>
-struct Spy;
+template <Patched id, bool frees, typename F> struct Spy;
 
-template <Patched id, bool frees, typename... Args>
-struct Spy<id, frees, CUresult(Args...)> {
+template <Patched id, bool frees, typename... Args> struct Spy<id, frees, CUresult(Args...)> {
     static CUresult call(Args... args)
     {
         Patch &p = patches[static_cast<int>(id)];
@@ -169,7 +166,7 @@ struct Spy<id, frees, CUresult(Args...)> {
 };
 
 void *const spies[] = {
-#define BISTRO_SPY(symbol, frees)                                              \
+#define BISTRO_SPY(symbol, frees)                                                                  \
     reinterpret_cast<void *>(&Spy<Patched::symbol, frees, decltype(::symbol)>::call),
     BISTRO_PATCHED(BISTRO_SPY)
 #undef BISTRO_SPY

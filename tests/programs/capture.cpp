@@ -227,7 +227,8 @@ int stream_ordered(int count)
 int mapped_memory(bool compressed)
 {
     int supported = 0;
-    CHECK_CU(cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, 0));
+    CHECK_CU(
+        cuDeviceGetAttribute(&supported, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, 0));
     if (compressed && !supported) {
         std::printf("compression unsupported\nfrees_made=0\n");
         return 0;
@@ -239,8 +240,7 @@ int mapped_memory(bool compressed)
     if (compressed)
         prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
     size_t granularity = 0;
-    CHECK_CU(cuMemGetAllocationGranularity(&granularity, &prop,
-                                           CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CHECK_CU(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
     const size_t size = granularity * 2;
     CUdeviceptr va = 0;
     CHECK_CU(cuMemAddressReserve(&va, size, 0, 0, 0));
@@ -303,8 +303,8 @@ long long pool_round(CUdevice dev, int count, bool &shim, int &registered)
             // Every other one is still held (a send in flight) when it is
             // freed: the free cannot unpin it, the put below can only wake
             // the worker, and the destroy must not return before the unpin.
-            const Registered answer = i % 4 == 1 ? hold_with_shim(p, bytes, held)
-                                                 : register_with_shim(p, bytes);
+            const Registered answer =
+                i % 4 == 1 ? hold_with_shim(p, bytes, held) : register_with_shim(p, bytes);
             shim = answer != Registered::no_shim;
             registered += answer == Registered::yes;
         }
@@ -445,7 +445,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "mem_used_delta=%lld\n", used_since(free_at_start));
         return rc;
     }
-    std::fprintf(stderr, "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N [ROUNDS]]|"
-                         "pool_release_idle [N]|invalidated|compressible|vmm\n");
+    std::fprintf(
+        stderr,
+        "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N [ROUNDS]]|"
+        "pool_release_idle [N]|invalidated|compressible|vmm\n");
     return 2;
 }

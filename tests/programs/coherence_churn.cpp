@@ -118,8 +118,8 @@ struct NaiveCache {
         if (it != entries.end())
             return it->second.second; // a hit: whatever was registered here
         int fd = -1;
-        CHECK_CU_OR_EXIT(cuMemGetHandleForAddressRange(&fd, p, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD,
-                                            0), 2);
+        CHECK_CU_OR_EXIT(
+            cuMemGetHandleForAddressRange(&fd, p, size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), 2);
         uint64_t id = buffer_id(p);
         entries[p] = {fd, id};
         return id;
@@ -488,8 +488,7 @@ int threads_exit(Run &run)
         std::thread(churn, std::cref(options), run.context).detach();
     while (iterations_done.load(std::memory_order_relaxed) < options.iterations)
         std::this_thread::yield();
-    printf("mode=threads_exit threads=%d frees_before_exit=%ld\n", options.threads,
-           frees.load());
+    printf("mode=threads_exit threads=%d frees_before_exit=%ld\n", options.threads, frees.load());
     fflush(stdout);
     _exit(0);
 }
@@ -531,16 +530,26 @@ struct Mode {
 };
 
 const Mode modes[] = {
-    {"gdrhook", true, churn_threads},         {"naive", false, churn_threads},
-    {"leak", false, leak_or_hold},            {"hold", false, leak_or_hold},
-    {"sleep", false, hold_then_free},          {"fork", true, fork_midway},
-    {"fork_exec", true, fork_exec},           {"exit", true, end_in_burst},
-    {"_exit", true, end_in_burst},            {"_Exit", true, end_in_burst},
-    {"quick_exit", true, end_in_burst},       {"exec", true, end_in_burst},
-    {"fork_exit", true, fork_exit},           {"threads_exit", true, threads_exit},
-    {"ctx_destroy", true, ctx_destroy},       {"refused_free", true, refused_free},
-    {"free_then_wait", false, hold_then_free}, {"spin", true, spin},
-    {"lookup_in_free", true, lookup_in_free}, {"free_kept", true, free_kept},
+    {"gdrhook", true, churn_threads},
+    {"naive", false, churn_threads},
+    {"leak", false, leak_or_hold},
+    {"hold", false, leak_or_hold},
+    {"sleep", false, hold_then_free},
+    {"fork", true, fork_midway},
+    {"fork_exec", true, fork_exec},
+    {"exit", true, end_in_burst},
+    {"_exit", true, end_in_burst},
+    {"_Exit", true, end_in_burst},
+    {"quick_exit", true, end_in_burst},
+    {"exec", true, end_in_burst},
+    {"fork_exit", true, fork_exit},
+    {"threads_exit", true, threads_exit},
+    {"ctx_destroy", true, ctx_destroy},
+    {"refused_free", true, refused_free},
+    {"free_then_wait", false, hold_then_free},
+    {"spin", true, spin},
+    {"lookup_in_free", true, lookup_in_free},
+    {"free_kept", true, free_kept},
 };
 
 const Mode *find_mode(const char *name)

@@ -44,8 +44,8 @@ int main()
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = device;
     size_t granularity = 0;
-    CHECK_CU_OR_EXIT(cuMemGetAllocationGranularity(&granularity, &prop,
-                                        CU_MEM_ALLOC_GRANULARITY_MINIMUM), 1);
+    CHECK_CU_OR_EXIT(
+        cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), 1);
     CUdeviceptr va;
     CUmemGenericAllocationHandle handle;
     CHECK_CU_OR_EXIT(cuMemAddressReserve(&va, granularity, 0, 0, 0), 1);

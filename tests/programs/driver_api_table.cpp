@@ -7,11 +7,11 @@
 bool fill_by_base_name(DriverApi &api, BaseNameLookup lookup)
 {
     bool ok = true;
-#define FILL(field, base, symbol, ptsz, version)                              \
-    api.field = reinterpret_cast<decltype(api.field)>(lookup(#base, version, ptsz)); \
-    if (!api.field) {                                                         \
-        fprintf(stderr, "cannot resolve %s\n", #base);                       \
-        ok = false;                                                           \
+#define FILL(field, base, symbol, ptsz, version)                                                   \
+    api.field = reinterpret_cast<decltype(api.field)>(lookup(#base, version, ptsz));               \
+    if (!api.field) {                                                                              \
+        fprintf(stderr, "cannot resolve %s\n", #base);                                             \
+        ok = false;                                                                                \
     }
     FIELDS(FILL)
 #undef FILL
@@ -21,11 +21,11 @@ bool fill_by_base_name(DriverApi &api, BaseNameLookup lookup)
 bool fill_by_symbol(DriverApi &api, SymbolLookup lookup)
 {
     bool ok = true;
-#define FILL(field, base, symbol, ptsz, version)                              \
-    api.field = reinterpret_cast<decltype(api.field)>(lookup(#symbol));       \
-    if (!api.field) {                                                         \
-        fprintf(stderr, "cannot resolve %s\n", #symbol);                     \
-        ok = false;                                                           \
+#define FILL(field, base, symbol, ptsz, version)                                                   \
+    api.field = reinterpret_cast<decltype(api.field)>(lookup(#symbol));                            \
+    if (!api.field) {                                                                              \
+        fprintf(stderr, "cannot resolve %s\n", #symbol);                                           \
+        ok = false;                                                                                \
     }
     FIELDS(FILL)
 #undef FILL
@@ -56,8 +56,8 @@ decltype(&cuGetProcAddress_v2) proc_address_v2;
 
 bool resolve_proc_address_v2()
 {
-    auto found = reinterpret_cast<decltype(&cuGetProcAddress_v2)>(
-        libcuda_dlsym("cuGetProcAddress_v2"));
+    auto found =
+        reinterpret_cast<decltype(&cuGetProcAddress_v2)>(libcuda_dlsym("cuGetProcAddress_v2"));
     if (!found)
         return false;
     void *self = nullptr;
@@ -86,9 +86,9 @@ const char *vmm_round_trip(const DriverApi &api, std::map<std::string, long> &ma
     CUmemAllocationProp prop{};
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-#define VMM_STEP(call, name)                                                   \
-    ++made[name];                                                              \
-    if ((call) != CUDA_SUCCESS)                                                \
+#define VMM_STEP(call, name)                                                                       \
+    ++made[name];                                                                                  \
+    if ((call) != CUDA_SUCCESS)                                                                    \
         return name;
     VMM_STEP(api.address_reserve(&va, granule, 0, 0, 0), "cuMemAddressReserve")
     VMM_STEP(api.mem_create(&handle, granule, &prop, 0), "cuMemCreate")

@@ -55,54 +55,54 @@ struct DriverApi {
 
 // Counts the call `name` in the map `made`, makes it, and exits with status
 // 2 (and a line on stderr) if it fails.
-#define COUNTED_CALL(made, call, name)                                         \
-    do {                                                                       \
-        ++made[name];                                                          \
-        CUresult rc_ = (call);                                                 \
-        if (rc_ != CUDA_SUCCESS) {                                             \
-            fprintf(stderr, "%s failed: %d (line %d)\n", name, rc_, __LINE__); \
-            exit(2);                                                           \
-        }                                                                      \
+#define COUNTED_CALL(made, call, name)                                                             \
+    do {                                                                                           \
+        ++made[name];                                                                              \
+        CUresult rc_ = (call);                                                                     \
+        if (rc_ != CUDA_SUCCESS) {                                                                 \
+            fprintf(stderr, "%s failed: %d (line %d)\n", name, rc_, __LINE__);                     \
+            exit(2);                                                                               \
+        }                                                                                          \
     } while (0)
 
 // (field, cuGetProcAddress base name, exported symbol, per-thread variant,
 //  cuGetProcAddress version: 0 for the lookup's own)
-#define FIELDS(X)                                                             \
-    X(init, cuInit, cuInit, false, 0)                                         \
-    X(primary_retain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, false, 0) \
-    X(primary_release, cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, false, 0) \
-    X(ctx_set_current, cuCtxSetCurrent, cuCtxSetCurrent, false, 0)            \
-    X(ctx_create, cuCtxCreate, cuCtxCreate_v2, false, 0)                      \
-    X(ctx_destroy, cuCtxDestroy, cuCtxDestroy_v2, false, 0)                   \
-    X(mem_alloc, cuMemAlloc, cuMemAlloc_v2, false, 0)                         \
-    X(mem_free, cuMemFree, cuMemFree_v2, false, 0)                            \
-    X(mem_alloc_pitch, cuMemAllocPitch, cuMemAllocPitch_v2, false, 0)         \
-    X(mem_alloc_async, cuMemAllocAsync, cuMemAllocAsync, false, 0)            \
-    X(mem_alloc_async_ptsz, cuMemAllocAsync, cuMemAllocAsync_ptsz, true, 0)   \
-    X(mem_free_async, cuMemFreeAsync, cuMemFreeAsync, false, 0)               \
-    X(mem_free_async_ptsz, cuMemFreeAsync, cuMemFreeAsync_ptsz, true, 0)      \
-    X(pool_create, cuMemPoolCreate, cuMemPoolCreate, false, 0)                \
-    X(mem_alloc_from_pool, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, false, 0) \
-    X(pool_trim, cuMemPoolTrimTo, cuMemPoolTrimTo, false, 0)                  \
-    X(pool_destroy, cuMemPoolDestroy, cuMemPoolDestroy, false, 0)             \
-    X(mem_alloc_managed, cuMemAllocManaged, cuMemAllocManaged, false, 0)      \
-    X(mem_alloc_host, cuMemAllocHost, cuMemAllocHost_v2, false, 0)            \
-    X(mem_host_alloc, cuMemHostAlloc, cuMemHostAlloc, false, 0)               \
-    X(mem_free_host, cuMemFreeHost, cuMemFreeHost, false, 0)                  \
-    X(host_register, cuMemHostRegister, cuMemHostRegister_v2, false, 0)       \
-    X(host_unregister, cuMemHostUnregister, cuMemHostUnregister, false, 0)    \
-    X(address_reserve, cuMemAddressReserve, cuMemAddressReserve, false, 0)    \
-    X(address_free, cuMemAddressFree, cuMemAddressFree, false, 0)             \
-    X(mem_create, cuMemCreate, cuMemCreate, false, 0)                         \
-    X(mem_release, cuMemRelease, cuMemRelease, false, 0)                      \
-    X(mem_map, cuMemMap, cuMemMap, false, 0)                                  \
-    X(mem_unmap, cuMemUnmap, cuMemUnmap, false, 0)                            \
-    X(ipc_get, cuIpcGetMemHandle, cuIpcGetMemHandle, false, 0)                \
-    X(ipc_open, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2, false, 0)          \
-    X(ipc_close, cuIpcCloseMemHandle, cuIpcCloseMemHandle, false, 0)          \
-    X(mem_alloc_v1, cuMemAlloc, cuMemAlloc, false, 2000)                      \
-    X(mem_alloc_pitch_v1, cuMemAllocPitch, cuMemAllocPitch, false, 2000)      \
-    X(mem_free_v1, cuMemFree, cuMemFree, false, 2000)                         \
+#define FIELDS(X)                                                                                  \
+    X(init, cuInit, cuInit, false, 0)                                                              \
+    X(primary_retain, cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, false, 0)                \
+    X(primary_release, cuDevicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, false, 0)          \
+    X(ctx_set_current, cuCtxSetCurrent, cuCtxSetCurrent, false, 0)                                 \
+    X(ctx_create, cuCtxCreate, cuCtxCreate_v2, false, 0)                                           \
+    X(ctx_destroy, cuCtxDestroy, cuCtxDestroy_v2, false, 0)                                        \
+    X(mem_alloc, cuMemAlloc, cuMemAlloc_v2, false, 0)                                              \
+    X(mem_free, cuMemFree, cuMemFree_v2, false, 0)                                                 \
+    X(mem_alloc_pitch, cuMemAllocPitch, cuMemAllocPitch_v2, false, 0)                              \
+    X(mem_alloc_async, cuMemAllocAsync, cuMemAllocAsync, false, 0)                                 \
+    X(mem_alloc_async_ptsz, cuMemAllocAsync, cuMemAllocAsync_ptsz, true, 0)                        \
+    X(mem_free_async, cuMemFreeAsync, cuMemFreeAsync, false, 0)                                    \
+    X(mem_free_async_ptsz, cuMemFreeAsync, cuMemFreeAsync_ptsz, true, 0)                           \
+    X(pool_create, cuMemPoolCreate, cuMemPoolCreate, false, 0)                                     \
+    X(mem_alloc_from_pool, cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, false, 0)             \
+    X(pool_trim, cuMemPoolTrimTo, cuMemPoolTrimTo, false, 0)                                       \
+    X(pool_destroy, cuMemPoolDestroy, cuMemPoolDestroy, false, 0)                                  \
+    X(mem_alloc_managed, cuMemAllocManaged, cuMemAllocManaged, false, 0)                           \
+    X(mem_alloc_host, cuMemAllocHost, cuMemAllocHost_v2, false, 0)                                 \
+    X(mem_host_alloc, cuMemHostAlloc, cuMemHostAlloc, false, 0)                                    \
+    X(mem_free_host, cuMemFreeHost, cuMemFreeHost, false, 0)                                       \
+    X(host_register, cuMemHostRegister, cuMemHostRegister_v2, false, 0)                            \
+    X(host_unregister, cuMemHostUnregister, cuMemHostUnregister, false, 0)                         \
+    X(address_reserve, cuMemAddressReserve, cuMemAddressReserve, false, 0)                         \
+    X(address_free, cuMemAddressFree, cuMemAddressFree, false, 0)                                  \
+    X(mem_create, cuMemCreate, cuMemCreate, false, 0)                                              \
+    X(mem_release, cuMemRelease, cuMemRelease, false, 0)                                           \
+    X(mem_map, cuMemMap, cuMemMap, false, 0)                                                       \
+    X(mem_unmap, cuMemUnmap, cuMemUnmap, false, 0)                                                 \
+    X(ipc_get, cuIpcGetMemHandle, cuIpcGetMemHandle, false, 0)                                     \
+    X(ipc_open, cuIpcOpenMemHandle, cuIpcOpenMemHandle_v2, false, 0)                               \
+    X(ipc_close, cuIpcCloseMemHandle, cuIpcCloseMemHandle, false, 0)                               \
+    X(mem_alloc_v1, cuMemAlloc, cuMemAlloc, false, 2000)                                           \
+    X(mem_alloc_pitch_v1, cuMemAllocPitch, cuMemAllocPitch, false, 2000)                           \
+    X(mem_free_v1, cuMemFree, cuMemFree, false, 2000)                                              \
     X(mem_alloc_host_v1, cuMemAllocHost, cuMemAllocHost, false, 2000)
 
 // A lookup by base name, as cuGetProcAddress takes it, for `version` (0:

@@ -20,11 +20,11 @@
     std::exit(status);
 }
 
-#define CHECK_CU_OR_EXIT(call, status)                                                       \
-    do {                                                                                     \
-        CUresult rc_ = (call);                                                               \
-        if (rc_ != CUDA_SUCCESS)                                                             \
-            exit_on_failure(#call, rc_, status);                                             \
+#define CHECK_CU_OR_EXIT(call, status)                                                             \
+    do {                                                                                           \
+        CUresult rc_ = (call);                                                                     \
+        if (rc_ != CUDA_SUCCESS)                                                                   \
+            exit_on_failure(#call, rc_, status);                                                   \
     } while (0)
 
 inline int failed(const char *what, CUresult rc)
@@ -33,11 +33,11 @@ inline int failed(const char *what, CUresult rc)
     return 1;
 }
 
-#define CHECK_CU(call)                                                                       \
-    do {                                                                                     \
-        CUresult rc_ = (call);                                                               \
-        if (rc_ != CUDA_SUCCESS)                                                             \
-            return failed(#call, rc_);                                                       \
+#define CHECK_CU(call)                                                                             \
+    do {                                                                                           \
+        CUresult rc_ = (call);                                                                     \
+        if (rc_ != CUDA_SUCCESS)                                                                   \
+            return failed(#call, rc_);                                                             \
     } while (0)
 
 // Null when the driver cannot give one.

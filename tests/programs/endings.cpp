@@ -83,8 +83,7 @@ std::atomic<long> *map_counts(const char *path)
 
 int *volatile null_pointer = nullptr;
 
-template <typename F>
-F test_control(const char *name)
+template <typename F> F test_control(const char *name)
 {
     auto found = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
     if (!found) {

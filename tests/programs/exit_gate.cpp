@@ -10,8 +10,8 @@
 // after which the shim lets such threads write again) for that thread to
 // say its free returned (exit_gate_free_returned()), prints
 // "exit_gate: released=1 free_returned=0|1" on stderr and ends the process.
-#include <condition_variable>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <dlfcn.h>
 #include <mutex>
@@ -31,8 +31,8 @@ bool free_returned = false;
     if (hold) {
         hold(0);
         std::unique_lock<std::mutex> lock(mutex);
-        returned = changed.wait_for(lock, std::chrono::milliseconds(300),
-                                    [] { return free_returned; });
+        returned =
+            changed.wait_for(lock, std::chrono::milliseconds(300), [] { return free_returned; });
     }
     std::fprintf(stderr, "exit_gate: released=%d free_returned=%d\n", hold != nullptr,
                  int(returned));

@@ -46,8 +46,7 @@ void logged(std::initializer_list<uint64_t> addresses)
     logged_addresses.insert(logged_addresses.end(), addresses);
 }
 
-template <typename T>
-uint64_t as_address(T *pointer)
+template <typename T> uint64_t as_address(T *pointer)
 {
     return reinterpret_cast<uint64_t>(pointer);
 }
@@ -171,16 +170,15 @@ void exercise(const DriverApi &api)
 // Each call made must have reached the fake driver exactly once.
 int check_driver_counts()
 {
-    auto count = reinterpret_cast<long (*)(const char *)>(
-        dlsym(RTLD_DEFAULT, "fake_cuda_call_count"));
+    auto count =
+        reinterpret_cast<long (*)(const char *)>(dlsym(RTLD_DEFAULT, "fake_cuda_call_count"));
     if (!count)
         return 0; // the real driver: nothing to compare with
     int mismatches = 0;
     for (const auto &[name, made] : calls_made) {
         long seen = count(name.c_str());
         if (name != "cuCtxSetCurrent" && seen != made) {
-            fprintf(stderr, "%s: called %ld times, driver saw %ld\n", name.c_str(), made,
-                    seen);
+            fprintf(stderr, "%s: called %ld times, driver saw %ld\n", name.c_str(), made, seen);
             ++mismatches;
         }
     }
@@ -202,10 +200,9 @@ void *runtime_entry_lookup(const char *base, int version, bool per_thread)
 {
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult status{};
-    cudaGetDriverEntryPointByVersion(base, &fn, version ? version : 13000,
-                                     per_thread ? cudaEnablePerThreadDefaultStream
-                                                : cudaEnableDefault,
-                                     &status);
+    cudaGetDriverEntryPointByVersion(
+        base, &fn, version ? version : 13000,
+        per_thread ? cudaEnablePerThreadDefaultStream : cudaEnableDefault, &status);
     return fn;
 }
 
@@ -293,7 +290,8 @@ int run_fork()
         // unchanged and log the attempts in the child's own log.
         auto refused = [](const char *call, CUresult rc) {
             if (rc != CUDA_ERROR_NOT_INITIALIZED)
-                fprintf(stderr, "child: %s answered %d, not CUDA_ERROR_NOT_INITIALIZED\n", call, rc);
+                fprintf(stderr, "child: %s answered %d, not CUDA_ERROR_NOT_INITIALIZED\n", call,
+                        rc);
             return rc == CUDA_ERROR_NOT_INITIALIZED;
         };
         bool as_the_driver_says = refused("cuCtxSetCurrent", api.ctx_set_current(primary));
@@ -331,8 +329,8 @@ int main(int argc, char **argv)
     } else if (mode == "proc") {
         filled = resolve_proc_address_v2() && fill_by_base_name(api, proc_lookup_v2);
     } else if (mode == "proc_v1") {
-        proc_address_v1 = reinterpret_cast<decltype(&cuGetProcAddress)>(
-            libcuda_dlsym("cuGetProcAddress"));
+        proc_address_v1 =
+            reinterpret_cast<decltype(&cuGetProcAddress)>(libcuda_dlsym("cuGetProcAddress"));
         filled = proc_address_v1 && fill_by_base_name(api, proc_lookup_v1);
     } else if (mode == "runtime_entry") {
         filled = fill_by_base_name(api, runtime_entry_lookup);

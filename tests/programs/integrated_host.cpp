@@ -32,7 +32,10 @@ using GetFn = int (*)(const void *, size_t, gdrhook_registration *);
 using PutFn = int (*)(gdrhook_registration *);
 using StatsFn = int (*)(gdrhook_stats *, size_t);
 
-uint64_t as_u64(const void *p) { return reinterpret_cast<uintptr_t>(p); }
+uint64_t as_u64(const void *p)
+{
+    return reinterpret_cast<uintptr_t>(p);
+}
 
 } // namespace
 
@@ -75,9 +78,9 @@ int main()
                           by_host.dmabuf_fd == by_interior.dmabuf_fd &&
                           by_host.kmod_handle == by_device.kmod_handle;
         std::printf("same_registration=%d\n", get_host == 0 && same);
-        std::printf("device_base_matches=%d\n",
-                    by_host.base == as_u64(host) && by_device.base == as_u64(device) &&
-                        by_interior.base == as_u64(device));
+        std::printf("device_base_matches=%d\n", by_host.base == as_u64(host) &&
+                                                    by_device.base == as_u64(device) &&
+                                                    by_interior.base == as_u64(device));
         std::printf("pins_during=%llu misses_during=%llu\n",
                     static_cast<unsigned long long>(after.pins - before.pins),
                     static_cast<unsigned long long>(after.misses - before.misses));

@@ -28,7 +28,8 @@ inline const ShimRegistrationApi &shim_registration_api()
 }
 
 // Registers [p, p + size) and keeps the registration in @p held.
-inline Registered hold_with_shim(CUdeviceptr p, size_t size, std::vector<gdrhook_registration> &held)
+inline Registered hold_with_shim(CUdeviceptr p, size_t size,
+                                 std::vector<gdrhook_registration> &held)
 {
     const ShimRegistrationApi &api = shim_registration_api();
     if (!api.get || !api.put)

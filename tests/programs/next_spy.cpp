@@ -20,8 +20,8 @@
 #include <dlfcn.h>
 
 extern "C" {
-#define SPY_SLOTS(symbol, ...)                                                 \
-    __attribute__((visibility("hidden"))) unsigned long spy_calls_##symbol;   \
+#define SPY_SLOTS(symbol, ...)                                                                     \
+    __attribute__((visibility("hidden"))) unsigned long spy_calls_##symbol;                        \
     __attribute__((visibility("hidden"))) void *spy_next_##symbol;
 GDRHOOK_DRIVER_ENTRY_POINTS(SPY_SLOTS)
 GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_SLOTS)
@@ -30,31 +30,31 @@ GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_SLOTS)
 
 // Each entry point: count, then jump with the caller's arguments untouched.
 #if defined(__x86_64__)
-#define SPY_STUB(symbol, ...)                                                  \
-    asm(".text\n"                                                              \
-        ".globl " #symbol "\n"                                                 \
-        ".type " #symbol ", @function\n" #symbol ":\n"                         \
-        "    endbr64\n"                                                        \
-        "    lock incq spy_calls_" #symbol "(%rip)\n"                          \
-        "    jmp *spy_next_" #symbol "(%rip)\n"                                \
+#define SPY_STUB(symbol, ...)                                                                      \
+    asm(".text\n"                                                                                  \
+        ".globl " #symbol "\n"                                                                     \
+        ".type " #symbol ", @function\n" #symbol ":\n"                                             \
+        "    endbr64\n"                                                                            \
+        "    lock incq spy_calls_" #symbol "(%rip)\n"                                              \
+        "    jmp *spy_next_" #symbol "(%rip)\n"                                                    \
         ".size " #symbol ", .-" #symbol "\n");
 #elif defined(__aarch64__)
 // x9, x16 and x17 are scratch at a call (not arguments); x0-x8 are left
 // as the caller set them.
-#define SPY_STUB(symbol, ...)                                                  \
-    asm(".text\n"                                                              \
-        ".globl " #symbol "\n"                                                 \
-        ".type " #symbol ", %function\n"                                       \
-        ".p2align 2\n" #symbol ":\n"                                           \
-        "    adrp x16, spy_calls_" #symbol "\n"                                \
-        "    add x16, x16, :lo12:spy_calls_" #symbol "\n"                      \
-        "1:  ldxr x17, [x16]\n"                                                \
-        "    add x17, x17, #1\n"                                               \
-        "    stxr w9, x17, [x16]\n"                                            \
-        "    cbnz w9, 1b\n"                                                    \
-        "    adrp x16, spy_next_" #symbol "\n"                                 \
-        "    ldr x16, [x16, :lo12:spy_next_" #symbol "]\n"                     \
-        "    br x16\n"                                                         \
+#define SPY_STUB(symbol, ...)                                                                      \
+    asm(".text\n"                                                                                  \
+        ".globl " #symbol "\n"                                                                     \
+        ".type " #symbol ", %function\n"                                                           \
+        ".p2align 2\n" #symbol ":\n"                                                               \
+        "    adrp x16, spy_calls_" #symbol "\n"                                                    \
+        "    add x16, x16, :lo12:spy_calls_" #symbol "\n"                                          \
+        "1:  ldxr x17, [x16]\n"                                                                    \
+        "    add x17, x17, #1\n"                                                                   \
+        "    stxr w9, x17, [x16]\n"                                                                \
+        "    cbnz w9, 1b\n"                                                                        \
+        "    adrp x16, spy_next_" #symbol "\n"                                                     \
+        "    ldr x16, [x16, :lo12:spy_next_" #symbol "]\n"                                         \
+        "    br x16\n"                                                                             \
         ".size " #symbol ", .-" #symbol "\n");
 #else
 #error "the spy's stubs are written for x86-64 and aarch64"
@@ -83,27 +83,27 @@ __attribute__((constructor)) void resolve_next()
 
 __attribute__((destructor)) void report()
 {
-    auto driver_count = reinterpret_cast<long (*)(const char *)>(
-        dlsym(RTLD_DEFAULT, "fake_cuda_call_count"));
+    auto driver_count =
+        reinterpret_cast<long (*)(const char *)>(dlsym(RTLD_DEFAULT, "fake_cuda_call_count"));
     if (!driver_count)
         return;
     long missed = 0;
-#define SPY_COMPARE(symbol, ...)                                               \
-    {                                                                          \
-        long seen = static_cast<long>(__atomic_load_n(&spy_calls_##symbol, __ATOMIC_RELAXED)); \
-        long driver = driver_count(#symbol);                                   \
-        if (seen != driver)                                                    \
-            fprintf(stderr, "next_spy: %s passed the spy %ld times, the driver %ld\n", \
-                    #symbol, seen, driver);                                    \
-        missed += labs(seen - driver);                                         \
-        if (seen)                                                              \
-            fprintf(stderr, "next_spy.%s=%ld\n", #symbol, seen);               \
+#define SPY_COMPARE(symbol, ...)                                                                   \
+    {                                                                                              \
+        long seen = static_cast<long>(__atomic_load_n(&spy_calls_##symbol, __ATOMIC_RELAXED));     \
+        long driver = driver_count(#symbol);                                                       \
+        if (seen != driver)                                                                        \
+            fprintf(stderr, "next_spy: %s passed the spy %ld times, the driver %ld\n", #symbol,    \
+                    seen, driver);                                                                 \
+        missed += labs(seen - driver);                                                             \
+        if (seen)                                                                                  \
+            fprintf(stderr, "next_spy.%s=%ld\n", #symbol, seen);                                   \
     }
     GDRHOOK_DRIVER_ENTRY_POINTS(SPY_COMPARE)
 #undef SPY_COMPARE
     fprintf(stderr, "next_spy_missed=%ld\n", missed);
-#define SPY_PRINT(symbol, ...)                                                 \
-    if (long seen = static_cast<long>(__atomic_load_n(&spy_calls_##symbol, __ATOMIC_RELAXED))) \
+#define SPY_PRINT(symbol, ...)                                                                     \
+    if (long seen = static_cast<long>(__atomic_load_n(&spy_calls_##symbol, __ATOMIC_RELAXED)))     \
         fprintf(stderr, "next_spy.%s=%ld\n", #symbol, seen);
     GDRHOOK_RUNTIME_ENTRY_POINTS(SPY_PRINT)
 #undef SPY_PRINT

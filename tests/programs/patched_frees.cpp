@@ -193,8 +193,8 @@ int main(int argc, char **argv)
             long by_path = made[symbol] - made_before[symbol];
             long seen_by_path = seen - seen_before[symbol];
             if (by_path != seen_by_path)
-                fprintf(stderr, "%s: %s called %ld times, the spy saw %ld\n", path,
-                        symbol.c_str(), by_path, seen_by_path);
+                fprintf(stderr, "%s: %s called %ld times, the spy saw %ld\n", path, symbol.c_str(),
+                        by_path, seen_by_path);
             missed += labs(by_path - seen_by_path);
         }
         printf("missed.%s=%ld spy_stale.%s=%ld gdrhook_stale.%s=%ld\n", path, missed, path,

@@ -25,8 +25,8 @@ int main()
     CUdevice dev = 0;
     CHECK_CU(cuCtxGetDevice(&dev));
     int host_dmabuf = 0;
-    CHECK_CU(cuDeviceGetAttribute(&host_dmabuf, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED,
-                                  dev));
+    CHECK_CU(
+        cuDeviceGetAttribute(&host_dmabuf, CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED, dev));
     std::printf("host_alloc_dma_buf=%d\n", host_dmabuf);
 
     void *allocated = nullptr, *page_locked = nullptr;

@@ -43,8 +43,8 @@ TEST_CASE("an allocation carries the device of the context current at the call, 
     AttributionRun r = run_attribution("contexts");
     std::map<std::string, long long> expected; // address -> device
     const std::regex line("expect addr=(0x[0-9a-f]+) dev=([0-9]+)");
-    for (std::sregex_iterator it(r.run.output.begin(), r.run.output.end(), line), end;
-         it != end; ++it)
+    for (std::sregex_iterator it(r.run.output.begin(), r.run.output.end(), line), end; it != end;
+         ++it)
         expected[(*it)[1]] = std::stoll((*it)[2]);
     REQUIRE(expected.size() == 6); // every allocation at an address of its own
     size_t allocations = 0;
@@ -64,7 +64,8 @@ TEST_CASE("an allocation carries the device of the context current at the call, 
             CHECK(e.number("dev") == expected[e["addr"]]);
 }
 
-TEST_CASE("a VMM unmap is logged as vmm, over several mappings and where the shim no longer tracks it")
+TEST_CASE(
+    "a VMM unmap is logged as vmm, over several mappings and where the shim no longer tracks it")
 {
     AttributionRun r = run_attribution("vmm");
     std::vector<const EventLine *> unmaps = events_of(r.events, "free", "cuMemUnmap");
@@ -79,7 +80,8 @@ TEST_CASE("a VMM unmap is logged as vmm, over several mappings and where the shi
     CHECK(unmaps[0]->number("dev") == 0);
     // The teardown released what was still mapped, and nothing the unmap
     // had ended (its second mapping too is forgotten).
-    std::vector<const EventLine *> teardowns = events_of(r.events, "ctx_destroy", "cuCtxDestroy_v2");
+    std::vector<const EventLine *> teardowns =
+        events_of(r.events, "ctx_destroy", "cuCtxDestroy_v2");
     REQUIRE(teardowns.size() == 1);
     CHECK(teardowns[0]->number("size") == output_field(r.run.output, "torn_down_bytes"));
     // The last mapping left the tracker with its context: the unmap still

@@ -171,7 +171,8 @@ TEST_CASE("the shim makes no driver call that fails where the program's own call
     }
 }
 
-TEST_CASE("a pool trim or destroy with nothing else queued unpins what a put left retired before it returns")
+TEST_CASE("a pool trim or destroy with nothing else queued unpins what a put left retired before "
+          "it returns")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
     const int rounds = 10; // trims and destroys, alternating

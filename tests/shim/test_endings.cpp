@@ -99,9 +99,9 @@ TEST_CASE("a forked child that ends with _exit writes its log, as with exit")
 TEST_CASE("threads freeing while the main thread calls _exit: what they finished is logged")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program(
-        {build_path("GDRHOOK_COHERENCE_CHURN"), "threads_exit", "16", "2000", "2"},
-        pinning_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "threads_exit", "16", "2000", "2"},
+                    pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     const long long finished = output_field(run.output, "frees_before_exit");
@@ -110,8 +110,9 @@ TEST_CASE("threads freeing while the main thread calls _exit: what they finished
     CHECK(tally(read_event_file(log)).frees >= finished);
 }
 
-TEST_CASE("after _exit or _Exit, another thread's free that returns from the driver is not written, "
-          "and no line is cut off")
+TEST_CASE(
+    "after _exit or _Exit, another thread's free that returns from the driver is not written, "
+    "and no line is cut off")
 {
     const char *ending = GENERATE("late_free__exit", "late_free__Exit");
     INFO("the program ends with " << ending);

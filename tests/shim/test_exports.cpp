@@ -25,9 +25,9 @@ TEST_CASE("the shim exports only the interposed symbols, dlsym, the endings and 
     }
     REQUIRE(pclose(nm) == 0);
 
-    std::set<std::string> expected = {"dlsym",  "_exit",  "_Exit",   "quick_exit",
-                                      "execve", "execv",  "execvp",  "execvpe",
-                                      "fexecve", "execl", "execlp",  "execle"};
+    std::set<std::string> expected = {"dlsym",   "_exit", "_Exit",  "quick_exit",
+                                      "execve",  "execv", "execvp", "execvpe",
+                                      "fexecve", "execl", "execlp", "execle"};
 #define GDRHOOK_NAME(symbol, ...) expected.insert(#symbol);
     GDRHOOK_DRIVER_ENTRY_POINTS(GDRHOOK_NAME)
     GDRHOOK_RUNTIME_ENTRY_POINTS(GDRHOOK_NAME)

@@ -10,8 +10,8 @@
 
 #include <algorithm>
 #include <dirent.h>
-#include <unistd.h>
 #include <set>
+#include <unistd.h>
 
 namespace {
 
@@ -203,12 +203,12 @@ static RunResult check_runtime_frees(const std::string &preload)
     for (const EventLine &e : events)
         seen.emplace_back(e["ev"], e["api"]);
     std::vector<std::pair<std::string, std::string>> expected = {
-        {"alloc", "cuMemAlloc_v2"}, {"free", "cuMemFree_v2"},
-        {"alloc", "cuMemAlloc_v2"}, {"free", "cuMemFree_v2"},
-        {"alloc", "cuMemAlloc_v2"}, {"free", "cuMemFree_v2"},
-        {"alloc", "cuMemAllocAsync"}, {"free", "cuMemFreeAsync"},
+        {"alloc", "cuMemAlloc_v2"},     {"free", "cuMemFree_v2"},
+        {"alloc", "cuMemAlloc_v2"},     {"free", "cuMemFree_v2"},
+        {"alloc", "cuMemAlloc_v2"},     {"free", "cuMemFree_v2"},
+        {"alloc", "cuMemAllocAsync"},   {"free", "cuMemFreeAsync"},
         {"alloc", "cuMemAllocHost_v2"}, {"free", "cuMemFreeHost"},
-        {"alloc", "cuMemAlloc_v2"}, {"ctx_destroy", "cuDevicePrimaryCtxReset_v2"},
+        {"alloc", "cuMemAlloc_v2"},     {"ctx_destroy", "cuDevicePrimaryCtxReset_v2"},
     };
     CHECK(seen == expected);
     check_in_order(events);
@@ -222,8 +222,8 @@ TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
 
 TEST_CASE("an interposer after the shim sees the runtime's frees and the driver calls behind them")
 {
-    RunResult run = check_runtime_frees(build_path("GDRHOOK_SHIM") + " " +
-                                        build_path("GDRHOOK_NEXT_SPY"));
+    RunResult run =
+        check_runtime_frees(build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY"));
     check_spy_saw_everything(run);
     CHECK(output_field(run.output, "next_spy.cudaFree") == 4);
     CHECK(output_field(run.output, "next_spy.cudaFreeAsync") == 1);
@@ -324,8 +324,7 @@ TEST_CASE("a bad variable is named in one line and the program still runs")
     CHECK(run.exit_status == 0);
     CHECK(run.output.find("GDRHOOK_QUEUE_CAPACITY='banana' is not valid") != std::string::npos);
     CHECK(run.output.find("GDRHOOK_LOG_LEVEL='loud' is not valid: expected trace, debug, "
-                          "info, warn, error, critical or off; using warn") !=
-          std::string::npos);
+                          "info, warn, error, critical or off; using warn") != std::string::npos);
     CHECK(read_recorded_events(log).size() == std::size(exercise_events));
 }
 
@@ -346,7 +345,8 @@ TEST_CASE("loading the shim does nothing until CUDA is used")
     CHECK(run.exit_status == 0);
 }
 
-TEST_CASE("an interposer preloaded after the shim, chaining with RTLD_NEXT, sees every call of every path")
+TEST_CASE("an interposer preloaded after the shim, chaining with RTLD_NEXT, sees every call of "
+          "every path")
 {
     const std::string preload = build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY");
     const std::pair<const char *, const char *> modes[] = {
@@ -373,7 +373,8 @@ TEST_CASE("an interposer preloaded before the shim sees every call through the e
     check_exercise("proc", "cuGetProcAddress", preload);
 }
 
-TEST_CASE("an interposer after the shim that looks the driver up on libcuda's handle gets the driver's functions")
+TEST_CASE("an interposer after the shim that looks the driver up on libcuda's handle gets the "
+          "driver's functions")
 {
     // Handing it the shim's wrapper, which forwards to it, would be an
     // endless loop: a library that defines the name it asks for forwards.
@@ -383,7 +384,8 @@ TEST_CASE("an interposer after the shim that looks the driver up on libcuda's ha
     check_spy_saw_everything(check_exercise("proc", "cuGetProcAddress", preload, by_handle));
 }
 
-TEST_CASE("an interposer before the shim that looks the driver up on libcuda's handle chains through the shim")
+TEST_CASE("an interposer before the shim that looks the driver up on libcuda's handle chains "
+          "through the shim")
 {
     const std::string preload = build_path("GDRHOOK_NEXT_SPY") + " " + build_path("GDRHOOK_SHIM");
     const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
@@ -395,8 +397,8 @@ TEST_CASE("a free the driver refused leaves its allocation tracked for the free 
     std::string log = make_temp_dir() + "/events.jsonl";
     auto env = pinning_environment(log);
     env["FAKECUDA_FAIL"] = "cuMemFree_v2:2:1"; // one of the buffers, on its first try
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "refused_free", "3", "0", "2"},
-                                env);
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "refused_free", "3", "0", "2"}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     REQUIRE(output_field(run.output, "refused") == 1);
@@ -418,7 +420,8 @@ TEST_CASE("a free the driver refused leaves its allocation tracked for the free 
     CHECK(refused == 1);
 }
 
-TEST_CASE("an allocation that is the first call the shim sees is logged, and pinned under pin-on-alloc")
+TEST_CASE(
+    "an allocation that is the first call the shim sees is logged, and pinned under pin-on-alloc")
 {
     // cuInit and cuCtxCreate are not interposed: the shim starts at the
     // allocation itself, and must not lose it.

@@ -74,7 +74,8 @@ struct Function {
 std::vector<Function> exported_cuda_functions(const std::string &path)
 {
     std::ifstream in(path, std::ios::binary);
-    std::vector<uint8_t> image((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<uint8_t> image((std::istreambuf_iterator<char>(in)),
+                               std::istreambuf_iterator<char>());
     REQUIRE(image.size() > sizeof(Elf64_Ehdr));
     const auto *header = reinterpret_cast<const Elf64_Ehdr *>(image.data());
     REQUIRE(header->e_ident[EI_CLASS] == ELFCLASS64);
@@ -84,19 +85,21 @@ std::vector<Function> exported_cuda_functions(const std::string &path)
         if (sections[i].sh_type != SHT_DYNSYM)
             continue;
         const Elf64_Shdr &strings = sections[sections[i].sh_link];
-        const auto *symbols = reinterpret_cast<const Elf64_Sym *>(image.data() + sections[i].sh_offset);
+        const auto *symbols =
+            reinterpret_cast<const Elf64_Sym *>(image.data() + sections[i].sh_offset);
         const size_t count = sections[i].sh_size / sizeof(Elf64_Sym);
         for (size_t s = 0; s < count; ++s) {
             const Elf64_Sym &sym = symbols[s];
-            const char *name = reinterpret_cast<const char *>(image.data() + strings.sh_offset + sym.st_name);
+            const char *name =
+                reinterpret_cast<const char *>(image.data() + strings.sh_offset + sym.st_name);
             if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
                 sym.st_shndx >= header->e_shnum || std::string(name).rfind("cu", 0) != 0)
                 continue;
             const Elf64_Shdr &text = sections[sym.st_shndx];
             const uint64_t offset = sym.st_value - text.sh_addr + text.sh_offset;
             REQUIRE(offset + 16 <= image.size());
-            out.push_back({name, std::vector<uint8_t>(image.begin() + offset,
-                                                      image.begin() + offset + 16)});
+            out.push_back(
+                {name, std::vector<uint8_t>(image.begin() + offset, image.begin() + offset + 16)});
         }
     }
     return out;

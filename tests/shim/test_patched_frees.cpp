@@ -20,10 +20,11 @@ const char *const paths[] = {"symbol", "dlsym", "proc"};
 
 // The patched functions whose calls the shim logs, with the event they make.
 const std::pair<const char *, const char *> logged[] = {
-    {"cuMemFree", "free"},        {"cuMemAlloc", "alloc"},      {"cuMemFree_v2", "free"},     {"cuMemFreeAsync", "free"},   {"cuMemFreeHost", "free"},
-    {"cuMemUnmap", "free"},       {"cuMemRelease", "free"},     {"cuMemAddressFree", "free"},
-    {"cuMemAlloc_v2", "alloc"},   {"cuMemAllocAsync", "alloc"}, {"cuMemAllocHost_v2", "alloc"},
-    {"cuMemCreate", "alloc"},     {"cuMemMap", "alloc"},
+    {"cuMemFree", "free"},        {"cuMemAlloc", "alloc"},        {"cuMemFree_v2", "free"},
+    {"cuMemFreeAsync", "free"},   {"cuMemFreeHost", "free"},      {"cuMemUnmap", "free"},
+    {"cuMemRelease", "free"},     {"cuMemAddressFree", "free"},   {"cuMemAlloc_v2", "alloc"},
+    {"cuMemAllocAsync", "alloc"}, {"cuMemAllocHost_v2", "alloc"}, {"cuMemCreate", "alloc"},
+    {"cuMemMap", "alloc"},
 };
 
 RunResult run_patched(std::map<std::string, std::string> env)
@@ -68,8 +69,7 @@ void check_shim_logged_everything(const RunResult &run, const std::string &log)
 
 // Runs the program under `preload` (the shim first or last) with
 // pin-on-alloc and checks both the patcher's view and the shim's log.
-void check_under_shim(const std::string &preload,
-                      std::map<std::string, std::string> extra = {})
+void check_under_shim(const std::string &preload, std::map<std::string, std::string> extra = {})
 {
     std::string log = make_temp_dir() + "/events.jsonl";
     auto env = pinning_environment(log);
@@ -103,7 +103,8 @@ TEST_CASE("without the shim the patcher sees every call (the test's control)")
     check_spy_saw_everything(run);
 }
 
-TEST_CASE("a patcher dlopen()ed as UCX loads its CUDA module sees every call; the shim logs each once")
+TEST_CASE(
+    "a patcher dlopen()ed as UCX loads its CUDA module sees every call; the shim logs each once")
 {
     check_under_shim(shim());
 }

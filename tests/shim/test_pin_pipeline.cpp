@@ -93,7 +93,7 @@ TEST_CASE("pin on alloc: every free unpins, lookups are never stale, memory come
 
     std::vector<EventLine> events = read_event_file(log);
     size_t allocs = 0, frees = 0, unpins_by_free = 0;
-    std::set<std::string> freed; // the free is invalidated before the real
+    std::set<std::string> freed;        // the free is invalidated before the real
     for (const EventLine &e : events) { // free runs, so its unpin may be
         if (e["ev"] == "alloc")         // logged before the free event
             ++allocs;
@@ -149,8 +149,8 @@ TEST_CASE("GDRHOOK_PIN=off logs no pins and the public API answers ENODEV")
     std::string log = make_temp_dir() + "/events.jsonl";
     auto env = pinning_environment(log);
     env["GDRHOOK_PIN"] = "off";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "5", "2"},
-                                env);
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "5", "2"}, env);
     INFO(run.output);
     CHECK(run.exit_status == 2);
     CHECK(run.output.find("No such device") != std::string::npos);
@@ -176,8 +176,9 @@ TEST_CASE("a forked child that only execs another program leaves no log and no p
     // parent's log alone accounts for them.
     std::string dir = make_temp_dir() + "/fork_exec";
     REQUIRE(mkdir(dir.c_str(), 0755) == 0);
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exec", "3", "20", "2"},
-                                pinning_environment(dir + "/events.%p.jsonl"));
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exec", "3", "20", "2"},
+                    pinning_environment(dir + "/events.%p.jsonl"));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "child_status") == 0);
@@ -196,14 +197,16 @@ TEST_CASE("a forked child that only execs another program leaves no log and no p
         CHECK(e["reason"] != "inherited");
 }
 
-TEST_CASE("a context teardown drops its allocations' registrations before their addresses come back")
+TEST_CASE(
+    "a context teardown drops its allocations' registrations before their addresses come back")
 {
     // cuCtxDestroy frees the context's allocations with no free call of
     // their own; the primary context's next allocations get the same
     // addresses, and their lookups must find new registrations.
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "ctx_destroy", "4", "10", "2"},
-                                pinning_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "ctx_destroy", "4", "10", "2"},
+                    pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "same_address") > 0); // the case this test is about happened
@@ -230,8 +233,9 @@ TEST_CASE("a pinned buffer's memory is free when its cuMemFree returns")
     // one does): the free's unpin must be done by the time the call returns,
     // as without the shim the memory would be free.
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_kept", "4", "50", "2"},
-                                pinning_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_kept", "4", "50", "2"},
+                    pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "free_kept_max") == 0);
@@ -241,13 +245,14 @@ TEST_CASE("a pinned buffer's memory is free when its cuMemFree returns")
     CHECK(count_events(events, "free") == 4 * 50);
 }
 
-TEST_CASE("a log opens with a process line: host, rank, parent, command line, version, configuration, clock")
+TEST_CASE("a log opens with a process line: host, rank, parent, command line, version, "
+          "configuration, clock")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
     auto env = pinning_environment(log);
     env["SLURM_PROCID"] = "17";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "2", "2"},
-                                env);
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "2", "2"}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_event_file(log);
@@ -269,7 +274,8 @@ TEST_CASE("a log opens with a process line: host, rank, parent, command line, ve
         CHECK(events[i]["ev"] != "process"); // one per process
 }
 
-TEST_CASE("a job of 8 ranks on one log pattern writes one file per rank, each opening with its process line")
+TEST_CASE("a job of 8 ranks on one log pattern writes one file per rank, each opening with its "
+          "process line")
 {
     // As a launcher starts them: together, each with its RANK, all with one
     // GDRHOOK_EVENTS pattern that names no pid (pids repeat across nodes).
@@ -305,7 +311,8 @@ TEST_CASE("a job of 8 ranks on one log pattern writes one file per rank, each op
     for (int rank = 0; rank < ranks; ++rank) {
         INFO("rank " << rank << " (output in " << dir << "/../rank" << rank << ".out)");
         REQUIRE(exit_statuses[rank] == 0);
-        const std::string path = dir + "/events." + short_host + "." + std::to_string(rank) + ".jsonl";
+        const std::string path =
+            dir + "/events." + short_host + "." + std::to_string(rank) + ".jsonl";
         std::vector<EventLine> events = read_event_file(path);
         REQUIRE(events.size() > 1);
         const EventLine &first = events.front();
@@ -334,8 +341,9 @@ TEST_CASE("a free wakes the sleeping worker: the unpin comes long before the pro
     // waits 2 s after them: an unpin that waited for the exit would be
     // 2 s late.
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_then_wait", "3", "2000", "2"},
-                                pinning_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_then_wait", "3", "2000", "2"},
+                    pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_event_file(log);
@@ -351,7 +359,8 @@ TEST_CASE("a free wakes the sleeping worker: the unpin comes long before the pro
     CHECK(unpins == 3);
 }
 
-TEST_CASE("a lookup that pins while the driver is still freeing the range is dropped after the free")
+TEST_CASE(
+    "a lookup that pins while the driver is still freeing the range is dropped after the free")
 {
     // The free invalidates before the real free runs; a lookup in the
     // window that follows pins memory that is about to go. Pins on demand,
@@ -360,8 +369,8 @@ TEST_CASE("a lookup that pins while the driver is still freeing the range is dro
     std::string log = make_temp_dir() + "/events.jsonl";
     std::map<std::string, std::string> env = pinning_environment(log);
     env["GDRHOOK_PIN"] = "demand";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "lookup_in_free", "1", "20", "2"},
-                                env);
+    RunResult run =
+        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "lookup_in_free", "1", "20", "2"}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "looked_up_in_free") == 20); // the race this test is about

@@ -14,11 +14,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <fcntl.h>
 #include <iostream>
+#include <iterator>
 #include <signal.h>
 #include <sstream>
 #include <sys/mman.h>
@@ -163,8 +163,8 @@ std::string log_texts(const std::string &dir)
 
 TEST_CASE("every free is in the log however the process ends, after recover where needed")
 {
-    const std::string ending = GENERATE("exit", "_exit", "_Exit", "exec", "abort", "segv", "sigterm",
-                                        "sigkill", "fork_exit", "threads_exit");
+    const std::string ending = GENERATE("exit", "_exit", "_Exit", "exec", "abort", "segv",
+                                        "sigterm", "sigkill", "fork_exit", "threads_exit");
     INFO("the program ends with " << ending);
     const std::string dir = make_temp_dir() + "/" + ending;
     REQUIRE(mkdir(dir.c_str(), 0755) == 0);

@@ -26,7 +26,8 @@ std::vector<EventLine> samples_of(const std::vector<EventLine> &events)
 // Runs `coherence_churn sleep` (buffers of 2 MiB held for `ms`) under
 // the shim with pin-on-alloc, `extra` added to its environment; returns
 // its event log.
-std::vector<EventLine> run_sleep(int buffers, int ms, const std::map<std::string, std::string> &extra)
+std::vector<EventLine> run_sleep(int buffers, int ms,
+                                 const std::map<std::string, std::string> &extra)
 {
     std::string log = make_temp_dir() + "/events.jsonl";
     auto env = pinning_environment(log);

@@ -105,8 +105,9 @@ TEST_CASE("kill -9 at random moments, 100 times: recover brings back every free 
         pid_t pid = fork();
         REQUIRE(pid >= 0);
         if (pid == 0)
-            exec_program({build_path("GDRHOOK_ENDINGS"), "churn", "0", counts, std::to_string(threads)},
-                         pinning_environment(dir + "/events.%p.jsonl"));
+            exec_program(
+                {build_path("GDRHOOK_ENDINGS"), "churn", "0", counts, std::to_string(threads)},
+                pinning_environment(dir + "/events.%p.jsonl"));
         std::this_thread::sleep_for(std::chrono::microseconds(wait_us(random)));
         kill(pid, SIGKILL);
         int status = 0;
@@ -126,7 +127,8 @@ TEST_CASE("kill -9 at random moments, 100 times: recover brings back every free 
         CHECK(f.logged <= counted + threads);
         killed_before_counting += f.logged - counted;
         // A process killed before it recorded anything leaves no log.
-        CHECK(f.died == (f.logged || fs::exists(dir + "/events." + std::to_string(pid) + ".jsonl") ? 1 : 0));
+        CHECK(f.died ==
+              (f.logged || fs::exists(dir + "/events." + std::to_string(pid) + ".jsonl") ? 1 : 0));
         if (f.died) {
             std::string checked;
             CHECK(tool({"log", "check", dir}, checked) == 0);

@@ -32,15 +32,15 @@ using gdrhook::cli::value_of;
 // What one process's event log says, read in one pass.
 struct LogCounts {
     long long lines = 0, allocs = 0, frees = 0, pins = 0, unpins = 0;
-    long long errors = 0;          // error events but the one below
-    long long pins_given_up = 0;   // see count_log
-    long long inherited = 0;       // pins a forked child took over
-    long long duplicate_seqs = 0;     // among queued events (alloc, free, pin)
-    long long unpins_not_pinned = 0;  // an unpin of a handle not held
-    long long still_pinned = 0;       // pinned when the log ends
+    long long errors = 0;            // error events but the one below
+    long long pins_given_up = 0;     // see count_log
+    long long inherited = 0;         // pins a forked child took over
+    long long duplicate_seqs = 0;    // among queued events (alloc, free, pin)
+    long long unpins_not_pinned = 0; // an unpin of a handle not held
+    long long still_pinned = 0;      // pinned when the log ends
     std::set<std::string> pids;
     std::string first_error;
-    bool torn_tail = false;           // the last line stops short (see count_log)
+    bool torn_tail = false; // the last line stops short (see count_log)
 };
 
 // A process killed while the worker writes can leave its last line
@@ -208,7 +208,8 @@ TEST_CASE("16 threads churn through a queue of 64: every free logged once, no st
     RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook",
                                  std::to_string(threads), std::to_string(per_thread), "2"},
                                 env);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     INFO(run.output);
     WARN(threads << " threads x " << per_thread << " cycles: " << seconds << " s");
     REQUIRE(run.exit_status == 0);
@@ -220,8 +221,8 @@ TEST_CASE("16 threads churn through a queue of 64: every free logged once, no st
     CHECK(output_field(run.output, "used_delta_bytes") == 0);
     // The producers did the worker's job when the queue was full.
     std::smatch m;
-    REQUIRE(std::regex_search(run.output, m,
-                              std::regex("events: ([0-9]+) queued, ([0-9]+) handled by their producer")));
+    REQUIRE(std::regex_search(
+        run.output, m, std::regex("events: ([0-9]+) queued, ([0-9]+) handled by their producer")));
     WARN("events queued: " << m[1] << ", handled by their producer (queue full): " << m[2]);
     CHECK(std::stoll(m[2]) > 0);
 

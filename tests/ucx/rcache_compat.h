@@ -24,8 +24,7 @@ constexpr size_t gpu_page = 65536;
 
 inline void no_merge(void *, ucs_rcache_t *, void *, ucs_rcache_region_t *) {}
 
-template <class Ops>
-auto set_merge(Ops &ops, int) -> decltype(ops.merge = no_merge, void())
+template <class Ops> auto set_merge(Ops &ops, int) -> decltype(ops.merge = no_merge, void())
 {
     ops.merge = no_merge;
 }
@@ -78,8 +77,8 @@ using GetWithoutAlignment = ucs_status_t (*)(ucs_rcache_t *, void *, size_t, int
 using GetWithAlignment = ucs_status_t (*)(ucs_rcache_t *, void *, size_t, size_t, int, void *,
                                           ucs_rcache_region_t **);
 
-inline ucs_status_t get(GetWithoutAlignment get, ucs_rcache_t *rcache, void *address,
-                        size_t length, void *arg, ucs_rcache_region_t **region)
+inline ucs_status_t get(GetWithoutAlignment get, ucs_rcache_t *rcache, void *address, size_t length,
+                        void *arg, ucs_rcache_region_t **region)
 {
     return get(rcache, address, length, PROT_READ | PROT_WRITE, arg, region);
 }

@@ -15,8 +15,8 @@
 
 namespace {
 
-const char *const free_paths[] = {"cuMemFree_v2", "cuMemFreeAsync", "cuMemUnmap+cuMemRelease",
-                                  "cuMemPoolTrimTo", "cuCtxDestroy", "cuDeviceGraphMemTrim",
+const char *const free_paths[] = {"cuMemFree_v2",    "cuMemFreeAsync", "cuMemUnmap+cuMemRelease",
+                                  "cuMemPoolTrimTo", "cuCtxDestroy",   "cuDeviceGraphMemTrim",
                                   "cuGraphDestroy"};
 
 // A trim unmaps graph memory, and the next launch maps it again at the
@@ -51,8 +51,8 @@ Run run_rcache(const std::string &ucx_setting)
     RunResult run = run_program({build_path("GDRHOOK_UCX_RCACHE")}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
-    printf("--- ucx_rcache, GDRHOOK_UCX=%s\n%s", ucx_setting.empty() ? "(unset)" : ucx_setting.c_str(),
-           run.output.c_str());
+    printf("--- ucx_rcache, GDRHOOK_UCX=%s\n%s",
+           ucx_setting.empty() ? "(unset)" : ucx_setting.c_str(), run.output.c_str());
     return Run{run.output, read_recorded_events(log)};
 }
 
@@ -61,7 +61,9 @@ std::string line_of(const std::string &output, const std::string &path)
 {
     std::smatch m;
     INFO("path " << path);
-    REQUIRE(std::regex_search(output, m, std::regex("path=" + std::regex_replace(path, std::regex("\\+"), "\\+") + " [^\n]*")));
+    REQUIRE(std::regex_search(
+        output, m,
+        std::regex("path=" + std::regex_replace(path, std::regex("\\+"), "\\+") + " [^\n]*")));
     return m[0];
 }
 
@@ -74,7 +76,8 @@ void check_no_error_events(const std::vector<EventLine> &events)
 
 } // namespace
 
-TEST_CASE("with the bridge, UCX's cache drops each freed region before the real free and is never stale")
+TEST_CASE(
+    "with the bridge, UCX's cache drops each freed region before the real free and is never stale")
 {
     // auto: the program links libucs, so libucm is loaded at the first
     // CUDA call; on: the same, asked for.
@@ -99,7 +102,8 @@ TEST_CASE("with the bridge, UCX's cache drops each freed region before the real 
             // UCX deregisters a region it dropped at its next operation
             // (its garbage list), here the lookup after the new allocation.
             CHECK(output_field(line, "dereg_after_lookup") == 1);
-            CHECK(output_field(line, "alloc_events") >= (one_allocation_for_both_rounds(path) ? 1 : 2));
+            CHECK(output_field(line, "alloc_events") >=
+                  (one_allocation_for_both_rounds(path) ? 1 : 2));
         }
         CHECK(output_field(run.output, "stale_hits_total") == 0);
         // The handler freed CUDA memory from inside the first free event:

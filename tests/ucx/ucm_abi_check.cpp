@@ -33,23 +33,19 @@ static_assert(ucm::sys_device_unknown == UCS_SYS_DEVICE_ID_UNKNOWN);
 // member's fields where UCX has them.
 static_assert(sizeof(ucm::Event) >= sizeof(ucm_event_t));
 static_assert(offsetof(ucm::Event, mem_type) == 0 && offsetof(ucm_event_t, mem_type) == 0);
-static_assert(offsetof(ucm::MemTypeEvent, address) ==
-              offsetof(ucm_event_t, mem_type.address));
+static_assert(offsetof(ucm::MemTypeEvent, address) == offsetof(ucm_event_t, mem_type.address));
 static_assert(offsetof(ucm::MemTypeEvent, size) == offsetof(ucm_event_t, mem_type.size));
-static_assert(offsetof(ucm::MemTypeEvent, mem_type) ==
-              offsetof(ucm_event_t, mem_type.mem_type));
+static_assert(offsetof(ucm::MemTypeEvent, mem_type) == offsetof(ucm_event_t, mem_type.mem_type));
 
 // sys_dev and mem_flags: UCX's fields where its header has them (1.22 on),
 // else padding after mem_type, inside UCX's union.
 using UcxMemTypeEvent = decltype(std::declval<ucm_event_t>().mem_type);
 
-template <typename Event, typename = void>
-struct HasSysDev : std::false_type {};
+template <typename Event, typename = void> struct HasSysDev : std::false_type {};
 template <typename Event>
 struct HasSysDev<Event, std::void_t<decltype(std::declval<Event>().sys_dev)>> : std::true_type {};
 
-template <typename Event>
-constexpr bool extra_fields_match()
+template <typename Event> constexpr bool extra_fields_match()
 {
     if constexpr (HasSysDev<Event>::value)
         return offsetof(ucm::MemTypeEvent, sys_dev) == offsetof(Event, sys_dev) &&

@@ -27,13 +27,13 @@
 
 namespace {
 
-#define CHECK_CU(call)                                                                       \
-    do {                                                                                     \
-        CUresult rc_ = (call);                                                               \
-        if (rc_ != CUDA_SUCCESS) {                                                           \
-            std::printf("%s failed: %d\n", #call, int(rc_));                                 \
-            return 1;                                                                        \
-        }                                                                                    \
+#define CHECK_CU(call)                                                                             \
+    do {                                                                                           \
+        CUresult rc_ = (call);                                                                     \
+        if (rc_ != CUDA_SUCCESS) {                                                                 \
+            std::printf("%s failed: %d\n", #call, int(rc_));                                       \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 constexpr size_t buffer_bytes = 4 << 20;

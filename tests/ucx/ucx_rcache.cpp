@@ -95,17 +95,17 @@ bool dmabuf_export = false; // --dmabuf and the device supports it
 struct PathCounts {
     const char *name = "";
     int lookups = 0;
-    int same_address = 0;            // rounds whose second buffer had the first's address
+    int same_address = 0; // rounds whose second buffer had the first's address
     int registered = 0;
-    int free_events = 0;             // UCM_EVENT_MEM_TYPE_FREE seen over the region
-    int alloc_events = 0;            // UCM_EVENT_MEM_TYPE_ALLOC seen over the buffers
-    int out_of_cache_at_event = 0;   // the region had left the page table then
-    int allocated_at_event = 0;      // and the driver still held its buffer
+    int free_events = 0;              // UCM_EVENT_MEM_TYPE_FREE seen over the region
+    int alloc_events = 0;             // UCM_EVENT_MEM_TYPE_ALLOC seen over the buffers
+    int out_of_cache_at_event = 0;    // the region had left the page table then
+    int allocated_at_event = 0;       // and the driver still held its buffer
     int dereg_when_free_returned = 0; // after the first round's free
     int dereg_after_lookup = 0;       // after the first round's second lookup
     int stale_hits = 0;
-    int deregistered = 0;            // regions of this path UCX deregistered so far
-    int exports = 0;                 // dma-buf fds opened at registration
+    int deregistered = 0; // regions of this path UCX deregistered so far
+    int exports = 0;      // dma-buf fds opened at registration
     int export_failed = 0;
     long long mem_held = 0;
     double lookup_ns = 0;
@@ -168,7 +168,8 @@ void dump_region(void *, ucs_rcache_t *, ucs_rcache_region_t *, char *buf, size_
         buf[0] = '\0';
 }
 
-const ucs_rcache_ops_t ops = rcache_compat::make_ops(register_region, deregister_region, dump_region);
+const ucs_rcache_ops_t ops =
+    rcache_compat::make_ops(register_region, deregister_region, dump_region);
 
 void observe(ucm_event_type_t type, ucm_event_t *event, void *)
 {
@@ -232,7 +233,8 @@ ucs_rcache_region_t *get(ucs_rcache_t *rcache, uint64_t addr, size_t size, void 
 void drain(ucs_rcache_t *rcache)
 {
     alignas(gpu_page) static char page[gpu_page];
-    ucs_rcache_region_put(rcache, get(rcache, reinterpret_cast<uint64_t>(page), 4096, &drain_marker));
+    ucs_rcache_region_put(rcache,
+                          get(rcache, reinterpret_cast<uint64_t>(page), 4096, &drain_marker));
 }
 
 // Device memory in use over `before`, asked again for up to a second while
@@ -297,8 +299,8 @@ void run_path(PathCounts &path, size_t size, Allocate &&allocate, Release &&rele
             ucs_rcache_region_put(rcache, region);
         }
         const auto t1 = std::chrono::steady_clock::now();
-        path.lookup_ns =
-            std::chrono::duration<double, std::nano>(t1 - t0).count() / double(options.lookup_iters);
+        path.lookup_ns = std::chrono::duration<double, std::nano>(t1 - t0).count() /
+                         double(options.lookup_iters);
     }
     release(second);
     drain(rcache);
@@ -311,9 +313,9 @@ void run_path(PathCounts &path, size_t size, Allocate &&allocate, Release &&rele
            "dereg_when_free_returned=%d dereg_after_lookup=%d stale_hits=%d exports=%d "
            "export_failed=%d mem_held=%lld lookup_ns=%.1f\n",
            path.name, options.rounds, path.lookups, path.same_address, path.registered,
-           path.free_events, path.alloc_events, path.out_of_cache_at_event,
-           path.allocated_at_event, path.dereg_when_free_returned, path.dereg_after_lookup,
-           path.stale_hits, path.exports, path.export_failed, path.mem_held, path.lookup_ns);
+           path.free_events, path.alloc_events, path.out_of_cache_at_event, path.allocated_at_event,
+           path.dereg_when_free_returned, path.dereg_after_lookup, path.stale_hits, path.exports,
+           path.export_failed, path.mem_held, path.lookup_ns);
     current = nullptr;
     // Deregisters what the path left (a stale region's dma-buf too).
     ucs_rcache_destroy(rcache);
@@ -377,8 +379,10 @@ void parse_options(int argc, char **argv)
         else if (arg == "--early-rcache")
             options.early_rcache = true;
         else {
-            fprintf(stderr, "usage: %s [--rounds N] [--dmabuf] [--lookup-iters M] "
-                            "[--paths A,B,...] [--early-rcache]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--rounds N] [--dmabuf] [--lookup-iters M] "
+                    "[--paths A,B,...] [--early-rcache]\n",
+                    argv[0]);
             exit(2);
         }
     }
@@ -414,8 +418,8 @@ int main(int argc, char **argv)
     // ucm_set_event_handler is the one that installs UCX's CUDA hooks (where
     // the events are not external).
     ucs_rcache_destroy(make_rcache());
-    if (ucm_set_event_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 2000,
-                              observe, nullptr) != UCS_OK) {
+    if (ucm_set_event_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 2000, observe,
+                              nullptr) != UCS_OK) {
         fprintf(stderr, "ucm_set_event_handler failed\n");
         return 2;
     }
@@ -426,52 +430,55 @@ int main(int argc, char **argv)
     // Sizes a few MiB apart: a region left stale holds this much.
     std::vector<PathCounts> paths(8);
     paths[0].name = "cuMemFree_v2";
-    run_path(paths[0], 8 << 20,
-             [](size_t size) {
-                 CUdeviceptr p = 0;
-                 check(cuMemAlloc_v2(&p, size), "cuMemAlloc_v2");
-                 return uint64_t(p);
-             },
-             [](uint64_t p) { check(cuMemFree_v2(p), "cuMemFree_v2"); });
+    run_path(
+        paths[0], 8 << 20,
+        [](size_t size) {
+            CUdeviceptr p = 0;
+            check(cuMemAlloc_v2(&p, size), "cuMemAlloc_v2");
+            return uint64_t(p);
+        },
+        [](uint64_t p) { check(cuMemFree_v2(p), "cuMemFree_v2"); });
 
     // Stream-ordered memory is exportable once its stream has passed the
     // allocation: the stream is synchronized before the registration.
     paths[1].name = "cuMemFreeAsync";
-    run_path(paths[1], 10 << 20,
-             [&](size_t size) {
-                 CUdeviceptr p = 0;
-                 check(cuMemAllocAsync(&p, size, stream), "cuMemAllocAsync");
-                 check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-                 return uint64_t(p);
-             },
-             [&](uint64_t p) {
-                 check(cuMemFreeAsync(p, stream), "cuMemFreeAsync");
-                 check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-             });
+    run_path(
+        paths[1], 10 << 20,
+        [&](size_t size) {
+            CUdeviceptr p = 0;
+            check(cuMemAllocAsync(&p, size, stream), "cuMemAllocAsync");
+            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+            return uint64_t(p);
+        },
+        [&](uint64_t p) {
+            check(cuMemFreeAsync(p, stream), "cuMemFreeAsync");
+            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+        });
 
     paths[2].name = "cuMemUnmap+cuMemRelease";
     const size_t vmm_size = 16 << 20;
     CUdeviceptr va = 0;
     check(cuMemAddressReserve(&va, vmm_size, 0, 0, 0), "cuMemAddressReserve");
     CUmemGenericAllocationHandle handle = 0;
-    run_path(paths[2], vmm_size,
-             [&](size_t size) {
-                 CUmemAllocationProp prop = {};
-                 prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-                 prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-                 prop.location.id = device;
-                 check(cuMemCreate(&handle, size, &prop, 0), "cuMemCreate");
-                 check(cuMemMap(va, size, 0, handle, 0), "cuMemMap");
-                 CUmemAccessDesc access = {};
-                 access.location = prop.location;
-                 access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-                 check(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
-                 return uint64_t(va);
-             },
-             [&](uint64_t p) {
-                 check(cuMemUnmap(p, vmm_size), "cuMemUnmap");
-                 check(cuMemRelease(handle), "cuMemRelease");
-             });
+    run_path(
+        paths[2], vmm_size,
+        [&](size_t size) {
+            CUmemAllocationProp prop = {};
+            prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+            prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            prop.location.id = device;
+            check(cuMemCreate(&handle, size, &prop, 0), "cuMemCreate");
+            check(cuMemMap(va, size, 0, handle, 0), "cuMemMap");
+            CUmemAccessDesc access = {};
+            access.location = prop.location;
+            access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+            check(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
+            return uint64_t(va);
+        },
+        [&](uint64_t p) {
+            check(cuMemUnmap(p, vmm_size), "cuMemUnmap");
+            check(cuMemRelease(handle), "cuMemRelease");
+        });
 
     paths[3].name = "cuMemPoolTrimTo";
     CUmemoryPool pool = nullptr;
@@ -480,38 +487,40 @@ int main(int argc, char **argv)
     pool_props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     pool_props.location.id = device;
     check(cuMemPoolCreate(&pool, &pool_props), "cuMemPoolCreate");
-    run_path(paths[3], 12 << 20,
-             [&](size_t size) {
-                 CUdeviceptr p = 0;
-                 check(cuMemAllocFromPoolAsync(&p, size, pool, stream), "cuMemAllocFromPoolAsync");
-                 check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-                 return uint64_t(p);
-             },
-             [&](uint64_t p) {
-                 check(cuMemFreeAsync(p, stream), "cuMemFreeAsync");
-                 check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-                 check(cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo");
-             });
+    run_path(
+        paths[3], 12 << 20,
+        [&](size_t size) {
+            CUdeviceptr p = 0;
+            check(cuMemAllocFromPoolAsync(&p, size, pool, stream), "cuMemAllocFromPoolAsync");
+            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+            return uint64_t(p);
+        },
+        [&](uint64_t p) {
+            check(cuMemFreeAsync(p, stream), "cuMemFreeAsync");
+            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+            check(cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo");
+        });
 
 #ifdef UCX_RCACHE_CUDART
     // The CUDA runtime (linked statically where built so): it reaches the
     // driver through cuGetProcAddress, not through libcuda's exports.
     paths[4].name = "cudaFree";
-    run_path(paths[4], 14 << 20,
-             [](size_t size) {
-                 void *p = nullptr;
-                 if (cudaMalloc(&p, size) != cudaSuccess) {
-                     fprintf(stderr, "cudaMalloc failed\n");
-                     exit(2);
-                 }
-                 return uint64_t(reinterpret_cast<uintptr_t>(p));
-             },
-             [](uint64_t p) {
-                 if (cudaFree(reinterpret_cast<void *>(p)) != cudaSuccess) {
-                     fprintf(stderr, "cudaFree failed\n");
-                     exit(2);
-                 }
-             });
+    run_path(
+        paths[4], 14 << 20,
+        [](size_t size) {
+            void *p = nullptr;
+            if (cudaMalloc(&p, size) != cudaSuccess) {
+                fprintf(stderr, "cudaMalloc failed\n");
+                exit(2);
+            }
+            return uint64_t(reinterpret_cast<uintptr_t>(p));
+        },
+        [](uint64_t p) {
+            if (cudaFree(reinterpret_cast<void *>(p)) != cudaSuccess) {
+                fprintf(stderr, "cudaFree failed\n");
+                exit(2);
+            }
+        });
     check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
 #endif
 
@@ -521,38 +530,41 @@ int main(int argc, char **argv)
     // gives the address back.
     paths[6].name = "cuDeviceGraphMemTrim";
     GraphWithMemory trimmed;
-    run_path(paths[6], 18 << 20,
-             [&](size_t size) {
-                 if (!trimmed.graph)
-                     trimmed.build(size);
-                 return trimmed.launch(stream);
-             },
-             [&](uint64_t) { check(cuDeviceGraphMemTrim(device), "cuDeviceGraphMemTrim"); });
+    run_path(
+        paths[6], 18 << 20,
+        [&](size_t size) {
+            if (!trimmed.graph)
+                trimmed.build(size);
+            return trimmed.launch(stream);
+        },
+        [&](uint64_t) { check(cuDeviceGraphMemTrim(device), "cuDeviceGraphMemTrim"); });
     trimmed.destroy();
 
     paths[7].name = "cuGraphDestroy";
     GraphWithMemory owner;
-    run_path(paths[7], 22 << 20,
-             [&](size_t size) {
-                 owner.build(size);
-                 return owner.launch(stream);
-             },
-             [&](uint64_t) { owner.destroy(); });
+    run_path(
+        paths[7], 22 << 20,
+        [&](size_t size) {
+            owner.build(size);
+            return owner.launch(stream);
+        },
+        [&](uint64_t) { owner.destroy(); });
 
     paths[5].name = "cuCtxDestroy";
     CUcontext doomed = nullptr;
-    run_path(paths[5], 20 << 20,
-             [&](size_t size) {
-                 check(cuCtxCreate(&doomed, nullptr, 0, device), "cuCtxCreate");
-                 CUdeviceptr p = 0;
-                 check(cuMemAlloc_v2(&p, size), "cuMemAlloc_v2");
-                 return uint64_t(p);
-             },
-             [&](uint64_t) {
-                 check(cuCtxDestroy(doomed), "cuCtxDestroy");
-                 // The primary context again, for cuMemGetInfo.
-                 check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
-             });
+    run_path(
+        paths[5], 20 << 20,
+        [&](size_t size) {
+            check(cuCtxCreate(&doomed, nullptr, 0, device), "cuCtxCreate");
+            CUdeviceptr p = 0;
+            check(cuMemAlloc_v2(&p, size), "cuMemAlloc_v2");
+            return uint64_t(p);
+        },
+        [&](uint64_t) {
+            check(cuCtxDestroy(doomed), "cuCtxDestroy");
+            // The primary context again, for cuMemGetInfo.
+            check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        });
     check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
     // Not before: a later path's buffer could land in the range.
     check(cuMemAddressFree(va, vmm_size), "cuMemAddressFree");

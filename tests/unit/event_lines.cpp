@@ -6,18 +6,18 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <regex>
-#include <system_error>
 #include <poll.h>
+#include <regex>
 #include <sys/wait.h>
+#include <system_error>
 #include <unistd.h>
 
 const std::string &EventLine::operator[](const std::string &key) const
@@ -35,7 +35,10 @@ long long EventLine::number(const std::string &key) const
 bool parse_event_line(const std::string &line, EventLine &out)
 {
     size_t i = 0;
-    auto skip = [&] { while (i < line.size() && line[i] == ' ') ++i; };
+    auto skip = [&] {
+        while (i < line.size() && line[i] == ' ')
+            ++i;
+    };
     auto string_at = [&](std::string &s) {
         if (i >= line.size() || line[i] != '"')
             return false;

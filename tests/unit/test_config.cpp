@@ -163,7 +163,8 @@ TEST_CASE("%p, %h and %r expand to the pid, the host and the rank; other % seque
 TEST_CASE("the rank comes from the first of the launchers' variables that is set")
 {
     Diagnostics d;
-    Config c = parse({{"SLURM_PROCID", "5"}, {"PMI_RANK", "3"}, {"GDRHOOK_EVENTS", "r%r.jsonl"}}, d);
+    Config c =
+        parse({{"SLURM_PROCID", "5"}, {"PMI_RANK", "3"}, {"GDRHOOK_EVENTS", "r%r.jsonl"}}, d);
     CHECK(d.empty());
     CHECK(c.rank == "3");
     CHECK(c.rank_from == "PMI_RANK");
@@ -186,11 +187,13 @@ TEST_CASE("a GDRHOOK_EVENTS pattern with an unknown sequence is refused, and not
     CHECK(c.events_pattern.empty());
 }
 
-TEST_CASE("the table's documented default is the parser's default, and each choice it lists is taken")
+TEST_CASE(
+    "the table's documented default is the parser's default, and each choice it lists is taken")
 {
     const Config defaults;
     for (const ConfigVariable &variable : config_variables()) {
-        INFO(variable.name << ": default " << variable.fallback << ", accepts " << variable.accepted);
+        INFO(variable.name << ": default " << variable.fallback << ", accepts "
+                           << variable.accepted);
         // The default as the table writes it: its first `code span`; one
         // without (GDRHOOK_EVENTS: "unset ...") shows as empty.
         std::string fallback = variable.fallback;

@@ -236,7 +236,8 @@ char thread_state(long tid)
 
 } // namespace
 
-TEST_CASE("once the process ends on one thread, other threads' events wait instead of being cut off mid-line")
+TEST_CASE("once the process ends on one thread, other threads' events wait instead of being cut "
+          "off mid-line")
 {
     std::string path = make_temp_dir() + "/ending.jsonl";
     EventLog log;

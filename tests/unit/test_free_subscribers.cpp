@@ -26,28 +26,31 @@ namespace {
 
 constexpr uint64_t test_context = 0xc0;
 
-uint64_t current_context() { return test_context; }
-int32_t current_device() { return 0; }
+uint64_t current_context()
+{
+    return test_context;
+}
+int32_t current_device()
+{
+    return 0;
+}
 
 // What the test's subscribers heard, in the order they heard it.
 std::vector<std::string> heard;
 
-std::string said(const char *who, const char *step, MemoryKind kind, uint64_t addr,
-                 uint64_t size)
+std::string said(const char *who, const char *step, MemoryKind kind, uint64_t addr, uint64_t size)
 {
-    return std::string(who) + " " + step + " " + to_string(kind) + " " +
-           std::to_string(addr) + "+" + std::to_string(size);
+    return std::string(who) + " " + step + " " + to_string(kind) + " " + std::to_string(addr) +
+           "+" + std::to_string(size);
 }
 
-template <int Who>
-const char *name_of()
+template <int Who> const char *name_of()
 {
     static const char *const names[] = {"first", "second", "third"};
     return names[Who];
 }
 
-template <int Who>
-FreeSubscriber recording_subscriber()
+template <int Who> FreeSubscriber recording_subscriber()
 {
     FreeSubscriber s{};
     s.name = name_of<Who>();
@@ -104,7 +107,8 @@ TEST_CASE("a third subscriber hears of every kind of free before and after the r
     start_listening(third);
     heard.clear();
 
-    SECTION("a device free") {
+    SECTION("a device free")
+    {
         record_alloc("cuMemAlloc_v2", Via::symbol, MemoryKind::device, 0x10000, 0x1000, 0);
         FreeTicket ticket = begin_free("cuMemFree_v2", Via::symbol, MemoryKind::device, 0x10000, 0);
         CHECK(heard == std::vector<std::string>{"third before device 65536+4096"});
@@ -112,7 +116,8 @@ TEST_CASE("a third subscriber hears of every kind of free before and after the r
         CHECK(heard == std::vector<std::string>{"third before device 65536+4096",
                                                 "third after device 65536+4096 clock 102"});
     }
-    SECTION("a refused free is not over") {
+    SECTION("a refused free is not over")
+    {
         record_alloc("cuMemAlloc_v2", Via::symbol, MemoryKind::device, 0x20000, 0x1000, 0);
         FreeTicket ticket = begin_free("cuMemFree_v2", Via::symbol, MemoryKind::device, 0x20000, 0);
         end_free(ticket, 1);
@@ -120,24 +125,26 @@ TEST_CASE("a third subscriber hears of every kind of free before and after the r
         FreeTicket again = begin_free("cuMemFree_v2", Via::symbol, MemoryKind::device, 0x20000, 0);
         end_free(again, 0);
     }
-    SECTION("a pool's release") {
+    SECTION("a pool's release")
+    {
         before_pool_release();
         CHECK(heard == std::vector<std::string>{"third pool"});
     }
-    SECTION("a context teardown") {
+    SECTION("a context teardown")
+    {
         record_alloc("cuMemAlloc_v2", Via::symbol, MemoryKind::device, 0x30000, 0x2000, 0);
-        TeardownTicket ticket = begin_context_teardown("cuCtxDestroy_v2", Via::symbol,
-                                                       test_context, 0);
+        TeardownTicket ticket =
+            begin_context_teardown("cuCtxDestroy_v2", Via::symbol, test_context, 0);
         CHECK(heard == std::vector<std::string>{"third teardown device 196608+8192"});
         end_context_teardown(ticket, 0);
         CHECK(heard == std::vector<std::string>{"third teardown device 196608+8192",
                                                 "third after device 196608+8192 clock 102"});
     }
-    SECTION("a graph's release") {
-        GraphReleaseTicket ticket =
-            begin_graph_release("cuGraphExecDestroy", Via::symbol, 0x77, 0,
-                                {GraphRange{0x40000, 0x100, 0}, GraphRange{0x50000, 0x200, 0}},
-                                true);
+    SECTION("a graph's release")
+    {
+        GraphReleaseTicket ticket = begin_graph_release(
+            "cuGraphExecDestroy", Via::symbol, 0x77, 0,
+            {GraphRange{0x40000, 0x100, 0}, GraphRange{0x50000, 0x200, 0}}, true);
         CHECK(heard == std::vector<std::string>{"third before graph 262144+256",
                                                 "third before graph 327680+512"});
         end_graph_release(ticket, 0);

@@ -48,7 +48,7 @@ TEST_CASE("a graph's destruction releases the addresses freed inside it, and it 
     graphs.forget(7);
     CHECK_FALSE(graphs.release_of(7).owned_allocations);
     CHECK(graphs.ranges_freed_in_graphs(-1).empty());
-    CHECK_FALSE(graphs.freed_in_graph(0x1000)); // forgotten with its graph
+    CHECK_FALSE(graphs.freed_in_graph(0x1000));          // forgotten with its graph
     CHECK_FALSE(graphs.release_of(8).owned_allocations); // a graph without memory
 }
 

@@ -4,11 +4,11 @@
 // times from the TSC, the huge-page arena, the per-thread state found
 // without the GOT.
 #include "cache/events/event_clock.h"
-#include "cache/prim/hot_arena.h"
+#include "cache/events/process_line.h"
 #include "cache/events/queued_event.h"
 #include "cache/events/thread_state.h"
-#include "cache/events/process_line.h"
 #include "cache/prim/cycle_counter.h"
+#include "cache/prim/hot_arena.h"
 
 #include <catch2/catch.hpp>
 
@@ -84,8 +84,8 @@ TEST_CASE("on aarch64 events carry the generic timer's count, at CNTFRQ_EL0's ra
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const uint64_t counts = read_cycle_counter() - count_before;
     const uint64_t ns = monotonic_ns() - ns_before;
-    const double counted_ns = static_cast<double>(counts) * 1e9 /
-                              static_cast<double>(cycle_counter_nominal_hz());
+    const double counted_ns =
+        static_cast<double>(counts) * 1e9 / static_cast<double>(cycle_counter_nominal_hz());
     CHECK(counted_ns > 0.8 * static_cast<double>(ns));
     CHECK(counted_ns < 1.2 * static_cast<double>(ns));
 }
@@ -120,7 +120,8 @@ TEST_CASE("the hot arena hands out aligned memory, then the heap once it is full
     CHECK(reinterpret_cast<uintptr_t>(first) % 64 == 0);
     const bool mapped = in_hot_arena(first);
     if (!mapped)
-        WARN("no arena here (it cannot be mapped, or AddressSanitizer is on): everything came from the heap");
+        WARN("no arena here (it cannot be mapped, or AddressSanitizer is on): everything came from "
+             "the heap");
 
     // Larger than the whole arena: always the heap, and it can be freed.
     void *big = hot_arena_allocate(hot_arena_size + 1, 4096);

@@ -3,9 +3,9 @@
 // GDRHOOK_SAMPLE_MS below the shim: what a sample measures, how its line
 // reads, and that the worker takes one about every interval while it
 // sleeps in between (no polling), and none without a sample hook.
+#include "cache/core/process_sample.h"
 #include "cache/events/event_log.h"
 #include "cache/events/event_pipeline.h"
-#include "cache/core/process_sample.h"
 #include "event_lines.h"
 
 #include <catch2/catch.hpp>
@@ -93,8 +93,8 @@ TEST_CASE("the worker runs the sample hook about every interval and sleeps in be
     pipeline.submit(e);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     pipeline.shutdown();
-    const double elapsed_ms = std::chrono::duration<double, std::milli>(
-                                  std::chrono::steady_clock::now() - start).count();
+    const double elapsed_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     const double cpu_ms = (cpu_seconds() - cpu_before) * 1000;
 
     INFO(samples << " samples in " << elapsed_ms << " ms, " << cpu_ms << " ms of CPU");

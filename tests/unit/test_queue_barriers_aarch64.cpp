@@ -73,8 +73,7 @@ bool is_full_barrier(uint32_t insn)
     return insn == 0xd5033bbfu; // DMB ISH
 }
 
-template <typename Predicate>
-size_t count(Code code, Predicate matches)
+template <typename Predicate> size_t count(Code code, Predicate matches)
 {
     size_t n = 0;
     for (const uint32_t *insn = code.begin; insn != code.end; ++insn) {

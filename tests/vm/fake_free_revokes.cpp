@@ -18,13 +18,12 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#define EXPECT(cond)                                                              \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
-            fprintf(stderr, "fake_free_revokes: %s:%d: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                       \
-            exit(1);                                                              \
-        }                                                                         \
+#define EXPECT(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fake_free_revokes: %s:%d: %s\n", __FILE__, __LINE__, #cond);          \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static uint64_t pin(int dev, CUdeviceptr p, size_t size)
@@ -90,6 +89,7 @@ int main()
 
     close(dev);
     EXPECT(cuDevicePrimaryCtxRelease(device) == CUDA_SUCCESS);
-    printf("fake_free_revokes: the fake driver's cuMemFree revoked the pin it freed, and only it\n");
+    printf(
+        "fake_free_revokes: the fake driver's cuMemFree revoked the pin it freed, and only it\n");
     return 0;
 }

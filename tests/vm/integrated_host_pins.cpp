@@ -24,13 +24,12 @@
 #include <string>
 #include <sys/mman.h>
 
-#define EXPECT(cond)                                                                  \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "integrated_host_pins: %s:%d: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                           \
-            exit(1);                                                                  \
-        }                                                                             \
+#define EXPECT(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "integrated_host_pins: %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 namespace {

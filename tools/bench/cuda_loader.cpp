@@ -5,8 +5,7 @@
 
 namespace bench {
 
-template <typename F>
-static F symbol(void *library, const char *name)
+template <typename F> static F symbol(void *library, const char *name)
 {
     return reinterpret_cast<F>(dlsym(library, name));
 }

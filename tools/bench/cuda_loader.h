@@ -16,13 +16,13 @@ namespace bench {
 
 struct Cuda {
     bool loaded = false;
-    bool context = false;       // a current context: allocations work
-    std::string why;            // why not, when not
+    bool context = false; // a current context: allocations work
+    std::string why;      // why not, when not
     int (*mem_alloc)(unsigned long long *, size_t) = nullptr;
     int (*mem_free)(unsigned long long) = nullptr;
     int (*pointer_get_attribute)(void *, int, unsigned long long) = nullptr;
     int (*mem_get_info)(size_t *, size_t *) = nullptr;
-    gdrhook::DriverApi api;     // for the dma-buf backend
+    gdrhook::DriverApi api; // for the dma-buf backend
     std::string device_name;
 
     // dlopen + cuInit + the primary context of device 0.

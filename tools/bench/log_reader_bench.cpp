@@ -64,14 +64,24 @@ class LogWriter {
 public:
     LogWriter(FILE *file, int pid, uint64_t seed, int64_t t0)
         : file_(file), pid_(pid), x_(seed), ts_(t0), live_(live_max, 0), live_size_(live_max, 0)
-    {
-    }
+    {}
 
     void process_line(const std::string &host, int rank)
     {
-        std::fprintf(file_,
-                     "{\"ts_ns\":%" PRId64 ",\"seq\":0,\"pid\":%d,\"tid\":%d,\"ev\":\"process\",\"api\":\"gdrhook\",\"addr\":\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,\"via\":\"symbol\",\"host\":\"%s\",\"rank\":%d,\"rank_from\":\"RANK\",\"ppid\":%d,\"cmdline\":[\"python3\",\"train.py\",\"--steps\",\"300\"],\"version\":\"0.1.0\",\"config\":{\"GDRHOOK_BACKEND\":\"dmabuf\",\"GDRHOOK_EVENTS\":\"/shared/job/%%h/rank%%r.jsonl\",\"GDRHOOK_PIN\":\"alloc\"},\"driver_version\":13000,\"devices\":[{\"ordinal\":%d,\"name\":\"NVIDIA H100 80GB HBM3\",\"uuid\":\"GPU-%08d-0000-0000-0000-000000000000\",\"pci_bus_id\":\"0000:19:00.0\"}],\"clock\":{\"source\":\"tsc\",\"realtime_ns\":%" PRId64 ",\"monotonic_ns\":1000,\"tsc\":2000,\"tsc_hz\":2000000000}}\n",
-                     ts_, pid_, pid_, host.c_str(), rank, pid_ - 1, rank % 8, rank, ts_);
+        std::fprintf(
+            file_,
+            "{\"ts_ns\":%" PRId64
+            ",\"seq\":0,\"pid\":%d,\"tid\":%d,\"ev\":\"process\",\"api\":\"gdrhook\",\"addr\":"
+            "\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,\"via\":\"symbol\",\"host\":\"%s\",\"rank\":%d,"
+            "\"rank_from\":\"RANK\",\"ppid\":%d,\"cmdline\":[\"python3\",\"train.py\",\"--steps\","
+            "\"300\"],\"version\":\"0.1.0\",\"config\":{\"GDRHOOK_BACKEND\":\"dmabuf\",\"GDRHOOK_"
+            "EVENTS\":\"/shared/job/%%h/"
+            "rank%%r.jsonl\",\"GDRHOOK_PIN\":\"alloc\"},\"driver_version\":13000,\"devices\":[{"
+            "\"ordinal\":%d,\"name\":\"NVIDIA H100 80GB "
+            "HBM3\",\"uuid\":\"GPU-%08d-0000-0000-0000-000000000000\",\"pci_bus_id\":\"0000:19:00."
+            "0\"}],\"clock\":{\"source\":\"tsc\",\"realtime_ns\":%" PRId64
+            ",\"monotonic_ns\":1000,\"tsc\":2000,\"tsc_hz\":2000000000}}\n",
+            ts_, pid_, pid_, host.c_str(), rank, pid_ - 1, rank % 8, rank, ts_);
     }
 
     // Writes at least @p lines lines; returns how many.
@@ -85,14 +95,23 @@ public:
             if (live_[slot]) {
                 uint64_t addr = live_[slot], size = live_size_[slot];
                 bool pinned = size >= (1u << 20);
-                std::fprintf(file_,
-                             "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"free\",\"api\":\"cuMemFree_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
-                             ts_, ++seq_, pid_, tid, addr, size);
+                std::fprintf(
+                    file_,
+                    "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
+                    ",\"pid\":%d,\"tid\":%d,\"ev\":\"free\",\"api\":\"cuMemFree_v2\",\"addr\":"
+                    "\"0x%" PRIx64 "\",\"size\":%" PRIu64
+                    ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
+                    ts_, ++seq_, pid_, tid, addr, size);
                 ++written;
                 if (pinned) {
                     std::fprintf(file_,
-                                 "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"unpin\",\"api\":\"cuMemFree_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":\"dmabuf\",\"handle\":%" PRIu64 ",\"lat_ns\":%" PRIu64 "}\n",
-                                 ts_ + 9000, ++seq_, pid_, pid_ + 9, addr, size, slot + 1, 3000 + rnd() % 40000);
+                                 "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
+                                 ",\"pid\":%d,\"tid\":%d,\"ev\":\"unpin\",\"api\":\"cuMemFree_v2\","
+                                 "\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
+                                 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":"
+                                 "\"dmabuf\",\"handle\":%" PRIu64 ",\"lat_ns\":%" PRIu64 "}\n",
+                                 ts_ + 9000, ++seq_, pid_, pid_ + 9, addr, size, slot + 1,
+                                 3000 + rnd() % 40000);
                     ++written;
                 }
                 live_[slot] = 0;
@@ -105,12 +124,19 @@ public:
             live_[slot] = addr;
             live_size_[slot] = size;
             std::fprintf(file_,
-                         "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"alloc\",\"api\":\"cuMemAlloc_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
+                         "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
+                         ",\"pid\":%d,\"tid\":%d,\"ev\":\"alloc\",\"api\":\"cuMemAlloc_v2\","
+                         "\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
+                         ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
                          ts_, ++seq_, pid_, tid, addr, size);
             ++written;
             if (pinned) {
                 std::fprintf(file_,
-                             "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64 ",\"pid\":%d,\"tid\":%d,\"ev\":\"pin\",\"api\":\"cuMemAlloc_v2\",\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":\"dmabuf\",\"handle\":%zu}\n",
+                             "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
+                             ",\"pid\":%d,\"tid\":%d,\"ev\":\"pin\",\"api\":\"cuMemAlloc_v2\","
+                             "\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
+                             ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":"
+                             "\"dmabuf\",\"handle\":%zu}\n",
                              ts_ + 20000, ++seq_, pid_, pid_ + 9, addr, size, slot + 1);
                 ++written;
             }
@@ -140,8 +166,7 @@ private:
 constexpr int64_t t0 = 1795366155830512914;
 
 // Opens @p path for writing with a large buffer, runs @p write, closes.
-template <typename Write>
-bool write_file(const std::string &path, Write &&write)
+template <typename Write> bool write_file(const std::string &path, Write &&write)
 {
     FILE *file = std::fopen(path.c_str(), "w");
     if (!file) {
@@ -180,7 +205,8 @@ void measure(const char *what, const std::string &path, Consumer &&consume)
         std::cerr << error << '\n';
     auto start = std::chrono::steady_clock::now();
     reader.run();
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     double mb = static_cast<double>(reader.bytes_read()) / 1e6;
     std::printf("%-24s %10.0f MB in %6.2f s: %7.1f MB/s, %5.2f M lines/s (%" PRIu64
                 " events, %" PRIu64 " malformed); peak RSS so far %.1f MiB\n",
@@ -191,7 +217,9 @@ void measure(const char *what, const std::string &path, Consumer &&consume)
 int single_file(const std::string &path, uint64_t lines, bool keep)
 {
     std::printf("generating %" PRIu64 " lines into %s ...\n", lines, path.c_str());
-    if (!write_file(path, [&](FILE *file) { LogWriter(file, 4242, 88172645463325252ull, t0).events(lines); }))
+    if (!write_file(path, [&](FILE *file) {
+            LogWriter(file, 4242, 88172645463325252ull, t0).events(lines);
+        }))
         return 1;
     std::printf("peak RSS after generating: %.1f MiB\n", peak_rss_mib());
 
@@ -259,16 +287,18 @@ uint64_t bytes_under(const std::string &path)
 bool write_job(const std::string &dir, int files, uint64_t events)
 {
     namespace fs = std::filesystem;
-    std::printf("generating %d logs of %" PRIu64 " events (8 ranks a host) under %s ...\n", files, events,
-                dir.c_str());
+    std::printf("generating %d logs of %" PRIu64 " events (8 ranks a host) under %s ...\n", files,
+                events, dir.c_str());
     uint64_t total_lines = 0;
     for (int rank = 0; rank < files; ++rank) {
         char host[32];
         std::snprintf(host, sizeof host, "node%03d", rank / 8);
         fs::create_directories(fs::path(dir) / "job" / host);
-        std::string path = (fs::path(dir) / "job" / host / ("rank" + std::to_string(rank) + ".jsonl")).string();
+        std::string path =
+            (fs::path(dir) / "job" / host / ("rank" + std::to_string(rank) + ".jsonl")).string();
         bool ok = write_file(path, [&](FILE *file) {
-            LogWriter writer(file, 4242 + rank % 8, 88172645463325252ull + static_cast<uint64_t>(rank) * 7919, t0);
+            LogWriter writer(file, 4242 + rank % 8,
+                             88172645463325252ull + static_cast<uint64_t>(rank) * 7919, t0);
             writer.process_line(host, rank);
             total_lines += 1 + writer.events(events);
         });
@@ -276,8 +306,11 @@ bool write_job(const std::string &dir, int files, uint64_t events)
             return false;
     }
     std::string single = (fs::path(dir) / "single.jsonl").string();
-    std::printf("generating one log of %" PRIu64 " events into %s ...\n", total_lines, single.c_str());
-    return write_file(single, [&](FILE *file) { LogWriter(file, 4242, 88172645463325252ull, t0).events(total_lines); });
+    std::printf("generating one log of %" PRIu64 " events into %s ...\n", total_lines,
+                single.c_str());
+    return write_file(single, [&](FILE *file) {
+        LogWriter(file, 4242, 88172645463325252ull, t0).events(total_lines);
+    });
 }
 
 int job(const std::string &dir, int files, uint64_t events, bool keep, bool reuse, int runs)
@@ -295,8 +328,9 @@ int job(const std::string &dir, int files, uint64_t events, bool keep, bool reus
     char job_what[64];
     std::snprintf(job_what, sizeof job_what, "summary of the job (%zu files)", job_files);
     auto report = [](const char *what, double mb, const Run &run) {
-        std::printf("%-36s %8.0f MB in %6.2f s: %7.1f MB/s; %6.2f s of CPU; max RSS %6.1f MiB%s\n", what, mb,
-                    run.seconds, mb / run.seconds, run.cpu_seconds, run.max_rss_mib, run.ok ? "" : " (FAILED)");
+        std::printf("%-36s %8.0f MB in %6.2f s: %7.1f MB/s; %6.2f s of CPU; max RSS %6.1f MiB%s\n",
+                    what, mb, run.seconds, mb / run.seconds, run.cpu_seconds, run.max_rss_mib,
+                    run.ok ? "" : " (FAILED)");
     };
     // A forked child's ru_maxrss counts the pages it shares with this
     // process too; `/usr/bin/time -v gdrhook log summary DIR` has none.
@@ -319,10 +353,11 @@ int job(const std::string &dir, int files, uint64_t events, bool keep, bool reus
         job_cpu.push_back(job_mb / all.cpu_seconds);
         max_rss = std::max(max_rss, all.max_rss_mib);
     }
-    std::printf("median of %d: job %.1f MB/s, one file %.1f MB/s: %.2f of the speed (median of the runs' "
-                "ratios); per CPU second: job %.1f MB, one file %.1f MB: %.2f; job's max RSS %.1f MiB\n",
-                runs, median(job_speed), median(single_speed), median(ratio), median(job_cpu),
-                median(single_cpu), median(job_cpu) / median(single_cpu), max_rss);
+    std::printf(
+        "median of %d: job %.1f MB/s, one file %.1f MB/s: %.2f of the speed (median of the runs' "
+        "ratios); per CPU second: job %.1f MB, one file %.1f MB: %.2f; job's max RSS %.1f MiB\n",
+        runs, median(job_speed), median(single_speed), median(ratio), median(job_cpu),
+        median(single_cpu), median(job_cpu) / median(single_cpu), max_rss);
     std::printf("target: <= 256 MiB, >= 1.00 of the speed: %s\n",
                 ok && max_rss <= 256 && median(ratio) >= 1.0 ? "met" : "NOT met");
     if (!keep)
@@ -349,11 +384,14 @@ int main(int argc, char **argv)
     app.add_option("--dir", dir, "where to write the job's logs (--job)")->capture_default_str();
     app.add_flag("--keep", keep, "keep the files afterwards");
     app.add_flag("--reuse", reuse, "read the logs an earlier --job --keep left in --dir (--job)");
-    app.add_option("--runs", runs, "summaries of each, alternating (--job)")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--runs", runs, "summaries of each, alternating (--job)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &error) {
         return app.exit(error);
     }
-    return as_job ? job(dir, job_files, job_events, keep || reuse, reuse, runs) : single_file(path, lines, keep);
+    return as_job ? job(dir, job_files, job_events, keep || reuse, reuse, runs)
+                  : single_file(path, lines, keep);
 }

@@ -137,8 +137,8 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
                 done += batch_hits;
                 if (samples.size() < samples.capacity()) {
                     double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
-                    samples.push_back(static_cast<float>(std::max(0.0, ns - clock_ns) /
-                                                         batch_hits));
+                    samples.push_back(
+                        static_cast<float>(std::max(0.0, ns - clock_ns) / batch_hits));
                 }
             }
             spans[t] = std::chrono::duration<double>(clock_type::now() - begin).count();

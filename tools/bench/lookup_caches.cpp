@@ -12,9 +12,7 @@ using namespace gdrhook;
 
 // Hold: get()+put() a hit, else lookup(). A template argument, so that a
 // hit's loop has no branch of the benchmark's own.
-template <bool Hold>
-class GdrhookCache final : public BatchedCache<GdrhookCache<Hold>>
-{
+template <bool Hold> class GdrhookCache final : public BatchedCache<GdrhookCache<Hold>> {
 public:
     explicit GdrhookCache(const std::vector<Buffer> &buffers)
     {
@@ -65,8 +63,7 @@ private:
 
 // The tag-check cache: our index, immutable during the run (so no
 // reclamation cost), plus cuPointerGetAttribute(BUFFER_ID) on every hit.
-class TagCheckCache final : public BatchedCache<TagCheckCache>
-{
+class TagCheckCache final : public BatchedCache<TagCheckCache> {
 public:
     explicit TagCheckCache(const Cuda &cuda) : query_(cuda.pointer_get_attribute)
     {

@@ -25,8 +25,7 @@ struct Buffer {
     uint64_t buffer_id; // from the driver, for the tag check
 };
 
-class LookupCache
-{
+class LookupCache {
 public:
     virtual ~LookupCache() = default;
     virtual const char *name() const = 0;
@@ -42,12 +41,9 @@ public:
 };
 
 // Implements hit_batch over Self::hit(addr, len) (0: failed), inlined.
-template <typename Self>
-class BatchedCache : public LookupCache
-{
+template <typename Self> class BatchedCache : public LookupCache {
 public:
-    uint64_t hit_batch(const uint64_t *addrs, size_t count, uint64_t len,
-                       uint64_t &sink) final
+    uint64_t hit_batch(const uint64_t *addrs, size_t count, uint64_t len, uint64_t &sink) final
     {
         uint64_t failed = 0, acc = 0;
         for (size_t i = 0; i < count; ++i) {

@@ -58,8 +58,7 @@ struct Options {
     std::vector<size_t> entries{16, 256, 4096, 65536};
     std::vector<int> threads{1, 2, 4, 8, 16};
     std::vector<std::string> patterns{"hot", "random"};
-    std::vector<std::string> caches{"gdrhook.lookup", "gdrhook.get_put", "tagcheck",
-                                    "ucs_rcache"};
+    std::vector<std::string> caches{"gdrhook.lookup", "gdrhook.get_put", "tagcheck", "ucs_rcache"};
     bool queue = true;
     std::vector<int> queue_producers{1, 2, 4, 8, 16};
     uint64_t queue_events = 2000000;
@@ -69,8 +68,7 @@ struct Options {
     size_t unpin_frees = 4096;
 };
 
-template <typename T>
-std::vector<T> parse_list(const char *text)
+template <typename T> std::vector<T> parse_list(const char *text)
 {
     std::vector<T> out;
     for (const char *p = text; *p;) {
@@ -95,21 +93,34 @@ bool parse(int argc, char **argv, Options &o)
                     throw std::invalid_argument(a + " needs a value");
                 return argv[++i];
             };
-            if (a == "--json") o.json = true;
-            else if (a == "--json-out") o.json_out = value();
-            else if (a == "--seconds") o.seconds = std::atof(value());
-            else if (a == "--entries") o.entries = parse_list<size_t>(value());
-            else if (a == "--threads") o.threads = parse_list<int>(value());
-            else if (a == "--patterns") o.patterns = parse_list<std::string>(value());
-            else if (a == "--caches") o.caches = parse_list<std::string>(value());
-            else if (a == "--rounds") o.rounds = std::stoi(value());
-            else if (a == "--no-queue") o.queue = false;
-            else if (a == "--queue-producers") o.queue_producers = parse_list<int>(value());
-            else if (a == "--queue-events") o.queue_events = std::stoull(value());
-            else if (a == "--no-unpin") o.unpin = false;
+            if (a == "--json")
+                o.json = true;
+            else if (a == "--json-out")
+                o.json_out = value();
+            else if (a == "--seconds")
+                o.seconds = std::atof(value());
+            else if (a == "--entries")
+                o.entries = parse_list<size_t>(value());
+            else if (a == "--threads")
+                o.threads = parse_list<int>(value());
+            else if (a == "--patterns")
+                o.patterns = parse_list<std::string>(value());
+            else if (a == "--caches")
+                o.caches = parse_list<std::string>(value());
+            else if (a == "--rounds")
+                o.rounds = std::stoi(value());
+            else if (a == "--no-queue")
+                o.queue = false;
+            else if (a == "--queue-producers")
+                o.queue_producers = parse_list<int>(value());
+            else if (a == "--queue-events")
+                o.queue_events = std::stoull(value());
+            else if (a == "--no-unpin")
+                o.unpin = false;
             else if (a == "--unpin-backends" || a == "--unpin-backend")
                 o.unpin_backends = parse_list<std::string>(value());
-            else if (a == "--unpin-frees") o.unpin_frees = std::stoull(value());
+            else if (a == "--unpin-frees")
+                o.unpin_frees = std::stoull(value());
             else if (a == "--help" || a == "-h") {
                 std::printf("usage: see the header of tools/bench/main.cpp\n");
                 std::exit(0);
@@ -144,8 +155,7 @@ bool parse(int argc, char **argv, Options &o)
 
 // Pins are eventfds: the unpin is a real close(), like a dma-buf's, minus
 // the driver's release work.
-class EventfdBackend final : public gdrhook::PinBackend
-{
+class EventfdBackend final : public gdrhook::PinBackend {
 public:
     gdrhook::BackendKind kind() const override { return gdrhook::BackendKind::dmabuf; }
     const char *name() const override { return "eventfd"; }
@@ -153,9 +163,9 @@ public:
     gdrhook::Status pin(uint64_t, uint64_t, gdrhook::Pin &out) override
     {
         out.fd = gdrhook::OwnedFd::adopt(eventfd(0, EFD_CLOEXEC), false);
-        return out.fd.valid() ? gdrhook::Status::success()
-                              : gdrhook::Status::error(gdrhook::StatusCode::io_error, errno,
-                                                       "eventfd failed");
+        return out.fd.valid()
+                   ? gdrhook::Status::success()
+                   : gdrhook::Status::error(gdrhook::StatusCode::io_error, errno, "eventfd failed");
     }
     gdrhook::Status unpin(gdrhook::Pin *pins, size_t count) override
     {
@@ -213,8 +223,7 @@ __attribute__((format(printf, 1, 2))) void say(const char *format, ...)
 }
 
 // The JSON document, built as text (no JSON library in this binary).
-class Json
-{
+class Json {
 public:
     void add(const char *format, ...) __attribute__((format(printf, 2, 3)))
     {
@@ -268,8 +277,8 @@ int main(int argc, char **argv)
             cuda.device_name.c_str(), static_cast<unsigned long long>(buffer_size >> 10));
     else
         say("no CUDA context (%s): tag check skipped, host memory\n", cuda.why.c_str());
-    say("%u CPUs; hits of 4 KiB timed in batches of %zu, clock read %.1f ns subtracted\n",
-        cpus, batch_hits, clock_read_ns());
+    say("%u CPUs; hits of 4 KiB timed in batches of %zu, clock read %.1f ns subtracted\n", cpus,
+        batch_hits, clock_read_ns());
 
     std::vector<Pattern> patterns;
     for (const std::string &p : o.patterns)
@@ -285,8 +294,8 @@ int main(int argc, char **argv)
         say("\n%-16s %-6s %7s %7s %10s %10s %12s\n", "cache", "access", "entries", "threads",
             "median ns", "p99 ns", "Mhits/s");
     for (size_t entries : o.entries) {
-        std::vector<Buffer> driver = cuda.context ? driver_buffers(cuda, entries)
-                                                  : std::vector<Buffer>{};
+        std::vector<Buffer> driver =
+            cuda.context ? driver_buffers(cuda, entries) : std::vector<Buffer>{};
         std::vector<Buffer> host = arena_buffers(entries);
         const std::vector<Buffer> &main_buffers = cuda.context ? driver : host;
         // At the largest entry count the caches stay warm for the goals' rounds.
@@ -324,8 +333,8 @@ int main(int argc, char **argv)
             }
             for (Pattern pattern : patterns) {
                 for (int threads : o.threads) {
-                    lookups.push_back(measure_lookups(*cache, *buffers, pattern, threads,
-                                                      o.seconds));
+                    lookups.push_back(
+                        measure_lookups(*cache, *buffers, pattern, threads, o.seconds));
                     const LookupResult &r = lookups.back();
                     say("%-16s %-6s %7zu %7d %10.2f %10.2f %12.2f%s\n", r.cache.c_str(),
                         to_string(r.pattern), r.entries, r.threads, r.median_ns, r.p99_ns,
@@ -389,8 +398,7 @@ int main(int argc, char **argv)
                     else
                         backend = std::make_unique<EventfdBackend>();
                 } else {
-                    std::fprintf(stderr, "gdrhook-bench: unknown unpin backend %s\n",
-                                 kind.c_str());
+                    std::fprintf(stderr, "gdrhook-bench: unknown unpin backend %s\n", kind.c_str());
                     return 2;
                 }
                 UnpinBuffers ub;
@@ -404,17 +412,18 @@ int main(int argc, char **argv)
                     releases.push_back(r);
                     say("%s release alone (%llu pins, one at a time): p50 %.1f us  p99 %.1f us;"
                         " %.0f releases/s\n",
-                        r.backend, static_cast<unsigned long long>(r.releases), r.p50_us,
-                        r.p99_us, r.releases_per_s);
+                        r.backend, static_cast<unsigned long long>(r.releases), r.p50_us, r.p99_us,
+                        r.releases_per_s);
                 }
                 unpins.push_back({measure_unpin_delay(std::move(backend), ub, gap_ns), gap_ns});
                 const UnpinDelayResult &u = unpins.back().result;
                 say("free-to-unpin (%s, %llu frees %s): p50 %.1f us  p90 %.1f us  p99 %.1f us"
                     "  max %.1f us; %.0f unpins/s\n",
                     u.backend, static_cast<unsigned long long>(u.frees),
-                    gap_ns ? "40 us apart" : "back to back", u.p50_us, u.p90_us, u.p99_us,
-                    u.max_us, u.unpins_per_s);
-                say("  the freeing thread's part (invalidate, unpin, submit) p50 %.1f us  p99 %.1f us;"
+                    gap_ns ? "40 us apart" : "back to back", u.p50_us, u.p90_us, u.p99_us, u.max_us,
+                    u.unpins_per_s);
+                say("  the freeing thread's part (invalidate, unpin, submit) p50 %.1f us  p99 %.1f "
+                    "us;"
                     " of it the release (per pin) p50 %.1f us  p99 %.1f us  max %.1f us\n",
                     u.free_path_p50_us, u.free_path_p99_us, u.release_p50_us, u.release_p99_us,
                     u.release_max_us);
@@ -433,14 +442,23 @@ int main(int argc, char **argv)
     for (const UnpinRun &run : unpins) {
         if (run.gap_ns == 0 || std::string(run.result.backend) != "dmabuf")
             continue;
-        targets.push_back({"unpin_p50_us", "free-to-unpin p50, dma-buf, frees 40 us apart",
-                           run.result.p50_us, "<=", 50, {}});
-        targets.push_back({"unpin_p99_us", "free-to-unpin p99, dma-buf, frees 40 us apart",
-                           run.result.p99_us, "<=", 200, {}});
+        targets.push_back({"unpin_p50_us",
+                           "free-to-unpin p50, dma-buf, frees 40 us apart",
+                           run.result.p50_us,
+                           "<=",
+                           50,
+                           {}});
+        targets.push_back({"unpin_p99_us",
+                           "free-to-unpin p99, dma-buf, frees 40 us apart",
+                           run.result.p99_us,
+                           "<=",
+                           200,
+                           {}});
     }
     if (o.rounds > 0)
         say("\ntargets (docs/performance.md), from this run; a lookup goal is the median of "
-            "%d rounds (their range in brackets):\n", o.rounds);
+            "%d rounds (their range in brackets):\n",
+            o.rounds);
     else
         say("\ntargets (docs/performance.md), from this run:\n");
     for (const Target &t : targets) {
@@ -452,7 +470,10 @@ int main(int argc, char **argv)
         }
         say("  %-22s %10s  (goal %s %g)  %-4s  %s%s\n", t.name.c_str(),
             Json::number(t.value).c_str(), t.relation, t.goal,
-            !met ? "n/a" : *met ? "met" : "NOT", range.c_str(), t.what.c_str());
+            !met   ? "n/a"
+            : *met ? "met"
+                   : "NOT",
+            range.c_str(), t.what.c_str());
     }
 
     if (!o.json && o.json_out.empty())
@@ -470,8 +491,8 @@ int main(int argc, char **argv)
         j.add("    {\"cache\": \"%s\", \"pattern\": \"%s\", \"entries\": %zu, "
               "\"threads\": %d, \"median_ns\": %.3f, \"p99_ns\": %.3f, "
               "\"mhits_per_s\": %.3f, \"hits\": %llu, \"misses\": %llu}%s\n",
-              r.cache.c_str(), to_string(r.pattern), r.entries, r.threads, r.median_ns,
-              r.p99_ns, r.mhits_per_s, static_cast<unsigned long long>(r.hits),
+              r.cache.c_str(), to_string(r.pattern), r.entries, r.threads, r.median_ns, r.p99_ns,
+              r.mhits_per_s, static_cast<unsigned long long>(r.hits),
               static_cast<unsigned long long>(r.misses), i + 1 < lookups.size() ? "," : "");
     }
     j.add("  ],\n  \"queue\": [\n");
@@ -500,7 +521,8 @@ int main(int argc, char **argv)
               releases[i].p50_us, releases[i].p99_us, releases[i].releases_per_s,
               i + 1 < releases.size() ? "," : "");
     j.add("  ],\n  \"targets\": {\n    \"entries\": %zu,\n    \"threads\": %d,\n"
-          "    \"rounds\": %d", largest, most_threads, o.rounds);
+          "    \"rounds\": %d",
+          largest, most_threads, o.rounds);
     for (const Target &t : targets) {
         auto met = t.met();
         std::string rounds;
@@ -509,8 +531,10 @@ int main(int argc, char **argv)
         j.add(",\n    %s: {\"value\": %s, \"goal\": \"%s %g\", \"met\": %s, \"what\": %s, "
               "\"rounds\": [%s]}",
               Json::quote(t.name).c_str(), Json::number(t.value).c_str(), t.relation, t.goal,
-              !met ? "null" : *met ? "true" : "false", Json::quote(t.what).c_str(),
-              rounds.c_str());
+              !met   ? "null"
+              : *met ? "true"
+                     : "false",
+              Json::quote(t.what).c_str(), rounds.c_str());
     }
     j.add("\n  }\n}\n");
 

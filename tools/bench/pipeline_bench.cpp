@@ -3,8 +3,8 @@
 
 #include "cache/base/clock.h"
 #include "cache/events/event_log.h"
-#include "cache/events/event_queue.h"
 #include "cache/events/event_pipeline.h"
+#include "cache/events/event_queue.h"
 #include "cache/registration/free_invalidation.h"
 #include "cache/registration/registration_cache.h"
 
@@ -21,8 +21,7 @@ namespace {
 
 // Forwards to the measured backend and times each unpin call, so that the
 // delay splits into the release and everything before it.
-class TimedBackend : public PinBackend
-{
+class TimedBackend : public PinBackend {
 public:
     explicit TimedBackend(std::unique_ptr<PinBackend> inner) : inner_(std::move(inner)) {}
     BackendKind kind() const override { return inner_->kind(); }

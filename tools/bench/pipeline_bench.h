@@ -26,7 +26,7 @@ struct UnpinDelayResult {
     uint64_t frees = 0;
     uint64_t unpins = 0;
     double p50_us = 0, p90_us = 0, p99_us = 0, max_us = 0;
-    double unpins_per_s = 0;   // from the first free to the last unpin
+    double unpins_per_s = 0; // from the first free to the last unpin
     // The freeing thread's part: invalidate, unpin, poke and submit (the
     // unpin is done before the free returns).
     double free_path_p50_us = 0, free_path_p99_us = 0;
@@ -50,7 +50,6 @@ struct ReleaseAloneResult {
     double p50_us = 0, p99_us = 0;
     double releases_per_s = 0;
 };
-ReleaseAloneResult measure_release_alone(gdrhook::PinBackend &backend,
-                                         const UnpinBuffers &buffers);
+ReleaseAloneResult measure_release_alone(gdrhook::PinBackend &backend, const UnpinBuffers &buffers);
 
 } // namespace bench

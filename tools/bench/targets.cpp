@@ -25,10 +25,10 @@ struct Point {
     bool many_threads;
 };
 constexpr Point compared_points[] = {
-    {"gdrhook.lookup", Pattern::hot, false},  {"gdrhook.lookup", Pattern::hot, true},
-    {"tagcheck", Pattern::hot, false},        {"tagcheck", Pattern::hot, true},
+    {"gdrhook.lookup", Pattern::hot, false},    {"gdrhook.lookup", Pattern::hot, true},
+    {"tagcheck", Pattern::hot, false},          {"tagcheck", Pattern::hot, true},
     {"gdrhook.lookup", Pattern::random, false}, {"gdrhook.lookup", Pattern::random, true},
-    {"ucs_rcache", Pattern::hot, false},      {"ucs_rcache", Pattern::random, false},
+    {"ucs_rcache", Pattern::hot, false},        {"ucs_rcache", Pattern::random, false},
 };
 
 } // namespace
@@ -65,28 +65,54 @@ std::vector<Target> lookup_targets(const std::vector<LookupResult> &points, size
     std::string at = std::to_string(entries) + " entries";
     std::string many = std::to_string(threads) + " threads";
     return {
-        {"hot_median_ns", "gdrhook.lookup hot median, 1 thread, " + at,
-         median("gdrhook.lookup", Pattern::hot), "<=", 6, {}},
+        {"hot_median_ns",
+         "gdrhook.lookup hot median, 1 thread, " + at,
+         median("gdrhook.lookup", Pattern::hot),
+         "<=",
+         6,
+         {}},
         {"hot_threads_vs_tagcheck",
          "gdrhook.lookup / tagcheck hot throughput, " + many + " each, " + at,
-         throughput_ratio("tagcheck", Pattern::hot), ">=", 400, {}},
-        {"hot_vs_tagcheck", "tagcheck / gdrhook.lookup hot median, " + at,
-         ratio("tagcheck", Pattern::hot), ">=", 10, {}},
-        {"hot_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup hot median, " + at,
-         ratio("ucs_rcache", Pattern::hot), ">=", 5, {}},
-        {"random_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup random median, " + at,
-         ratio("ucs_rcache", Pattern::random), ">=", 3, {}},
-        {"hot_scaling", "gdrhook.lookup hot throughput, " + many + " / 1 thread, " + at,
-         scaling(Pattern::hot), ">=", 12, {}},
-        {"random_scaling", "gdrhook.lookup random throughput, " + many + " / 1 thread, " + at,
-         scaling(Pattern::random), ">=", 12, {}},
+         throughput_ratio("tagcheck", Pattern::hot),
+         ">=",
+         400,
+         {}},
+        {"hot_vs_tagcheck",
+         "tagcheck / gdrhook.lookup hot median, " + at,
+         ratio("tagcheck", Pattern::hot),
+         ">=",
+         10,
+         {}},
+        {"hot_vs_ucs_rcache",
+         "ucs_rcache / gdrhook.lookup hot median, " + at,
+         ratio("ucs_rcache", Pattern::hot),
+         ">=",
+         5,
+         {}},
+        {"random_vs_ucs_rcache",
+         "ucs_rcache / gdrhook.lookup random median, " + at,
+         ratio("ucs_rcache", Pattern::random),
+         ">=",
+         3,
+         {}},
+        {"hot_scaling",
+         "gdrhook.lookup hot throughput, " + many + " / 1 thread, " + at,
+         scaling(Pattern::hot),
+         ">=",
+         12,
+         {}},
+        {"random_scaling",
+         "gdrhook.lookup random throughput, " + many + " / 1 thread, " + at,
+         scaling(Pattern::random),
+         ">=",
+         12,
+         {}},
     };
 }
 
 std::vector<Target> lookup_targets_in_rounds(const std::vector<KeptCache> &caches,
-                                             const std::vector<Pattern> &patterns,
-                                             size_t entries, int threads, int rounds,
-                                             double seconds)
+                                             const std::vector<Pattern> &patterns, size_t entries,
+                                             int threads, int rounds, double seconds)
 {
     auto kept = [&](const char *name) -> const KeptCache * {
         for (const KeptCache &k : caches)

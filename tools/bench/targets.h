@@ -53,8 +53,7 @@ std::vector<Target> lookup_targets(const std::vector<LookupResult> &points, size
 // given (those absent leave their goals without a value); each goal is the
 // median of its rounds.
 std::vector<Target> lookup_targets_in_rounds(const std::vector<KeptCache> &caches,
-                                             const std::vector<Pattern> &patterns,
-                                             size_t entries, int threads, int rounds,
-                                             double seconds);
+                                             const std::vector<Pattern> &patterns, size_t entries,
+                                             int threads, int rounds, double seconds);
 
 } // namespace bench

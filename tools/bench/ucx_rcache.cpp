@@ -30,8 +30,7 @@ void no_dump(void *, ucs_rcache_t *, ucs_rcache_region_t *, char *buf, size_t ma
 
 const ucs_rcache_ops_t ops = {no_register, no_deregister, no_dump};
 
-class UcxCache final : public BatchedCache<UcxCache>
-{
+class UcxCache final : public BatchedCache<UcxCache> {
 public:
     explicit UcxCache(ucs_rcache_t *rcache) : rcache_(rcache) {}
     ~UcxCache() override { ucs_rcache_destroy(rcache_); }
@@ -48,8 +47,8 @@ public:
     uint64_t hit(uint64_t addr, uint64_t len)
     {
         ucs_rcache_region_t *region = nullptr;
-        if (ucs_rcache_get(rcache_, reinterpret_cast<void *>(addr), len,
-                           PROT_READ | PROT_WRITE, nullptr, &region) != UCS_OK)
+        if (ucs_rcache_get(rcache_, reinterpret_cast<void *>(addr), len, PROT_READ | PROT_WRITE,
+                           nullptr, &region) != UCS_OK)
             return 0;
         uint64_t start = region->super.start;
         ucs_rcache_region_put(rcache_, region);

@@ -87,7 +87,8 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, JobStepConsu
 template <typename Consumer>
 ReadOutcome read_logs_in_order(const LogOptions &options, std::ostream &err, Consumer &consumer)
 {
-    EveryEvent every([&](const LogEvent &event, const SourceLocation &where) { consumer.add(event, where); });
+    EveryEvent every(
+        [&](const LogEvent &event, const SourceLocation &where) { consumer.add(event, where); });
     return read_logs(options, err, every, 0, every_event_steps);
 }
 
@@ -101,7 +102,8 @@ int log_summary(const LogOptions &options, std::ostream &out, std::ostream &err)
     // steps, merged in time order (BatchedLogReader).
     size_t steps = options.step_budget ? options.step_budget : BatchedLogReader::step_budget;
     ReadOutcome read = read_logs(options, err, builder, options.threads, steps);
-    Summary summary = builder.finish(read.files.size() - read.unopened_files, read.bytes, read.malformed);
+    Summary summary =
+        builder.finish(read.files.size() - read.unopened_files, read.bytes, read.malformed);
     if (options.json)
         out << summary_json(summary);
     else

@@ -19,17 +19,17 @@ inline constexpr unsigned max_parse_threads = 64;
 
 struct LogOptions {
     std::vector<std::string> files;
-    bool json = false;       // summary: JSON instead of text
+    bool json = false; // summary: JSON instead of text
     // summary: threads that parse the files ahead of the one that digests
     // them (BatchedLogReader); 0: that one parses them too.
     unsigned threads = default_parse_threads();
     // summary: steps held for all files together, 0 for BatchedLogReader's
     // step_budget; a test makes it small so that few events fill a batch.
     size_t step_budget = 0;
-    std::string output;      // timeline: the SVG to write
-    int64_t min_ts_ns = INT64_MIN; // ignore events before (gdrhook run)
+    std::string output;             // timeline: the SVG to write
+    int64_t min_ts_ns = INT64_MIN;  // ignore events before (gdrhook run)
     std::vector<std::string> allow; // check: --allow values, as given
-    CheckOptions check;      // check: the problems they allow
+    CheckOptions check;             // check: the problems they allow
 };
 
 // `gdrhook log summary`: exit_ok, or exit_input when a file could not be
@@ -44,4 +44,3 @@ int log_check(const LogOptions &options, std::ostream &out, std::ostream &err);
 int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err);
 
 } // namespace gdrhook::cli
-

@@ -59,10 +59,12 @@ int dispatch(int argc, char **argv)
                     "log each process's RSS, open fds and pins every MS milliseconds, for "
                     "`log timeline` (GDRHOOK_SAMPLE_MS; 0 or 10 to 3600000)")
         ->type_name("MS");
-    run->add_option("--log-level", run_options.log_level, "shim messages on stderr (GDRHOOK_LOG_LEVEL)")
+    run->add_option("--log-level", run_options.log_level,
+                    "shim messages on stderr (GDRHOOK_LOG_LEVEL)")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-    run->add_option("--library", run_options.library,
-                    "libgdrhook.so to preload (default: GDRHOOK_LIBRARY, else found next to gdrhook)");
+    run->add_option(
+        "--library", run_options.library,
+        "libgdrhook.so to preload (default: GDRHOOK_LIBRARY, else found next to gdrhook)");
     bool no_summary = false;
     run->add_flag("--no-summary", no_summary, "do not print the summary when the program ends");
     run->add_option("command", run_options.command, "the program and its arguments (after --)");
@@ -79,10 +81,11 @@ int dispatch(int argc, char **argv)
                    "percentiles, errors");
     add_files(summary, log_options.files);
     summary->add_flag("--json", log_options.json, "print one JSON object instead of text");
-    summary->add_option("--threads", log_options.threads,
-                        "threads that parse the logs ahead of the one that sums them up; 0: that "
-                        "one alone (default: one less than the CPUs gdrhook may run on, at most 8; a "
-                        "single file is parsed by that one)")
+    summary
+        ->add_option("--threads", log_options.threads,
+                     "threads that parse the logs ahead of the one that sums them up; 0: that "
+                     "one alone (default: one less than the CPUs gdrhook may run on, at most 8; a "
+                     "single file is parsed by that one)")
         ->type_name("N")
         ->capture_default_str()
         ->check(CLI::Range(0, static_cast<int>(max_parse_threads)));
@@ -93,11 +96,12 @@ int dispatch(int argc, char **argv)
                  "pinned memory was freed without an unpin, verify mode found nothing and no "
                  "error event was logged (for CI)");
     add_files(check, log_options.files);
-    check->add_option("--allow", log_options.allow,
-                      "problems you expect, counted but not failing the check (repeatable): "
-                      "error (any error event that is not a verify finding), error:TEXT (those "
-                      "whose msg starts with TEXT), never-unpinned, freed-while-pinned, "
-                      "verify-finding, double-release, pin-replaced, revoked-never-unpinned")
+    check
+        ->add_option("--allow", log_options.allow,
+                     "problems you expect, counted but not failing the check (repeatable): "
+                     "error (any error event that is not a verify finding), error:TEXT (those "
+                     "whose msg starts with TEXT), never-unpinned, freed-while-pinned, "
+                     "verify-finding, double-release, pin-replaced, revoked-never-unpinned")
         ->type_name("KIND")
         ->allow_extra_args(false) // one value per --allow; the files follow
         ->check([](const std::string &value) {
@@ -132,9 +136,10 @@ int dispatch(int argc, char **argv)
         ->capture_default_str();
     doctor->add_option("--device", doctor_options.device, "the gdrhook device node")
         ->capture_default_str();
-    doctor->add_option("--pid", doctor_options.pid,
-                       "also look at this running process: whether gdrhook and UCX are both "
-                       "loaded, and which one UCX's CUDA memory caches rely on")
+    doctor
+        ->add_option("--pid", doctor_options.pid,
+                     "also look at this running process: whether gdrhook and UCX are both "
+                     "loaded, and which one UCX's CUDA memory caches rely on")
         ->check(CLI::Range(1, 4194304)); // Linux's largest pid_max
     doctor->add_flag("--settings", doctor_options.settings,
                      "only list the GDRHOOK_* variables: what each accepts, its default, and its "

@@ -13,14 +13,14 @@ namespace vmtest {
 
 int test_integrated()
 {
-	const pid_t pid = spawn("integrated_host_pins",
-				{std::string("LD_PRELOAD=") + kPackedDir + "/libgdrhook.so",
-				 "FAKECUDA_INTEGRATED=1", "GDRHOOK_BACKEND=auto", "GDRHOOK_PIN=alloc",
-				 "GDRHOOK_LOG_LEVEL=info"},
-				-1, -1);
-	CHECK(exited_ok(pid));
-	check_no_leaks("after integrated_host_pins");
-	return 0;
+    const pid_t pid =
+        spawn("integrated_host_pins",
+              {std::string("LD_PRELOAD=") + kPackedDir + "/libgdrhook.so", "FAKECUDA_INTEGRATED=1",
+               "GDRHOOK_BACKEND=auto", "GDRHOOK_PIN=alloc", "GDRHOOK_LOG_LEVEL=info"},
+              -1, -1);
+    CHECK(exited_ok(pid));
+    check_no_leaks("after integrated_host_pins");
+    return 0;
 }
 
 } // namespace vmtest

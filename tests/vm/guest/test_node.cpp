@@ -21,132 +21,132 @@
 namespace vmtest {
 namespace {
 
-constexpr const char* kTool = "/opt/gdrhook/gdrhook";
-constexpr const char* kProm = "/tmp/gdrhook-node.prom";
+constexpr const char *kTool = "/opt/gdrhook/gdrhook";
+constexpr const char *kProm = "/tmp/gdrhook-node.prom";
 constexpr int kNv = 8, kDmabuf = 2;
 
 // Runs `gdrhook node ARGS`, prints what it wrote, returns its exit status
 // and its output.
-int node(const std::string& args, std::string* out)
+int node(const std::string &args, std::string *out)
 {
-	const std::string cmd = std::string(kTool) + " node --libnvml /nonexistent " + args +
-				" >/tmp/gdrhook-node.out 2>&1";
-	const int status = shell(cmd);
-	std::ifstream in("/tmp/gdrhook-node.out");
-	std::stringstream text;
-	text << in.rdbuf();
-	*out = text.str();
-	std::printf("node: $ gdrhook node %s  (exit %d)\n%s", args.c_str(), status, out->c_str());
-	return status;
+    const std::string cmd = std::string(kTool) + " node --libnvml /nonexistent " + args +
+                            " >/tmp/gdrhook-node.out 2>&1";
+    const int status = shell(cmd);
+    std::ifstream in("/tmp/gdrhook-node.out");
+    std::stringstream text;
+    text << in.rdbuf();
+    *out = text.str();
+    std::printf("node: $ gdrhook node %s  (exit %d)\n%s", args.c_str(), status, out->c_str());
+    return status;
 }
 
-std::string slurp(const char* path)
+std::string slurp(const char *path)
 {
-	std::ifstream in(path);
-	std::stringstream text;
-	text << in.rdbuf();
-	return text.str();
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
 }
 
-bool has(const std::string& text, const std::string& what)
+bool has(const std::string &text, const std::string &what)
 {
-	if (text.find(what) != std::string::npos)
-		return true;
-	std::printf("node: missing from the output: %s\n", what.c_str());
-	return false;
+    if (text.find(what) != std::string::npos)
+        return true;
+    std::printf("node: missing from the output: %s\n", what.c_str());
+    return false;
 }
 
 } // namespace
 
 int test_node()
 {
-	if (::access(kTool, X_OK) != 0) {
-		std::printf("node: %s missing (run.sh packs the build's tools/gdrhook)\n", kTool);
-		return 1;
-	}
-	// getpwuid() reads /etc/passwd (glibc's files backend is built in).
-	::mkdir("/etc", 0755);
-	std::ofstream("/etc/passwd") << "root:x:0:0:root:/root:/bin/sh\n";
-	// The child that outlives its parent becomes ours, so we can reap it.
-	CHECK(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+    if (::access(kTool, X_OK) != 0) {
+        std::printf("node: %s missing (run.sh packs the build's tools/gdrhook)\n", kTool);
+        return 1;
+    }
+    // getpwuid() reads /etc/passwd (glibc's files backend is built in).
+    ::mkdir("/etc", 0755);
+    std::ofstream("/etc/passwd") << "root:x:0:0:root:/root:/bin/sh\n";
+    // The child that outlives its parent becomes ours, so we can reap it.
+    CHECK(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
 
-	int ready[2];
-	CHECK(::pipe(ready) == 0);
-	const pid_t opener = ::fork();
-	CHECK(opener >= 0);
-	if (opener == 0) {
-		Gdrhook dev;
-		HostBuffer buf(kNv * kGpuPage);
-		VgemBuffer vb(kDmabuf * 4096);
-		const PciAddr peer = first_pci_device();
-		if (!dev.ok() || !vb.ok())
-			std::_Exit(1);
-		uint64_t h;
-		for (int i = 0; i < kNv; i++)
-			if (dev.pin_nvp2p(buf.data() + i * kGpuPage, kGpuPage, &h))
-				std::_Exit(1);
-		for (int i = 0; i < kDmabuf; i++)
-			if (dev.pin_dmabuf(vb.fd(), i * 4096, 4096, peer, &h))
-				std::_Exit(1);
-		const pid_t holder = ::fork(); // inherits the file and the dma-buf
-		if (holder == 0) {
-			for (;;)
-				::pause();
-		}
-		if (holder < 0 || ::write(ready[1], &holder, sizeof holder) != sizeof holder)
-			std::_Exit(1);
-		for (;;)
-			::pause();
-	}
-	::close(ready[1]);
-	pid_t holder = 0;
-	CHECK(::read(ready[0], &holder, sizeof holder) == sizeof holder && holder > 0);
-	::close(ready[0]);
-	// A failed check returns at once: the holder must not outlive the test
-	// with the pins (the next step unloads the module).
-	struct KillOnReturn {
-		pid_t pid;
-		~KillOnReturn()
-		{
-			if (pid > 0 && ::kill(pid, SIGKILL) == 0)
-				::waitpid(pid, nullptr, 0);
-		}
-	} holder_guard{holder};
-	int st = 0;
-	CHECK(::kill(opener, SIGKILL) == 0);
-	CHECK(::waitpid(opener, &st, 0) == opener && WIFSIGNALED(st));
-	CHECK(gdr_counter("pins_live") == kNv + kDmabuf);
+    int ready[2];
+    CHECK(::pipe(ready) == 0);
+    const pid_t opener = ::fork();
+    CHECK(opener >= 0);
+    if (opener == 0) {
+        Gdrhook dev;
+        HostBuffer buf(kNv * kGpuPage);
+        VgemBuffer vb(kDmabuf * 4096);
+        const PciAddr peer = first_pci_device();
+        if (!dev.ok() || !vb.ok())
+            std::_Exit(1);
+        uint64_t h;
+        for (int i = 0; i < kNv; i++)
+            if (dev.pin_nvp2p(buf.data() + i * kGpuPage, kGpuPage, &h))
+                std::_Exit(1);
+        for (int i = 0; i < kDmabuf; i++)
+            if (dev.pin_dmabuf(vb.fd(), i * 4096, 4096, peer, &h))
+                std::_Exit(1);
+        const pid_t holder = ::fork(); // inherits the file and the dma-buf
+        if (holder == 0) {
+            for (;;)
+                ::pause();
+        }
+        if (holder < 0 || ::write(ready[1], &holder, sizeof holder) != sizeof holder)
+            std::_Exit(1);
+        for (;;)
+            ::pause();
+    }
+    ::close(ready[1]);
+    pid_t holder = 0;
+    CHECK(::read(ready[0], &holder, sizeof holder) == sizeof holder && holder > 0);
+    ::close(ready[0]);
+    // A failed check returns at once: the holder must not outlive the test
+    // with the pins (the next step unloads the module).
+    struct KillOnReturn {
+        pid_t pid;
+        ~KillOnReturn()
+        {
+            if (pid > 0 && ::kill(pid, SIGKILL) == 0)
+                ::waitpid(pid, nullptr, 0);
+        }
+    } holder_guard{holder};
+    int st = 0;
+    CHECK(::kill(opener, SIGKILL) == 0);
+    CHECK(::waitpid(opener, &st, 0) == opener && WIFSIGNALED(st));
+    CHECK(gdr_counter("pins_live") == kNv + kDmabuf);
 
-	std::string out;
-	CHECK(node("", &out) == 1);
-	CHECK(has(out, "pid " + std::to_string(holder) + " ("));
-	CHECK(has(out, "opened by pid " + std::to_string(opener)));
-	CHECK(has(out, "its opener is gone"));
-	CHECK(has(out, "gdrhook, " + std::to_string(kNv + kDmabuf) + " pins"));
-	CHECK(has(out, "exporter drm")); // vgem exports through DRM PRIME
-	CHECK(has(out, "module: " + std::to_string(kNv + kDmabuf) + " pins live"));
-	CHECK(has(out, "verdict: memory is still pinned"));
-	CHECK(node("--user root --prometheus " + std::string(kProm), &out) == 1);
-	const std::string prom = slurp(kProm);
-	std::printf("node: %s after the kill:\n%s", kProm, prom.c_str());
-	CHECK(has(prom, "gdrhook_node_pins{user=\"root\",kind=\"gdrhook\"} " +
-				std::to_string(kNv + kDmabuf) + "\n"));
-	CHECK(has(prom, "gdrhook_node_orphaned_pins{user=\"root\"} " +
-				std::to_string(kNv + kDmabuf) + "\n"));
-	CHECK(has(prom, "gdrhook_node_unattributed_pins 0\n"));
-	CHECK(has(prom, "gdrhook_node_pinned 1\n"));
+    std::string out;
+    CHECK(node("", &out) == 1);
+    CHECK(has(out, "pid " + std::to_string(holder) + " ("));
+    CHECK(has(out, "opened by pid " + std::to_string(opener)));
+    CHECK(has(out, "its opener is gone"));
+    CHECK(has(out, "gdrhook, " + std::to_string(kNv + kDmabuf) + " pins"));
+    CHECK(has(out, "exporter drm")); // vgem exports through DRM PRIME
+    CHECK(has(out, "module: " + std::to_string(kNv + kDmabuf) + " pins live"));
+    CHECK(has(out, "verdict: memory is still pinned"));
+    CHECK(node("--user root --prometheus " + std::string(kProm), &out) == 1);
+    const std::string prom = slurp(kProm);
+    std::printf("node: %s after the kill:\n%s", kProm, prom.c_str());
+    CHECK(has(prom, "gdrhook_node_pins{user=\"root\",kind=\"gdrhook\"} " +
+                        std::to_string(kNv + kDmabuf) + "\n"));
+    CHECK(has(prom,
+              "gdrhook_node_orphaned_pins{user=\"root\"} " + std::to_string(kNv + kDmabuf) + "\n"));
+    CHECK(has(prom, "gdrhook_node_unattributed_pins 0\n"));
+    CHECK(has(prom, "gdrhook_node_pinned 1\n"));
 
-	// The cleanup: the last holder goes, and with it every pin.
-	CHECK(::kill(holder, SIGKILL) == 0);
-	CHECK(::waitpid(holder, &st, 0) == holder && WIFSIGNALED(st));
-	holder_guard.pid = 0;
-	check_no_leaks("after the holder was killed");
-	CHECK(node("--user root --prometheus " + std::string(kProm), &out) == 0);
-	CHECK(has(out, "verdict: nothing pinned"));
-	CHECK(has(slurp(kProm), "gdrhook_node_pinned 0\n"));
-	std::printf("node: %s after the cleanup:\n%s", kProm, slurp(kProm).c_str());
-	CHECK(::prctl(PR_SET_CHILD_SUBREAPER, 0) == 0);
-	return 0;
+    // The cleanup: the last holder goes, and with it every pin.
+    CHECK(::kill(holder, SIGKILL) == 0);
+    CHECK(::waitpid(holder, &st, 0) == holder && WIFSIGNALED(st));
+    holder_guard.pid = 0;
+    check_no_leaks("after the holder was killed");
+    CHECK(node("--user root --prometheus " + std::string(kProm), &out) == 0);
+    CHECK(has(out, "verdict: nothing pinned"));
+    CHECK(has(slurp(kProm), "gdrhook_node_pinned 0\n"));
+    std::printf("node: %s after the cleanup:\n%s", kProm, slurp(kProm).c_str());
+    CHECK(::prctl(PR_SET_CHILD_SUBREAPER, 0) == 0);
+    return 0;
 }
 
 } // namespace vmtest

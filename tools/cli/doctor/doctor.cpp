@@ -17,9 +17,8 @@ BackendChoice choose_backend(const GdrhookDeviceFacts &device, const CudaFacts &
 {
     for (const auto &gpu : cuda.gpus)
         if (gpu.integrated == 1 && allowed_backends(device, cuda).pin_user_pages)
-            return {"pin_user_pages", "GPU " + std::to_string(gpu.ordinal) +
-                                          " is integrated and " + device.path +
-                                          " pins host pages"};
+            return {"pin_user_pages", "GPU " + std::to_string(gpu.ordinal) + " is integrated and " +
+                                          device.path + " pins host pages"};
     if (device.opened && device.compatible)
         return {"kmod", device.path + " answers with a compatible ABI (" +
                             std::to_string(device.abi_major) + "." +
@@ -29,9 +28,10 @@ BackendChoice choose_backend(const GdrhookDeviceFacts &device, const CudaFacts &
         return {"none", why_not_kmod + ", and no GPU was found to export DMA-BUFs from"};
     for (const auto &gpu : cuda.gpus)
         if (gpu.dma_buf != 1)
-            return {"none", why_not_kmod + ", and GPU " + std::to_string(gpu.ordinal) +
-                                " does not support DMA-BUF (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=" +
-                                std::to_string(gpu.dma_buf) + ")"};
+            return {"none",
+                    why_not_kmod + ", and GPU " + std::to_string(gpu.ordinal) +
+                        " does not support DMA-BUF (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=" +
+                        std::to_string(gpu.dma_buf) + ")"};
     return {"dmabuf", why_not_kmod + ", and every GPU supports DMA-BUF"};
 }
 
@@ -96,9 +96,9 @@ void report_gpus(Report &r, const CudaFacts &cuda, const NvmlFacts &nvml)
     for (size_t i = 0; i < cuda.gpus.size(); ++i) {
         const auto &gpu = cuda.gpus[i];
         std::string text = "GPU " + std::to_string(gpu.ordinal) + ": " + gpu.name +
-                           (gpu.pci_bus_id.empty() ? "" : " (" + gpu.pci_bus_id + ")") +
-                           ", " + gpu_kind(gpu.integrated) + ": DMA-BUF " +
-                           yes_no(gpu.dma_buf) + ", GPUDirect RDMA " + yes_no(gpu.gpudirect_rdma);
+                           (gpu.pci_bus_id.empty() ? "" : " (" + gpu.pci_bus_id + ")") + ", " +
+                           gpu_kind(gpu.integrated) + ": DMA-BUF " + yes_no(gpu.dma_buf) +
+                           ", GPUDirect RDMA " + yes_no(gpu.gpudirect_rdma);
         if (i < nvml.bar1.size() && nvml.bar1[i].known)
             text += ", BAR1 " + format_bytes(static_cast<double>(nvml.bar1[i].total)) + " total, " +
                     format_bytes(static_cast<double>(nvml.bar1[i].used)) + " used";
@@ -132,13 +132,15 @@ void report_nvml(Report &r, const DoctorOptions &options, const NvmlFacts &nvml,
     if (!cuda_ok)
         return;
     r.note(options.libnvml + ": " + nvml.error + " (BAR1 usage not shown)");
-    r.advice("NVML comes with the driver (Debian: libnvidia-ml1); it is only used for BAR1 figures");
+    r.advice(
+        "NVML comes with the driver (Debian: libnvidia-ml1); it is only used for BAR1 figures");
 }
 
 void report_device(Report &r, const GdrhookDeviceFacts &device)
 {
     if (!device.present) {
-        r.note(device.path + ": not present (" + device.error + "): the kmod backend is unavailable");
+        r.note(device.path + ": not present (" + device.error +
+               "): the kmod backend is unavailable");
         r.advice("to use it, load the module: sudo insmod kmod/gdrhook.ko (after building it: "
                  "kmod/build.sh), or modprobe gdrhook once installed");
         return;
@@ -200,8 +202,9 @@ void report_process(Report &r, const ProcessFacts &p)
     }
     r.note(who + ": gdrhook " + (p.gdrhook.empty() ? "not loaded" : "loaded (" + p.gdrhook + ")") +
            ", UCX's libucm " + (p.ucm.empty() ? "not loaded" : "loaded (" + p.ucm + ")") +
-           (p.ucm.empty() ? "" : p.ucm_cuda.empty() ? ", its CUDA module not loaded"
-                                                    : ", its CUDA module loaded"));
+           (p.ucm.empty()        ? ""
+            : p.ucm_cuda.empty() ? ", its CUDA module not loaded"
+                                 : ", its CUDA module loaded"));
     for (const std::string &line : p.rejected)
         r.note(who + ": " + line);
     const UcxReliance ucx = judge_ucx(p);

@@ -13,17 +13,17 @@ namespace gdrhook::cli {
 // What the CUDA driver says, through a dlopen'ed libcuda.so.1.
 struct CudaFacts {
     bool loaded = false;
-    std::string error;   // why it could not be loaded or initialised
-    std::string path;    // the file the loader picked
+    std::string error;      // why it could not be loaded or initialised
+    std::string path;       // the file the loader picked
     int driver_version = 0; // cuDriverGetVersion: 13000 = CUDA 13.0
     bool initialised = false;
     struct Gpu {
         int ordinal = 0;
         std::string name;
-        std::string pci_bus_id; // "0000:1B:00.0", "" if unknown
-        int dma_buf = -1;       // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, -1 unknown
-        int gpudirect_rdma = -1;// CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
-        int integrated = -1;    // CU_DEVICE_ATTRIBUTE_INTEGRATED: shares host memory
+        std::string pci_bus_id;  // "0000:1B:00.0", "" if unknown
+        int dma_buf = -1;        // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, -1 unknown
+        int gpudirect_rdma = -1; // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+        int integrated = -1;     // CU_DEVICE_ATTRIBUTE_INTEGRATED: shares host memory
     };
     std::vector<Gpu> gpus;
 };
@@ -48,7 +48,7 @@ struct GdrhookDeviceFacts {
     std::string path;
     bool present = false;
     bool opened = false;
-    std::string error;   // open or ioctl failure, in words
+    std::string error; // open or ioctl failure, in words
     int open_errno = 0;
     uint32_t abi_major = 0, abi_minor = 0, features = 0;
     uint64_t max_handles = 0, max_pinned_bytes = 0;
@@ -98,14 +98,14 @@ struct ProcessFacts {
     int pid = 0;
     bool found = false;
     std::string error;
-    std::string gdrhook;   // the mapped libgdrhook.so, or empty
-    std::string ucm;       // the mapped libucm.so.0, or empty
-    std::string ucm_cuda;  // the mapped libucm_cuda.so, or empty
+    std::string gdrhook;  // the mapped libgdrhook.so, or empty
+    std::string ucm;      // the mapped libucm.so.0, or empty
+    std::string ucm_cuda; // the mapped libucm_cuda.so, or empty
     // The process's GDRHOOK_* settings, read by the shim's own parser
     // (cache/base/config.h), and what it rejected.
     Config settings;
     std::vector<std::string> rejected;
-    std::string ucx_cuda_hook_mode;         // UCX_MEM_CUDA_HOOK_MODE, empty: UCX's default
+    std::string ucx_cuda_hook_mode; // UCX_MEM_CUDA_HOOK_MODE, empty: UCX's default
 };
 ProcessFacts probe_process(int pid);
 
@@ -123,7 +123,7 @@ struct DoctorOptions {
     std::string libcuda = "libcuda.so.1";
     std::string libnvml = "libnvidia-ml.so.1";
     std::string device = "/dev/gdrhook";
-    int pid = 0; // also look at this running process (0: none)
+    int pid = 0;           // also look at this running process (0: none)
     bool settings = false; // only list the GDRHOOK_* settings
 };
 
@@ -137,4 +137,3 @@ int run_doctor(const DoctorOptions &options, std::ostream &out);
 int print_settings(std::ostream &out);
 
 } // namespace gdrhook::cli
-

@@ -73,8 +73,8 @@ CudaFacts probe_cuda(const std::string &library)
         if (attribute &&
             attribute(&value, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, device) == CUDA_SUCCESS)
             gpu.dma_buf = value;
-        if (attribute &&
-            attribute(&value, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, device) == CUDA_SUCCESS)
+        if (attribute && attribute(&value, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, device) ==
+                             CUDA_SUCCESS)
             gpu.gpudirect_rdma = value;
         if (attribute && attribute(&value, CU_DEVICE_ATTRIBUTE_INTEGRATED, device) == CUDA_SUCCESS)
             gpu.integrated = value;

@@ -77,13 +77,13 @@ UcxReliance judge_ucx(const ProcessFacts &p)
                  "before it runs";
         if (!p.ucm_cuda.empty())
             r.what += "; UCX's CUDA module is loaded too: a cache made before gdrhook found "
-                      "libucm may also have installed UCX's own hooks (" + mode +
-                      "), and then hears of some frees twice, which changes nothing";
+                      "libucm may also have installed UCX's own hooks (" +
+                      mode + "), and then hears of some frees twice, which changes nothing";
         return r;
     }
     const std::string why = p.settings.disabled ? "GDRHOOK_DISABLE=1" : "GDRHOOK_UCX=off";
     // Neither gdrhook nor UCX's own hooks tell UCX's caches of frees.
-    const char *blind = p.ucm_cuda.empty()                 ? "UCX's CUDA module not loaded"
+    const char *blind = p.ucm_cuda.empty()               ? "UCX's CUDA module not loaded"
                         : p.ucx_cuda_hook_mode == "none" ? "UCX_MEM_CUDA_HOOK_MODE=none"
                                                          : nullptr;
     if (blind) {

@@ -14,7 +14,8 @@ namespace gdrhook::cli {
 class SharedLibrary {
 public:
     SharedLibrary() = default;
-    SharedLibrary(SharedLibrary &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+    SharedLibrary(SharedLibrary &&other) noexcept : handle_(std::exchange(other.handle_, nullptr))
+    {}
     SharedLibrary &operator=(SharedLibrary &&other) noexcept
     {
         std::swap(handle_, other.handle_);
@@ -40,8 +41,7 @@ public:
     }
 
     // The function @p name as type F, or nullptr.
-    template <typename F>
-    F function(const char *name) const
+    template <typename F> F function(const char *name) const
     {
         return handle_ ? reinterpret_cast<F>(dlsym(handle_, name)) : nullptr;
     }
@@ -61,4 +61,3 @@ private:
 };
 
 } // namespace gdrhook::cli
-

@@ -3,16 +3,16 @@
 // user, the module's node-wide counters, BAR1 where NVML reports it; an
 // exit status a job scheduler's epilog can act on (README, "What is
 // pinned on a node").
-#include "exit_code.h"
 #include "node/node_command.h"
+#include "exit_code.h"
 
 #include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <ostream>
+#include <sstream>
 
 namespace gdrhook::cli {
 namespace {
@@ -21,7 +21,8 @@ std::optional<unsigned> parse_user(const std::string &user)
 {
     if (const passwd *pw = getpwnam(user.c_str()))
         return pw->pw_uid;
-    if (user.empty() || user.size() > 9 || user.find_first_not_of("0123456789") != std::string::npos)
+    if (user.empty() || user.size() > 9 ||
+        user.find_first_not_of("0123456789") != std::string::npos)
         return std::nullopt; // not a name, nor a uid this tool takes
     return static_cast<unsigned>(std::stoul(user));
 }

@@ -13,20 +13,20 @@ namespace gdrhook::cli {
 struct NodeOptions {
     std::string proc_root = "/proc";
     std::string sys_root = "/sys";
-    std::string user;        // a name or a uid: only what is charged to it
-    std::string prometheus;  // write a node-exporter textfile here too
+    std::string user;       // a name or a uid: only what is charged to it
+    std::string prometheus; // write a node-exporter textfile here too
     std::string libnvml = "libnvidia-ml.so.1";
 };
 
 // Everything `gdrhook node` reports, as one value: the report functions
 // below and the tests read it.
 struct NodeView {
-    NodeSnapshot all;            // every holding the caller can read
-    NodeSnapshot shown;          // those of the user asked for (else all)
-    std::optional<unsigned> uid; // the user asked for
-    NodeTotals totals;           // of shown; unattributed from all
+    NodeSnapshot all;                  // every holding the caller can read
+    NodeSnapshot shown;                // those of the user asked for (else all)
+    std::optional<unsigned> uid;       // the user asked for
+    NodeTotals totals;                 // of shown; unattributed from all
     std::vector<NvmlFacts::Bar1> bar1; // per NVIDIA GPU, where NVML answers
-    std::string bar1_error;      // why BAR1 is not reported, if it is not
+    std::string bar1_error;            // why BAR1 is not reported, if it is not
 };
 
 NodeView build_node_view(const NodeSnapshot &snapshot, std::optional<unsigned> uid);

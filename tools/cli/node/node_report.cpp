@@ -130,7 +130,8 @@ void print_node_prometheus(const NodeView &view, std::ostream &out)
     if (view.shown.module.loaded) {
         metric("gdrhook_node_module_pins_live", "gauge", "The module's live pins, all users.");
         out << "gdrhook_node_module_pins_live " << view.shown.module.pins_live << "\n";
-        metric("gdrhook_node_module_pinned_bytes", "gauge", "The module's pinned bytes, all users.");
+        metric("gdrhook_node_module_pinned_bytes", "gauge",
+               "The module's pinned bytes, all users.");
         out << "gdrhook_node_module_pinned_bytes " << view.shown.module.pinned_bytes << "\n";
     }
     metric("gdrhook_node_unreadable_processes", "gauge",

@@ -16,14 +16,14 @@ namespace gdrhook::cli {
 struct PinHolding {
     enum class Kind { gdrhook_file, dmabuf };
     Kind kind = Kind::gdrhook_file;
-    int pid = 0;             // the holder
-    unsigned uid = 0;        // the holder's real uid
-    std::string comm;        // the holder's command name
+    int pid = 0;      // the holder
+    unsigned uid = 0; // the holder's real uid
+    std::string comm; // the holder's command name
     int fd = 0;
     // The same key is the same file (gdrhook: the module's file id;
     // dma-buf: its inode, or "pid:fd" where the kernel shows no inode).
     std::string key;
-    uint64_t pins = 0;       // gdrhook: handles the file holds; dma-buf: 1
+    uint64_t pins = 0; // gdrhook: handles the file holds; dma-buf: 1
     uint64_t bytes = 0;
     // gdrhook: the opener and the user charged for the pins, and whether
     // the opener's address space has ended (killed, exited, exec'd) so that
@@ -31,7 +31,7 @@ struct PinHolding {
     int opener_pid = 0;
     unsigned opener_uid = 0;
     bool orphaned = false;
-    std::string exporter;    // dma-buf: exp_name
+    std::string exporter; // dma-buf: exp_name
 };
 
 // The module's node-wide counters (/sys/class/misc/gdrhook/stats/).
@@ -45,8 +45,8 @@ struct ModuleCounters {
 struct NodeSnapshot {
     std::vector<PinHolding> holdings;
     ModuleCounters module;
-    int processes = 0;          // processes looked at
-    int unreadable = 0;         // ... whose fds the caller may not read
+    int processes = 0;  // processes looked at
+    int unreadable = 0; // ... whose fds the caller may not read
 };
 
 // The entries of DIR but . and ..; false when DIR cannot be listed.
@@ -65,7 +65,7 @@ struct NodeTotals {
         uint64_t bytes = 0;
         uint64_t orphaned_pins = 0;
     };
-    Row gdrhook;                 // through the module's files
+    Row gdrhook; // through the module's files
     Row dmabuf;
     // The module's pins that no file seen here accounts for: held by
     // processes the caller may not read, or by no process at all.

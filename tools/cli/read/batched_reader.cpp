@@ -13,8 +13,7 @@ class BatchedLogReader::HeldMessages : public MalformedLineSink {
 public:
     HeldMessages(MalformedLineSink &sink, size_t files)
         : sink_(sink), digested_(files, 0), taken_(files, 0), held_(files)
-    {
-    }
+    {}
 
     // One more of the file's steps digested, or taken. Called for every
     // step: the counts are kept apart from the held lines, which are rare.
@@ -90,8 +89,7 @@ BatchedLogReader::BatchedLogReader(std::vector<std::string> paths, MalformedLine
     : held_(std::make_unique<HeldMessages>(sink, paths.size())), files_(std::move(paths), *held_),
       consumer_(consumer), workers_(files_.size() > 1 ? std::min(parse_threads, files_.size()) : 0),
       steps_(steps)
-{
-}
+{}
 
 BatchedLogReader::~BatchedLogReader() = default;
 

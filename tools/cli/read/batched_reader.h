@@ -57,8 +57,9 @@ public:
     // for a single file (one stream). More workers than files are not
     // started. @p steps: the queues' budget, step_budget unless a test
     // wants small batches.
-    BatchedLogReader(std::vector<std::string> paths, MalformedLineSink &sink, JobStepConsumer &consumer,
-                     size_t parse_threads = 0, size_t steps = step_budget);
+    BatchedLogReader(std::vector<std::string> paths, MalformedLineSink &sink,
+                     JobStepConsumer &consumer, size_t parse_threads = 0,
+                     size_t steps = step_budget);
     ~BatchedLogReader();
 
     // Skip events before this time (gdrhook run: only this run's events).

@@ -21,8 +21,7 @@ namespace gdrhook::cli {
 // beyond, the least batch (64 events) a file.
 inline constexpr size_t every_event_steps = 1u << 16;
 
-template <typename Add>
-class EveryEvent final : public JobStepConsumer {
+template <typename Add> class EveryEvent final : public JobStepConsumer {
 public:
     explicit EveryEvent(Add add) : add_(std::move(add)) {}
 

@@ -23,7 +23,8 @@ inline std::string_view value_of(std::string_view line, std::string_view key)
     at += needle.size();
     if (at < line.size() && line[at] == '"') {
         const size_t end = line.find('"', at + 1);
-        return end == std::string_view::npos ? std::string_view{} : line.substr(at + 1, end - at - 1);
+        return end == std::string_view::npos ? std::string_view{}
+                                             : line.substr(at + 1, end - at - 1);
     }
     const size_t end = line.find_first_of(",}", at);
     return line.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);

@@ -10,7 +10,8 @@
 namespace gdrhook::cli {
 
 LineReader::LineReader(size_t padding, size_t chunk)
-    : padding_(padding), chunk_(chunk), alloc_size_(chunk + padding), buffer_(new char[chunk + padding])
+    : padding_(padding), chunk_(chunk), alloc_size_(chunk + padding),
+      buffer_(new char[chunk + padding])
 {
     // The padding is never part of a line, but simdjson may read it.
     std::memset(buffer_.get(), 0, alloc_size_);

@@ -26,10 +26,10 @@ public:
 
     struct Line {
         const char *data = nullptr;
-        size_t size = 0;      // without the newline
-        size_t capacity = 0;  // readable bytes from data, >= size + padding
-        uint64_t number = 0;  // 1-based
-        bool too_long = false;// data is empty; the line was skipped
+        size_t size = 0;         // without the newline
+        size_t capacity = 0;     // readable bytes from data, >= size + padding
+        uint64_t number = 0;     // 1-based
+        bool too_long = false;   // data is empty; the line was skipped
         bool unfinished = false; // the file ends inside it (no newline after it)
     };
 
@@ -79,4 +79,3 @@ private:
 std::string file_error(const std::string &path, const Status &status);
 
 } // namespace gdrhook::cli
-

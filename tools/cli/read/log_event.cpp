@@ -5,8 +5,8 @@ namespace gdrhook::cli {
 
 namespace {
 constexpr std::string_view kind_names[event_kind_count] = {
-    "alloc", "free", "pin", "unpin", "revoke", "ctx_destroy", "error", "sample", "process", "skip",
-    "unknown"};
+    "alloc", "free",   "pin",     "unpin", "revoke", "ctx_destroy",
+    "error", "sample", "process", "skip",  "unknown"};
 }
 
 std::string_view to_string(EventKind kind)

@@ -10,7 +10,17 @@ namespace gdrhook::cli {
 // The "ev" values the tools act on. Anything else is `unknown` and is
 // ignored by every command (the schema only ever adds values).
 enum class EventKind : uint8_t {
-    alloc, free, pin, unpin, revoke, ctx_destroy, error, sample, process, skip, unknown
+    alloc,
+    free,
+    pin,
+    unpin,
+    revoke,
+    ctx_destroy,
+    error,
+    sample,
+    process,
+    skip,
+    unknown
 };
 inline constexpr int event_kind_count = 11;
 
@@ -28,13 +38,13 @@ struct SourceLocation {
 // process that wrote the log; see the README's event log schema. Only the
 // keys the tools use are kept.
 struct ProcessInfo {
-    std::string host;      // short host name, "" when absent
+    std::string host; // short host name, "" when absent
     bool has_rank = false;
     int64_t rank = 0;
     int64_t ppid = 0;
-    std::string cmdline;   // the arguments joined by spaces
-    std::string version;   // gdrhook's
-    std::string config;    // "GDRHOOK_X=v GDRHOOK_Y=w", sorted by name
+    std::string cmdline;        // the arguments joined by spaces
+    std::string version;        // gdrhook's
+    std::string config;         // "GDRHOOK_X=v GDRHOOK_Y=w", sorted by name
     int64_t driver_version = 0; // 0 when absent
 };
 
@@ -45,7 +55,7 @@ struct LogEvent {
     int64_t pid = 0;
     int64_t tid = 0;
     EventKind kind = EventKind::unknown;
-    std::string_view ev;  // the raw "ev" text (kept for unknown kinds)
+    std::string_view ev; // the raw "ev" text (kept for unknown kinds)
     std::string_view api;
     uint64_t addr = 0;
     uint64_t size = 0;
@@ -57,15 +67,15 @@ struct LogEvent {
     bool has_entry_id = false;
     bool has_lat = false;
     int64_t seq = 0;
-    uint64_t entry_id = 0;   // the `handle` field: the cache entry's id
+    uint64_t entry_id = 0; // the `handle` field: the cache entry's id
     int64_t lat_ns = 0;
-    std::string_view backend; // "" when absent
-    std::string_view via;     // "" when absent
-    std::string_view mem_kind;// "kind" on alloc/free, "" when absent
-    std::string_view reason;  // "reason" on skip, unpin and pin, "" when absent
-    std::string msg;          // "msg" on error, "" when absent
-    uint64_t lost = 0;        // "lost" on died: events neither logged nor kept
-    ProcessInfo process;      // of a `process` line; empty otherwise
+    std::string_view backend;  // "" when absent
+    std::string_view via;      // "" when absent
+    std::string_view mem_kind; // "kind" on alloc/free, "" when absent
+    std::string_view reason;   // "reason" on skip, unpin and pin, "" when absent
+    std::string msg;           // "msg" on error, "" when absent
+    uint64_t lost = 0;         // "lost" on died: events neither logged nor kept
+    ProcessInfo process;       // of a `process` line; empty otherwise
 
     // A sample's measurements (GDRHOOK_SAMPLE_MS); has_* as above.
     bool has_rss = false;
@@ -90,4 +100,3 @@ bool starts_as_log_line(std::string_view text);
 bool is_verify_finding(const LogEvent &event);
 
 } // namespace gdrhook::cli
-

@@ -10,8 +10,7 @@ namespace gdrhook::cli {
 LogFileSet::LogFileSet(std::vector<std::string> paths, MalformedLineSink &sink)
     : paths_(std::move(paths)), sink_(sink), strings_(std::make_unique<StringTable>()),
       parser_(std::make_unique<LineParser>(*strings_))
-{
-}
+{}
 
 namespace {
 
@@ -45,7 +44,8 @@ void LogFileSet::prepare()
 
 std::string LogFileSet::open_one(size_t file)
 {
-    auto reader = std::make_unique<LogFileReader>(static_cast<uint32_t>(file), *parser_, sink_, chunk_);
+    auto reader =
+        std::make_unique<LogFileReader>(static_cast<uint32_t>(file), *parser_, sink_, chunk_);
     if (file >= kept_open_)
         reader->close_between_reads();
     Status status = reader->open(paths_[file]);

@@ -30,8 +30,7 @@ public:
     // Opens every file; returns one message per file that cannot be read.
     // The files that open are still read. @p opened(i) is called as each
     // file opens, in order.
-    template <typename Opened>
-    std::vector<std::string> open(Opened &&opened)
+    template <typename Opened> std::vector<std::string> open(Opened &&opened)
     {
         std::vector<std::string> errors;
         prepare();

@@ -53,7 +53,8 @@ private:
         namespace fs = std::filesystem;
         std::vector<std::string> found;
         std::error_code error;
-        fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, error);
+        fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied,
+                                            error);
         for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
             const fs::directory_entry &entry = *it;
             std::error_code ignored;
@@ -77,7 +78,8 @@ private:
     {
         glob_t found = {};
         int rc = glob(text.c_str(), 0, nullptr, &found);
-        std::vector<std::string> names(found.gl_pathv, found.gl_pathv + (rc == 0 ? found.gl_pathc : 0));
+        std::vector<std::string> names(found.gl_pathv,
+                                       found.gl_pathv + (rc == 0 ? found.gl_pathc : 0));
         globfree(&found);
         if (names.empty()) {
             result.errors.push_back("no file matches '" + text + "'");

@@ -44,11 +44,18 @@ namespace {
 
 // Bits of the keys every line must carry.
 enum Required : unsigned {
-    k_ts = 1u << 0, k_pid = 1u << 1, k_tid = 1u << 2, k_ev = 1u << 3, k_api = 1u << 4,
-    k_addr = 1u << 5, k_size = 1u << 6, k_dev = 1u << 7, k_rc = 1u << 8,
+    k_ts = 1u << 0,
+    k_pid = 1u << 1,
+    k_tid = 1u << 2,
+    k_ev = 1u << 3,
+    k_api = 1u << 4,
+    k_addr = 1u << 5,
+    k_size = 1u << 6,
+    k_dev = 1u << 7,
+    k_rc = 1u << 8,
 };
 constexpr unsigned all_required = (1u << 9) - 1;
-constexpr const char *required_names[] = {"ts_ns", "pid", "tid", "ev",  "api",
+constexpr const char *required_names[] = {"ts_ns", "pid",  "tid", "ev", "api",
                                           "addr",  "size", "dev", "rc"};
 
 std::string type_error(std::string_view key, const char *expected, simdjson::error_code error)
@@ -148,7 +155,8 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
     // The whole line is validated here (so trailing text or a truncated
     // object is an error); realloc_if_needed=false: the line is read in
     // place, relying on the padding the line reader leaves after it.
-    if (auto error = impl_->parser.parse(reinterpret_cast<const uint8_t *>(data), size, false).get(doc))
+    if (auto error =
+            impl_->parser.parse(reinterpret_cast<const uint8_t *>(data), size, false).get(doc))
         return std::string("not JSON (") + simdjson::error_message(error) + ")";
     simdjson::dom::object object;
     if (doc.get_object().get(object))
@@ -258,14 +266,13 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
 LogFileReader::LogFileReader(uint32_t file_index, StringTable &strings, MalformedLineSink &sink)
     : file_index_(file_index), sink_(sink), own_parser_(std::make_unique<LineParser>(strings)),
       parser_(*own_parser_), lines_(LineParser::parse_padding)
-{
-}
+{}
 
 LogFileReader::LogFileReader(uint32_t file_index, LineParser &parser, MalformedLineSink &sink,
                              size_t chunk)
-    : file_index_(file_index), sink_(sink), parser_(parser), lines_(LineParser::parse_padding, chunk)
-{
-}
+    : file_index_(file_index), sink_(sink), parser_(parser),
+      lines_(LineParser::parse_padding, chunk)
+{}
 
 Status LogFileReader::open(const std::string &path)
 {
@@ -277,7 +284,8 @@ bool LogFileReader::next(LogEvent &event, SourceLocation &where)
     return next(event, where, parser_, sink_);
 }
 
-bool LogFileReader::next(LogEvent &event, SourceLocation &where, LineParser &parser, MalformedLineSink &sink)
+bool LogFileReader::next(LogEvent &event, SourceLocation &where, LineParser &parser,
+                         MalformedLineSink &sink)
 {
     LineReader::Line line;
     while (lines_.next(line)) {

@@ -8,8 +8,7 @@ namespace gdrhook::cli {
 
 MalformedLineReport::MalformedLineReport(std::ostream &out, const std::vector<std::string> &paths)
     : out_(out), paths_(paths), per_file_(paths.size(), 0)
-{
-}
+{}
 
 void MalformedLineReport::malformed(uint32_t file, uint64_t line, const std::string &reason)
 {

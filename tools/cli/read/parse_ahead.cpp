@@ -12,8 +12,8 @@ struct ParseAhead::Worker {
     std::thread thread;
 };
 
-ParseAhead::ParseAhead(LogFileSet &files, MalformedLineSink &sink, size_t workers, size_t max_batches,
-                       BatchSize batch_size)
+ParseAhead::ParseAhead(LogFileSet &files, MalformedLineSink &sink, size_t workers,
+                       size_t max_batches, BatchSize batch_size)
     : files_(files), sink_(sink), batch_size_(std::move(batch_size)), places_(files.size())
 {
     if (workers > 0)
@@ -70,7 +70,8 @@ const LogEvent *ParseAhead::read_here(size_t file, Place &place, SourceLocation 
 // last one once that is out.
 void ParseAhead::report_notes_due(size_t file, Place &place)
 {
-    for (; place.next_note < place.notes.size() && place.notes[place.next_note].before <= place.next_event;
+    for (; place.next_note < place.notes.size() &&
+           place.notes[place.next_note].before <= place.next_event;
          ++place.next_note) {
         const Batch::Note &note = place.notes[place.next_note];
         if (note.unfinished)
@@ -119,11 +120,9 @@ std::unique_ptr<ParseAhead::Batch> ParseAhead::claim(size_t file)
         batch_parsed_.wait(lock, [&] { return state_[file] == State::ready; });
         awaited_ = SIZE_MAX;
         break;
-    case State::ready:
-        break;
+    case State::ready: break;
     case State::claimed:
-    case State::ended:
-        return nullptr; // the caller's already, or nothing more to read
+    case State::ended: return nullptr; // the caller's already, or nothing more to read
     }
     state_[file] = State::claimed;
     std::unique_ptr<Batch> batch = std::move(ready_[file]);
@@ -244,8 +243,7 @@ void ParseAhead::queue_jobs()
 namespace {
 
 // The sink of a batch's reader: notes each line with its place.
-template <typename Note>
-class NoteTaker final : public MalformedLineSink {
+template <typename Note> class NoteTaker final : public MalformedLineSink {
 public:
     explicit NoteTaker(std::vector<Note> &notes) : notes_(notes) {}
 

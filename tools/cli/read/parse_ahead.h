@@ -143,9 +143,9 @@ private:
     std::vector<std::unique_ptr<Batch>> ready_;  // by file
     std::vector<size_t> jobs_;                   // files, the newest last
     std::vector<std::unique_ptr<Batch>> spares_; // one for each job, at least
-    size_t idle_ = 0;           // files in State::idle
-    size_t cursor_ = 0;         // the next file to look at
-    size_t awaited_ = SIZE_MAX; // the file the reading thread waits for
+    size_t idle_ = 0;                            // files in State::idle
+    size_t cursor_ = 0;                          // the next file to look at
+    size_t awaited_ = SIZE_MAX;                  // the file the reading thread waits for
     bool stopping_ = false;
     std::vector<std::unique_ptr<Worker>> workers_; // last: stopped before the rest goes
 };

@@ -75,8 +75,7 @@ bool known_enums(const QueuedEvent &q)
 // made on: the rate measured from the journal's reference to now, anchored
 // now, as the shim's worker does (cache/events/event_clock.cpp). After a
 // reboot the counter means nothing: the journal's creation time.
-class WallClock
-{
+class WallClock {
 public:
     explicit WallClock(const JournalHeader &header) : header_(header)
     {
@@ -97,7 +96,8 @@ public:
         if (!ns_per_tick_)
             return header_.created_ns;
         const auto ticks = static_cast<int64_t>((queued_time & ~queued_time_is_tsc) - now_tsc_);
-        return now_ns_ + static_cast<uint64_t>(static_cast<int64_t>(static_cast<double>(ticks) * ns_per_tick_));
+        return now_ns_ + static_cast<uint64_t>(
+                             static_cast<int64_t>(static_cast<double>(ticks) * ns_per_tick_));
     }
 
 private:
@@ -123,7 +123,8 @@ bool made_on_this_boot(const JournalHeader &header)
 std::string read_journal(int fd, JournalContents &out)
 {
     JournalHeader &h = out.header;
-    if (!read_exactly(fd, &h, sizeof h, 0) || memcmp(h.magic, journal_magic, sizeof journal_magic) != 0)
+    if (!read_exactly(fd, &h, sizeof h, 0) ||
+        memcmp(h.magic, journal_magic, sizeof journal_magic) != 0)
         return "not a journal, or one never made whole";
     if (h.version != journal_version || h.cell_bytes != journal_cell_bytes)
         return "a journal of another version of gdrhook";
@@ -134,11 +135,13 @@ std::string read_journal(int fd, JournalContents &out)
     if (fstat(fd, &st) != 0)
         return strerror(errno);
     const auto file_bytes = static_cast<uint64_t>(st.st_size);
-    if (h.capacity == 0 || h.capacity > max_journal_capacity || h.cell_offset != journal_header_bytes ||
-        h.strings_bytes > max_journal_strings_bytes || h.anchor_offset >= h.strings_bytes ||
-        h.strings_offset < h.cell_offset + h.capacity * sizeof(Cell) || h.strings_offset > file_bytes ||
-        h.strings_bytes > file_bytes - h.strings_offset)
-        return "the sizes in its header do not fit a journal of " + std::to_string(file_bytes) + " bytes";
+    if (h.capacity == 0 || h.capacity > max_journal_capacity ||
+        h.cell_offset != journal_header_bytes || h.strings_bytes > max_journal_strings_bytes ||
+        h.anchor_offset >= h.strings_bytes ||
+        h.strings_offset < h.cell_offset + h.capacity * sizeof(Cell) ||
+        h.strings_offset > file_bytes || h.strings_bytes > file_bytes - h.strings_offset)
+        return "the sizes in its header do not fit a journal of " + std::to_string(file_bytes) +
+               " bytes";
     h.log_name[sizeof h.log_name - 1] = '\0';
     h.host[sizeof h.host - 1] = '\0';
 
@@ -181,8 +184,9 @@ std::string read_journal(int fd, JournalContents &out)
         je.realtime_ns = clock.realtime_ns(q.time);
         out.events.push_back(std::move(je));
     }
-    std::sort(out.events.begin(), out.events.end(),
-              [](const JournalEvent &a, const JournalEvent &b) { return a.event.seq < b.event.seq; });
+    std::sort(
+        out.events.begin(), out.events.end(),
+        [](const JournalEvent &a, const JournalEvent &b) { return a.event.seq < b.event.seq; });
     // The strings are pointed at only now that the vector moves no more.
     for (JournalEvent &je : out.events) {
         je.event.api = je.api.c_str();

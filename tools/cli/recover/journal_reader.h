@@ -13,7 +13,7 @@ namespace gdrhook::cli {
 // One event a journal still holds (a cell not yet released: its line may
 // or may not be in the log), with its strings and its wall time resolved.
 struct JournalEvent {
-    Event event;          // seq is the event's place in the queue
+    Event event; // seq is the event's place in the queue
     uint64_t realtime_ns = 0;
     std::string api, msg, backend; // what event.api, .msg, .backend point at
     bool has_msg = false, has_backend = false;

@@ -85,16 +85,17 @@ bool lock_without_waiting(int fd)
 bool still_names(int folder, const std::string &name, int fd)
 {
     struct stat by_name, by_fd;
-    return fstatat(folder, name.c_str(), &by_name, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &by_fd) == 0 &&
-           by_name.st_dev == by_fd.st_dev && by_name.st_ino == by_fd.st_ino;
+    return fstatat(folder, name.c_str(), &by_name, AT_SYMLINK_NOFOLLOW) == 0 &&
+           fstat(fd, &by_fd) == 0 && by_name.st_dev == by_fd.st_dev &&
+           by_name.st_ino == by_fd.st_ino;
 }
 
 bool ends_inside_a_line(int fd)
 {
     struct stat st;
     char last = '\n';
-    return fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 &&
-           last != '\n';
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 &&
+           pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
 }
 
 // Whether the file open at `fd` is empty or starts as every line of a
@@ -104,7 +105,8 @@ bool holds_gdrhook_lines(int fd)
     static constexpr char start[] = "{\"ts_ns\":";
     char head[sizeof start - 1];
     const ssize_t got = pread(fd, head, sizeof head, 0);
-    return got == 0 || (got == static_cast<ssize_t>(sizeof head) && memcmp(head, start, sizeof head) == 0);
+    return got == 0 ||
+           (got == static_cast<ssize_t>(sizeof head) && memcmp(head, start, sizeof head) == 0);
 }
 
 std::string this_host()
@@ -127,8 +129,10 @@ uint64_t start_ticks_of(int pid)
     text[length] = '\0';
     const char *p = strrchr(text, ')');
     unsigned long long ticks = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                     &ticks) != 1)
+    if (!p ||
+        sscanf(p + 2,
+               "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+               &ticks) != 1)
         return 0;
     return ticks;
 }
@@ -175,12 +179,14 @@ uint64_t now_ns()
 std::string died_line(int pid, uint64_t ts_ns, uint64_t seq, uint64_t recovered, uint64_t lost)
 {
     char line[512];
-    snprintf(line, sizeof line,
-             "{\"ts_ns\":%llu,\"seq\":%llu,\"pid\":%d,\"tid\":%d,\"ev\":\"died\",\"api\":\"gdrhook_recover\","
-             "\"addr\":\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,\"via\":\"symbol\",\"recovered\":%llu,"
-             "\"recovered_at_ns\":%llu",
-             static_cast<unsigned long long>(ts_ns), static_cast<unsigned long long>(seq), pid, pid,
-             static_cast<unsigned long long>(recovered), static_cast<unsigned long long>(now_ns()));
+    snprintf(
+        line, sizeof line,
+        "{\"ts_ns\":%llu,\"seq\":%llu,\"pid\":%d,\"tid\":%d,\"ev\":\"died\",\"api\":\"gdrhook_"
+        "recover\","
+        "\"addr\":\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,\"via\":\"symbol\",\"recovered\":%llu,"
+        "\"recovered_at_ns\":%llu",
+        static_cast<unsigned long long>(ts_ns), static_cast<unsigned long long>(seq), pid, pid,
+        static_cast<unsigned long long>(recovered), static_cast<unsigned long long>(now_ns()));
     std::string text = line;
     if (lost)
         text += ",\"lost\":" + std::to_string(lost);
@@ -213,7 +219,8 @@ std::vector<std::string> journals_of_log(const std::string &log)
     for (fs::directory_iterator it(folder, error); !error && it != fs::directory_iterator();
          it.increment(error)) {
         const std::string candidate = it->path().filename().string();
-        if (log_name_length(candidate) == name.size() && candidate.compare(0, name.size(), name) == 0)
+        if (log_name_length(candidate) == name.size() &&
+            candidate.compare(0, name.size(), name) == 0)
             found.push_back((folder / candidate).string());
     }
     std::sort(found.begin(), found.end());
@@ -246,7 +253,8 @@ Recovery recover_journal(const std::string &journal)
                          O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (folder.get() < 0)
         return unreadable(r, strerror(errno));
-    UniqueFd fd(openat(folder.get(), journal_name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    UniqueFd fd(
+        openat(folder.get(), journal_name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     if (fd.get() < 0) {
         if (errno == ENOENT) { // recovered by someone else just now
             r.result = Recovery::Result::already_complete;
@@ -285,7 +293,8 @@ Recovery recover_journal(const std::string &journal)
 
     // The log is the journal owner's: a regular file of theirs, with one
     // name, that holds gdrhook lines (append_open.h), or none yet.
-    AppendOpen opened = open_for_append(folder.get(), log_name.c_str(), journal_st.st_uid, false, 0, true);
+    AppendOpen opened =
+        open_for_append(folder.get(), log_name.c_str(), journal_st.st_uid, false, 0, true);
     UniqueFd log(opened.fd);
     if (log.get() < 0 && opened.error != ENOENT)
         return unreadable(r, "will not write " + r.log + ": it " + opened.why);
@@ -328,7 +337,8 @@ Recovery recover_journal(const std::string &journal)
         opened = open_for_append(folder.get(), log_name.c_str(), geteuid(), true, 0600, true);
         log.reset(opened.fd);
         if (log.get() >= 0) {
-            const bool owned = fchown(log.get(), journal_st.st_uid, journal_st.st_gid) == 0 || geteuid() != 0;
+            const bool owned =
+                fchown(log.get(), journal_st.st_uid, journal_st.st_gid) == 0 || geteuid() != 0;
             fchmod(log.get(), journal_st.st_mode & 0666);
             if (!owned)
                 return unreadable(r, "cannot give " + r.log + " its owner: " + strerror(errno));
@@ -359,7 +369,8 @@ std::vector<Recovery> recover_paths(const std::vector<std::string> &paths)
         std::error_code error;
         if (fs::is_directory(path, error)) {
             std::vector<std::string> found;
-            for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, error);
+            for (fs::recursive_directory_iterator it(
+                     path, fs::directory_options::skip_permission_denied, error);
                  !error && it != fs::recursive_directory_iterator(); it.increment(error))
                 if (log_name_length(it->path().filename().string()) != std::string::npos)
                     found.push_back(it->path().string());

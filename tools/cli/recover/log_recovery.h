@@ -10,18 +10,18 @@ namespace gdrhook::cli {
 // What recovering one journal did.
 struct Recovery {
     enum class Result {
-        recovered,         // lines appended, the journal removed
-        still_running,     // its process lives: nothing changed
-        already_complete,  // everything was in the log already: journal removed
-        unreadable,        // a journal it could not read or recover: left as is
-        not_a_journal,     // not gdrhook's (no magic, a link, a FIFO): left as is
+        recovered,        // lines appended, the journal removed
+        still_running,    // its process lives: nothing changed
+        already_complete, // everything was in the log already: journal removed
+        unreadable,       // a journal it could not read or recover: left as is
+        not_a_journal,    // not gdrhook's (no magic, a link, a FIFO): left as is
     };
     Result result = Result::unreadable;
     std::string journal, log;
     int pid = 0;
-    uint64_t events = 0;   // lines recovered from the journal
-    uint64_t lost = 0;     // events its process could neither write nor keep
-    std::string message;   // unreadable, not_a_journal: why
+    uint64_t events = 0; // lines recovered from the journal
+    uint64_t lost = 0;   // events its process could neither write nor keep
+    std::string message; // unreadable, not_a_journal: why
 };
 
 // The journals beside a log: `<log>.<pid>.<ns>.journal`.

@@ -59,7 +59,8 @@ ProcessTail scan_process_tail(int fd, int pid, uint64_t since_ns)
     off_t end = st.st_size;
     std::string carry; // the start of a line that began in the previous chunk
     while (end > 0) {
-        const off_t start = end > static_cast<off_t>(chunk_bytes) ? end - static_cast<off_t>(chunk_bytes) : 0;
+        const off_t start =
+            end > static_cast<off_t>(chunk_bytes) ? end - static_cast<off_t>(chunk_bytes) : 0;
         std::string chunk(static_cast<size_t>(end - start), '\0');
         if (!read_at(fd, chunk.data(), chunk.size(), start))
             return tail;
@@ -109,7 +110,8 @@ bool cut_torn_line_of(int fd, int pid)
     if (fstat(fd, &st) != 0 || st.st_size == 0)
         return false;
     const off_t size = st.st_size;
-    const off_t start = size > static_cast<off_t>(chunk_bytes) ? size - static_cast<off_t>(chunk_bytes) : 0;
+    const off_t start =
+        size > static_cast<off_t>(chunk_bytes) ? size - static_cast<off_t>(chunk_bytes) : 0;
     std::string chunk(static_cast<size_t>(size - start), '\0');
     if (!read_at(fd, chunk.data(), chunk.size(), start) || chunk.back() == '\n')
         return false;
@@ -125,7 +127,8 @@ bool cut_torn_line_of(int fd, int pid)
     if (!starts_as_log_line(fragment))
         return false;
     const std::string_view owner = value_of(fragment, "pid");
-    const bool whole_owner = fragment.find("\"pid\":" + std::string(owner) + ",") != std::string_view::npos;
+    const bool whole_owner =
+        fragment.find("\"pid\":" + std::string(owner) + ",") != std::string_view::npos;
     if (whole_owner && owner != std::to_string(pid))
         return false;
     return ftruncate(fd, start + static_cast<off_t>(torn)) == 0;

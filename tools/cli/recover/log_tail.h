@@ -9,11 +9,11 @@ namespace gdrhook::cli {
 // end until it is known: which of its recorded events are written
 // already, and whether its death was recorded.
 struct ProcessTail {
-    bool died = false;              // a `died` line (recovered before)
-    bool wrote_positioned = false;  // a line whose seq is its queue position
-    uint64_t last_position = 0;     // ... the highest such seq
-    uint64_t last_seq = 0;          // of its last line of any kind
-    uint64_t last_ts_ns = 0;        // 0: no line of it
+    bool died = false;             // a `died` line (recovered before)
+    bool wrote_positioned = false; // a line whose seq is its queue position
+    uint64_t last_position = 0;    // ... the highest such seq
+    uint64_t last_seq = 0;         // of its last line of any kind
+    uint64_t last_ts_ns = 0;       // 0: no line of it
 };
 
 // Scans the log open at `fd` for process `pid`, considering only lines

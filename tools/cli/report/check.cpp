@@ -41,7 +41,8 @@ const char *allow_name(ProblemKind kind)
 bool add_allowance(CheckOptions &options, const std::string &value)
 {
     const std::string error_prefix = "error:";
-    if (value.compare(0, error_prefix.size(), error_prefix) == 0 && value.size() > error_prefix.size()) {
+    if (value.compare(0, error_prefix.size(), error_prefix) == 0 &&
+        value.size() > error_prefix.size()) {
         options.allowed_error_prefixes.push_back(value.substr(error_prefix.size()));
         return true;
     }
@@ -140,9 +141,9 @@ void Checker::add(const LogEvent &event, const SourceLocation &where)
     if (event.kind == EventKind::pin && event.rc == 0)
         ++result_.pins;
     if (event.kind == EventKind::error) {
-        Problem p = from_event(
-            is_verify_finding(event) ? ProblemKind::verify_finding : ProblemKind::error_event, event,
-            where);
+        Problem p = from_event(is_verify_finding(event) ? ProblemKind::verify_finding
+                                                        : ProblemKind::error_event,
+                               event, where);
         p.detail = event.msg;
         p.rc = event.rc;
         keep(std::move(p));
@@ -191,12 +192,13 @@ CheckResult Checker::finish()
                      [](const Problem &a, const Problem &b) { return earlier(a.where, b.where); });
     for (const auto &[key, count] : problems_of_process_)
         result_.by_process.emplace_back(processes_.identity(key), count);
-    std::sort(result_.by_process.begin(), result_.by_process.end(), [](const auto &a, const auto &b) {
-        if (a.second != b.second)
-            return a.second > b.second;
-        return a.first.key.file != b.first.key.file ? a.first.key.file < b.first.key.file
-                                                    : a.first.key.pid < b.first.key.pid;
-    });
+    std::sort(result_.by_process.begin(), result_.by_process.end(),
+              [](const auto &a, const auto &b) {
+                  if (a.second != b.second)
+                      return a.second > b.second;
+                  return a.first.key.file != b.first.key.file ? a.first.key.file < b.first.key.file
+                                                              : a.first.key.pid < b.first.key.pid;
+              });
     return result_;
 }
 
@@ -219,7 +221,8 @@ std::string range(const Problem &p)
 
 std::string pin_name(const Problem &p)
 {
-    std::string name = p.has_entry_id ? "handle " + std::to_string(p.entry_id) : "pin at " + range(p);
+    std::string name =
+        p.has_entry_id ? "handle " + std::to_string(p.entry_id) : "pin at " + range(p);
     return name;
 }
 
@@ -261,7 +264,8 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
             out << ": " << (p.detail.empty() ? "(no msg)" : p.detail);
             break;
         case ProblemKind::events_lost:
-            out << p.detail << " event(s) lost: the process could not write its log and its journal "
+            out << p.detail
+                << " event(s) lost: the process could not write its log and its journal "
                    "could not hold them";
             break;
         case ProblemKind::pin_replaced:
@@ -291,7 +295,8 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
     for (int k = 0; k < problem_kind_count; ++k)
         if (uint64_t n = r.allowed_by_kind[static_cast<size_t>(k)])
             allowed += (allowed.empty() ? "; allowed: " : ", ") +
-                       std::string(allow_name(static_cast<ProblemKind>(k))) + " " + std::to_string(n);
+                       std::string(allow_name(static_cast<ProblemKind>(k))) + " " +
+                       std::to_string(n);
 
     out << "gdrhook log check: ";
     if (r.passed() && malformed_lines == 0 && unreadable_inputs == 0) {

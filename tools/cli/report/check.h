@@ -26,8 +26,8 @@ namespace gdrhook::cli {
 //  - there is no other "error" event either (a failed pin, export or
 //    unpin), unless the user allows it (CheckOptions).
 enum class ProblemKind : uint8_t {
-    never_unpinned,         // held when the log ends: leaked, or the process was killed
-    freed_while_pinned,     // its memory was freed and no unpin followed
+    never_unpinned,     // held when the log ends: leaked, or the process was killed
+    freed_while_pinned, // its memory was freed and no unpin followed
     verify_finding,
     unmatched_release,      // unpin/revoke of a handle not held (double release)
     pin_replaced,           // the same handle pinned again while still held
@@ -57,18 +57,18 @@ bool add_allowance(CheckOptions &options, const std::string &value);
 
 struct Problem {
     ProblemKind kind;
-    SourceLocation where;   // the line the problem is reported at
+    SourceLocation where; // the line the problem is reported at
     int64_t pid = 0;
-    ProcessIdentity who;    // its host and rank, where the log says
-    uint64_t entry_id = 0;  // the pin's key
+    ProcessIdentity who;   // its host and rank, where the log says
+    uint64_t entry_id = 0; // the pin's key
     bool has_entry_id = false;
     uint64_t addr = 0;
     uint64_t size = 0;
-    std::string api;        // of the pin, the free or the error
-    std::string detail;     // backend of the pin; msg of a finding or an error
-    int64_t rc = 0;         // of an error event
+    std::string api;    // of the pin, the free or the error
+    std::string detail; // backend of the pin; msg of a finding or an error
+    int64_t rc = 0;     // of an error event
     SourceLocation pinned_at;
-    bool has_free = false;  // freed_while_pinned, and never_unpinned if freed
+    bool has_free = false; // freed_while_pinned, and never_unpinned if freed
     SourceLocation freed_at;
     std::string freed_by;
     bool has_failed_unpin = false;
@@ -79,10 +79,10 @@ struct Problem {
 struct CheckResult {
     uint64_t events = 0;
     uint64_t pins = 0;
-    uint64_t releases = 0;       // unpins and revokes that closed a pin
+    uint64_t releases = 0;          // unpins and revokes that closed a pin
     uint64_t released_by_death = 0; // pins held by processes that died (recovered logs)
-    uint64_t deaths = 0;         // `died` lines: processes whose logs were recovered
-    uint64_t total_problems = 0; // all of them, also those not kept; not the allowed
+    uint64_t deaths = 0;            // `died` lines: processes whose logs were recovered
+    uint64_t total_problems = 0;    // all of them, also those not kept; not the allowed
     std::array<uint64_t, problem_kind_count> by_kind{};
     std::array<uint64_t, problem_kind_count> allowed_by_kind{}; // counted only
     std::vector<Problem> problems; // sorted by file and line, at most max_kept
@@ -121,4 +121,3 @@ void print_check(std::ostream &out, const CheckResult &result,
                  uint64_t unreadable_inputs = 0);
 
 } // namespace gdrhook::cli
-

@@ -19,8 +19,7 @@ namespace gdrhook::cli {
 //
 // Invariant: every entry sits at or after its home slot (hash & mask),
 // with no empty slot between its home and itself (wrapping around).
-template <typename Value>
-class FlatMap {
+template <typename Value> class FlatMap {
 public:
     size_t size() const { return size_ + (spare_ ? 1 : 0); }
     bool empty() const { return size() == 0; }
@@ -98,8 +97,7 @@ public:
     }
 
     // Calls @p visit(key, value) for every entry, in no particular order.
-    template <typename Visit>
-    void for_each(Visit &&visit) const
+    template <typename Visit> void for_each(Visit &&visit) const
     {
         for (const Slot &slot : slots_)
             if (slot.key != empty_key)

@@ -8,8 +8,7 @@ namespace gdrhook::cli {
 // Values below sub_count each get their own bucket; above, a value with its
 // highest bit at position b lands in group (b - sub_bits + 1), subdivided
 // by its next sub_bits bits.
-template <int SubBits>
-int BasicLatencyHistogram<SubBits>::bucket_of(uint64_t value)
+template <int SubBits> int BasicLatencyHistogram<SubBits>::bucket_of(uint64_t value)
 {
     if (value < sub_count)
         return static_cast<int>(value);
@@ -19,8 +18,7 @@ int BasicLatencyHistogram<SubBits>::bucket_of(uint64_t value)
     return group * sub_count + sub;
 }
 
-template <int SubBits>
-uint64_t BasicLatencyHistogram<SubBits>::bucket_upper(int bucket)
+template <int SubBits> uint64_t BasicLatencyHistogram<SubBits>::bucket_upper(int bucket)
 {
     int group = bucket / sub_count;
     uint64_t sub = static_cast<uint64_t>(bucket % sub_count);
@@ -31,8 +29,7 @@ uint64_t BasicLatencyHistogram<SubBits>::bucket_upper(int bucket)
     return base + ((uint64_t{1} << shift) - 1);
 }
 
-template <int SubBits>
-void BasicLatencyHistogram<SubBits>::add(int64_t value_ns)
+template <int SubBits> void BasicLatencyHistogram<SubBits>::add(int64_t value_ns)
 {
     if (value_ns < 0)
         value_ns = 0; // clocks of two threads can disagree by a little
@@ -43,8 +40,7 @@ void BasicLatencyHistogram<SubBits>::add(int64_t value_ns)
     sum_ += static_cast<double>(value_ns);
 }
 
-template <int SubBits>
-int64_t BasicLatencyHistogram<SubBits>::percentile(double q) const
+template <int SubBits> int64_t BasicLatencyHistogram<SubBits>::percentile(double q) const
 {
     if (count_ == 0)
         return 0;

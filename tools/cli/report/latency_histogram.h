@@ -10,8 +10,7 @@ namespace gdrhook::cli {
 // buckets (each power of two split into 2^SubBits steps), so any
 // percentile is within 1/2^SubBits of the true value however many samples
 // there are. Minimum, maximum and mean are exact.
-template <int SubBits>
-class BasicLatencyHistogram {
+template <int SubBits> class BasicLatencyHistogram {
 public:
     void add(int64_t value_ns);
 

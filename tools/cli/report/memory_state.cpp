@@ -56,9 +56,7 @@ Outcome MemoryState::apply(const LogEvent &event, const SourceLocation &where)
             outcome = on_pin(p, event, where);
         break;
     case EventKind::unpin:
-    case EventKind::revoke:
-        outcome = on_release(p, event, where);
-        break;
+    case EventKind::revoke: outcome = on_release(p, event, where); break;
     default:
         if (event.ev == "died")
             outcome.released_by_death = on_death(p);
@@ -130,7 +128,8 @@ void MemoryState::mark_freed(PinRecord &pin, const LogEvent &event, const Source
 
 void MemoryState::on_free(ProcessState &p, const LogEvent &event, const SourceLocation &where)
 {
-    if (const Allocation *found = names_a_container(event) ? nullptr : p.allocations.find(event.addr))
+    if (const Allocation *found =
+            names_a_container(event) ? nullptr : p.allocations.find(event.addr))
         drop_allocation(p, event.addr, *found);
 
     if (!frees_a_virtual_range(event) || p.pins_by_addr.empty())
@@ -200,8 +199,7 @@ Outcome MemoryState::on_pin(ProcessState &p, const LogEvent &event, const Source
     return outcome;
 }
 
-Outcome MemoryState::on_release(ProcessState &p, const LogEvent &event,
-                                const SourceLocation &where)
+Outcome MemoryState::on_release(ProcessState &p, const LogEvent &event, const SourceLocation &where)
 {
     Outcome outcome;
     uint64_t key = pin_key(event);

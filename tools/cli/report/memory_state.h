@@ -19,7 +19,7 @@ namespace gdrhook::cli {
 // A pin that is still held, with what happened to its memory since.
 struct PinRecord {
     int64_t pid = 0;
-    uint64_t key = 0;        // the entry id, or the address when the line had none
+    uint64_t key = 0; // the entry id, or the address when the line had none
     bool has_entry_id = false;
     uint64_t addr = 0;
     uint64_t size = 0;
@@ -27,10 +27,10 @@ struct PinRecord {
     std::string_view api;
     SourceLocation pinned_at;
 
-    bool freed = false;              // a successful free overlapped it
+    bool freed = false; // a successful free overlapped it
     SourceLocation freed_at;
-    std::string_view freed_by;       // the free's API
-    bool unpin_failed = false;       // an unpin of it returned an error
+    std::string_view freed_by; // the free's API
+    bool unpin_failed = false; // an unpin of it returned an error
     SourceLocation failed_unpin_at;
     int64_t failed_unpin_rc = 0;
 };
@@ -103,8 +103,7 @@ private:
             : bits_(std::min<uint64_t>(size, size_mask) |
                     (static_cast<uint64_t>(std::clamp<int64_t>(dev + 1, 0, 0x7fff)) << 48) |
                     (gpu ? uint64_t{1} << 63 : 0))
-        {
-        }
+        {}
         uint64_t size() const { return bits_ & size_mask; }
         int64_t dev() const { return static_cast<int64_t>((bits_ >> 48) & 0x7fff) - 1; }
         bool gpu() const { return bits_ >> 63; }
@@ -154,4 +153,3 @@ private:
 uint64_t pin_key(const LogEvent &event);
 
 } // namespace gdrhook::cli
-

@@ -15,8 +15,8 @@ std::string describe(const ProcessIdentity &who)
 
 std::string short_label(const ProcessIdentity &who)
 {
-    std::string text = who.has_rank ? "rank " + std::to_string(who.rank)
-                                    : "pid " + std::to_string(who.key.pid);
+    std::string text =
+        who.has_rank ? "rank " + std::to_string(who.rank) : "pid " + std::to_string(who.key.pid);
     if (!who.host.empty())
         text += " (" + who.host + ")";
     return text;

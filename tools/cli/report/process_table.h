@@ -18,7 +18,10 @@ struct ProcessKey {
     uint32_t file = 0;
     int64_t pid = 0;
 
-    bool operator==(const ProcessKey &other) const { return file == other.file && pid == other.pid; }
+    bool operator==(const ProcessKey &other) const
+    {
+        return file == other.file && pid == other.pid;
+    }
 };
 
 struct ProcessKeyHash {

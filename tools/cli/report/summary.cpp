@@ -173,12 +173,14 @@ JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &wher
     step.kind = JobStep::Kind::memory;
     switch (event.kind) {
     case EventKind::alloc:
-        count(allocs_by_mem_kind_[names_.intern(event.mem_kind.empty() ? "device" : event.mem_kind)],
-              event);
+        count(
+            allocs_by_mem_kind_[names_.intern(event.mem_kind.empty() ? "device" : event.mem_kind)],
+            event);
         break;
     case EventKind::pin:
-        count(pins_by_backend_[names_.intern(event.backend.empty() ? "unspecified" : event.backend)],
-              event);
+        count(
+            pins_by_backend_[names_.intern(event.backend.empty() ? "unspecified" : event.backend)],
+            event);
         per_process.pins += ok;
         break;
     case EventKind::skip:
@@ -203,8 +205,7 @@ JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &wher
         add_sample(s.samples[{key.file, key.pid}], event);
         step.kind = JobStep::Kind::other;
         return step; // describes the process, not its memory
-    default:
-        break;
+    default: break;
     }
 
     Outcome outcome = memory_.apply(event, where);
@@ -217,16 +218,12 @@ void SummaryBuilder::take(const JobStep &step, const LogEvent *detail, const Sou
 {
     ProcessBytes &process = process_bytes_[step.process];
     switch (step.kind) {
-    case JobStep::Kind::process_line:
-        note_process_line(process, *detail);
-        break;
+    case JobStep::Kind::process_line: note_process_line(process, *detail); break;
     case JobStep::Kind::error:
         count_error_message(*detail);
         note_memory(process, step);
         break;
-    case JobStep::Kind::memory:
-        note_memory(process, step);
-        break;
+    case JobStep::Kind::memory: note_memory(process, step); break;
     case JobStep::Kind::other:
     case JobStep::Kind::whole_event: // not made here (EveryEvent's)
         break;
@@ -241,7 +238,8 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
     s.malformed_lines = malformed_lines;
     s.processes = processes_.size();
     auto figures = [](const CoarseLatencyHistogram &delay) {
-        return DelayFigures{delay.count(), delay.percentile(0.5), delay.percentile(0.99), delay.max()};
+        return DelayFigures{delay.count(), delay.percentile(0.5), delay.percentile(0.99),
+                            delay.max()};
     };
     std::vector<CoarseLatencyHistogram> host_delays(hosts_.size());
     for (size_t i = 0; i < processes_.size(); ++i) {
@@ -262,10 +260,11 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
         h.verify_findings += p.verify_findings;
         host_delays[bytes.host].merge(process.delay);
     }
-    std::sort(s.by_process.begin(), s.by_process.end(), [](const ProcessSummary &a, const ProcessSummary &b) {
-        return a.who.key.file != b.who.key.file ? a.who.key.file < b.who.key.file
-                                                : a.who.key.pid < b.who.key.pid;
-    });
+    std::sort(s.by_process.begin(), s.by_process.end(),
+              [](const ProcessSummary &a, const ProcessSummary &b) {
+                  return a.who.key.file != b.who.key.file ? a.who.key.file < b.who.key.file
+                                                          : a.who.key.pid < b.who.key.pid;
+              });
     for (size_t i = 0; i < hosts_.size(); ++i) {
         if (hosts_[i].summary.processes == 0)
             continue; // every process it had moved to the host its `process` line names

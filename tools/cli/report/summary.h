@@ -146,7 +146,8 @@ private:
     struct PairHash {
         size_t operator()(const std::pair<std::string_view, std::string_view> &p) const
         {
-            return std::hash<std::string_view>()(p.first) * 31 + std::hash<std::string_view>()(p.second);
+            return std::hash<std::string_view>()(p.first) * 31 +
+                   std::hash<std::string_view>()(p.second);
         }
     };
     // Running figures of one process: digest()'s, and take()'s apart, in
@@ -207,4 +208,3 @@ void print_summary(std::ostream &out, const Summary &summary);
 std::string summary_json(const Summary &summary);
 
 } // namespace gdrhook::cli
-

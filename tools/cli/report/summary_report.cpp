@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <vector>
 #include <ostream>
+#include <vector>
 
 namespace gdrhook::cli {
 
@@ -55,8 +55,8 @@ void print_distinct(std::ostream &out, const char *what, const std::map<std::str
     out << "  " << map.size() << ' ' << what << "(s)" << (map.size() > 1 ? " (they differ)" : "")
         << '\n';
     for (const auto &[text, processes] : map)
-        out << "    " << padded(std::to_string(processes), 8) << (text.empty() ? "(none given)" : text)
-            << '\n';
+        out << "    " << padded(std::to_string(processes), 8)
+            << (text.empty() ? "(none given)" : text) << '\n';
 }
 
 // The first max_job_rows processes by @p better, with @p describe's text;
@@ -118,10 +118,10 @@ void print_job(std::ostream &out, const Summary &s)
     for (size_t i = 0; i < hosts.size() && i < max_job_rows; ++i) {
         const HostSummary &host = *hosts[i];
         const JobFigures &h = host.figures;
-        out << "  " << padded(host.host.empty() ? "(no process line)" : host.host, 20) << host.processes
-            << " process(es), " << h.events << " event(s), " << h.pins << " pin(s), peak pinned "
-            << format_bytes(static_cast<double>(h.peak_pinned_bytes)) << ", "
-            << delay_text(h.unpin_delay) << ", " << h.errors << " error(s)\n";
+        out << "  " << padded(host.host.empty() ? "(no process line)" : host.host, 20)
+            << host.processes << " process(es), " << h.events << " event(s), " << h.pins
+            << " pin(s), peak pinned " << format_bytes(static_cast<double>(h.peak_pinned_bytes))
+            << ", " << delay_text(h.unpin_delay) << ", " << h.errors << " error(s)\n";
     }
     if (hosts.size() > max_job_rows)
         out << "  ... and " << hosts.size() - max_job_rows << " more host(s) (--json lists all)\n";
@@ -129,14 +129,17 @@ void print_job(std::ostream &out, const Summary &s)
     print_ranking(
         out, s, "slowest unpins, by process (p99 of the delay from free to unpin)",
         [](const JobFigures &a, const JobFigures &b) {
-            return a.unpin_delay.p99_ns != b.unpin_delay.p99_ns ? a.unpin_delay.p99_ns > b.unpin_delay.p99_ns
-                                                                : a.unpin_delay.max_ns > b.unpin_delay.max_ns;
+            return a.unpin_delay.p99_ns != b.unpin_delay.p99_ns
+                       ? a.unpin_delay.p99_ns > b.unpin_delay.p99_ns
+                       : a.unpin_delay.max_ns > b.unpin_delay.max_ns;
         },
         [](const JobFigures &p) { return p.unpin_delay.count > 0; },
         [](const JobFigures &p) { return delay_text(p.unpin_delay); });
     print_ranking(
         out, s, "most pinned memory, by process (peak)",
-        [](const JobFigures &a, const JobFigures &b) { return a.peak_pinned_bytes > b.peak_pinned_bytes; },
+        [](const JobFigures &a, const JobFigures &b) {
+            return a.peak_pinned_bytes > b.peak_pinned_bytes;
+        },
         [](const JobFigures &p) { return p.peak_pinned_bytes > 0; },
         [](const JobFigures &p) {
             return format_bytes(static_cast<double>(p.peak_pinned_bytes)) + " (" +
@@ -147,8 +150,8 @@ void print_job(std::ostream &out, const Summary &s)
         [](const JobFigures &a, const JobFigures &b) { return a.errors > b.errors; },
         [](const JobFigures &p) { return p.errors > 0; },
         [](const JobFigures &p) {
-            return std::to_string(p.errors) + " error event(s), " + std::to_string(p.verify_findings) +
-                   " verify-mode finding(s)";
+            return std::to_string(p.errors) + " error event(s), " +
+                   std::to_string(p.verify_findings) + " verify-mode finding(s)";
         });
 }
 
@@ -175,7 +178,10 @@ void print_summary(std::ostream &out, const Summary &s)
         if (t.count == 0)
             continue;
         auto kind = static_cast<EventKind>(k);
-        out << "  " << padded(kind == EventKind::unknown ? "(unknown, ignored)" : std::string(to_string(kind)), 20)
+        out << "  "
+            << padded(kind == EventKind::unknown ? "(unknown, ignored)"
+                                                 : std::string(to_string(kind)),
+                      20)
             << t.count;
         if (t.failed)
             out << "  (" << t.failed << " failed)";
@@ -245,11 +251,12 @@ void print_summary(std::ostream &out, const Summary &s)
     if (d.count() == 0) {
         out << "  no unpins with a delay\n";
     } else {
-        out << "  " << d.count() << " unpin(s): p50 " << format_duration_ns(static_cast<double>(d.percentile(0.5)))
-            << ", p90 " << format_duration_ns(static_cast<double>(d.percentile(0.9)))
-            << ", p99 " << format_duration_ns(static_cast<double>(d.percentile(0.99)))
-            << ", max " << format_duration_ns(static_cast<double>(d.max()))
-            << " (mean " << format_duration_ns(d.mean()) << ")\n";
+        out << "  " << d.count() << " unpin(s): p50 "
+            << format_duration_ns(static_cast<double>(d.percentile(0.5))) << ", p90 "
+            << format_duration_ns(static_cast<double>(d.percentile(0.9))) << ", p99 "
+            << format_duration_ns(static_cast<double>(d.percentile(0.99))) << ", max "
+            << format_duration_ns(static_cast<double>(d.max())) << " (mean "
+            << format_duration_ns(d.mean()) << ")\n";
     }
 
     if (!s.samples.empty()) {
@@ -262,8 +269,8 @@ void print_summary(std::ostream &out, const Summary &s)
                 break;
             }
             out << "  " << padded(short_label(p.who), 12) << p.count << " sample(s) over "
-                << format_duration_ns(static_cast<double>(p.last_ts_ns - p.first_ts_ns))
-                << ": rss " << format_bytes(static_cast<double>(p.rss_bytes.first)) << " -> "
+                << format_duration_ns(static_cast<double>(p.last_ts_ns - p.first_ts_ns)) << ": rss "
+                << format_bytes(static_cast<double>(p.rss_bytes.first)) << " -> "
                 << format_bytes(static_cast<double>(p.rss_bytes.last)) << " (max "
                 << format_bytes(static_cast<double>(p.rss_bytes.max)) << "), open fds "
                 << p.fds.first << " -> " << p.fds.last << " (max " << p.fds.max << ")\n";
@@ -323,15 +330,16 @@ std::string summary_json(const Summary &s)
     };
     auto figures = [](const JobFigures &f) {
         const DelayFigures &d = f.unpin_delay;
-        return json{{"events", f.events},
-                    {"pins", f.pins},
-                    {"unpins", f.unpins},
-                    {"errors", f.errors},
-                    {"verify_findings", f.verify_findings},
-                    {"peak_pinned_bytes", f.peak_pinned_bytes},
-                    {"peak_live_gpu_bytes", f.peak_live_gpu_bytes},
-                    {"unpin_delay_ns",
-                     {{"count", d.count}, {"p50", d.p50_ns}, {"p99", d.p99_ns}, {"max", d.max_ns}}}};
+        return json{
+            {"events", f.events},
+            {"pins", f.pins},
+            {"unpins", f.unpins},
+            {"errors", f.errors},
+            {"verify_findings", f.verify_findings},
+            {"peak_pinned_bytes", f.peak_pinned_bytes},
+            {"peak_live_gpu_bytes", f.peak_live_gpu_bytes},
+            {"unpin_delay_ns",
+             {{"count", d.count}, {"p50", d.p50_ns}, {"p99", d.p99_ns}, {"max", d.max_ns}}}};
     };
     json by_process = json::array();
     for (const ProcessSummary &p : s.by_process) {
@@ -369,24 +377,28 @@ std::string summary_json(const Summary &s)
         {"allocations_by_kind", mem_kinds},
         {"pins_by_backend", backends},
         {"skips_by_reason", skip_reasons},
-        {"live_gpu", {{"peak_bytes", s.peak_live_gpu_bytes},
-                      {"peak_ts_ns", s.peak_live_ts_ns},
-                      {"bytes_at_end", s.live_gpu_bytes_at_end},
-                      {"allocations_at_end", s.live_allocations_at_end}}},
-        {"pinned", {{"peak_bytes", s.peak_pinned_bytes},
-                    {"peak_ts_ns", s.peak_pinned_ts_ns},
-                    {"bytes_at_end", s.pinned_bytes_at_end},
-                    {"pins_at_end", s.pins_held_at_end}}},
-        {"unpin_delay_ns", {{"count", d.count()},
-                            {"min", d.min()},
-                            {"p50", d.percentile(0.5)},
-                            {"p90", d.percentile(0.9)},
-                            {"p99", d.percentile(0.99)},
-                            {"max", d.max()},
-                            {"mean", d.mean()}}},
-        {"errors", {{"count", s.by_kind[static_cast<size_t>(EventKind::error)].count},
-                    {"verify_findings", s.verify_findings},
-                    {"messages", messages}}},
+        {"live_gpu",
+         {{"peak_bytes", s.peak_live_gpu_bytes},
+          {"peak_ts_ns", s.peak_live_ts_ns},
+          {"bytes_at_end", s.live_gpu_bytes_at_end},
+          {"allocations_at_end", s.live_allocations_at_end}}},
+        {"pinned",
+         {{"peak_bytes", s.peak_pinned_bytes},
+          {"peak_ts_ns", s.peak_pinned_ts_ns},
+          {"bytes_at_end", s.pinned_bytes_at_end},
+          {"pins_at_end", s.pins_held_at_end}}},
+        {"unpin_delay_ns",
+         {{"count", d.count()},
+          {"min", d.min()},
+          {"p50", d.percentile(0.5)},
+          {"p90", d.percentile(0.9)},
+          {"p99", d.percentile(0.99)},
+          {"max", d.max()},
+          {"mean", d.mean()}}},
+        {"errors",
+         {{"count", s.by_kind[static_cast<size_t>(EventKind::error)].count},
+          {"verify_findings", s.verify_findings},
+          {"messages", messages}}},
         {"samples", samples},
         {"process_lines", s.process_lines},
         {"versions", s.versions},

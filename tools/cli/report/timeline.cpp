@@ -110,18 +110,14 @@ void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
     ProcessKey key = process_key(event, where);
     size_t bucket = bucket_for(event.ts_ns);
     switch (event.kind) {
-    case EventKind::sample:
-        add_sample(event, key, bucket);
-        return;
+    case EventKind::sample: add_sample(event, key, bucket); return;
     case EventKind::alloc:
     case EventKind::free:
     case EventKind::pin:
     case EventKind::unpin:
     case EventKind::revoke:
-    case EventKind::ctx_destroy:
-        break;
-    default:
-        return;
+    case EventKind::ctx_destroy: break;
+    default: return;
     }
     memory_.apply(event, where);
     size_t index = series_for(key);

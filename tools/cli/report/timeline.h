@@ -49,7 +49,7 @@ struct Timeline {
     size_t used_buckets = 0; // buckets up to the last event
     uint64_t events = 0;
     uint64_t processes = 0;
-    uint64_t samples = 0;    // `sample` events among them
+    uint64_t samples = 0; // `sample` events among them
     std::vector<TimelineSeries> series;
 };
 
@@ -91,4 +91,3 @@ struct SvgOptions {
 std::string render_timeline_svg(const Timeline &timeline, const SvgOptions &options);
 
 } // namespace gdrhook::cli
-

@@ -125,7 +125,7 @@ public:
     Plot(const Timeline &t) : t_(t)
     {
         span_ns_ = std::max<double>(1.0, static_cast<double>(t.used_buckets) *
-                                              static_cast<double>(t.bucket_ns));
+                                             static_cast<double>(t.bucket_ns));
         time_unit_ = time_unit_for(span_ns_);
     }
 
@@ -147,8 +147,7 @@ public:
                 << "' text-anchor='middle'>" << tick_label(v) << "</text>\n";
         }
         out << "<text x='" << num((left + right_edge) / 2) << "' y='" << num(panel.bottom + 34)
-            << "' text-anchor='middle'>time since first event (" << time_unit_.name
-            << ")</text>\n";
+            << "' text-anchor='middle'>time since first event (" << time_unit_.name << ")</text>\n";
     }
 
     // Returns the unit (bytes, or a plain count of fds) and the axis
@@ -164,8 +163,8 @@ public:
             double y = panel.bottom - (panel.bottom - panel.top) * v / axis_max;
             out << "<line x1='" << num(left) << "' y1='" << num(y) << "' x2='" << num(right_edge)
                 << "' y2='" << num(y) << "' stroke='#e5e5e5'/>\n";
-            out << "<text x='" << num(left - 6) << "' y='" << num(y + 4)
-                << "' text-anchor='end'>" << tick_label(v) << "</text>\n";
+            out << "<text x='" << num(left - 6) << "' y='" << num(y + 4) << "' text-anchor='end'>"
+                << tick_label(v) << "</text>\n";
         }
         out << "<text transform='translate(" << num(left - 56) << ","
             << num((panel.top + panel.bottom) / 2) << ") rotate(-90)' text-anchor='middle'>"
@@ -173,8 +172,8 @@ public:
         out << "<rect x='" << num(left) << "' y='" << num(panel.top) << "' width='"
             << num(right_edge - left) << "' height='" << num(panel.bottom - panel.top)
             << "' fill='none' stroke='#444'/>\n";
-        out << "<text x='" << num(left) << "' y='" << num(panel.top - 8)
-            << "' class='panel'>" << panel.title << "</text>\n";
+        out << "<text x='" << num(left) << "' y='" << num(panel.top - 8) << "' class='panel'>"
+            << panel.title << "</text>\n";
         return {unit, axis_max * unit.divisor};
     }
 
@@ -225,8 +224,8 @@ public:
                 continue;
             double x = (x_of_bucket(i) + x_of_bucket(i + 1)) / 2;
             out << "<line x1='" << num(x) << "' y1='" << num(y - 5) << "' x2='" << num(x)
-                << "' y2='" << num(y) << "' stroke='" << colour
-                << "' stroke-width='1.5'><title>" << b.frees << " free(s)</title></line>\n";
+                << "' y2='" << num(y) << "' stroke='" << colour << "' stroke-width='1.5'><title>"
+                << b.frees << " free(s)</title></line>\n";
         }
     }
 
@@ -239,8 +238,8 @@ public:
                 continue;
             double x = (x_of_bucket(i) + x_of_bucket(i + 1)) / 2;
             double y = panel.top + 4;
-            out << "<path d='M" << num(x - 5) << "," << num(y) << "H" << num(x + 5) << "L"
-                << num(x) << "," << num(y + 9) << "Z' fill='" << colour
+            out << "<path d='M" << num(x - 5) << "," << num(y) << "H" << num(x + 5) << "L" << num(x)
+                << "," << num(y + 9) << "Z' fill='" << colour
                 << "' stroke='#000' stroke-width='0.8'><title>" << b.revokes
                 << " revocation(s)</title></path>\n";
         }
@@ -271,13 +270,16 @@ void legend(std::ostream &out, const Timeline &t)
     y += 20;
     out << "<line x1='" << num(x + 12) << "' y1='" << num(y - 10) << "' x2='" << num(x + 12)
         << "' y2='" << num(y - 1) << "' stroke='#444' stroke-width='1.5'/>\n";
-    out << "<text x='" << num(x + 32) << "' y='" << num(y) << "'>free (a tick per time step)</text>\n";
+    out << "<text x='" << num(x + 32) << "' y='" << num(y)
+        << "'>free (a tick per time step)</text>\n";
     y += 20;
     out << "<path d='M" << num(x + 7) << "," << num(y - 10) << "H" << num(x + 17) << "L"
-        << num(x + 12) << "," << num(y - 1) << "Z' fill='#999' stroke='#000' stroke-width='0.8'/>\n";
+        << num(x + 12) << "," << num(y - 1)
+        << "Z' fill='#999' stroke='#000' stroke-width='0.8'/>\n";
     out << "<text x='" << num(x + 32) << "' y='" << num(y) << "'>revocation</text>\n";
     y += 26;
-    out << "<text x='" << num(x) << "' y='" << num(y) << "' class='note'>lines: highest value</text>\n";
+    out << "<text x='" << num(x) << "' y='" << num(y)
+        << "' class='note'>lines: highest value</text>\n";
     out << "<text x='" << num(x) << "' y='" << num(y + 14) << "' class='note'>in each time step of "
         << escape(format_duration_ns(static_cast<double>(t.bucket_ns))) << "</text>\n";
 }
@@ -311,7 +313,8 @@ std::string render_timeline_svg(const Timeline &t, const SvgOptions &options)
     Panel pinned{pinned_top, pinned_bottom, "pinned memory", Quantity::pinned};
     std::vector<Panel> panels{live, pinned};
     if (samples) {
-        panels.push_back({rss_top, rss_bottom, "process memory (resident, sampled)", Quantity::rss});
+        panels.push_back(
+            {rss_top, rss_bottom, "process memory (resident, sampled)", Quantity::rss});
         panels.push_back({fds_top, fds_bottom, "open file descriptors (sampled)", Quantity::fds});
     }
     for (const Panel &panel : panels) {
@@ -328,7 +331,8 @@ std::string render_timeline_svg(const Timeline &t, const SvgOptions &options)
             plot.series_line(out, panel, t.series[i], colour_of(t.series[i], i), axis_max);
     }
     if (empty) {
-        out << "<text x='" << num((left + right_edge) / 2) << "' y='" << num((live_top + live_bottom) / 2)
+        out << "<text x='" << num((left + right_edge) / 2) << "' y='"
+            << num((live_top + live_bottom) / 2)
             << "' text-anchor='middle' class='title'>no memory events in these logs</text>\n";
     } else {
         for (size_t i = 0; i < t.series.size(); ++i) {

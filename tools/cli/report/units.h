@@ -22,4 +22,3 @@ Unit byte_unit_for(double max_bytes);
 Unit time_unit_for(double max_ns);
 
 } // namespace gdrhook::cli
-

@@ -40,7 +40,8 @@ std::string installed_relative_libdir()
         return libdir;
     std::string bindir = GDRHOOK_INSTALL_BINDIR;
     std::string up;
-    size_t depth = bindir.empty() ? 0 : 1 + static_cast<size_t>(std::count(bindir.begin(), bindir.end(), '/'));
+    size_t depth =
+        bindir.empty() ? 0 : 1 + static_cast<size_t>(std::count(bindir.begin(), bindir.end(), '/'));
     for (size_t i = 0; i < depth; ++i)
         up += "../";
     return up + libdir;

@@ -22,4 +22,3 @@ std::string find_library(const std::string &exe_dir, const std::string &explicit
 std::string executable_dir();
 
 } // namespace gdrhook::cli
-

@@ -109,7 +109,8 @@ std::string default_events_pattern(std::ostream &err)
     std::string base = plain;
     for (int attempt = 0; attempt < 8; ++attempt) {
         glob_t found = {};
-        const bool taken = glob((base + ".*").c_str(), GLOB_NOSORT | GLOB_PERIOD, nullptr, &found) == 0;
+        const bool taken =
+            glob((base + ".*").c_str(), GLOB_NOSORT | GLOB_PERIOD, nullptr, &found) == 0;
         globfree(&found);
         if (!taken)
             break;
@@ -121,7 +122,8 @@ std::string default_events_pattern(std::ostream &err)
         base = plain + suffix;
     }
     if (base != plain)
-        err << "gdrhook: files named " << plain << ".* are already here, and gdrhook did not make them; "
+        err << "gdrhook: files named " << plain
+            << ".* are already here, and gdrhook did not make them; "
             << "the events go to " << base << ".%p.jsonl\n";
     return base + ".%p.jsonl";
 }
@@ -176,9 +178,10 @@ void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
         << ", pins " << count(EventKind::pin) << ", unpins " << count(EventKind::unpin)
         << ", revocations " << s.by_kind[static_cast<size_t>(EventKind::revoke)].count
         << ", errors " << s.by_kind[static_cast<size_t>(EventKind::error)].count << '\n'
-        << "gdrhook:   peak live GPU memory " << format_bytes(static_cast<double>(s.peak_live_gpu_bytes))
-        << ", peak pinned " << format_bytes(static_cast<double>(s.peak_pinned_bytes))
-        << ", still pinned at exit " << s.pins_held_at_end << '\n';
+        << "gdrhook:   peak live GPU memory "
+        << format_bytes(static_cast<double>(s.peak_live_gpu_bytes)) << ", peak pinned "
+        << format_bytes(static_cast<double>(s.peak_pinned_bytes)) << ", still pinned at exit "
+        << s.pins_held_at_end << '\n';
     if (s.unpin_delay.count())
         err << "gdrhook:   unpin delay p50 "
             << format_duration_ns(static_cast<double>(s.unpin_delay.percentile(0.5))) << ", p99 "
@@ -187,7 +190,8 @@ void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
         err << "gdrhook:   " << report.total() << " malformed line(s)\n";
     err << "gdrhook: log check: ";
     if (unrecovered)
-        err << unrecovered << " journal(s) not recovered, their events missing; see: gdrhook log check\n";
+        err << unrecovered
+            << " journal(s) not recovered, their events missing; see: gdrhook log check\n";
     else if (check.passed())
         err << "OK\n";
     else
@@ -341,7 +345,8 @@ int run_program(const RunOptions &options, std::ostream &err)
     const size_t unrecovered =
         report_recoveries(recover_paths(expand_events_pattern(events + ".%p.%p.journal")), err);
     if (options.summary)
-        print_run_summary(own_logs(expand_events_pattern(events)), started_ns, events, unrecovered, err);
+        print_run_summary(own_logs(expand_events_pattern(events)), started_ns, events, unrecovered,
+                          err);
     return exit_code;
 }
 

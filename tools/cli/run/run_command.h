@@ -11,13 +11,13 @@ namespace gdrhook::cli {
 // then left as the environment has it, and the shim's default applies.
 struct RunOptions {
     std::vector<std::string> command; // program and its arguments
-    std::string events;    // GDRHOOK_EVENTS; default ./gdrhook-<pid>.%p.jsonl
-    std::string backend;   // GDRHOOK_BACKEND
-    std::string pin;       // GDRHOOK_PIN
-    std::string log_level; // GDRHOOK_LOG_LEVEL
-    bool verify = false;   // GDRHOOK_VERIFY=1
-    std::string sample_ms; // GDRHOOK_SAMPLE_MS
-    std::string library;   // the shim; else GDRHOOK_LIBRARY, else found
+    std::string events;               // GDRHOOK_EVENTS; default ./gdrhook-<pid>.%p.jsonl
+    std::string backend;              // GDRHOOK_BACKEND
+    std::string pin;                  // GDRHOOK_PIN
+    std::string log_level;            // GDRHOOK_LOG_LEVEL
+    bool verify = false;              // GDRHOOK_VERIFY=1
+    std::string sample_ms;            // GDRHOOK_SAMPLE_MS
+    std::string library;              // the shim; else GDRHOOK_LIBRARY, else found
     bool summary = true;
 };
 
@@ -42,4 +42,3 @@ std::string short_host_name();
 int run_program(const RunOptions &options, std::ostream &err);
 
 } // namespace gdrhook::cli
-
