@@ -8,7 +8,8 @@
 #   tests/gpu/ab_shims.sh SHIM_A SHIM_B [BIN_DIR]
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
-a=$(realpath "$1") b=$(realpath "$2") bin=${3:-/tmp/gdrhook-ab-bin}
+declare -A shim=([A]=$(realpath "$1") [B]=$(realpath "$2"))
+bin=${3:-/tmp/gdrhook-ab-bin}
 logs=$(mktemp -d /tmp/gdrhook-ab-logs.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -17,15 +18,13 @@ field() { grep -o "$1=[-0-9.]*" | head -1; }
 hooked() { LD_PRELOAD=$1 GDRHOOK_EVENTS=$logs/e.%p.jsonl "${@:2}"; rm -f "$logs"/*; }
 for _ in $(seq 9); do
     for side in A B; do
-        shim=$a; [ $side = B ] && shim=$b
-        echo "real $side $(hooked "$shim" "$bin/alloc_free_ab" 40000 | field overhead_percent)"
+        echo "real $side $(hooked "${shim[$side]}" "$bin/alloc_free_ab" 40000 | field overhead_percent)"
     done
 done
 for _ in $(seq 15); do
     echo "fake plain $(LD_LIBRARY_PATH=$bin/fake "$bin/alloc_free_overhead" 50000 5 0 | field ns_per_pair)"
     for side in A B; do
-        shim=$a; [ $side = B ] && shim=$b
-        echo "fake $side $(LD_LIBRARY_PATH=$bin/fake hooked "$shim" "$bin/alloc_free_overhead" 50000 5 0 | field ns_per_pair)"
+        echo "fake $side $(LD_LIBRARY_PATH=$bin/fake hooked "${shim[$side]}" "$bin/alloc_free_overhead" 50000 5 0 | field ns_per_pair)"
     done
 done | tee "$logs.fake"
 python3 - "$logs.fake" <<'PY'
