@@ -191,7 +191,7 @@ static int gdrhook_tegra_pin(struct gdrhook_pin *pin,
 		goto out;
 	}
 	pt = pin->nv.page_table;
-	pin->nv.callback_owed = pt; /* a table to put, and its callback to come */
+	pin->nv.callback_owed = pt != NULL; /* a table to put, its callback to come */
 
 	err = gdrhook_tegra_check_table(pin, pt);
 	if (err)

@@ -137,8 +137,9 @@ void check_close_with_pins(const HostBuffer &buf)
 uint64_t race_iterations()
 {
     const char *s = std::getenv("GDRHOOK_VM_RACE_ITERS");
-    // A quarter of the desktop races' length: one race, not four.
-    return (s ? std::strtoull(s, nullptr, 10) : 20000) / 4;
+    // A tenth of the desktop races' length (CI's time; the PREEMPT_RT
+    // kernel takes 12 s for 2,000 rounds).
+    return (s ? std::strtoull(s, nullptr, 10) : 20000) / 10;
 }
 
 // UNPIN against the provider's free of the same table, with the
