@@ -50,9 +50,10 @@
 
 /*
  * Tegra's structs and prototypes from the nv-p2p.h the probe found Tegra's
- * signatures in (Kbuild passes NV_P2P_H's path), not a copy of our own: the
- * module reads the driver's layout of the build it runs with.
+ * signatures in (gdrhook_config.h names NV_P2P_H's path), not a copy of
+ * our own: the module reads the layout of the driver it is built for.
  */
+#include "gdrhook_config.h"
 #ifdef GDRHOOK_NV_P2P_H
 #include GDRHOOK_NV_P2P_H
 #else
@@ -191,7 +192,7 @@ static int gdrhook_tegra_pin(struct gdrhook_pin *pin,
 		goto out;
 	}
 	pt = pin->nv.page_table;
-	pin->nv.callback_owed = pt != NULL; /* a table to put, its callback to come */
+	pin->nv.callback_owed = !!pt; /* a table to put, its callback to come */
 
 	err = gdrhook_tegra_check_table(pin, pt);
 	if (err)
