@@ -1,13 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 /*
- * Pinning through the NVIDIA driver's nvidia_p2p_* API.
+ * Pinning through the NVIDIA driver's nvidia_p2p_* API: discrete GPUs.
  *
- * The functions are resolved with symbol_get(), not linked, so gdrhook.ko
- * loads (and offers dma-buf alone) where nvidia.ko is absent. They are
- * held only while some nv-p2p pin exists: the first pin resolves them, the
- * last one to go puts them back, so nvidia.ko can be unloaded (a driver
- * upgrade, a reset) whenever no nv-p2p pin is held, and is picked up
- * again if it is loaded after gdrhook.ko.
+ * The desktop and server flavour of the API (nvp2p.h); holding the
+ * driver's symbols is nvp2p_driver.c's job.
  *
  * Rules from NVIDIA's GPUDirect RDMA guide that shape this file:
  *  - the free callback gets an opaque pointer; we pass the pin's id, so a
@@ -43,6 +39,7 @@
 
 #include "gdrhook.h"
 #include "nv_p2p_abi.h"
+#include "nvp2p.h"
 
 static struct {
 	typeof(nvidia_p2p_get_pages) *get_pages;
@@ -55,25 +52,6 @@ static struct {
 	typeof(nvidia_p2p_dma_map_pages) *dma_map_pages;
 	typeof(nvidia_p2p_free_dma_mapping) *free_dma_mapping;
 } nv;
-/*
- * Pins that hold the symbols, under nv_lock. While it is not 0 the
- * pointers in nv are set and stay set, so the pins' code (and their
- * callbacks) read them without the lock.
- */
-static unsigned int nv_users;
-static DEFINE_MUTEX(nv_lock);
-
-/* Resolve a group of symbols all-or-nothing. */
-#define NV_GET(field, sym) (nv.field = symbol_get(sym))
-#define NV_PUT(field, sym) \
-	do { if (nv.field) { symbol_put(sym); nv.field = NULL; } } while (0)
-
-static void gdrhook_nvp2p_put_core(void)
-{
-	NV_PUT(get_pages, nvidia_p2p_get_pages);
-	NV_PUT(put_pages, nvidia_p2p_put_pages);
-	NV_PUT(free_page_table, nvidia_p2p_free_page_table);
-}
 
 static void gdrhook_nvp2p_put_persistent(void)
 {
@@ -81,82 +59,37 @@ static void gdrhook_nvp2p_put_persistent(void)
 	NV_PUT(put_pages_persistent, nvidia_p2p_put_pages_persistent);
 }
 
-static void gdrhook_nvp2p_put_dma(void)
+void gdrhook_nvp2p_flavour_put_all(void)
 {
-	NV_PUT(dma_map_pages, nvidia_p2p_dma_map_pages);
-	NV_PUT(free_dma_mapping, nvidia_p2p_free_dma_mapping);
-}
-
-static void gdrhook_nvp2p_put_all(void)
-{
-	gdrhook_nvp2p_put_dma();
+	NV_PUT_DMA();
 	gdrhook_nvp2p_put_persistent();
-	gdrhook_nvp2p_put_core();
+	NV_PUT_CORE();
 }
 
-/* Resolve the driver's symbols, under nv_lock; false if it is not loaded. */
-static bool gdrhook_nvp2p_resolve(void)
+bool gdrhook_nvp2p_flavour_resolve(void)
 {
-	lockdep_assert_held(&nv_lock);
 	if (nv.get_pages)
 		return true;
-	if (!(NV_GET(get_pages, nvidia_p2p_get_pages) &&
-	      NV_GET(put_pages, nvidia_p2p_put_pages) &&
-	      NV_GET(free_page_table, nvidia_p2p_free_page_table))) {
-		gdrhook_nvp2p_put_core();
+	if (!NV_GET_CORE()) {
+		NV_PUT_CORE();
 		return false;
 	}
 	if (!(NV_GET(get_pages_persistent, nvidia_p2p_get_pages_persistent) &&
 	      NV_GET(put_pages_persistent, nvidia_p2p_put_pages_persistent)))
 		gdrhook_nvp2p_put_persistent();
-	if (!(NV_GET(dma_map_pages, nvidia_p2p_dma_map_pages) &&
-	      NV_GET(free_dma_mapping, nvidia_p2p_free_dma_mapping)))
-		gdrhook_nvp2p_put_dma();
+	if (!NV_GET_DMA())
+		NV_PUT_DMA();
 	return true;
 }
 
-/* A pin starts holding the driver: false if it is not loaded. */
-static bool gdrhook_nvp2p_use(void)
+u32 gdrhook_nvp2p_flavour_features(void)
 {
-	bool ok;
-
-	mutex_lock(&nv_lock);
-	ok = gdrhook_nvp2p_resolve();
-	if (ok)
-		nv_users++;
-	mutex_unlock(&nv_lock);
-	return ok;
+	return GDRHOOK_FEATURE_NVP2P |
+	       (nv.get_pages_persistent ? GDRHOOK_FEATURE_NVP2P_PERSISTENT : 0);
 }
 
-/* A pin stops holding the driver; the last one lets it go. */
-static void gdrhook_nvp2p_unuse(void)
-{
-	mutex_lock(&nv_lock);
-	if (!WARN_ON_ONCE(!nv_users) && !--nv_users)
-		gdrhook_nvp2p_put_all();
-	mutex_unlock(&nv_lock);
-}
-
-u32 gdrhook_nvp2p_features(void)
-{
-	u32 features = 0;
-
-	/* Resolved for the answer, and let go again if no pin holds it. */
-	mutex_lock(&nv_lock);
-	if (gdrhook_nvp2p_resolve())
-		features = GDRHOOK_FEATURE_NVP2P |
-			   (nv.get_pages_persistent ? GDRHOOK_FEATURE_NVP2P_PERSISTENT : 0);
-	if (!nv_users)
-		gdrhook_nvp2p_put_all();
-	mutex_unlock(&nv_lock);
-	return features;
-}
-
-void gdrhook_nvp2p_exit(void)
-{
-	/* No file is open, so no pin holds the driver. */
-	WARN_ON(nv_users);
-}
+/* GPU pages are 64 KiB. */
+const u64 gdrhook_nvp2p_align = 64 * 1024;
 
 static void gdrhook_nvp2p_free_callback(void *data)
 {
@@ -197,27 +130,13 @@ static void gdrhook_nvp2p_put(struct gdrhook_pin *pin)
 	pin->nv.page_table = NULL;
 }
 
-static u64 gdrhook_nvp2p_page_bytes(u32 type)
-{
-	switch (type) {
-	case NVIDIA_P2P_PAGE_SIZE_4KB:
-		return 4096;
-	case NVIDIA_P2P_PAGE_SIZE_64KB:
-		return 64 * 1024;
-	case NVIDIA_P2P_PAGE_SIZE_128KB:
-		return 128 * 1024;
-	default:
-		return 0;
-	}
-}
-
 /* The driver's answer must describe exactly the range we asked for. */
 static int gdrhook_nvp2p_check_table(const struct gdrhook_pin *pin,
 				     const struct nvidia_p2p_page_table *pt)
 {
 	u64 ps;
 
-	if (!pt || !nvidia_p2p_version_ok(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))
+	if (!pt || !gdrhook_nvp2p_version_ok(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))
 		return -EIO;
 	ps = gdrhook_nvp2p_page_bytes(pt->page_size);
 	if (!ps || pt->entries == 0 || !pt->pages ||
@@ -235,9 +154,8 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 	u32 i;
 	int err;
 
-	if (!gdrhook_nvp2p_use())
-		return -EOPNOTSUPP;
-	pin->nv.holds_driver = true; /* release() lets go */
+	if (!gdrhook_nvp2p_use(pin))
+		return -EOPNOTSUPP; /* else release() lets go */
 	if (persistent && !nv.get_pages_persistent)
 		return -EOPNOTSUPP;
 	if (req->peer && !nv.dma_map_pages)
@@ -283,7 +201,7 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 		if (err)
 			goto out;
 		pin->nv.dma_map = map;
-		if (!nvidia_p2p_version_ok(map->version, NVIDIA_P2P_DMA_MAPPING_VERSION) ||
+		if (!gdrhook_nvp2p_version_ok(map->version, NVIDIA_P2P_DMA_MAPPING_VERSION) ||
 		    map->entries != pt->entries || !map->dma_addresses) {
 			err = -EIO;
 			goto out;
@@ -313,11 +231,10 @@ static void gdrhook_nvp2p_release(struct gdrhook_pin *pin, bool revoked)
 	/* Revoked: the callback already handed the table back. */
 	if (pin->nv.page_table && !revoked)
 		gdrhook_nvp2p_put(pin);
-	if (pin->nv.holds_driver) {
-		pin->nv.holds_driver = false;
-		gdrhook_nvp2p_unuse();
-	}
+	gdrhook_nvp2p_unuse(pin);
 }
+
+MODULE_INFO(nv_p2p, "desktop");
 
 const struct gdrhook_backend_ops gdrhook_backend_nvp2p = {
 	.name = "nv-p2p",

@@ -1,5 +1,12 @@
 #!/bin/sh
-# build.sh SRC_DIR OUT_DIR [KDIR] [--test-provider]
+# build.sh SRC_DIR OUT_DIR [KDIR] [--test-provider | --tegra-test-provider]
+#
+# NV_P2P_H=/path/to/nv-p2p.h in the environment builds gdrhook.ko for the
+# nvidia_p2p_* API that header declares (probes/HAVE_NV_P2P_TEGRA.sh);
+# --tegra-test-provider builds the Tegra test provider
+# (test_provider/tegra/, a gdrhook_tp.ko) instead of the test provider
+# and exporter, for a gdrhook.ko built with
+# NV_P2P_H=test_provider/tegra/linux/nv-p2p.h.
 #
 # KMOD_ARCH=arm64 in the environment builds for arm64 (KDIR: arm64
 # headers); on another machine with Debian's cross compiler,
@@ -38,10 +45,13 @@ while read -r f; do
 	cmp -s "$SRC/$f" "$OUT/src/$f" 2>/dev/null || cp "$SRC/$f" "$OUT/src/$f"
 done
 # The project's own builds treat warnings as errors (Kbuild: GDRHOOK_WERROR).
-make -s -C "$OUT/src" KDIR="$KDIR" GDRHOOK_WERROR=1
+make -s -C "$OUT/src" KDIR="$KDIR" NV_P2P_H="${NV_P2P_H:-}" GDRHOOK_WERROR=1
 cp "$OUT/src/gdrhook.ko" "$OUT/gdrhook.ko"
 if [ "$TP" = "--test-provider" ]; then
 	make -s -C "$OUT/src" KDIR="$KDIR" GDRHOOK_WERROR=1 test-provider
 	cp "$OUT/src/test_provider/gdrhook_tp.ko" "$OUT/gdrhook_tp.ko"
 	cp "$OUT/src/test_exporter/gdrhook_te.ko" "$OUT/gdrhook_te.ko"
+elif [ "$TP" = "--tegra-test-provider" ]; then
+	make -s -C "$OUT/src" KDIR="$KDIR" GDRHOOK_WERROR=1 test-provider-tegra
+	cp "$OUT/src/test_provider/tegra/gdrhook_tp.ko" "$OUT/gdrhook_tp.ko"
 fi

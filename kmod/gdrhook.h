@@ -31,6 +31,7 @@
 #define GDRHOOK_H
 
 #include <linux/atomic.h>
+#include <linux/completion.h>
 #include <linux/kref.h>
 #include <linux/mutex.h>
 #include <linux/pid.h>
@@ -170,6 +171,13 @@ struct gdrhook_pin {
 			struct nvidia_p2p_page_table *page_table;
 			struct nvidia_p2p_dma_mapping *dma_map;
 			bool holds_driver; /* counted in the nv-p2p users */
+			/* Tegra: get_pages succeeded, so its callback will run
+			 * once, and completes callback_done as its last act;
+			 * table_freed (under lock): it handed the pages back.
+			 */
+			bool callback_owed;
+			bool table_freed;
+			struct completion callback_done;
 		} nv;
 		struct {
 			struct dma_buf *dmabuf;
@@ -212,9 +220,11 @@ struct gdrhook_pin_req_k {
 extern const struct gdrhook_backend_ops gdrhook_backend_nvp2p;
 extern const struct gdrhook_backend_ops gdrhook_backend_dmabuf;
 
-/* nv-p2p symbol resolution (backend_nvp2p.c) */
+/* nv-p2p symbol resolution (nvp2p_driver.c) */
 u32 gdrhook_nvp2p_features(void); /* GDRHOOK_FEATURE_NVP2P* now usable */
 void gdrhook_nvp2p_exit(void);
+/* nv-p2p PIN's address and length are multiples of this (the flavour's). */
+extern const u64 gdrhook_nvp2p_align;
 
 struct gdrhook_file *gdrhook_file_create(void);
 void gdrhook_file_put(struct gdrhook_file *f);

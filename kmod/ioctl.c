@@ -73,7 +73,7 @@ static long gdrhook_pin_validate(const struct gdrhook_ioc_pin *a,
 	case GDRHOOK_BACKEND_NVP2P:
 		if (a->dmabuf_fd != -1)
 			return -EINVAL;
-		if (!IS_ALIGNED(a->addr | a->length, GDRHOOK_NVP2P_ALIGN))
+		if (!IS_ALIGNED(a->addr | a->length, gdrhook_nvp2p_align))
 			return -EINVAL;
 		/* Only the caller's own (user) address space can be pinned;
 		 * the driver further checks that it is the caller's GPU memory.

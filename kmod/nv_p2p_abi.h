@@ -13,14 +13,9 @@
 
 #include <linux/types.h>
 
-struct pci_dev;
+#include "nv_p2p_common_abi.h"
 
-enum nvidia_p2p_page_size_type {
-	NVIDIA_P2P_PAGE_SIZE_4KB = 0,
-	NVIDIA_P2P_PAGE_SIZE_64KB,
-	NVIDIA_P2P_PAGE_SIZE_128KB,
-	NVIDIA_P2P_PAGE_SIZE_COUNT
-};
+struct pci_dev;
 
 struct nvidia_p2p_page {
 	u64 physical_address;
@@ -34,18 +29,8 @@ struct nvidia_p2p_page {
 	} registers;
 };
 
-/* Major in the high 16 bits; compatible when the majors match and ours is
- * not newer than the table's.
- */
 #define NVIDIA_P2P_PAGE_TABLE_VERSION 0x00010002u
 #define NVIDIA_P2P_DMA_MAPPING_VERSION 0x00020003u
-#define NVIDIA_P2P_MAJOR(v) ((v) >> 16)
-#define NVIDIA_P2P_MINOR(v) ((v) & 0xffffu)
-static inline bool nvidia_p2p_version_ok(u32 have, u32 want)
-{
-	return NVIDIA_P2P_MAJOR(have) == NVIDIA_P2P_MAJOR(want) &&
-	       NVIDIA_P2P_MINOR(have) >= NVIDIA_P2P_MINOR(want);
-}
 
 struct nvidia_p2p_page_table {
 	u32 version;

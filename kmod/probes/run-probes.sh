@@ -35,6 +35,9 @@ make -k -C "$KDIR" M="$TMP" $targets > "$TMP/log" 2>&1 || true
 			echo "/* #undef $name */"
 		fi
 	done
+	# The nv-p2p.h the probes were given (HAVE_NV_P2P_TEGRA.sh), so the
+	# build includes the header its answer came from.
+	[ -z "${NV_P2P_H:-}" ] || echo "#define GDRHOOK_NV_P2P_H \"$NV_P2P_H\""
 	echo "#endif"
 } > "$OUT.tmp"
 mv "$OUT.tmp" "$OUT"

@@ -54,15 +54,11 @@
 #include <linux/workqueue.h>
 
 #include "nv_p2p_abi.h"
-#include "gdrhook_tp_ioctl.h"
+#include "tp_device.h"
 
 #define TP_GPU_PAGE (64ULL * 1024)
 #define TP_OS_PER_GPU_PAGE (TP_GPU_PAGE / PAGE_SIZE)
 #define TP_MAX_LEN BIT_ULL(30)
-
-static unsigned int race_delay_us;
-module_param(race_delay_us, uint, 0644);
-MODULE_PARM_DESC(race_delay_us, "Random delay up to this, in put_pages and before each callback");
 
 /*
  * Whether put_pages on a table whose callback is running waits for the
@@ -125,19 +121,10 @@ static DEFINE_SPINLOCK(tp_lock); /* tp_hash, tp_all, states, map lists */
 static DEFINE_HASHTABLE(tp_hash, 8);
 static LIST_HEAD(tp_all);
 static DECLARE_WAIT_QUEUE_HEAD(tp_wq);
-static atomic64_t tp_tables_live, tp_pages_pinned, tp_callbacks, tp_bad_calls;
 static atomic64_t tp_frees_held, tp_serial;
 static struct workqueue_struct *tp_fire_wq; /* fire_on_get_ms's work items */
 
 static void tp_fire_soon(struct tp_table *t, unsigned int wait_ms);
-
-static void tp_race_delay(void)
-{
-	unsigned int max = READ_ONCE(race_delay_us);
-
-	if (max)
-		udelay(get_random_u32() % max);
-}
 
 static struct tp_table *tp_find(const struct nvidia_p2p_page_table *pt)
 {
@@ -148,13 +135,6 @@ static struct tp_table *tp_find(const struct nvidia_p2p_page_table *pt)
 		if (&t->pt == pt)
 			return t;
 	return NULL;
-}
-
-static int tp_bad(const char *what)
-{
-	atomic64_inc(&tp_bad_calls);
-	pr_err("gdrhook_tp: misuse: %s\n", what);
-	return -EINVAL;
 }
 
 static void tp_unmap(struct tp_map *m)
@@ -608,59 +588,19 @@ static void tp_fire_soon(struct tp_table *t, unsigned int wait_ms)
 	tp_fire_work_put(w);
 }
 
-static long tp_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
-{
-	struct gdrhook_tp_fire a;
-
-	if (cmd != GDRHOOK_TP_IOCTL_FIRE)
-		return -ENOTTY;
-	if (copy_from_user(&a, (void __user *)arg, sizeof(a)))
-		return -EFAULT;
-	if (a.reserved || !a.length || a.addr + a.length < a.addr)
-		return -EINVAL;
-	a.fired = tp_fire(a.addr, a.length);
-	return copy_to_user((void __user *)arg, &a, sizeof(a)) ? -EFAULT : 0;
-}
-
-static const struct file_operations tp_fops = {
-	.owner = THIS_MODULE,
-	.unlocked_ioctl = tp_ioctl,
-};
-
-static struct miscdevice tp_miscdev = {
-	.minor = MISC_DYNAMIC_MINOR,
-	.name = "gdrhook_tp",
-	.fops = &tp_fops,
-};
-
-static struct dentry *tp_debugfs;
-
-static int tp_stat_get(void *data, u64 *val)
-{
-	*val = atomic64_read((atomic64_t *)data);
-	return 0;
-}
-DEFINE_DEBUGFS_ATTRIBUTE(tp_stat_fops, tp_stat_get, NULL, "%llu\n");
-
 static int __init tp_init(void)
 {
+	static const struct tp_stat extra[] = {
+		{ "frees_held", &tp_frees_held },
+	};
 	int err;
 
 	tp_fire_wq = alloc_workqueue("gdrhook_tp", WQ_HIGHPRI, 0);
 	if (!tp_fire_wq)
 		return -ENOMEM;
-	tp_debugfs = debugfs_create_dir("gdrhook_tp", NULL);
-	debugfs_create_file_unsafe("tables_live", 0444, tp_debugfs, &tp_tables_live, &tp_stat_fops);
-	debugfs_create_file_unsafe("pages_pinned", 0444, tp_debugfs, &tp_pages_pinned,
-				   &tp_stat_fops);
-	debugfs_create_file_unsafe("callbacks", 0444, tp_debugfs, &tp_callbacks, &tp_stat_fops);
-	debugfs_create_file_unsafe("bad_calls", 0444, tp_debugfs, &tp_bad_calls, &tp_stat_fops);
-	debugfs_create_file_unsafe("frees_held", 0444, tp_debugfs, &tp_frees_held, &tp_stat_fops);
-	err = misc_register(&tp_miscdev);
-	if (err) {
-		debugfs_remove_recursive(tp_debugfs);
+	err = tp_device_register(extra, ARRAY_SIZE(extra));
+	if (err)
 		destroy_workqueue(tp_fire_wq);
-	}
 	return err;
 }
 
@@ -670,9 +610,8 @@ static void __exit tp_exit(void)
 	struct hlist_node *n;
 	int bkt;
 
-	misc_deregister(&tp_miscdev);
+	tp_device_unregister();
 	destroy_workqueue(tp_fire_wq); /* runs what fire_on_get_ms queued */
-	debugfs_remove_recursive(tp_debugfs);
 	/* Clients hold symbol references, so none is loaded now; whatever
 	 * is left was leaked by one.
 	 */

@@ -142,6 +142,14 @@ TEST_CASE("auto picks pin_user_pages on an integrated GPU where the module pins 
     CHECK(choose_backend(device, cuda).backend == "kmod");
 }
 
+TEST_CASE("the doctor names the module's nv-p2p flavour", "[doctor]")
+{
+    CHECK(describe_features(GDRHOOK_FEATURE_NVP2P | GDRHOOK_FEATURE_NVP2P_TEGRA) ==
+          "nv-p2p, nv-p2p flavour tegra");
+    CHECK(describe_features(GDRHOOK_FEATURE_NVP2P | GDRHOOK_FEATURE_NVP2P_PERSISTENT) ==
+          "nv-p2p, nv-p2p persistent");
+}
+
 TEST_CASE("the doctor says a Tegra by L4T's release file or the device tree", "[doctor]")
 {
     char tmpl[] = "/tmp/gdrhook-platform-test-XXXXXX";

@@ -23,13 +23,13 @@ fail() { echo "check_kernel_style: FAILED: $*"; failed=$((failed + 1)); }
 #                   (older than 5.8; 6.2+ without a probe's result); every
 #                   other variant is chosen by a probe.
 #                   EMBEDDED_FILENAME: its #include <linux/compat.h>.
-#  compat.h, backend_nvp2p.c, stats.c   MACRO_ARG_REUSE: the argument is a
+#  compat.h, nvp2p.h, stats.c   MACRO_ARG_REUSE: the argument is a
 #                   name (a struct member, a field), never an expression,
 #                   or the macro stands in for the kernel's own that does the same.
 ignored_in() {
 	case $1 in
 	compat.h) echo LINUX_VERSION_CODE,CONSTANT_COMPARISON,EMBEDDED_FILENAME,MACRO_ARG_REUSE ;;
-	backend_nvp2p.c | stats.c) echo MACRO_ARG_REUSE ;;
+	nvp2p.h | stats.c) echo MACRO_ARG_REUSE ;;
 	*) echo NONE ;;
 	esac
 }
@@ -55,6 +55,7 @@ if [ -z "$checkpatch" ] || [ ! -f "$checkpatch" ]; then
 else
 	cd "$ROOT/kmod"
 	for f in *.c *.h include/uapi/*.h test_provider/*.c test_provider/*.h \
+		test_provider/tegra/*.c test_provider/tegra/linux/*.h \
 		test_exporter/*.c test_exporter/*.h; do
 		[ "$f" != gdrhook_config.h ] || continue
 		# Silent and 0 when the file is clean; any report (ERROR,
@@ -66,7 +67,7 @@ else
 			fail "checkpatch --strict: kmod/$f"
 		fi
 	done
-	echo "check_kernel_style: checkpatch --strict ran on $(ls *.c *.h include/uapi/*.h test_provider/*.[ch] test_exporter/*.[ch] | grep -vc gdrhook_config.h) files"
+	echo "check_kernel_style: checkpatch --strict ran on $(ls *.c *.h include/uapi/*.h test_provider/*.[ch] test_provider/tegra/*.c test_provider/tegra/linux/*.h test_exporter/*.[ch] | grep -vc gdrhook_config.h) files"
 fi
 
 if ! command -v sparse >/dev/null 2>&1; then
@@ -78,11 +79,16 @@ else
 	# every file again.
 	MAKEFLAGS=-j2 "$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/out" "$kdir" --test-provider >"$WORK/build.log" 2>&1 ||
 		{ cat "$WORK/build.log"; fail "module build against $kdir"; }
-	for m in . test_provider test_exporter; do
-		make -C "$kdir" M="$WORK/out/src/$m" C=2 modules >"$WORK/sparse.log" 2>&1 ||
+	# And the Tegra flavour with its test provider (the probe picks it
+	# for the tests' Tegra nv-p2p.h).
+	NV_P2P_H=$ROOT/kmod/test_provider/tegra/linux/nv-p2p.h MAKEFLAGS=-j2 \
+		"$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/out-tegra" "$kdir" --tegra-test-provider >"$WORK/build.log" 2>&1 ||
+		{ cat "$WORK/build.log"; fail "Tegra module build against $kdir"; }
+	for m in out/src out/src/test_provider out/src/test_exporter out-tegra/src out-tegra/src/test_provider/tegra; do
+		make -C "$kdir" M="$WORK/$m" C=2 modules >"$WORK/sparse.log" 2>&1 ||
 			{ cat "$WORK/sparse.log"; fail "make C=2 in $m"; }
 		if grep -E ': (warning|error):' "$WORK/sparse.log"; then
-			fail "sparse reports in kmod/$m"
+			fail "sparse reports in $m"
 		fi
 	done
 	echo "check_kernel_style: sparse ran against $kdir"

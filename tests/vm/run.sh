@@ -3,7 +3,8 @@
 #
 # For each kernel (every installed Debian image with its headers, by
 # default): builds gdrhook.ko, the test provider and the test exporter (a
-# dma-buf exporter that moves buffers) against its headers, packs a busybox
+# dma-buf exporter that moves buffers) against its headers, and gdrhook.ko
+# again for Tegra's nvidia_p2p_* with the Tegra test provider, packs a busybox
 # initramfs with them, the static in-guest test program and vgem (a real
 # dma-buf exporter that never moves one), boots it in qemu-system-x86_64 with
 # software emulation and slab/page poisoning, and prints
@@ -84,6 +85,9 @@ kconfig() { c=$(kcache "$1") && echo "$c/build/.config" || echo "/boot/config-$1
 kflag() { grep -q "^CONFIG_$2=y" "$(kconfig "$1")" 2>/dev/null && echo y || echo n; }
 
 VM_ARCH=${GDRHOOK_VM_ARCH:-amd64}
+# modinfo (which nv-p2p flavour each build is) lives in sbin.
+PATH=$PATH:/usr/sbin:/sbin
+need modinfo kmod
 need cpio cpio
 need gcc gcc
 need make make
@@ -209,8 +213,17 @@ boot() {
 	t0=$(date +%s)
 	mkdir -p "$kw"
 	msg "kernel $kver: building modules against $kdir"
-	if ! MAKEFLAGS=-j2 KMOD_ARCH=$VM_ARCH "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild" "$kdir" --test-provider >"$kw/build.log" 2>&1; then
+	# Twice: for the desktop nvidia_p2p_* (no nv-p2p.h: the default) with
+	# the test provider and exporter, and, in its own directory, for
+	# Tegra's, against the tests' Tegra nv-p2p.h, with the Tegra test
+	# provider. modinfo says which flavour the probe chose for each.
+	if ! MAKEFLAGS=-j2 KMOD_ARCH=$VM_ARCH "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild" "$kdir" --test-provider >"$kw/build.log" 2>&1 ||
+		! NV_P2P_H=$ROOT/kmod/test_provider/tegra/linux/nv-p2p.h MAKEFLAGS=-j2 KMOD_ARCH=$VM_ARCH \
+			"$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild-tegra" "$kdir" --tegra-test-provider >>"$kw/build.log" 2>&1 ||
+		! flavours=$(modinfo -F nv_p2p "$kbuild/gdrhook.ko" "$kbuild-tegra/gdrhook.ko" | tr '\n' ' ') ||
+		[ "$flavours" != "desktop tegra " ]; then
 		cat "$kw/build.log"
+		echo "nv-p2p flavours built (want desktop, then tegra): ${flavours:-}"
 		echo "kmod-vm: kernel $kver kasan=$(kflag "$kver" KASAN) lockdep=$(kflag "$kver" PROVE_LOCKING): 0 passed, 1 failed (module build)"
 		return 1
 	fi
@@ -228,8 +241,9 @@ boot() {
 		echo "export GDRHOOK_VM_RACE_ITERS=$races"
 		echo "export GDRHOOK_VM_FUZZ_CALLS=$fuzz"
 	} >>"$ir/env"
-	mkdir -p "$ir/modules"
+	mkdir -p "$ir/modules/tegra"
 	cp "$kbuild/gdrhook.ko" "$kbuild/gdrhook_tp.ko" "$kbuild/gdrhook_te.ko" "$ir/modules/"
+	cp "$kbuild-tegra/gdrhook.ko" "$kbuild-tegra/gdrhook_tp.ko" "$ir/modules/tegra/"
 	if [ -n "${GDRHOOK_VM_MODULE:-}" ]; then
 		msg "kernel $kver: booting $GDRHOOK_VM_MODULE, not the tree's gdrhook.ko"
 		case $GDRHOOK_VM_MODULE in

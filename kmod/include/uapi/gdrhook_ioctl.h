@@ -41,7 +41,10 @@
 /* Most handles one GDRHOOK_IOCTL_UNPIN_BATCH call accepts. */
 #define GDRHOOK_UNPIN_BATCH_MAX 16384u
 
-/* GPU pages are 64 KiB: nv-p2p ranges must be aligned to this. */
+/*
+ * GPU pages are 64 KiB: nv-p2p ranges must be aligned to this. A module
+ * built for Tegra (GDRHOOK_FEATURE_NVP2P_TEGRA) needs only 4 KiB.
+ */
 #define GDRHOOK_NVP2P_ALIGN (64ull * 1024)
 
 enum gdrhook_backend {
@@ -69,6 +72,8 @@ enum gdrhook_backend {
 #define GDRHOOK_FEATURE_DMABUF (1u << 2)
 #define GDRHOOK_FEATURE_GET_PAGES (1u << 3) /* this caller may GET_PAGES */
 #define GDRHOOK_FEATURE_HOST_PAGES (1u << 4) /* GDRHOOK_BACKEND_HOST_PAGES */
+/* nv-p2p is Tegra's API (Jetson Orin, DRIVE): ranges 4 KiB aligned. */
+#define GDRHOOK_FEATURE_NVP2P_TEGRA (1u << 5)
 
 struct gdrhook_ioc_version {
 	__u32 abi_major;         /* out */

@@ -159,11 +159,14 @@ void reset_provider_params()
 {
     if (::access("/sys/module/gdrhook_tp/parameters", F_OK) != 0)
         return;
-    set_param("gdrhook_tp", "race_delay_us", "0");
-    set_param("gdrhook_tp", "put_waits_for_callback", "1");
-    set_param("gdrhook_tp", "fire_on_get_ms", "0");
-    set_param("gdrhook_tp", "hold_in_free_ms", "0");
-    set_param("gdrhook_tp", "get_pages_errno", "0");
+    // The Tegra provider (kmod/test_provider/tegra/) has race_delay_us alone.
+    static const char *const defaults[][2] = {
+        {"race_delay_us", "0"},     {"put_waits_for_callback", "1"}, {"fire_on_get_ms", "0"},
+        {"hold_in_free_ms", "0"},   {"get_pages_errno", "0"},
+    };
+    for (const auto &d : defaults)
+        if (::access((std::string("/sys/module/gdrhook_tp/parameters/") + d[0]).c_str(), F_OK) == 0)
+            set_param("gdrhook_tp", d[0], d[1]);
 }
 
 uint64_t phys_addr(const void *va)

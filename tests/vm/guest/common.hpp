@@ -370,5 +370,6 @@ int test_move_notify();
 int test_node();
 int test_host_pages();
 int test_integrated();
+int test_tegra();
 
 } // namespace vmtest

@@ -2,7 +2,9 @@
 # init.sh - PID 1 of the VM test's initramfs.
 #
 # Loads vgem (with its dependencies), the test provider, the test exporter
-# and gdrhook.ko, runs each in-guest test, unloads everything (an unload
+# and gdrhook.ko, runs each in-guest test, unloads everything, then loads
+# the Tegra flavour of gdrhook.ko and its provider for the Tegra steps and
+# unloads them (an unload
 # failure means a leak: gdrhook held by an open file, vgem or the test
 # exporter by a dma-buf reference), prints
 # the kernel log, and ends with "GDRHOOK-VM: N passed, M failed" and exactly
@@ -23,6 +25,10 @@ STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener
 # Allocation failures in turn, where the kernel has fault injection (the
 # suite's debug kernel); the host's result line names the kernel.
 [ -e /proc/self/fail-nth ] && STEPS="$STEPS failslab"
+# Then, in the same boot, the desktop modules unloaded: gdrhook.ko built for
+# Tegra's nvidia_p2p_* with the Tegra test provider (/modules/tegra/, run.sh's
+# second build), for the steps that test that flavour.
+TEGRA_STEPS="tegra"
 
 PASSED=0
 FAILED=0
@@ -65,13 +71,35 @@ unload_modules() {
 	rmmod vgem || return 1
 }
 
+load_tegra_modules() {
+	insmod /modules/tegra/gdrhook_tp.ko && insmod /modules/tegra/gdrhook.ko
+}
+
+unload_tegra_modules() {
+	rmmod gdrhook && rmmod gdrhook_tp
+}
+
 . /env
 say "guest up: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+desktop_steps=
+tegra_steps=
+for s in ${GDRHOOK_VM_STEPS:-$STEPS $TEGRA_STEPS}; do
+	case " $TEGRA_STEPS " in
+	*" $s "*) tegra_steps="$tegra_steps $s" ;;
+	*) desktop_steps="$desktop_steps $s" ;;
+	esac
+done
 if step load load_modules; then
-	for s in ${GDRHOOK_VM_STEPS:-$STEPS}; do
+	for s in $desktop_steps; do
 		step "$s" /bin/gdrhook-vmtest "$s"
 	done
-	step unload unload_modules
+	if step unload unload_modules && [ -n "$tegra_steps" ] &&
+		step tegra_load load_tegra_modules; then
+		for s in $tegra_steps; do
+			step "$s" /bin/gdrhook-vmtest "$s"
+		done
+		step tegra_unload unload_tegra_modules
+	fi
 fi
 
 say "in-guest time $(awk "BEGIN { print $(cut -d' ' -f1 /proc/uptime) - $T0 }") s"

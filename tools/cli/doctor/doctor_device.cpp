@@ -23,6 +23,8 @@ std::string describe_features(uint32_t features)
             text += (text.empty() ? "" : ", ") + std::string(name);
     };
     add(GDRHOOK_FEATURE_NVP2P, "nv-p2p");
+    // Which nvidia_p2p_* the module was built for: Tegra's (4 KiB ranges).
+    add(GDRHOOK_FEATURE_NVP2P_TEGRA, "nv-p2p flavour tegra");
     add(GDRHOOK_FEATURE_NVP2P_PERSISTENT, "nv-p2p persistent");
     add(GDRHOOK_FEATURE_DMABUF, "dma-buf");
     add(GDRHOOK_FEATURE_GET_PAGES, "get-pages");
