@@ -36,7 +36,7 @@
 #define GDRHOOK_DEVICE_PATH "/dev/gdrhook"
 
 #define GDRHOOK_ABI_MAJOR 1
-#define GDRHOOK_ABI_MINOR 1
+#define GDRHOOK_ABI_MINOR 2
 
 /* Most handles one GDRHOOK_IOCTL_UNPIN_BATCH call accepts. */
 #define GDRHOOK_UNPIN_BATCH_MAX 16384u
@@ -72,7 +72,7 @@ enum gdrhook_backend {
 #define GDRHOOK_FEATURE_DMABUF (1u << 2)
 #define GDRHOOK_FEATURE_GET_PAGES (1u << 3) /* this caller may GET_PAGES */
 #define GDRHOOK_FEATURE_HOST_PAGES (1u << 4) /* GDRHOOK_BACKEND_HOST_PAGES */
-/* nv-p2p is Tegra's API (Jetson Orin, DRIVE): ranges 4 KiB aligned. */
+/* nv-p2p is Tegra's API (Jetson Orin, DRIVE): ranges 4 KiB aligned (ABI 1.2). */
 #define GDRHOOK_FEATURE_NVP2P_TEGRA (1u << 5)
 
 struct gdrhook_ioc_version {
