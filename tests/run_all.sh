@@ -86,8 +86,10 @@ fi
 # qemu-system-aarch64 with the cross-built module (tests/vm/run.sh,
 # GDRHOOK_VM_ARCH=arm64). Measured on the shared 2-core machine (load
 # average ~7): setup 3 s, build 396 s, the 16 tests 77 s (churn at 100,000
-# cycles: 21 s); the arm64 VM: see kmod/README.md.
-aarch64_suites=(unit shim cache stress kmod)
+# cycles: 21 s); the arm64 VM: see kmod/README.md. The cli suite's 30
+# tests start the target's programs through the emulator
+# (tests/cli/tool_checks.sh): 15 s.
+aarch64_suites=(unit shim cache cli stress kmod)
 if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     aarch64_started=$(date +%s)
     # The churn at a tenth of its size: 1,000,000 cycles took 485 s under
