@@ -193,7 +193,7 @@ struct SleepingProcess {
         settings["LD_PRELOAD"] = build_path("GDRHOOK_SHIM") + ":libucm.so.0";
         pid = fork();
         if (pid == 0)
-            exec_program({"/bin/sleep", "30"}, settings);
+            exec_program({build_path("GDRHOOK_SLEEPER"), "30"}, settings);
     }
     ~SleepingProcess()
     {

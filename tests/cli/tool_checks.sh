@@ -7,10 +7,17 @@
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# A cross build's programs (the tool, the demo, the churn) are the target's:
+# they run through its emulator (GDRHOOK_TEST_EXEC_WRAPPER, tests/meson.build),
+# written unquoted before them (natively it is empty and vanishes). Started
+# by `gdrhook run --`, the emulator is a static program: it leaves the
+# shim's LD_PRELOAD alone and hands it to the program it runs.
+emulator=${GDRHOOK_TEST_EXEC_WRAPPER:-}
+
 # run EXPECTED_STATUS ARGS...: runs gdrhook, keeps stdout/stderr, checks status.
 run() {
     expected=$1; shift
-    "$GDRHOOK" "$@" >"$out" 2>"$err"
+    $emulator "$GDRHOOK" "$@" >"$out" 2>"$err"
     status=$?
     if [ "$status" -ne "$expected" ]; then
         echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"

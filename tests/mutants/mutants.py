@@ -92,6 +92,10 @@ MUTANTS = [
          file="cache/events/event_queue.h", cross="aarch64", suites=["unit"], tests=["core"],
          find="                    cell.sequence.store(pos + 1, std::memory_order_release);",
          replace="                    cell.sequence.store(pos + 1, std::memory_order_relaxed);"),
+    dict(name="aarch64_run_wrong_libdir", promise="on aarch64 gdrhook run looks for the installed shim in lib/aarch64-linux-gnu",
+         file="tools/cli/run/library_locator.cpp", cross="aarch64", suites=["cli"], tests=["cli units"],
+         find='constexpr const char *multiarch_libdir = "../lib/aarch64-linux-gnu";',
+         replace='constexpr const char *multiarch_libdir = "../lib/x86_64-linux-gnu";'),
     # --- the log -----------------------------------------------------------
     dict(name="unpin_line_dropped", promise="every unpin is logged",
          file="cache/registration/unpinner.cpp", suites=["shim"], tests=["shim pin_pipeline"],

@@ -61,6 +61,12 @@
 #                        kernel cache) in qemu-system-aarch64 -M virt -cpu
 #                        max, the modules cross-built, GDRHOOK_VM_BUILD an
 #                        aarch64 build; see VM_ARM64_STEPS below
+#   GDRHOOK_VM_ARM64_HEADERS  with arm64: the installed amd64 headers
+#                        packages whose arm64 twins are booted, one after
+#                        the other (default linux-headers-amd64, Debian 12's
+#                        6.1; "linux-headers-amd64 linux-headers-6.12-amd64"
+#                        adds bookworm-backports' 6.12, as tests/run_all.sh
+#                        does)
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -124,8 +130,13 @@ B=$(cd "$GDRHOOK_VM_BUILD" && pwd) || die "GDRHOOK_VM_BUILD=$GDRHOOK_VM_BUILD is
 if [ -n "${GDRHOOK_VM_KVERS:-${GDRHOOK_VM_KVER:-}}" ]; then
 	KVERS=${GDRHOOK_VM_KVERS:-$GDRHOOK_VM_KVER}
 elif [ "$VM_ARCH" = arm64 ]; then
-	msg "arm64 kernel: fetching or taking from $GDRHOOK_VM_KERNEL_CACHE"
-	KVERS=$("$HERE/arm64/prepare.sh" "$GDRHOOK_VM_KERNEL_CACHE") || die "arm64 kernel: tests/vm/arm64/prepare.sh failed"
+	KVERS=
+	for headers in ${GDRHOOK_VM_ARM64_HEADERS:-linux-headers-amd64}; do
+		msg "arm64 kernel (the twin of $headers): fetching or taking from $GDRHOOK_VM_KERNEL_CACHE"
+		kver=$("$HERE/arm64/prepare.sh" "$GDRHOOK_VM_KERNEL_CACHE" "$headers") ||
+			die "arm64 kernel: tests/vm/arm64/prepare.sh $headers failed"
+		KVERS="${KVERS:+$KVERS }$kver" # no leading space: ${KVERS%% *} below
+	done
 else
 	KVERS=
 	for v in $(ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V); do

@@ -242,8 +242,10 @@ pid_t spawn(const std::string &program, std::vector<std::string> env, int in, in
     if (out >= 0)
         ::dup2(out, 1);
     env.push_back("PATH=/bin");
-    env.push_back(std::string("LD_LIBRARY_PATH=") + kPackedDir +
-                  ":/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu");
+    // The guest has no ld.so.cache: the machine's library folders, named
+    // by its compiler's multiarch name (tests/meson.build), are listed.
+    env.push_back(std::string("LD_LIBRARY_PATH=") + kPackedDir + ":/lib/" GDRHOOK_MULTIARCH
+                  ":/usr/lib/" GDRHOOK_MULTIARCH);
     std::vector<const char *> envp;
     for (const auto &e : env)
         envp.push_back(e.c_str());
