@@ -28,6 +28,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CROSS_LIBS = "/usr/aarch64-linux-gnu/lib"
+ARM64_LIBS = "/lib/aarch64-linux-gnu"
 LOADER = "/lib/ld-linux-aarch64.so.1"
 ELF_AARCH64 = 183
 
@@ -71,8 +72,9 @@ def libraries(programs, library_path):
 
 def guest_script(tests, library_path):
     lines = ["#!/bin/busybox sh", "/bin/busybox --install -s /bin",
-             "mount -t proc proc /proc", "mount -t sysfs sys /sys", "mount -t devtmpfs dev /dev",
-             "mount -t tmpfs tmp /tmp"]
+             "mount -t proc proc /proc", "mount -t sysfs sys /sys", "mount -t devtmpfs dev /dev"]
+    # No tmpfs on /tmp: the initramfs is already writable memory, and a
+    # build under /tmp would be hidden by it.
     for test in tests:
         env = dict(test["env"], LD_LIBRARY_PATH=library_path, PATH="/bin", HOME="/tmp")
         command = " ".join(shlex.quote(word) for word in test["cmd"])
@@ -121,7 +123,11 @@ def main(argv):
     kernel = os.path.join(cache, kernel_release)
     programs = build_programs(build)
     library_dirs = sorted({os.path.dirname(p) for p in programs if ".so" in os.path.basename(p)})
-    library_path = ":".join(library_dirs + [CROSS_LIBS])
+    # Debian's arm64 C library before the cross toolchain's: the loader is
+    # libc6:arm64's, and its libc.so.6 must be the same release (the cross
+    # toolchain's 2.36-8 under 2.36-9's loader hangs every pthread_create).
+    # The cross directory is only for what no :arm64 package ships (libtsan).
+    library_path = ":".join(library_dirs + [ARM64_LIBS, CROSS_LIBS])
     work = tempfile.mkdtemp(prefix="gdrhook-arm64-tests.")
     try:
         root = os.path.join(work, "root")
