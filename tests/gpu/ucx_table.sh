@@ -16,7 +16,10 @@
 #
 # The verdict (UCX TABLE: PASS/FAIL): with GDRHOOK_UCX=off every row equals
 # the row without gdrhook; with GDRHOOK_UCX=on no lookup is stale and the
-# memory is back in every hook mode, none included.
+# memory is back in every hook mode, none included: back to what the driver
+# itself keeps after that free with nothing registered, which the run
+# without gdrhook measures first (ucx_rcache --driver-kept; a destroyed
+# graph's memory stays in the device's graph pool, gdrhook or not).
 #
 # Then, where python3 imports them and UCX_TABLE_FRAMEWORKS is not 0, the
 # same for PyTorch with expandable segments and JAX with the platform
@@ -138,7 +141,7 @@ ucx_env=(
     UCX_MEM_LOG_LEVEL=debug
     UCX_LOG_LEVEL=debug
 )
-args=(--rounds "$rounds" --dmabuf --lookup-iters "$lookups")
+args=(--rounds "$rounds" --dmabuf --lookup-iters "$lookups" --driver-kept)
 
 # run_cell NAME SETUP MODE [VAR=VALUE...] -- COMMAND...: SETUP none (no
 # gdrhook), off, on, auto (GDRHOOK_UCX); MODE UCX's CUDA hook mode.

@@ -572,6 +572,15 @@ MUTANTS = [
          file="tests/gpu/table_row.py", suites=["unit"], tests=["unit gpu table judge"],
          find='    line = GLOG_PREFIX.sub(r"\\1\\2<date time pid> ", line)',
          replace='    line = GLOG_PREFIX.sub(r"\\1?<date time pid> ", line)'),
+    # --- issue 38: the UCX table judges gdrhook, not the driver's own pools --
+    dict(name="ucx_judge_ignores_driver_kept", promise="ucx_table.sh judges memory held against what the driver itself keeps after that free",
+         file="tests/gpu/ucx_table.py", suites=["unit"], tests=["unit ucx table judge"],
+         find="                kept = driver_kept(b)\n",
+         replace="                kept = 0\n"),
+    dict(name="ucx_judge_against_ucx_leak", promise="ucx_table.sh's reference is the driver's own memory, not what UCX alone leaks",
+         file="tests/gpu/ucx_table.py", suites=["unit"], tests=["unit ucx table judge"],
+         find="                kept = driver_kept(b)\n",
+         replace="                kept = max(driver_kept(b), b[\"mem_held\"] if b else 0)\n"),
     # --- the documents cite only what exists --------------------------------
     dict(name="ci_installs_more_than_readme", promise="the README's set-up command installs every package CI installs",
          file=".ci/run", suites=["unit"], tests=["unit readme installs what ci installs"],
