@@ -454,6 +454,24 @@ relative_events)
         [ "$in_log" = "$made" ] || fail "moved $when: the log holds ${in_log:-no} line(s) of $made"
         ! ls "$tmp"/start/*.journal >/dev/null 2>&1 || fail "moved $when: the journal was left behind"
     done
+    # Killed after the move: its log and its journal are in one folder, and
+    # recovery there gives back every event it made.
+    rm -f "$tmp"/start/*
+    mkfifo "$tmp/gate"
+    (cd "$tmp/start" && GDRHOOK_EVENTS=rel.jsonl exec env LD_PRELOAD="$GDRHOOK_SHIM" \
+        LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" "$HOSTILE_PROGRAM" moving 50 "$tmp/elsewhere" gate \
+        <"$tmp/gate" >"$out" 2>"$err") &
+    program_pid=$!
+    exec 7>"$tmp/gate"
+    for _ in $(seq 200); do grep -q ready "$out" && break; sleep 0.05; done
+    grep -q ready "$out" || fail "the program did not start: $(cat "$err")"
+    kill -9 "$program_pid"; exec 7>&-; wait "$program_pid" 2>/dev/null
+    [ -z "$(ls -A "$tmp/elsewhere")" ] || { ls -l "$tmp/elsewhere"; fail "killed: files in the folder it moved to"; }
+    run 0 log recover "$tmp/start/rel.jsonl"
+    for ev in alloc free died; do
+        [ "$(count "\"ev\":\"$ev\"" "$tmp/start/rel.jsonl")" = 1 ] ||
+            { cat "$tmp/start/rel.jsonl"; fail "killed: expected one $ev line after recovery"; }
+    done
     rm -f "$tmp"/start/*
     (cd "$tmp/start" && LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOK_SHIM \
         "$GDRHOOK" run -- "$HOSTILE_PROGRAM" moving 50 "$tmp/elsewhere") >"$out" 2>"$err" ||
