@@ -5,12 +5,12 @@
 // on the unpinner the worker runs, and the UCX bridge; it hands each the references it
 // uses and fills the hot line (cache/prim/hot_line.h) for the hot path.
 #include "cache/core/runtime.h"
-#include "cache/core/start_folder.h"
 
 #include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
+#include "cache/core/start_folder.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"

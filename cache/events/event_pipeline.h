@@ -224,6 +224,7 @@ private:
     std::atomic<bool> poked_{false};
     EventLog &log_;
     int pid_;
+    const bool journaled_; // the queue's cells live in the journal
     EventHandler handler_;
     BatchHook batch_hook_;
     SampleHook sample_hook_;

@@ -685,4 +685,12 @@ MUTANTS = [
          file="cache/core/start_folder.cpp", suites=["hostile"], tests=["hostile relative_events"],
          find="    start_folder_known = getcwd(start_folder, sizeof start_folder) != nullptr;",
          replace="    start_folder_known = false;"),
+    dict(name="layer_not_cloexec", promise="every descriptor the layer opens is closed on exec",
+         file="cache/base/safe_file.cpp", suites=["unit"], tests=["unit core"],
+         find="constexpr int safe_flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;",
+         replace="constexpr int safe_flags = O_NOFOLLOW | O_NONBLOCK;"),
+    dict(name="log_folder_skips_odd_files", promise="each refused input of a log command is named",
+         file="tools/cli/read/log_inputs.cpp", suites=["hostile"], tests=["hostile log_inputs_refused"],
+         find="            if (entry.path().extension() == \".jsonl\" && !entry.is_directory(ignored))",
+         replace="            if (entry.path().extension() == \".jsonl\" && entry.is_regular_file(ignored))"),
 ]
