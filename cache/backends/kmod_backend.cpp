@@ -3,6 +3,7 @@
 
 #include "cache/base/capture.h"
 #include "cache/base/diagnostics.h"
+#include "cache/base/safe_file.h"
 
 #include <cerrno>
 #include <fcntl.h>
@@ -61,9 +62,14 @@ Status KmodBackend::open(const std::string &path)
 {
     // O_NONBLOCK only changes read(): the revocation records are drained
     // without waiting. ioctls are unaffected.
-    int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
+    // A character device owned by root, never a file planted at its name.
+    OpenedFile opened = open_device(path.c_str());
+    int fd = opened.fd;
     if (fd < 0) {
-        int error = errno;
+        int error = opened.error;
+        if (!error)
+            return Status::error(StatusCode::no_device, EINVAL,
+                                 "/dev/gdrhook is not a character device owned by root");
         if (error == ENOENT || error == ENXIO || error == ENODEV)
             return Status::error(StatusCode::no_device, error,
                                  "/dev/gdrhook is absent (gdrhook.ko not loaded)");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/core/process_sample.h"
 
+#include "cache/base/safe_file.h"
 #include "cache/base/unique_fd.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/event_pipeline.h"
@@ -17,17 +18,12 @@ namespace gdrhook {
 
 uint64_t resident_bytes()
 {
-    UniqueFd file(open("/proc/self/statm", O_RDONLY | O_CLOEXEC));
-    if (!file.valid())
-        return 0;
     // "size resident shared text lib data dt", in pages.
-    char text[128];
-    ssize_t length = read(file.get(), text, sizeof text - 1);
-    if (length <= 0)
+    std::string text;
+    if (!read_small_file("/proc/self/statm", text, 128).empty() || text.empty())
         return 0;
-    text[length] = '\0';
     char *end = nullptr;
-    strtoull(text, &end, 10);
+    strtoull(text.c_str(), &end, 10);
     unsigned long long pages = strtoull(end, nullptr, 10);
     long page_size = sysconf(_SC_PAGESIZE);
     return pages * static_cast<uint64_t>(page_size > 0 ? page_size : 4096);
@@ -35,7 +31,7 @@ uint64_t resident_bytes()
 
 uint64_t open_fd_count()
 {
-    UniqueFd folder(open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd folder(open_folder(AT_FDCWD, "/proc/self/fd").fd);
     if (!folder.valid())
         return 0;
     // getdents64 into a buffer of our own: no opendir, so no allocation

@@ -10,6 +10,7 @@
 #include "cache/base/diagnostics.h"
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
+#include "cache/core/start_folder.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
@@ -54,14 +55,19 @@ void keep_journal_or_remove()
     Runtime &rt = *the_runtime;
     // After the pipeline's shutdown: nobody writes the log any more. The
     // worker's own lines the sink dropped count as lost too.
-    const uint64_t lost = rt.pipeline->stats().lost + rt.log.dropped_lines();
+    uint64_t lost = rt.pipeline->stats().lost + rt.log.dropped_lines();
     if (rt.log.all_written() && !lost) {
         rt.journal.remove();
         return;
     }
+    const int error = rt.log.write_errno();
     const std::string kept = rt.journal.keep_for_recovery(lost);
+    // No journal keeps the lines the log lacks: they are lost too, and the
+    // log says how many in its last line (`gdrhook log check` fails on it).
+    if (kept.empty())
+        lost = rt.log.end_with_loss_line(lost, rt.pid, rt.pipeline->last_seq());
     diagnostics().error("the event log '{}' could not be written ({}): {} event(s) lost; {}",
-                        rt.log.path(), strerror(rt.log.write_errno()), lost,
+                        rt.log.path(), strerror(error), lost,
                         kept.empty() ? std::string("there is no journal to recover the others from")
                                      : "the others wait in '" + kept +
                                            "' for `gdrhook log recover " + rt.log.path() + "`");
@@ -122,6 +128,7 @@ void after_fork_in_child()
         !rt.config.events_pattern.empty() &&
         expand_path_pattern(rt.config.events_pattern,
                             PathNames{rt.pid, rt.config.host, rt.config.rank}, path, unused);
+    path = absolute_from_start(path);
     // Before the queue is reset: its cells are still the parent's journal.
     rt.journal.move_to_child(own_log ? path : rt.log.path(), rt.pid);
     rt.pipeline->after_fork_in_child(rt.pid);
@@ -192,6 +199,10 @@ void initialize(const DriverQueries &queries)
     }
 
     start_event_clock();
+    // Resolved once, now: the program may change folder at any time
+    // (start_folder.h); its log, journal and children's logs stay where
+    // it started.
+    rt->config.events_path = absolute_from_start(rt->config.events_path);
     std::string error = rt->log.open(rt->config.events_path);
     if (!error.empty())
         diagnostics().error("{}; events are not logged", error);
@@ -201,9 +212,11 @@ void initialize(const DriverQueries &queries)
     if (rt->log.is_open()) {
         error = rt->journal.create(rt->log.path(), rt->config.queue_capacity,
                                    EventPipeline::queue_cell_bytes, rt->pid);
-        if (!error.empty())
+        if (!error.empty()) {
             diagnostics().warn("{}; events recorded just before the process is killed may be lost",
                                error);
+            rt->log.keep_room_for_loss_line();
+        }
     }
     rt->pipeline = new (hot_arena_allocate(sizeof(EventPipeline), alignof(EventPipeline)))
         EventPipeline(rt->config.queue_capacity, rt->log, rt->pid, rt->journal.cells());

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/append_file_sink.h"
 
-#include "cache/base/append_open.h"
 #include "cache/base/diagnostics.h"
+#include "cache/base/safe_file.h"
 
 #include <cerrno>
 #include <climits>
@@ -19,24 +19,16 @@ constexpr size_t flush_threshold = 64 * 1024;
 // this, lines are dropped and counted.
 constexpr size_t max_pending_bytes = 16 << 20;
 
-std::string absolute(const std::string &path)
-{
-    char folder[PATH_MAX];
-    if (path.empty() || path[0] == '/' || !getcwd(folder, sizeof folder))
-        return path;
-    return std::string(folder) + "/" + path;
-}
-
 OwnedFd open_log(const std::string &path, std::string &why_not)
 {
-    AppendOpen opened = open_for_append(AT_FDCWD, path.c_str(), geteuid(), true, 0644);
+    OpenedFile opened = open_for_append(AT_FDCWD, path.c_str(), geteuid(), true, 0644);
     why_not = opened.why;
     return OwnedFd::adopt(opened.fd, true);
 }
 
 } // namespace
 
-AppendFileSink::AppendFileSink(const std::string &path) : path_(absolute(path))
+AppendFileSink::AppendFileSink(const std::string &path) : path_(path)
 {
     fd_ = open_log(path_, why_not_);
 }
@@ -103,11 +95,29 @@ void AppendFileSink::flush_()
             pending_.resize(left);
             return;
         }
+        file_ends_mid_line_ = data[written - 1] != '\n';
         data += written;
         left -= static_cast<size_t>(written);
     }
     write_errno_ = 0;
     pending_.clear();
+}
+
+size_t AppendFileSink::cut_line_rest() const
+{
+    if (!file_ends_mid_line_)
+        return 0;
+    const char *begin = pending_.data();
+    const char *newline = static_cast<const char *>(memchr(begin, '\n', pending_.size()));
+    return newline ? static_cast<size_t>(newline - begin) + 1 : pending_.size();
+}
+
+uint64_t AppendFileSink::waiting_lines(size_t from) const
+{
+    uint64_t lines = 0;
+    for (size_t at = from; at < pending_.size(); ++at)
+        lines += pending_.data()[at] == '\n';
+    return lines;
 }
 
 } // namespace gdrhook

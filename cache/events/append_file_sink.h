@@ -6,7 +6,7 @@
 // their lines. This sink buffers complete lines and hands them to the kernel
 // in one write each time it flushes.
 //
-// The file is opened by the rules of append_open.h (no symbolic link, no
+// The file is opened by the rules of safe_file.h (no symbolic link, no
 // FIFO, nobody else's file) and its descriptor is kept far above the
 // program's own (owned_fd.h). Before each flush it checks the descriptor
 // still names the log: a program that closed it (closefrom) gets its
@@ -27,7 +27,7 @@ namespace gdrhook {
 
 class AppendFileSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
 public:
-    // Opens `path` (append_open.h). Check fd() >= 0, else why_not().
+    // Opens `path` (safe_file.h). Check fd() >= 0, else why_not().
     explicit AppendFileSink(const std::string &path);
     ~AppendFileSink() override;
 
@@ -41,19 +41,42 @@ public:
     // Lines dropped because too many were waiting (write_errno() set).
     uint64_t dropped_lines() const { return dropped_lines_; }
 
+    // Ends a log whose lines could not all be written, where no journal
+    // keeps them: the line a full disk cut is finished, the lines still
+    // waiting are dropped and counted, and `loss_line(lost)` is appended,
+    // `lost` being `lost_elsewhere` and every line this sink dropped.
+    // Returns `lost`. After the last write; nothing is written after it.
+    template <typename LossLine>
+    uint64_t end_with_loss_line(uint64_t lost_elsewhere, LossLine &&loss_line)
+    {
+        const size_t cut_rest = cut_line_rest();
+        const uint64_t lost = lost_elsewhere + dropped_lines_ + waiting_lines(cut_rest);
+        const std::string line = loss_line(lost);
+        pending_.resize(cut_rest);
+        pending_.append(line.data(), line.data() + line.size());
+        flush_();
+        return lost;
+    }
+
 protected:
     void sink_it_(const spdlog::details::log_msg &msg) override;
     void flush_() override;
 
 private:
     bool still_ours_or_reopened();
+    // The bytes of pending_ that finish a line the file holds the start of
+    // (a write that took part of a batch), 0 when the file ends in a newline.
+    size_t cut_line_rest() const;
+    // The whole lines in pending_ after its first `from` bytes.
+    uint64_t waiting_lines(size_t from) const;
 
-    std::string path_; // absolute: the program may change its folder
+    std::string path_; // absolute (start_folder.h): the program may change its folder
     OwnedFd fd_;
     std::string why_not_;
     int write_errno_ = 0;
     uint64_t dropped_lines_ = 0;
     bool said_reopened_ = false;
+    bool file_ends_mid_line_ = false; // the last write stopped inside a line
     spdlog::memory_buf_t pending_;
 };
 

@@ -59,4 +59,17 @@ size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, c
     return static_cast<size_t>(end - out);
 }
 
+std::string format_died_line(const char *api, int pid, uint64_t ts_ns, uint64_t seq,
+                             uint64_t recovered, uint64_t at_ns, uint64_t lost)
+{
+    std::string line =
+        fmt::format("{{\"ts_ns\":{},\"seq\":{},\"pid\":{},\"tid\":{},\"ev\":\"died\","
+                    "\"api\":\"{}\",\"addr\":\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,"
+                    "\"via\":\"symbol\",\"recovered\":{},\"recovered_at_ns\":{}",
+                    ts_ns, seq, pid, pid, api, recovered, at_ns);
+    if (lost)
+        line += ",\"lost\":" + std::to_string(lost);
+    return line + "}\n";
+}
+
 } // namespace gdrhook

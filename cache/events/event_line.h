@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace gdrhook {
 
@@ -19,5 +20,13 @@ inline constexpr size_t max_line_size = 512;
 // JSON line with its newline into `out`, which holds at least max_line_size
 // bytes. Returns the length.
 size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, char *out);
+
+// The `died` line that ends a log whose process could not write all of it
+// (docs/log-format.md): written by `gdrhook log recover` (api
+// "gdrhook_recover", `recovered` lines from the journal) and by the shim
+// itself where no journal keeps what the log lacks (api "gdrhook", none
+// recovered). `lost`, when not 0: events neither written nor kept.
+std::string format_died_line(const char *api, int pid, uint64_t ts_ns, uint64_t seq,
+                             uint64_t recovered, uint64_t at_ns, uint64_t lost);
 
 } // namespace gdrhook

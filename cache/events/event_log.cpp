@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/event_log.h"
 
+#include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
+#include "cache/base/safe_file.h"
 #include "cache/events/append_file_sink.h"
 #include "cache/events/event_clock.h"
+#include "cache/events/event_line.h"
 
 #include <spdlog/logger.h>
 
 #include <cstring>
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -85,6 +89,30 @@ bool EventLog::all_written() const
 uint64_t EventLog::dropped_lines() const
 {
     return sink_ ? sink_->dropped_lines() : 0;
+}
+
+void EventLog::keep_room_for_loss_line()
+{
+    // Enough for the rest of a cut line and the loss line, in whole blocks.
+    constexpr off_t room_bytes = 16 * 1024;
+    const size_t slash = path_.rfind('/');
+    if (path_.empty() || slash == std::string::npos)
+        return;
+    const std::string folder = slash == 0 ? "/" : path_.substr(0, slash);
+    room_ = OwnedFd::adopt(create_unnamed(folder.c_str(), 0600).fd, true);
+    if (room_.valid() && posix_fallocate(room_.get(), 0, room_bytes) != 0)
+        room_.reset();
+}
+
+uint64_t EventLog::end_with_loss_line(uint64_t lost, int pid, uint64_t seq)
+{
+    room_.reset(); // its blocks are the room the line is written in
+    if (!is_open() || (!sink_ && !create_file(pid)))
+        return lost;
+    return sink_->end_with_loss_line(lost, [&](uint64_t all_lost) {
+        const uint64_t now = realtime_ns();
+        return format_died_line("gdrhook", pid, now, seq, 0, now, all_lost);
+    });
 }
 
 } // namespace gdrhook

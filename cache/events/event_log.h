@@ -6,6 +6,7 @@
 // pattern without %p) never interleave inside a line.
 #pragma once
 
+#include "cache/base/owned_fd.h"
 #include "cache/events/event.h"
 #include "cache/events/event_line.h"
 
@@ -55,6 +56,17 @@ public:
     bool all_written() const;
     uint64_t dropped_lines() const;
 
+    // Where no journal keeps what the log cannot take (a file system too
+    // full for one): a little room is held on the log's file system, in a
+    // file without a name, and given back at the end for the line that
+    // says how many events were lost.
+    void keep_room_for_loss_line();
+    // After the last write, where no journal keeps the lines the log lacks:
+    // ends the log with a `died` line (event_line.h) saying how many events
+    // were lost, `lost` and every line the log dropped or could not write.
+    // Returns that count.
+    uint64_t end_with_loss_line(uint64_t lost, int pid, uint64_t seq);
+
 private:
     bool create_file(int pid); // on the first line
 
@@ -62,6 +74,7 @@ private:
     std::shared_ptr<spdlog::logger> logger_;
     std::string path_;
     bool failed_ = false;
+    OwnedFd room_; // keep_room_for_loss_line()
     FirstLine first_line_;
 };
 

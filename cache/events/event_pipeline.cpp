@@ -53,7 +53,7 @@ void futex_wake_all(std::atomic<uint32_t> &word)
 static_assert(EventPipeline::queue_cell_bytes == 64, "the journal's cell (journal_layout.h)");
 
 EventPipeline::EventPipeline(size_t capacity, EventLog &log, int pid, void *cells_memory)
-    : queue_(capacity, cells_memory), log_(log), pid_(pid)
+    : queue_(capacity, cells_memory), log_(log), pid_(pid), journaled_(cells_memory != nullptr)
 {}
 
 EventPipeline::~EventPipeline()
@@ -280,9 +280,10 @@ bool EventPipeline::released_after_write_locked()
     if (!log_.flush()) {
         if (!said_write_failed_) {
             said_write_failed_ = true;
-            diagnostics().error("cannot write the event log '{}': {}; its events stay in the "
-                                "journal until a write succeeds",
-                                log_.path(), strerror(log_.write_errno()));
+            diagnostics().error("cannot write the event log '{}': {}; its events {}", log_.path(),
+                                strerror(log_.write_errno()),
+                                journaled_ ? "stay in the journal until a write succeeds"
+                                           : "wait in memory for room (there is no journal)");
         }
         return false;
     }

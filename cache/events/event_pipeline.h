@@ -89,6 +89,9 @@ public:
     // caused it (a sample: after what it has seen).
     void write_from_consumer(Event &event);
 
+    // The seq of the last event taken from the queue; after shutdown().
+    uint64_t last_seq() const { return last_seq_; }
+
     // Any thread. Assigns the event's sequence number (its position in the
     // queue: every event goes through it). Never blocks on the worker
     // unless the queue is full.
@@ -221,6 +224,7 @@ private:
     std::atomic<bool> poked_{false};
     EventLog &log_;
     int pid_;
+    const bool journaled_; // the queue's cells live in the journal
     EventHandler handler_;
     BatchHook batch_hook_;
     SampleHook sample_hook_;

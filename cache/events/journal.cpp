@@ -2,6 +2,7 @@
 #include "cache/events/journal.h"
 
 #include "cache/base/clock.h"
+#include "cache/base/safe_file.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/journal_layout.h"
 #include "cache/events/queued_event.h"
@@ -59,14 +60,10 @@ Segment anchor_segment()
 // that ever had its pid.
 uint64_t process_start_ticks()
 {
-    char text[1024] = {};
-    FILE *f = fopen("/proc/self/stat", "re");
-    if (!f)
+    std::string text;
+    if (!read_small_file("/proc/self/stat", text, 1024).empty())
         return 0;
-    size_t length = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[length] = '\0';
-    const char *p = strrchr(text, ')'); // the command may hold spaces
+    const char *p = strrchr(text.c_str(), ')'); // the command may hold spaces
     if (!p)
         return 0;
     // After ") ": field 3 (state) onwards; the start time is field 22.
@@ -78,22 +75,19 @@ uint64_t process_start_ticks()
     return ticks;
 }
 
-void read_boot_id(char (&out)[40])
-{
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (!f)
-        return;
-    if (!fgets(out, sizeof out, f))
-        out[0] = '\0';
-    fclose(f);
-    out[strcspn(out, "\n")] = '\0';
-}
-
 void copy_text(char *out, size_t capacity, const std::string &text)
 {
     const size_t length = std::min(text.size(), capacity - 1);
     memcpy(out, text.data(), length);
     out[length] = '\0';
+}
+
+void read_boot_id(char (&out)[40])
+{
+    std::string text;
+    out[0] = '\0';
+    if (read_small_file("/proc/sys/kernel/random/boot_id", text, sizeof out - 1).empty())
+        copy_text(out, sizeof out, text.substr(0, text.find('\n')));
 }
 
 // Every page written once, so the blocks exist now: a store into a hole of
@@ -149,17 +143,6 @@ bool write_segment(int fd, const Segment &segment, size_t offset)
     return true;
 }
 
-// Gives the unnamed file open at `fd` its name; never replaces a file
-// there (EEXIST). Through /proc (any user), else AT_EMPTY_PATH (which
-// needs CAP_DAC_READ_SEARCH).
-bool link_at_name(int fd, const std::string &path)
-{
-    char proc_path[64];
-    snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd);
-    return linkat(AT_FDCWD, proc_path, AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW) == 0 ||
-           linkat(fd, "", AT_FDCWD, path.c_str(), AT_EMPTY_PATH) == 0;
-}
-
 } // namespace
 
 std::string Journal::create(const std::string &log_path, size_t capacity, size_t cell_bytes,
@@ -189,16 +172,18 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     // file is made at its name (O_EXCL), and one left by a process killed
     // in that window stays for the user to remove.
     const size_t slash_at = path.rfind('/');
-    const std::string folder = slash_at == std::string::npos ? "." : path.substr(0, slash_at + 1);
-    int new_fd = ::open(folder.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
-    const bool named = new_fd < 0;
+    const std::string folder = slash_at == std::string::npos ? "."
+                               : slash_at == 0               ? "/"
+                                                             : path.substr(0, slash_at);
+    OpenedFile made = create_unnamed(folder.c_str(), 0644);
+    const bool named = made.fd < 0;
     if (named)
-        new_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        made = create_exclusive(AT_FDCWD, path.c_str(), 0644);
     // Moved out of the program's way before it is locked: closing the
     // number it had would drop an fcntl lock taken through it.
-    OwnedFd fd = OwnedFd::adopt(new_fd, true);
+    OwnedFd fd = OwnedFd::adopt(made.fd, true);
     if (!fd.valid())
-        return "cannot create the journal '" + path + "': " + strerror(errno);
+        return "cannot create the journal '" + path + "': it " + made.why;
     // Held while the process lives; the tool takes it to know it is dead.
     struct flock lock = {};
     lock.l_type = F_WRLCK;
@@ -245,7 +230,7 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     // cache; only the compiler must keep this one last.
     asm volatile("" ::: "memory");
     memcpy(header->magic, journal_magic, sizeof journal_magic);
-    if (!named && !link_at_name(fd.get(), path)) {
+    if (!named && !name_unnamed(fd.get(), path.c_str())) {
         const std::string why = strerror(errno);
         munmap(memory, mapped);
         return "cannot name the journal '" + path + "': " + why;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/process_line.h"
 
-#include "cache/base/unique_fd.h"
+#include "cache/base/safe_file.h"
 #include "cache/events/json_text.h"
 #include "cache/prim/cycle_counter.h"
 
@@ -24,17 +24,10 @@ void append_key(std::string &out, const char *key)
 
 void read_command_line(ProcessDescription &out)
 {
-    UniqueFd file(open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC));
-    if (!file.valid())
+    std::string text;
+    if (!read_small_file("/proc/self/cmdline", text, cmdline_limit + 1).empty())
         return;
-    std::string text(cmdline_limit + 1, '\0');
-    size_t length = 0;
-    while (length < text.size()) {
-        ssize_t n = read(file.get(), &text[length], text.size() - length);
-        if (n <= 0)
-            break;
-        length += static_cast<size_t>(n);
-    }
+    const size_t length = text.size();
     out.cmdline_truncated = length > cmdline_limit;
     text.resize(std::min(length, cmdline_limit));
     size_t start = 0;

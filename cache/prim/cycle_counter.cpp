@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/prim/cycle_counter.h"
 
+#include "cache/base/safe_file.h"
+
 #include <cstdio>
 #include <cstring>
 
@@ -27,13 +29,11 @@ bool tsc_is_invariant()
 // counter only where the kernel does.
 bool kernel_keeps_time_with_tsc()
 {
-    FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
-    if (!f)
-        return false;
-    char name[32] = {};
-    bool tsc = fgets(name, sizeof name, f) && strcmp(name, "tsc\n") == 0;
-    fclose(f);
-    return tsc;
+    std::string name;
+    return read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", name,
+                           32)
+               .empty() &&
+           name == "tsc\n";
 }
 
 } // namespace

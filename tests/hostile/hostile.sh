@@ -13,6 +13,28 @@
 # fs.protected_symlinks=0 as in many containers, and root as the victim.
 # Where that cannot be arranged (not root, no sysctl, no mount) a case
 # says why and exits 77: meson counts it as skipped, never as passed.
+#
+# COVERAGE: what each command and each file the shim writes is checked
+# against, and by which cases (every_command checks this table).
+#   run          planted log names in a pid namespace; a relative default
+#                log of a program that changes folder [planted_run_names, relative_events]
+#   log summary  links to /proc/kmsg and root's logs, FIFOs; journals not
+#                gdrhook's or lying about sizes [log_inputs_refused, foreign_journal, oversized_journal]
+#   log check    the same, a log with lost events, a forged journal beside
+#                a link [log_inputs_refused, symlink_recovery, full_disk, full_at_start]
+#   log timeline the same inputs; a link planted at the SVG's name [log_inputs_refused]
+#   log recover  forged journals, links at the log's name, torn lines of
+#                another writer [symlink_recovery, torn_line, died_before_freeing]
+#   doctor       a link or a FIFO at the device's name [doctor_device]
+#   node         links at the textfile's temporary and final names, another
+#                user's textfile [prometheus_planted]
+#   shim's event log  links, hard links, another user's file, FIFOs and
+#                devices at its name, a full disk before and during the run, a
+#                relative name and a chdir, non-UTF-8 names, closefrom
+#                [planted_log_names, fifo_log, full_disk, full_at_start, relative_events, non_utf8, closefrom]
+#   shim's journal  made nameless then linked (never at a planted name),
+#                recovered only for its owner's log [symlink_recovery, died_before_freeing, relative_events]
+# END COVERAGE
 set -u
 
 . "$(dirname "$0")/../cli/tool_checks.sh"
@@ -69,6 +91,20 @@ as_attacker() { $attacker_runner "$@"; }
 target_intact() {
     cmp -s "$tmp/root-only/target" "$tmp/target.before" ||
         { echo "--- target now:"; od -c "$tmp/root-only/target" | head -20; fail "root's file was written: $*"; }
+}
+
+# A tmpfs of SIZE at $disk (unmounted when the case ends); fill_disk
+# leaves about $1 KiB of it free.
+small_disk() {
+    [ "$(id -u)" = 0 ] || skip "mounting a small tmpfs needs root"
+    disk=$tmp/disk
+    mkdir "$disk"
+    mount -t tmpfs -o "size=$1" tmpfs "$disk" 2>/dev/null || skip "cannot mount a tmpfs here"
+    on_exit="umount -l '$disk'; $on_exit"
+}
+fill_disk() {
+    cat /dev/zero >"$disk/filler" 2>/dev/null
+    truncate -s "-$1K" "$disk/filler"
 }
 
 # Starts HOSTILE_PROGRAM pairs N gate under the shim (as whoever runs
@@ -295,15 +331,7 @@ closefrom)
     ;;
 full_disk)
     # Row 4: the log's file system fills up while the program runs.
-    [ "$(id -u)" = 0 ] || skip "mounting a small tmpfs needs root"
-    mkdir "$tmp/disk"
-    mount -t tmpfs -o size=4m tmpfs "$tmp/disk" 2>/dev/null || skip "cannot mount a tmpfs here"
-    on_exit="umount -l '$tmp/disk'; $on_exit"
-    disk=$tmp/disk
-    fill_disk() { # leaves about $1 KiB free
-        cat /dev/zero >"$disk/filler" 2>/dev/null
-        truncate -s "-$1K" "$disk/filler"
-    }
+    small_disk 4m
     for capacity in 4096 256; do
         rm -f "$disk"/*
         start_gated "" 2000 GDRHOOK_EVENTS="$disk/log.jsonl" GDRHOOK_QUEUE_CAPACITY=$capacity
@@ -380,6 +408,177 @@ PY
         has "$err" "do not fit"
         lacks "$err" "internal error"
         has "$out" "8 event(s)"
+    done
+    ;;
+full_at_start)
+    # Issue 39, 1: the file system is nearly full before the program
+    # starts: no room for the journal, little for the log. What the log
+    # cannot hold is said in it (a `died` line with `lost`), no line is
+    # left cut, and `log check` fails naming the count.
+    small_disk 2m
+    fill_disk 64 # room for ~270 of the 400 lines, not for the journal
+    GDRHOOK_EVENTS=$disk/log.jsonl shimmed "$HOSTILE_PROGRAM" pairs 200 >"$out" 2>"$tmp/program.err" ||
+        { cat "$tmp/program.err"; fail "the program failed on a full disk"; }
+    cat "$tmp/program.err"
+    ! ls "$disk"/log.jsonl.*.journal >/dev/null 2>&1 || skip "the journal fit: the disk was not full enough"
+    made=$(sed -n 's/^events_made=//p' "$out")
+    in_log=$(count '"ev":"\(alloc\|free\)"' "$disk/log.jsonl")
+    said=$(sed -n 's/.* \([0-9]*\) event(s) lost.*/\1/p' "$tmp/program.err" | head -1)
+    valid_json_lines "$disk/log.jsonl" # no line cut
+    [ "$in_log" -lt "$made" ] || skip "every event fit: the disk was not full enough"
+    lost=$(sed -n 's/.*"ev":"died".*"lost":\([0-9]*\).*/\1/p' "$disk/log.jsonl")
+    echo "full at start: events made $made, in the log $in_log, the log's loss line ${lost:-none}," \
+         "said on stderr ${said:-nothing}"
+    [ -n "$lost" ] || fail "no line in the log records the loss"
+    [ "${said:-0}" = "$lost" ] || fail "stderr says ${said:-0} event(s) lost, the log $lost"
+    # Samples and the worker's own lines count too: at least the missing
+    # allocations and frees.
+    [ "$lost" -ge "$((made - in_log))" ] || fail "the loss line says $lost, $((made - in_log)) are missing"
+    "$GDRHOOK" log check "$disk/log.jsonl" >"$out" 2>"$err" &&
+        { cat "$out" "$err"; fail "log check passed a log that lost events"; }
+    has "$out" "$lost event(s) lost"
+    ;;
+relative_events)
+    # Issue 39, 4: a relative GDRHOOK_EVENTS (and `gdrhook run`'s default)
+    # names the folder the program started in, wherever it moves after.
+    mkdir "$tmp/start" "$tmp/elsewhere"
+    for when in after before; do
+        rm -f "$tmp"/start/* "$tmp"/elsewhere/*
+        (cd "$tmp/start" && GDRHOOK_EVENTS=rel.jsonl shimmed "$HOSTILE_PROGRAM" moving 50 \
+            "$tmp/elsewhere" $([ $when = before ] && echo before)) >"$out" 2>"$err" ||
+            { cat "$err"; fail "the program failed"; }
+        [ -z "$(ls -A "$tmp/elsewhere")" ] ||
+            { ls -l "$tmp/elsewhere"; fail "files in the folder it moved to $when its first CUDA call"; }
+        made=$(sed -n 's/^events_made=//p' "$out")
+        in_log=$(count '"ev":"\(alloc\|free\)"' "$tmp/start/rel.jsonl")
+        [ "$in_log" = "$made" ] || fail "moved $when: the log holds ${in_log:-no} line(s) of $made"
+        ! ls "$tmp"/start/*.journal >/dev/null 2>&1 || fail "moved $when: the journal was left behind"
+    done
+    # Killed after the move: its log and its journal are in one folder, and
+    # recovery there gives back every event it made.
+    rm -f "$tmp"/start/*
+    mkfifo "$tmp/gate"
+    (cd "$tmp/start" && GDRHOOK_EVENTS=rel.jsonl exec env LD_PRELOAD="$GDRHOOK_SHIM" \
+        LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" "$HOSTILE_PROGRAM" moving 50 "$tmp/elsewhere" gate \
+        <"$tmp/gate" >"$out" 2>"$err") &
+    program_pid=$!
+    exec 7>"$tmp/gate"
+    for _ in $(seq 200); do grep -q ready "$out" && break; sleep 0.05; done
+    grep -q ready "$out" || fail "the program did not start: $(cat "$err")"
+    kill -9 "$program_pid"; exec 7>&-; wait "$program_pid" 2>/dev/null
+    [ -z "$(ls -A "$tmp/elsewhere")" ] || { ls -l "$tmp/elsewhere"; fail "killed: files in the folder it moved to"; }
+    run 0 log recover "$tmp/start/rel.jsonl"
+    for ev in alloc free died; do
+        [ "$(count "\"ev\":\"$ev\"" "$tmp/start/rel.jsonl")" = 1 ] ||
+            { cat "$tmp/start/rel.jsonl"; fail "killed: expected one $ev line after recovery"; }
+    done
+    rm -f "$tmp"/start/*
+    (cd "$tmp/start" && LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOK_SHIM \
+        "$GDRHOOK" run -- "$HOSTILE_PROGRAM" moving 50 "$tmp/elsewhere") >"$out" 2>"$err" ||
+        { cat "$err"; fail "gdrhook run failed"; }
+    [ -z "$(ls -A "$tmp/elsewhere")" ] || { ls -l "$tmp/elsewhere"; fail "gdrhook run's log went elsewhere"; }
+    lacks "$err" "no event log was written"
+    has "$err" "allocs 50, frees 50"
+    has "$err" "log check: OK"
+    ;;
+prometheus_planted)
+    # Issue 39, 2: root writes node-exporter's textfile in a shared folder
+    # where the attacker planted links at the names it would use: the
+    # temporary name (FILE.tmp.<pid>, known in a pid namespace, where
+    # gdrhook is pid 1) and FILE itself; then a FILE of the attacker's.
+    two_users
+    unshare --pid --fork --mount-proc true 2>/dev/null || skip "cannot make a pid namespace here (unshare)"
+    prom=$shared/gdrhook.prom
+    for p in 1 2 3; do as_attacker ln -s "$tmp/root-only/target" "$prom.tmp.$p"; done
+    node() { unshare --pid --fork --mount-proc "$GDRHOOK" node --proc /proc --sys "$tmp/no-sys" \
+        --libnvml /nonexistent/libnvidia-ml.so.1 --prometheus "$@"; }
+    node "$prom" >"$out" 2>"$err"
+    target_intact "by gdrhook node --prometheus through a planted temporary name"
+    [ -f "$prom" ] && [ ! -L "$prom" ] || fail "no metrics file written"
+    [ "$(stat -c %u "$prom")" = 0 ] || fail "the metrics file is not root's"
+    has "$prom" "gdrhook_"
+    ls "$shared" | grep -v '^gdrhook.prom.tmp.[123]$' | grep -q '\.tmp' && fail "a temporary file was left"
+    # A link at FILE: refused, the link's target untouched.
+    rm -f "$prom"
+    as_attacker ln -s "$tmp/root-only/target" "$prom"
+    node "$prom" >"$out" 2>"$err" && fail "gdrhook node replaced a symbolic link"
+    target_intact "by gdrhook node --prometheus over a link"
+    has "$err" "symbolic link"
+    [ -L "$prom" ] || fail "the link was replaced"
+    # The attacker's own file at FILE: not root's to replace.
+    as_attacker rm "$prom"
+    as_attacker sh -c "echo theirs >'$prom'"
+    node "$prom" >"$out" 2>"$err" && fail "gdrhook node replaced another user's file"
+    has "$err" "owned by another user"
+    [ "$(cat "$prom")" = theirs ] || fail "the attacker's file was replaced"
+    ;;
+log_inputs_refused)
+    # Issue 39, 3: `log check|summary|timeline` over a folder where the
+    # attacker left a *.jsonl link to /proc/kmsg, a FIFO, a link to a log
+    # only root may read; and each named alone. Nothing hangs, nothing
+    # of root's is read, each refused input is named, the exit is 2.
+    two_users
+    cp "$CLI_DATA/good_pid100.jsonl" "$tmp/root-only/secret.jsonl"
+    as_attacker ln -s /proc/kmsg "$shared/k.jsonl"
+    as_attacker mkfifo "$shared/f.jsonl"
+    as_attacker ln -s "$tmp/root-only/secret.jsonl" "$shared/s.jsonl"
+    cp "$CLI_DATA/good_pid200.jsonl" "$shared/mine.jsonl"
+    for cmd in check summary timeline; do
+        extra=""; [ $cmd = timeline ] && extra="-o $tmp/t.svg"
+        timeout 20 "$GDRHOOK" log $cmd "$shared" $extra >"$out" 2>"$err"
+        status=$?
+        [ "$status" != 124 ] || fail "log $cmd hung on $shared"
+        [ "$status" = 2 ] || { cat "$out" "$err"; fail "log $cmd exited $status, expected 2"; }
+        for name in k.jsonl f.jsonl s.jsonl; do has "$err" "$name"; done
+        has "$err" "symbolic link"
+        has "$err" "not a regular file"
+        lacks "$out" "pid 100"
+        for name in k.jsonl f.jsonl s.jsonl; do
+            timeout 20 "$GDRHOOK" log $cmd "$shared/$name" $extra >"$out" 2>"$err"
+            status=$?
+            [ "$status" = 2 ] || { cat "$out" "$err"; fail "log $cmd $name exited $status, expected 2"; }
+        done
+    done
+    # The SVG's own name: a link planted there is refused, not written through.
+    as_attacker ln -s "$tmp/root-only/target" "$shared/t.svg"
+    timeout 20 "$GDRHOOK" log timeline "$shared/mine.jsonl" -o "$shared/t.svg" >"$out" 2>"$err" &&
+        fail "log timeline wrote through a link"
+    target_intact "by gdrhook log timeline -o"
+    has "$err" "symbolic link"
+    ;;
+doctor_device)
+    # `gdrhook doctor --device NAME`: a link or a FIFO planted at the
+    # device's name is not opened as the device, and does not hang it.
+    two_users
+    as_attacker ln -s /dev/null "$shared/gdrhook"
+    as_attacker mkfifo "$shared/fifo"
+    for name in gdrhook fifo; do
+        timeout 20 "$GDRHOOK" doctor --device "$shared/$name" --libcuda /nonexistent/libcuda.so.1 \
+            --libnvml /nonexistent/libnvidia-ml.so.1 >"$out" 2>"$err"
+        [ "$?" != 124 ] || fail "doctor hung on $name"
+        cat "$out" "$err" >"$tmp/said"
+        lacks "$tmp/said" "GET_VERSION failed"
+        has "$tmp/said" "$([ $name = fifo ] && echo 'not a character device' || echo 'symbolic link')"
+    done
+    ;;
+every_command)
+    # Every command of the tool and every file the shim writes has a case
+    # here: the table at the top of this file names them, and every case
+    # it names exists.
+    table=$(sed -n '/^# COVERAGE/,/^# END COVERAGE/p' "$0")
+    subcommands() { awk '/^Subcommands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'; }
+    commands=$("$GDRHOOK" --help | subcommands)
+    log_commands=$("$GDRHOOK" log --help | subcommands)
+    [ -n "$commands" ] && [ -n "$log_commands" ] || fail "cannot read the commands from --help"
+    for c in $commands; do [ "$c" = log ] && continue; echo "$table" | grep -q "^#   $c " ||
+        fail "no case for gdrhook $c in the table"; done
+    for c in $log_commands; do echo "$table" | grep -q "^#   log $c " ||
+        fail "no case for gdrhook log $c in the table"; done
+    for f in "event log" journal; do echo "$table" | grep -q "^#   shim's $f " ||
+        fail "no case for the shim's $f in the table"; done
+    for case in $(echo "$table" | grep -o '\[[a-z_ ,]*\]' | tr -d '[],'); do
+        grep -q "^$case)" "$0" || fail "the table names a case '$case' that does not exist"
+        grep -q "'$case'" "$(dirname "$0")/meson.build" || fail "case '$case' is not run by meson"
     done
     ;;
 *)

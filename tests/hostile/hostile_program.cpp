@@ -17,6 +17,12 @@
 //       one line to each of its files. At the end it reads its files back:
 //       each must hold exactly its lines and its descriptor must still be
 //       open.
+//   hostile_program moving N DIR [before|gate]
+//       N pairs, changing its folder to DIR (chdir) after the first (with
+//       `before`: before its first CUDA call), as programs that settle in a
+//       work folder do: a relative GDRHOOK_EVENTS names the folder it
+//       started in all the same. With `gate`, after the chdir it prints
+//       "ready" and waits for a line on its standard input (to be killed).
 //
 // Prints `events_made=M` (allocations and frees that succeeded) and, for
 // closefrom, `own_files_intact=K/8`. Exit status 0 when the program's own
@@ -147,6 +153,29 @@ int closefrom(long n, const char *dir, const char *wait_for)
     return intact == own_files ? 0 : 1;
 }
 
+int moving(long n, const char *dir, const char *how)
+{
+    const bool before = how && strcmp(how, "before") == 0;
+    if (before && chdir(dir) != 0)
+        return 1;
+    if (!current_primary_context() || pair())
+        return 1;
+    if (!before && chdir(dir) != 0)
+        return 1;
+    if (how && strcmp(how, "gate") == 0) {
+        printf("ready\n");
+        fflush(stdout);
+        char line[16];
+        if (!fgets(line, sizeof line, stdin))
+            return 1;
+    }
+    for (long i = 1; i < n; ++i)
+        if (pair())
+            return 1;
+    printf("events_made=%ld\n", events_made);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -155,6 +184,9 @@ int main(int argc, char **argv)
         return pairs(atol(argv[2]), argc >= 4);
     if (argc >= 4 && strcmp(argv[1], "closefrom") == 0)
         return closefrom(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr);
-    fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR [FILE]\n");
+    if (argc >= 4 && strcmp(argv[1], "moving") == 0)
+        return moving(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr);
+    fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR [FILE] | moving N DIR "
+                    "[before|gate]\n");
     return 2;
 }

@@ -13,12 +13,13 @@
 #include "report/summary.h"
 #include "report/timeline.h"
 
+#include "cache/base/safe_file.h"
+
 #include <sched.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <ostream>
 #include <thread>
 
@@ -133,11 +134,9 @@ int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err
     svg.files = read.files;
     std::string text = render_timeline_svg(timeline, svg);
 
-    std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
-    if (file)
-        file << text;
-    if (!file || !file.flush()) {
-        err << "gdrhook: cannot write '" << options.output << "': " << std::strerror(errno) << '\n';
+    // Replaced whole, never written through a link planted at its name.
+    if (const std::string why = replace_by_rename(options.output, text, 0644); !why.empty()) {
+        err << "gdrhook: cannot write '" << options.output << "': it " << why << '\n';
         return exit_input;
     }
     out << "gdrhook log timeline: wrote " << options.output << " (" << timeline.processes

@@ -3,6 +3,7 @@
 // this user open it, and does its ABI match the one this tool knows.
 #include "doctor/doctor.h"
 
+#include "cache/base/safe_file.h"
 #include "cache/base/unique_fd.h"
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 
@@ -43,10 +44,13 @@ GdrhookDeviceFacts probe_gdrhook_device(const std::string &path)
         return facts;
     }
     facts.present = true;
-    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    // A character device owned by root, never a file planted at its name.
+    OpenedFile opened = open_device(path.c_str());
+    UniqueFd fd(opened.fd);
     if (!fd.valid()) {
-        facts.open_errno = errno;
-        facts.error = std::string("cannot open: ") + std::strerror(errno);
+        facts.open_errno = opened.error;
+        facts.error = opened.error ? std::string("cannot open: ") + std::strerror(opened.error)
+                                   : "it " + opened.why;
         return facts;
     }
     facts.opened = true;

@@ -3,10 +3,9 @@
 // NVIDIA Tegra (Jetson, DRIVE), and which backends it allows.
 #include "doctor/doctor.h"
 
+#include "cache/base/safe_file.h"
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 
-#include <fstream>
-#include <iterator>
 #include <sys/utsname.h>
 
 namespace gdrhook::cli {
@@ -14,8 +13,15 @@ namespace {
 
 std::string file_text(const std::string &path)
 {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    std::string text;
+    read_small_file(path.c_str(), text);
+    return text;
+}
+
+bool readable(const std::string &path)
+{
+    std::string text;
+    return read_small_file(path.c_str(), text, 1).empty();
 }
 
 } // namespace
@@ -29,7 +35,7 @@ PlatformFacts probe_platform(const std::string &root)
     // L4T writes its release here; the device tree's root node names the
     // SoC ("nvidia,tegra234" on Orin, "nvidia,tegra264" on Thor), its
     // strings separated by NULs.
-    if (std::ifstream(root + "/etc/nv_tegra_release").good()) {
+    if (readable(root + "/etc/nv_tegra_release")) {
         facts.tegra = true;
         facts.tegra_evidence = "/etc/nv_tegra_release";
     } else if (file_text(root + "/sys/firmware/devicetree/base/compatible").find("nvidia,tegra") !=

@@ -4,8 +4,10 @@
 // frees (README, "Using gdrhook with UCX").
 #include "doctor/doctor.h"
 
-#include <fstream>
+#include "cache/base/safe_file.h"
+
 #include <map>
+#include <sstream>
 
 namespace gdrhook::cli {
 namespace {
@@ -23,12 +25,15 @@ ProcessFacts probe_process(int pid)
     ProcessFacts facts;
     facts.pid = pid;
     const std::string dir = "/proc/" + std::to_string(pid);
-    std::ifstream maps(dir + "/maps");
-    if (!maps) {
+    // Read whole (a few MiB at most for a large program) and at once: the
+    // files are the kernel's, of a process that may end while we read.
+    std::string maps_text, environ_text;
+    if (!read_small_file((dir + "/maps").c_str(), maps_text, 64 << 20).empty()) {
         facts.error = "cannot read " + dir + "/maps (no such process, or not yours)";
         return facts;
     }
     facts.found = true;
+    std::istringstream maps(maps_text);
     std::string line;
     while (std::getline(maps, line)) {
         const size_t slash = line.find('/');
@@ -42,7 +47,8 @@ ProcessFacts probe_process(int pid)
         else if (file_named(path, "libucm.so"))
             facts.ucm = path;
     }
-    std::ifstream environ(dir + "/environ", std::ios::binary);
+    read_small_file((dir + "/environ").c_str(), environ_text, 16 << 20);
+    std::istringstream environ(environ_text);
     std::map<std::string, std::string> variables;
     std::string entry;
     while (std::getline(environ, entry, '\0')) {

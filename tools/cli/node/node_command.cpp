@@ -6,11 +6,12 @@
 #include "node/node_command.h"
 #include "exit_code.h"
 
+#include "cache/base/safe_file.h"
+
 #include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <ostream>
 #include <sstream>
 
@@ -36,34 +37,14 @@ std::vector<std::string> nvidia_gpus(const std::string &sys_root)
     list_directory(dir, names);
     for (const std::string &name : names) {
         std::string vendor, device_class;
-        std::ifstream(dir + name + "/vendor") >> vendor;
-        std::ifstream(dir + name + "/class") >> device_class;
+        read_small_file((dir + name + "/vendor").c_str(), vendor, 64);
+        read_small_file((dir + name + "/class").c_str(), device_class, 64);
+        vendor.erase(vendor.find_last_not_of(" \n") + 1);
         // Display controllers (0x03xxxx) of vendor NVIDIA.
         if (vendor == "0x10de" && device_class.rfind("0x03", 0) == 0)
             ids.push_back(name);
     }
     return ids;
-}
-
-// Replaces PATH whole: node-exporter may read it at any moment.
-bool write_atomically(const std::string &path, const std::string &text, std::string &error)
-{
-    const std::string temporary = path + ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(temporary);
-        out << text;
-        if (!out.flush()) {
-            error = "cannot write " + temporary;
-            std::remove(temporary.c_str());
-            return false;
-        }
-    }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        error = "cannot rename " + temporary + " to " + path;
-        std::remove(temporary.c_str());
-        return false;
-    }
-    return true;
 }
 
 } // namespace
@@ -109,9 +90,12 @@ int run_node(const NodeOptions &options, std::ostream &out, std::ostream &err)
     if (!options.prometheus.empty()) {
         std::ostringstream text;
         print_node_prometheus(view, text);
-        std::string error;
-        if (!write_atomically(options.prometheus, text.str(), error)) {
-            err << "gdrhook node: " << error << "\n";
+        // Replaced whole: node-exporter may read it at any moment. Often
+        // in a shared textfile-collector folder, where a link or another
+        // user's file at the name is refused (safe_file.h).
+        const std::string why = replace_by_rename(options.prometheus, text.str(), 0644);
+        if (!why.empty()) {
+            err << "gdrhook node: " << options.prometheus << " " << why << "\n";
             return exit_input;
         }
     }

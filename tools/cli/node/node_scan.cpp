@@ -12,11 +12,12 @@
 // show how much of its pinned memory nobody visible accounts for.
 #include "node/node_scan.h"
 
+#include "cache/base/safe_file.h"
+
 #include <dirent.h>
 
 #include <cctype>
 #include <cerrno>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -28,8 +29,9 @@ namespace {
 std::map<std::string, std::string> read_fields(const std::string &path, bool &readable)
 {
     std::map<std::string, std::string> fields;
-    std::ifstream in(path);
-    readable = static_cast<bool>(in);
+    std::string text;
+    readable = read_small_file(path.c_str(), text).empty();
+    std::istringstream in(text);
     std::string line;
     while (std::getline(in, line)) {
         const size_t colon = line.find(':');
@@ -70,9 +72,10 @@ bool numeric_entries(const std::string &dir, std::vector<std::string> &names)
 
 uint64_t read_counter(const std::string &path, bool &found)
 {
-    std::ifstream in(path);
+    std::string text;
     uint64_t value = 0;
-    found = static_cast<bool>(in >> value);
+    found = read_small_file(path.c_str(), text, 64).empty() &&
+            static_cast<bool>(std::istringstream(text) >> value);
     return value;
 }
 
@@ -98,8 +101,9 @@ bool scan_process(const std::string &dir, int pid, std::vector<PinHolding> &out)
     PinHolding holder;
     holder.pid = pid;
     std::istringstream(status["Uid"]) >> holder.uid;
-    std::ifstream comm(dir + "/comm");
-    std::getline(comm, holder.comm); // a name may hold spaces
+    std::string comm;
+    read_small_file((dir + "/comm").c_str(), comm, 64);
+    std::getline(std::istringstream(comm), holder.comm); // a name may hold spaces
     std::vector<std::string> fds;
     if (!numeric_entries(dir + "/fdinfo", fds))
         return errno == ENOENT; // ENOENT: it ended since we listed it

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "read/line_reader.h"
 
+#include "cache/base/safe_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -29,9 +31,38 @@ void LineReader::grow()
     alloc_size_ = chunk + padding_;
 }
 
+namespace {
+
+// A log is read as the layer reads: no link followed, no FIFO or device
+// waited on, a regular file with one name (a hard link planted where
+// fs.protected_hardlinks is 0 names somebody else's file), whoever owns it
+// (the kernel says who may read it).
+OpenedFile open_log(const std::string &path)
+{
+    return open_for_reading(AT_FDCWD, path.c_str(), Owner::anyone(), true);
+}
+
+// What the layer refused, as the static text a Status carries.
+Status refusal(const std::string &path, const OpenedFile &opened)
+{
+    if (opened.error)
+        return Status::error(StatusCode::io_error, opened.error, "cannot open");
+    struct stat st;
+    if (fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+        return Status::error(StatusCode::invalid, EISDIR, "cannot read");
+    if (opened.why == "is a symbolic link")
+        return Status::error(StatusCode::invalid, 0, "will not read a symbolic link");
+    if (opened.why == "has other names (hard links)")
+        return Status::error(StatusCode::invalid, 0, "will not read a file with other names");
+    return Status::error(StatusCode::invalid, 0,
+                         "will not read what is not a regular file (a FIFO, a device, a socket)");
+}
+
+} // namespace
+
 bool LineReader::reopen()
 {
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = open_log(path_).fd;
     if (fd < 0 || lseek(fd, static_cast<off_t>(bytes_read_), SEEK_SET) < 0) {
         read_error_ = "error reading '" + path_ + "' again: " + std::strerror(errno);
         if (fd >= 0)
@@ -45,13 +76,11 @@ bool LineReader::reopen()
 Status LineReader::open(const std::string &path)
 {
     path_ = path;
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return Status::error(StatusCode::io_error, errno, "cannot open");
+    const OpenedFile opened = open_log(path);
+    if (opened.fd < 0)
+        return refusal(path, opened);
+    const int fd = opened.fd;
     fd_.reset(fd);
-    struct stat st;
-    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode))
-        return Status::error(StatusCode::invalid, EISDIR, "cannot read");
     // One pass from start to end: let the kernel read ahead generously.
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     opened_ = true;

@@ -58,7 +58,9 @@ private:
         for (; !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
             const fs::directory_entry &entry = *it;
             std::error_code ignored;
-            if (entry.path().extension() == ".jsonl" && entry.is_regular_file(ignored))
+            // Every *.jsonl but a folder, a link or a FIFO among them: the
+            // reader refuses those, each with its reason (safe_file.h).
+            if (entry.path().extension() == ".jsonl" && !entry.is_directory(ignored))
                 found.push_back(entry.path().string());
         }
         if (error) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "recover/journal_reader.h"
 
+#include "cache/base/safe_file.h"
 #include "cache/events/queued_event.h"
 #include "cache/prim/cycle_counter.h"
 
@@ -110,14 +111,11 @@ private:
 
 bool made_on_this_boot(const JournalHeader &header)
 {
-    char boot_id[40] = {};
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (!f)
+    std::string boot_id;
+    if (!read_small_file("/proc/sys/kernel/random/boot_id", boot_id, 64).empty() || boot_id.empty())
         return false;
-    const bool read = fgets(boot_id, sizeof boot_id, f) != nullptr;
-    fclose(f);
-    boot_id[strcspn(boot_id, "\n")] = '\0';
-    return read && strncmp(boot_id, header.boot_id, sizeof header.boot_id) == 0;
+    boot_id.resize(boot_id.find('\n') == std::string::npos ? boot_id.size() : boot_id.find('\n'));
+    return strncmp(boot_id.c_str(), header.boot_id, sizeof header.boot_id) == 0;
 }
 
 std::string read_journal(int fd, JournalContents &out)

@@ -25,7 +25,7 @@
 #include "recover/journal_reader.h"
 #include "recover/log_tail.h"
 
-#include "cache/base/append_open.h"
+#include "cache/base/safe_file.h"
 #include "cache/base/unique_fd.h"
 #include "cache/events/event_line.h"
 
@@ -119,15 +119,12 @@ std::string this_host()
 // Field 22 of /proc/PID/stat, 0 when there is no such process.
 uint64_t start_ticks_of(int pid)
 {
-    char path[64], text[1024] = {};
+    char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    std::string text;
+    if (!read_small_file(path, text, 1024).empty())
         return 0;
-    size_t length = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[length] = '\0';
-    const char *p = strrchr(text, ')');
+    const char *p = strrchr(text.c_str(), ')');
     unsigned long long ticks = 0;
     if (!p ||
         sscanf(p + 2,
@@ -178,19 +175,7 @@ uint64_t now_ns()
 // (a full file system), said only when there were some.
 std::string died_line(int pid, uint64_t ts_ns, uint64_t seq, uint64_t recovered, uint64_t lost)
 {
-    char line[512];
-    snprintf(
-        line, sizeof line,
-        "{\"ts_ns\":%llu,\"seq\":%llu,\"pid\":%d,\"tid\":%d,\"ev\":\"died\",\"api\":\"gdrhook_"
-        "recover\","
-        "\"addr\":\"0x0\",\"size\":0,\"dev\":-1,\"rc\":0,\"via\":\"symbol\",\"recovered\":%llu,"
-        "\"recovered_at_ns\":%llu",
-        static_cast<unsigned long long>(ts_ns), static_cast<unsigned long long>(seq), pid, pid,
-        static_cast<unsigned long long>(recovered), static_cast<unsigned long long>(now_ns()));
-    std::string text = line;
-    if (lost)
-        text += ",\"lost\":" + std::to_string(lost);
-    return text + "}\n";
+    return format_died_line("gdrhook_recover", pid, ts_ns, seq, recovered, now_ns(), lost);
 }
 
 Recovery unreadable(Recovery r, std::string why)
@@ -249,24 +234,29 @@ Recovery recover_journal(const std::string &journal)
     const fs::path journal_path(journal);
     const std::string journal_name = journal_path.filename().string();
     const std::string log_name = fs::path(r.log).filename().string();
-    UniqueFd folder(open(journal_path.has_parent_path() ? journal_path.parent_path().c_str() : ".",
-                         O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    // The folder the user named (a link or not), as every folder above it.
+    OpenedFile opened_folder = open_folder(
+        AT_FDCWD, journal_path.has_parent_path() ? journal_path.parent_path().c_str() : ".",
+        FolderName::named_by_user);
+    UniqueFd folder(opened_folder.fd);
     if (folder.get() < 0)
-        return unreadable(r, strerror(errno));
-    UniqueFd fd(
-        openat(folder.get(), journal_name.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+        return unreadable(r, "its folder " + opened_folder.why);
+    // Anyone's journal: whose it is says whose log its events go to.
+    OpenedFile opened_journal =
+        open_for_update(folder.get(), journal_name.c_str(), Owner::anyone());
+    UniqueFd fd(opened_journal.fd);
     if (fd.get() < 0) {
-        if (errno == ENOENT) { // recovered by someone else just now
+        if (opened_journal.error == ENOENT) { // recovered by someone else just now
             r.result = Recovery::Result::already_complete;
             return r;
         }
-        if (errno == ELOOP)
-            return not_a_journal(r, "a symbolic link");
-        return unreadable(r, strerror(errno));
+        if (opened_journal.error == 0) // refused: "is a symbolic link", "is not a regular file"
+            return not_a_journal(r, opened_journal.why.substr(opened_journal.why.find(' ') + 1));
+        return unreadable(r, strerror(opened_journal.error));
     }
     struct stat journal_st;
-    if (fstat(fd.get(), &journal_st) != 0 || !S_ISREG(journal_st.st_mode))
-        return not_a_journal(r, "not a regular file");
+    if (fstat(fd.get(), &journal_st) != 0)
+        return unreadable(r, strerror(errno));
     JournalContents contents;
     const std::string problem = read_journal(fd.get(), contents);
     const JournalHeader &h = contents.header;
@@ -292,8 +282,8 @@ Recovery recover_journal(const std::string &journal)
     }
 
     // The log is the journal owner's: a regular file of theirs, with one
-    // name, that holds gdrhook lines (append_open.h), or none yet.
-    AppendOpen opened =
+    // name, that holds gdrhook lines (safe_file.h), or none yet.
+    OpenedFile opened =
         open_for_append(folder.get(), log_name.c_str(), journal_st.st_uid, false, 0, true);
     UniqueFd log(opened.fd);
     if (log.get() < 0 && opened.error != ENOENT)

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/base/safe_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gdrhook {
+namespace {
+
+// O_NOFOLLOW: a symbolic link at the name fails the open (ELOOP).
+// O_NONBLOCK: a FIFO fails it (ENXIO, no reader) or opens at once instead
+// of blocking, and so does a device; the fstat after it then refuses them.
+constexpr int safe_flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+
+enum class Kind { regular, folder, device };
+
+OpenedFile refused(std::string why, int error = 0)
+{
+    OpenedFile result;
+    result.why = std::move(why);
+    result.error = error;
+    return result;
+}
+
+OpenedFile failed(int error)
+{
+    return refused(std::string("cannot be opened (") + strerror(error) + ")", error);
+}
+
+// Why the file open as `st` is not one we may use, or "".
+const char *refusal(const struct stat &st, Kind kind, Owner owner, bool one_name)
+{
+    if (kind == Kind::regular && !S_ISREG(st.st_mode))
+        return "is not a regular file";
+    if (kind == Kind::folder && !S_ISDIR(st.st_mode))
+        return "is not a folder";
+    if (kind == Kind::device && !S_ISCHR(st.st_mode))
+        return "is not a character device";
+    if (!owner.allows(st.st_uid))
+        return "is owned by another user";
+    if (one_name && st.st_nlink != 1)
+        return "has other names (hard links)";
+    return "";
+}
+
+// What the open gave, checked; the descriptor closed where it is refused,
+// and made blocking where it is kept (reads and writes of a regular file
+// wait for the disk, as they should).
+OpenedFile checked(int fd, Kind kind, Owner owner, bool one_name, int kept_flags)
+{
+    if (fd < 0 && errno == ELOOP)
+        return refused("is a symbolic link");
+    if (fd < 0 && errno == ENXIO) // a FIFO nobody writes or reads, a socket
+        return refused("is not a regular file");
+    if (fd < 0)
+        return failed(errno);
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        const int error = errno;
+        close(fd);
+        return failed(error);
+    }
+    if (const char *why = refusal(st, kind, owner, one_name); *why) {
+        close(fd);
+        return refused(why);
+    }
+    if (kind == Kind::regular)
+        fcntl(fd, F_SETFL, kept_flags);
+    OpenedFile result;
+    result.fd = fd;
+    return result;
+}
+
+} // namespace
+
+Owner Owner::me_or_root()
+{
+    return Owner(geteuid(), true);
+}
+
+bool Owner::allows(uid_t uid) const
+{
+    return uid_ == any_uid || uid == uid_ || (root_too_ && uid == 0);
+}
+
+OpenedFile open_for_append(int dir, const char *name, uid_t owner, bool create, mode_t mode,
+                           bool readable)
+{
+    const int flags = safe_flags | O_APPEND | (readable ? O_RDWR : O_WRONLY);
+    // A name made or removed between our two opens is tried again; a few
+    // rounds, then whoever keeps swapping it gets a refusal.
+    for (int round = 0; round < 4; ++round) {
+        bool created = false;
+        int fd = openat(dir, name, flags);
+        if (fd < 0 && errno == ENOENT && create) {
+            fd = openat(dir, name, flags | O_CREAT | O_EXCL, mode);
+            created = fd >= 0;
+            if (fd < 0 && errno == EEXIST)
+                continue;
+        }
+        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), true, O_APPEND);
+        result.created = created;
+        return result;
+    }
+    return refused("changed while it was opened");
+}
+
+OpenedFile open_for_reading(int dir, const char *name, Owner owner, bool one_name)
+{
+    return checked(openat(dir, name, safe_flags | O_RDONLY), Kind::regular, owner, one_name, 0);
+}
+
+OpenedFile open_for_update(int dir, const char *name, Owner owner)
+{
+    return checked(openat(dir, name, safe_flags | O_RDWR), Kind::regular, owner, true, 0);
+}
+
+OpenedFile create_exclusive(int dir, const char *name, mode_t mode)
+{
+    // O_EXCL fails on any file at the name, a symbolic link included.
+    OpenedFile result = checked(openat(dir, name, safe_flags | O_RDWR | O_CREAT | O_EXCL, mode),
+                                Kind::regular, Owner::is(geteuid()), true, 0);
+    result.created = result.fd >= 0;
+    return result;
+}
+
+OpenedFile create_unnamed(const char *folder, mode_t mode)
+{
+    // O_TMPFILE names the folder, not the file: the folder of the log,
+    // which the user chose as every folder above it (a link or not); the
+    // file is new, ours and nameless until name_unnamed().
+    OpenedFile result = checked(openat(AT_FDCWD, folder, O_CLOEXEC | O_TMPFILE | O_RDWR, mode),
+                                Kind::regular, Owner::is(geteuid()), false, 0);
+    result.created = result.fd >= 0;
+    return result;
+}
+
+bool name_unnamed(int fd, const char *path)
+{
+    // Through /proc (any user), else AT_EMPTY_PATH (which needs
+    // CAP_DAC_READ_SEARCH). linkat(2) never replaces a file at the name.
+    char proc_path[64];
+    snprintf(proc_path, sizeof proc_path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, proc_path, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ||
+           linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0;
+}
+
+OpenedFile open_folder(int dir, const char *name, FolderName chosen)
+{
+    const int follow = chosen == FolderName::named_by_user ? 0 : O_NOFOLLOW;
+    return checked(openat(dir, name, (safe_flags & ~O_NOFOLLOW) | follow | O_RDONLY | O_DIRECTORY),
+                   Kind::folder, Owner::anyone(), false, 0);
+}
+
+OpenedFile open_device(const char *path)
+{
+    // Made by the kernel's devtmpfs (or udev), owned by root.
+    return checked(openat(AT_FDCWD, path, safe_flags | O_RDWR), Kind::device, Owner::is(0), false,
+                   0);
+}
+
+std::string read_small_file(const char *path, std::string &text, size_t limit)
+{
+    text.clear();
+    OpenedFile opened = open_for_reading(AT_FDCWD, path, Owner::anyone());
+    if (opened.fd < 0)
+        return opened.why;
+    char buffer[4096];
+    std::string why;
+    while (text.size() < limit) {
+        const ssize_t got = read(opened.fd, buffer, std::min(sizeof buffer, limit - text.size()));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            why = std::string("cannot be read (") + strerror(errno) + ")";
+        if (got <= 0)
+            break;
+        text.append(buffer, static_cast<size_t>(got));
+    }
+    close(opened.fd);
+    return why;
+}
+
+std::string replace_by_rename(const std::string &path, const std::string &text, mode_t mode)
+{
+    const size_t slash = path.rfind('/');
+    const std::string folder_name = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+    OpenedFile folder = open_folder(AT_FDCWD, folder_name.c_str(), FolderName::named_by_user);
+    if (folder.fd < 0)
+        return "its folder " + folder.why;
+    std::string why;
+    // What is at the name now: nothing, or a regular file of ours (or
+    // root's, for root) with one name; never a link, whose target a
+    // rename would leave alone but a reader would not.
+    OpenedFile old = open_for_reading(folder.fd, name.c_str(), Owner::me_or_root(), true);
+    if (old.fd >= 0)
+        close(old.fd);
+    else if (old.error != ENOENT)
+        why = old.why;
+    // A name nobody can guess: another user cannot plant anything at it
+    // before we make it, and O_EXCL refuses whatever is there anyway.
+    std::string temporary;
+    OpenedFile made;
+    for (int round = 0; why.empty() && made.fd < 0 && round < 8; ++round) {
+        unsigned long long random = 0;
+        if (getrandom(&random, sizeof random, 0) != sizeof random)
+            why = std::string("cannot pick a temporary name (") + strerror(errno) + ")";
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, ".tmp.%016llx", random);
+        temporary = name + suffix;
+        made = create_exclusive(folder.fd, temporary.c_str(), mode);
+        if (made.fd < 0 && made.error != EEXIST)
+            why = "cannot be made: " + temporary + " " + made.why;
+    }
+    if (why.empty() && made.fd < 0)
+        why = "cannot be made: every temporary name was taken";
+    bool written = why.empty();
+    for (size_t at = 0; written && at < text.size();) {
+        const ssize_t put = write(made.fd, text.data() + at, text.size() - at);
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put <= 0) {
+            why = std::string("cannot be written (") + strerror(put < 0 ? errno : ENOSPC) + ")";
+            written = false;
+            break;
+        }
+        at += static_cast<size_t>(put);
+    }
+    if (written && fsync(made.fd) != 0)
+        why = std::string("cannot be written (") + strerror(errno) + ")";
+    if (why.empty() && renameat(folder.fd, temporary.c_str(), folder.fd, name.c_str()) != 0)
+        why = std::string("cannot be replaced (") + strerror(errno) + ")";
+    if (!why.empty() && made.fd >= 0)
+        unlinkat(folder.fd, temporary.c_str(), 0);
+    if (made.fd >= 0)
+        close(made.fd);
+    close(folder.fd);
+    return why;
+}
+
+} // namespace gdrhook
