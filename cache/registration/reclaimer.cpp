@@ -155,7 +155,15 @@ size_t Reclaimer::report(const std::function<void(const UnpinRecord &)> &report)
     if (report)
         for (const UnpinRecord &record : done)
             report(record);
-    return done.size();
+    const size_t reported = done.size();
+    // The vector goes back, its capacity with it: the worker reports each
+    // free's unpin as it comes, and a free should not allocate a vector
+    // for its report each time.
+    done.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reports_.empty())
+        reports_.swap(done);
+    return reported;
 }
 
 bool Reclaimer::has_unreported() const

@@ -110,18 +110,26 @@ void Unpinner::log_inherited_pins()
 
 void Unpinner::write_releases_whose_pin_is_logged(uint64_t before)
 {
+    // waiting_ is in the order the releases were taken, which is that of
+    // their times (a revoke's aside): only its front is stamped before
+    // `before`. A worker behind a fast program holds the unpins of many
+    // frees whose pins it has not yet written, and looks at them for
+    // every event it writes: only at those it writes now.
+    auto due_end = waiting_.begin();
+    while (due_end != waiting_.end() && time_key(*due_end) < before)
+        ++due_end;
     auto still_waiting = waiting_.begin();
-    for (Event &event : waiting_) {
-        auto pin = pins_logged_.find(event.entry_id);
-        if (pin == pins_logged_.end() || time_key(event) >= before) {
-            *still_waiting++ = event;
+    for (auto release = waiting_.begin(); release != due_end; ++release) {
+        auto pin = pins_logged_.find(release->entry_id);
+        if (pin == pins_logged_.end()) {
+            *still_waiting++ = *release;
             continue;
         }
-        if (event.kind == EventKind::unpin)
+        if (release->kind == EventKind::unpin)
             pins_logged_.erase(pin);
-        pipeline_.write_from_consumer(event);
+        pipeline_.write_from_consumer(*release);
     }
-    waiting_.erase(still_waiting, waiting_.end());
+    waiting_.erase(still_waiting, due_end); // a deque: moves the front, not the rest
 }
 
 // Revocations arrive on the module's fd while the worker may sleep on its

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 #include <vector>
@@ -57,7 +58,7 @@ private:
     // possibly before the queue delivered the pin: releases wait until
     // their pin is logged, so the log shows a pin before its release.
     std::unordered_map<uint64_t, Event> pins_logged_; // entry id -> its pin event
-    std::vector<Event> waiting_;                      // revoke/unpin events
+    std::deque<Event> waiting_;                       // revoke/unpin events, as taken
     std::vector<uint64_t> revoked_handles_;
     bool inherited_unlogged_ = false; // a forked child has not restated them yet
 };
