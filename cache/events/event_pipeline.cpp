@@ -293,9 +293,11 @@ bool EventPipeline::released_after_write_locked()
 
 void EventPipeline::handle_locked(Event &event)
 {
-    last_seq_ = event.seq;
+    // The handler may write the consumer's own lines before this event's:
+    // they carry the seq of the event written before them.
     if (handler_)
         handler_(event);
+    last_seq_ = event.seq;
     log_.write(event, pid_);
     written_.fetch_add(1, std::memory_order_relaxed);
 }

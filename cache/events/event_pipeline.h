@@ -40,7 +40,8 @@ struct PipelineStats {
 class EventPipeline {
 public:
     // Called by the consumer for every event, in order, before it is logged
-    // (the cache's eager unpin hooks in here). May be empty.
+    // (the unpinner notes pins here, and writes the unpins that happened
+    // before the event ahead of it). May be empty.
     using EventHandler = std::function<void(Event &)>;
 
     // `cells_memory`: where the queue's cells live (the journal's mapping,
@@ -83,10 +84,10 @@ public:
     // Whether an event may wait in the queue (a hint: producers run on).
     bool may_hold_events() const { return queue_.maybe_nonempty(); }
 
-    // Only from inside the batch hook or the sample hook: logs an event the
-    // consumer itself produced (unpin, revoke, sample). Its seq is that of
-    // the last event taken from the queue, so it sorts right after what
-    // caused it (a sample: after what it has seen).
+    // Only from inside the handler, the batch hook or the sample hook: logs
+    // an event the consumer itself produced (unpin, revoke, sample). Its
+    // seq is that of the last event written from the queue, so it sorts
+    // right after what caused it (a sample: after what it has seen).
     void write_from_consumer(Event &event);
 
     // The seq of the last event taken from the queue; after shutdown().

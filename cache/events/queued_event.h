@@ -48,13 +48,13 @@ inline constexpr uint64_t queued_time_is_tsc = 1ull << 63; // time: TSC, else re
 inline constexpr int32_t queued_null_text = INT32_MIN;
 extern const char queued_text_anchor[] __attribute__((visibility("hidden")));
 
-// An event's time from its queued form.
+// An event's time from its queued form (queued_time_now(), event_clock.h),
+// replacing any it had.
 inline void set_time_from_queued(Event &event, uint64_t queued_time)
 {
-    if (queued_time & queued_time_is_tsc)
-        event.tsc = queued_time & ~queued_time_is_tsc;
-    else
-        event.ts_ns = queued_time;
+    const bool tsc = queued_time & queued_time_is_tsc;
+    event.tsc = tsc ? queued_time & ~queued_time_is_tsc : 0;
+    event.ts_ns = tsc ? 0 : queued_time;
 }
 
 // A static string as its offset from the anchor; false if out of reach.

@@ -36,8 +36,10 @@ struct CacheOptions {
     std::function<void(uint64_t addr, uint64_t expected, uint64_t actual)> on_mismatch;
     // A miss pinned a new registration (the hook logs a `pin` event). Runs
     // on the thread that missed, with no lock of the cache held, before
-    // lookup() returns it. May be empty.
-    std::function<void(const Registration &reg)> on_pin;
+    // lookup() returns it. `started`: when the pin began, in the event
+    // clock's queued form (queued_event.h), the `pin` line's time. May be
+    // empty.
+    std::function<void(const Registration &reg, uint64_t started)> on_pin;
 
     static CacheOptions from(const Config &config);
 };

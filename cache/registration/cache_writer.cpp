@@ -2,6 +2,7 @@
 #include "cache/registration/cache_writer.h"
 
 #include "cache/base/clock.h"
+#include "cache/events/event_clock.h"
 
 #include <algorithm>
 #include <new>
@@ -93,6 +94,7 @@ Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end, Regi
         lock.unlock();
 
         Pin pin;
+        const uint64_t pin_began = queued_time_now(); // the `pin` line's time
         Status status = pin_with_eviction(plan.start, plan.stop, pin);
         uint64_t buffer_id = status.ok() && options_.buffer_id ? options_.buffer_id(addr) : 0;
 
@@ -136,7 +138,7 @@ Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end, Regi
         if (wake_worker)
             wake();
         if (options_.on_pin)
-            options_.on_pin(out);
+            options_.on_pin(out, pin_began);
         return Status::success();
     }
 }

@@ -88,9 +88,11 @@ Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t entry_
     return event;
 }
 
-void log_pin(const Registration &reg)
+void log_pin(const Registration &reg, uint64_t started)
 {
     Event event = cache_event(EventKind::pin, pin_cause.api, reg.base, reg.length);
+    // When the pin began, not when it was published.
+    set_time_from_queued(event, started);
     event.via = pin_cause.via;
     event.mem = pin_cause.mem;
     event.dev = pin_cause.dev;

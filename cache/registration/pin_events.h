@@ -21,7 +21,7 @@ class RegistrationCache;
 void set_pin_event_backend(const char *name);
 
 // CacheOptions::on_pin and on_mismatch of the process's cache.
-void log_pin(const Registration &reg);
+void log_pin(const Registration &reg, uint64_t started);
 void log_stale_hit(uint64_t addr, uint64_t expected, uint64_t actual);
 
 // An event the worker records itself (revoke, unpin), stamped now.

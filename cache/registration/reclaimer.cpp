@@ -2,6 +2,7 @@
 #include "cache/registration/reclaimer.h"
 
 #include "cache/base/clock.h"
+#include "cache/events/event_clock.h"
 #include "cache/prim/asymmetric_fence.h"
 
 #include <algorithm>
@@ -89,6 +90,8 @@ void Reclaimer::unpin(const std::vector<CacheEntry *> &batch)
     pins.reserve(batch.size());
     for (CacheEntry *e : batch)
         pins.push_back(std::move(e->pin));
+    // The unpin happened now, not when the worker writes its line.
+    const uint64_t started = queued_time_now();
     Status status = backend_.unpin(pins.data(), pins.size());
     const uint64_t now = monotonic_ns();
     uint64_t bytes = 0;
@@ -100,11 +103,13 @@ void Reclaimer::unpin(const std::vector<CacheEntry *> &batch)
         record.handle = e->range.handle;
         record.fd = e->range.fd;
         record.lat_ns = now > e->retired_ns ? now - e->retired_ns : 0;
+        record.started = started;
         record.reason = e->reason;
         record.status = status;
         reports_.push_back(record);
         bytes += e->range.end - e->range.start;
     }
+    reports_waiting_.store(true, std::memory_order_release);
     writer_.count_unpins(batch.size(), bytes);
     if (!status.ok())
         unpin_failures_.fetch_add(1, std::memory_order_relaxed);
@@ -134,15 +139,31 @@ void Reclaimer::free_unreachable(uint64_t oldest_reader)
 size_t Reclaimer::drain(const std::function<void(const UnpinRecord &)> &report)
 {
     reclaim();
+    return this->report(report);
+}
+
+size_t Reclaimer::report(const std::function<void(const UnpinRecord &)> &report)
+{
+    if (!reports_waiting_.load(std::memory_order_acquire))
+        return 0;
     std::vector<UnpinRecord> done;
     {
         std::lock_guard<std::mutex> lock(mu_);
         done.swap(reports_);
+        reports_waiting_.store(false, std::memory_order_relaxed);
     }
     if (report)
         for (const UnpinRecord &record : done)
             report(record);
-    return done.size();
+    const size_t reported = done.size();
+    // The vector goes back, its capacity with it: the worker reports each
+    // free's unpin as it comes, and a free should not allocate a vector
+    // for its report each time.
+    done.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reports_.empty())
+        reports_.swap(done);
+    return reported;
 }
 
 bool Reclaimer::has_unreported() const

@@ -49,7 +49,10 @@ struct UnpinRecord {
     uint64_t length = 0;
     uint64_t handle = 0; // the kernel module's handle (kmod backend), else 0
     int32_t fd = -1;     // the number the fd had (closed now)
-    uint64_t lat_ns = 0; // from the invalidation (or eviction) to the unpin
+    uint64_t lat_ns = 0; // from the invalidation (or eviction) to the unpin's end
+    // When the release began, in the event clock's queued form
+    // (queued_event.h): the `unpin` line's time, whenever it is written.
+    uint64_t started = 0;
     UnpinReason reason = UnpinReason::invalidated;
     Status status; // the batch's backend result
 };
@@ -69,6 +72,11 @@ public:
     // reclaim(), then reports every unpin not reported yet. Returns how
     // many it reported.
     size_t drain(const std::function<void(const UnpinRecord &)> &report);
+    // Reports the unpins done and not reported yet, without unpinning
+    // anything: for the worker, before each event it writes, so that an
+    // unpin is written before events that happened after it. A load and
+    // nothing more while there is none.
+    size_t report(const std::function<void(const UnpinRecord &)> &report);
     // Whether unpins wait for drain(), or entries taken wait for their unpin.
     bool has_unreported() const;
 
@@ -102,6 +110,7 @@ private:
     std::vector<CacheEntry *> considered_;
     std::vector<RetiredNode> nodes_waiting_;
     std::vector<UnpinRecord> reports_;
+    std::atomic<bool> reports_waiting_{false}; // reports_ is not empty (a hint)
     std::atomic<uint64_t> unpin_failures_{0}, deferred_{0};
 };
 

@@ -108,6 +108,12 @@ public:
     // The worker: unpins every retired entry that nobody holds, with one
     // backend call, and reports each unpin. Returns how many it unpinned.
     size_t drain_unpins(const std::function<void(const UnpinRecord &)> &report);
+    // The worker, before each event it writes: reports the unpins done
+    // (by frees, on their threads) since, and unpins nothing.
+    size_t report_unpins(const std::function<void(const UnpinRecord &)> &report)
+    {
+        return reclaimer_.report(report);
+    }
 
     // Unpins, on the calling thread, every retired entry nobody holds (a
     // held one waits for its put()); the next drain_unpins() reports them.

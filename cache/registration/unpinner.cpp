@@ -17,16 +17,51 @@
 
 namespace gdrhook {
 
+namespace {
+
+// An event's time in the unit all of the process's events carry (the TSC
+// or ns: event_clock.h), for comparing two of them.
+uint64_t time_key(const Event &event)
+{
+    return event.tsc ? event.tsc : event.ts_ns;
+}
+
+} // namespace
+
 Unpinner::Unpinner(EventPipeline &pipeline, const std::atomic<RegistrationCache *> &cache)
-    : pipeline_(pipeline), cache_(cache)
+    : pipeline_(pipeline), cache_(cache),
+      take_release_([this](const UnpinRecord &record) { take_release(record); })
 {}
 
 void Unpinner::note_written(Event &event)
 {
     if (inherited_unlogged_) // the child's first event: restate them before it
         log_inherited_pins();
+    // A free unpins on its own thread and its event comes later; the
+    // events queued meanwhile (the next allocation) happened after the
+    // unpin: it is written before them, in the order of time.
+    if (RegistrationCache *cache = cache_.load(std::memory_order_acquire))
+        cache->report_unpins(take_release_);
+    if (!waiting_.empty())
+        write_releases_whose_pin_is_logged(time_key(event));
     if (event.kind == EventKind::pin)
         pins_logged_.emplace(event.entry_id, event);
+}
+
+void Unpinner::take_release(const UnpinRecord &record)
+{
+    // A pin discarded before anyone saw it (its memory was freed while it
+    // ran) was never logged as `pin`.
+    if (record.reason == UnpinReason::stale)
+        return;
+    Event event = worker_event(EventKind::unpin, record.addr, record.length, record.entry_id);
+    // When the release began, whenever this line is written.
+    set_time_from_queued(event, record.started);
+    event.lat_ns = record.lat_ns;
+    event.reason = to_string(record.reason);
+    event.rc = record.status.ok() ? 0 : record.status.detail;
+    event.msg = record.status.ok() ? nullptr : record.status.what;
+    waiting_.push_back(event);
 }
 
 void Unpinner::run_batch()
@@ -42,23 +77,10 @@ void Unpinner::run_batch()
         for (const Registration &reg : cache->revoke(revoked_handles_))
             waiting_.push_back(worker_event(EventKind::revoke, reg.base, reg.length, reg.id));
     }
-    if (cache->has_retired()) {
-        cache->drain_unpins([this](const UnpinRecord &record) {
-            // A pin discarded before anyone saw it (its memory was freed
-            // while it ran) was never logged as `pin`.
-            if (record.reason == UnpinReason::stale)
-                return;
-            Event event =
-                worker_event(EventKind::unpin, record.addr, record.length, record.entry_id);
-            event.lat_ns = record.lat_ns;
-            event.reason = to_string(record.reason);
-            event.rc = record.status.ok() ? 0 : record.status.detail;
-            event.msg = record.status.ok() ? nullptr : record.status.what;
-            waiting_.push_back(event);
-        });
-    }
+    if (cache->has_retired())
+        cache->drain_unpins(take_release_);
     if (!waiting_.empty())
-        write_releases_whose_pin_is_logged();
+        write_releases_whose_pin_is_logged(UINT64_MAX);
 }
 
 void Unpinner::note_fork_in_child()
@@ -86,20 +108,28 @@ void Unpinner::log_inherited_pins()
     }
 }
 
-void Unpinner::write_releases_whose_pin_is_logged()
+void Unpinner::write_releases_whose_pin_is_logged(uint64_t before)
 {
+    // waiting_ is in the order the releases were taken, which is that of
+    // their times (a revoke's aside): only its front is stamped before
+    // `before`. A worker behind a fast program holds the unpins of many
+    // frees whose pins it has not yet written, and looks at them for
+    // every event it writes: only at those it writes now.
+    auto due_end = waiting_.begin();
+    while (due_end != waiting_.end() && time_key(*due_end) < before)
+        ++due_end;
     auto still_waiting = waiting_.begin();
-    for (Event &event : waiting_) {
-        auto pin = pins_logged_.find(event.entry_id);
+    for (auto release = waiting_.begin(); release != due_end; ++release) {
+        auto pin = pins_logged_.find(release->entry_id);
         if (pin == pins_logged_.end()) {
-            *still_waiting++ = event;
+            *still_waiting++ = *release;
             continue;
         }
-        if (event.kind == EventKind::unpin)
+        if (release->kind == EventKind::unpin)
             pins_logged_.erase(pin);
-        pipeline_.write_from_consumer(event);
+        pipeline_.write_from_consumer(*release);
     }
-    waiting_.erase(still_waiting, waiting_.end());
+    waiting_.erase(still_waiting, due_end); // a deque: moves the front, not the rest
 }
 
 // Revocations arrive on the module's fd while the worker may sleep on its

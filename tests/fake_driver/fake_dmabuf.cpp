@@ -8,6 +8,7 @@
 #include "fake_state.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,11 +125,25 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
     return CUDA_SUCCESS;
 }
 
+// FAKECUDA_EXPORT_DELAY_US=N: each export takes N us more, as a real
+// driver's can take a while, so that a test can tell an event stamped as
+// the pin began from one stamped as it ended.
+static void export_delay()
+{
+    static const long delay_us = [] {
+        const char *value = getenv("FAKECUDA_EXPORT_DELAY_US");
+        return value ? strtol(value, nullptr, 10) : 0L;
+    }();
+    if (delay_us > 0)
+        usleep(static_cast<useconds_t>(delay_us));
+}
+
 CUresult cuMemGetHandleForAddressRange(void *handle, CUdeviceptr dptr, size_t size,
                                        CUmemRangeHandleType type, unsigned long long flags)
 {
     if (CUresult injected = count_call("cuMemGetHandleForAddressRange"))
         return injected;
+    export_delay();
     return answer("cuMemGetHandleForAddressRange", export_range(handle, dptr, size, type, flags));
 }
 

@@ -69,7 +69,7 @@ void TimelineBuilder::halve_resolution()
 
 size_t TimelineBuilder::bucket_for(int64_t ts_ns)
 {
-    if (timeline_.events == 1) {
+    if (!timeline_.bucket_ns) { // the first event drawn
         timeline_.t0_ns = ts_ns;
         timeline_.bucket_ns = 1000; // start at 1 us per bucket and widen
     }
@@ -108,9 +108,10 @@ void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
     ++timeline_.events;
     processes_.note(event, where);
     ProcessKey key = process_key(event, where);
-    size_t bucket = bucket_for(event.ts_ns);
+    // Only what is drawn places the time axis: a `process` line is stamped
+    // as its log opened, after the first events it introduces.
     switch (event.kind) {
-    case EventKind::sample: add_sample(event, key, bucket); return;
+    case EventKind::sample: add_sample(event, key, bucket_for(event.ts_ns)); return;
     case EventKind::alloc:
     case EventKind::free:
     case EventKind::pin:
@@ -119,6 +120,7 @@ void TimelineBuilder::add(const LogEvent &event, const SourceLocation &where)
     case EventKind::ctx_destroy: break;
     default: return;
     }
+    size_t bucket = bucket_for(event.ts_ns);
     memory_.apply(event, where);
     size_t index = series_for(key);
     TimelineSeries &series = timeline_.series[index];
