@@ -346,12 +346,19 @@ run_signals)
     # program with those two, its own, ignored; no program may use them.)
     dispositions='set -- $(sed -n "s/^Sig\(Ign\|Blk\):[[:space:]]*/0x/p" /proc/self/status)
         printf "blocked %x ignored %x\n" $(($1)) $(($2 & ~0x180000000))'
-    for ignored in '' HUP INT,QUIT TERM HUP,INT,QUIT,TERM,PIPE,USR1; do
-        direct=$(env ${ignored:+--ignore-signal=$ignored} sh -c "$dispositions")
-        env ${ignored:+--ignore-signal=$ignored} $emulator "$GDRHOOK" run --no-summary -- \
-            sh -c "$dispositions" >"$out" 2>"$err" || fail "gdrhook run failed"
-        [ "$(cat "$out")" = "$direct" ] ||
-            fail "with ${ignored:-nothing} ignored the program got $(cat "$out"), not $direct as without gdrhook"
+    # Started with USR2 and ALRM blocked (as python3 below leaves them).
+    blocked() { python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGALRM})
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"; }
+    for mask in unchanged blocked; do
+        wrap=; [ "$mask" = blocked ] && wrap=blocked
+        for ignored in '' HUP INT,QUIT TERM HUP,INT,QUIT,TERM,PIPE,USR1; do
+            direct=$($wrap env ${ignored:+--ignore-signal=$ignored} sh -c "$dispositions")
+            $wrap env ${ignored:+--ignore-signal=$ignored} $emulator "$GDRHOOK" run --no-summary -- \
+                sh -c "$dispositions" >"$out" 2>"$err" || fail "gdrhook run failed"
+            [ "$(cat "$out")" = "$direct" ] ||
+                fail "with ${ignored:-nothing} ignored (mask $mask) the program got $(cat "$out"), not $direct as without gdrhook"
+        done
     done
     # Under nohup the job survives a hangup of its process group, as it
     # does without gdrhook; a background job (SIGINT and SIGQUIT ignored)

@@ -100,7 +100,10 @@ int dispatch(int argc, char **argv)
     CLI::App *run = app.add_subcommand(
         "run", "run a program under the shim (LD_PRELOAD), pass its exit status through, "
                "and summarize its events");
-    run->footer("Example: gdrhook run --pin alloc --backend dmabuf -- python3 train.py\n"
+    run->footer("Usage: gdrhook run [OPTIONS] [--] PROGRAM [ARGS...]: as with env or timeout, "
+                "every word from PROGRAM on is the program's; it inherits gdrhook run's signal "
+                "dispositions and mask (SIGCHLD at its default).\n"
+                "Example: gdrhook run --pin alloc --backend dmabuf -- python3 train.py\n"
                 "Exit status: the program's; 128+N if it was killed by signal N; 127 if it or "
                 "libgdrhook.so cannot be found.");
     run->add_option("--events", run_options.events,
