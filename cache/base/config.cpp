@@ -208,10 +208,35 @@ bool is_decimal(const char *text)
     return true;
 }
 
+// The rank a launcher's variable names, as the log writes it: a JSON
+// number (no leading zeros; RANK=007 is rank 7) that fits MPI's int. Any
+// other value leaves the process without a rank, and is said.
+void read_rank(const char *variable, const char *value, Config &config, Diagnostics &diagnostics)
+{
+    constexpr unsigned long long max_rank = 2147483647;
+    if (is_decimal(value)) {
+        errno = 0;
+        const unsigned long long rank = strtoull(value, nullptr, 10);
+        if (errno == 0 && rank <= max_rank) {
+            config.rank = std::to_string(rank);
+            config.rank_from = variable;
+            return;
+        }
+    }
+    diagnostics.push_back(std::string("gdrhook: ") + variable + "='" + value +
+                          "' is not a rank (0 … " + std::to_string(max_rank) +
+                          "); the log names none, and %r is x");
+}
+
 const char *const level_names[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
 const char *const backend_names[] = {"auto", "kmod", "dmabuf", "pin_user_pages", "none"};
 const char *const pin_names[] = {"off", "alloc", "demand"};
 const char *const ucx_names[] = {"auto", "on", "off"};
+
+template <size_t N> constexpr ConfigChoices choices_of(const char *const (&names)[N])
+{
+    return {names, N};
+}
 
 std::string shown_size(uint64_t value)
 {
@@ -233,7 +258,8 @@ const ConfigVariable variables[] = {
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_choice(name, value, level_names, c.log_level, d);
      },
-     [](const Config &c) -> std::string { return to_string(c.log_level); }},
+     [](const Config &c) -> std::string { return to_string(c.log_level); },
+     choices_of(level_names)},
     {"GDRHOOK_EVENTS",
      "a path; `%p` becomes the pid, `%h` the short host name, `%r` the rank (`x` when none is "
      "set), `%%` a percent sign",
@@ -259,12 +285,13 @@ const ConfigVariable variables[] = {
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_choice(name, value, backend_names, c.backend, d);
      },
-     [](const Config &c) -> std::string { return to_string(c.backend); }},
+     [](const Config &c) -> std::string { return to_string(c.backend); },
+     choices_of(backend_names)},
     {"GDRHOOK_PIN", "`off`, `demand`, `alloc`", "`demand`",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_choice(name, value, pin_names, c.pin, d);
      },
-     [](const Config &c) -> std::string { return to_string(c.pin); }},
+     [](const Config &c) -> std::string { return to_string(c.pin); }, choices_of(pin_names)},
     {"GDRHOOK_PIN_MIN_SIZE", "bytes (K/M/G/T suffixes)", "`1M`",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_size_var(name, value, 0, UINT64_MAX, c.pin_min_size, d);
@@ -294,7 +321,7 @@ const ConfigVariable variables[] = {
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_choice(name, value, ucx_names, c.ucx, d);
      },
-     [](const Config &c) -> std::string { return to_string(c.ucx); }},
+     [](const Config &c) -> std::string { return to_string(c.ucx); }, choices_of(ucx_names)},
 };
 
 } // namespace
@@ -304,6 +331,14 @@ ConfigVariables config_variables()
     return {variables, std::size(variables)};
 }
 
+const ConfigVariable *find_config_variable(const std::string &name)
+{
+    for (const ConfigVariable &variable : variables)
+        if (name == variable.name)
+            return &variable;
+    return nullptr;
+}
+
 Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
 {
     Config config;
@@ -311,10 +346,7 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
     config.host = short_host_name();
     for (const char *variable : rank_variables) {
         if (const char *value = lookup(variable)) {
-            if (is_decimal(value)) {
-                config.rank = value;
-                config.rank_from = variable;
-            }
+            read_rank(variable, value, config, diagnostics);
             break;
         }
     }

@@ -56,6 +56,15 @@ struct ParseContext {
     int pid = 0;
 };
 
+// The words a variable that takes one of a list accepts, in the order
+// its enum lists them (empty for any other variable).
+struct ConfigChoices {
+    const char *const *names = nullptr;
+    size_t count = 0;
+    const char *const *begin() const { return names; }
+    const char *const *end() const { return names + count; }
+};
+
 // One GDRHOOK_* variable, named once: config_variables() is the table
 // from which parse_config() reads the environment, config_values() shows
 // the settings, `gdrhook doctor --settings` lists them, and against which
@@ -69,6 +78,9 @@ struct ConfigVariable {
     void (*parse)(const char *name, const char *value, ParseContext &context, Config &config,
                   Diagnostics &diagnostics);
     std::string (*shown)(const Config &config); // the effective value, as text
+    // What `parse` accepts where that is a list: `gdrhook run`'s options
+    // that set the variable offer these, and check a value with `parse`.
+    ConfigChoices choices = {};
 };
 
 // The table, to walk with a range for.
@@ -79,6 +91,9 @@ struct ConfigVariables {
     const ConfigVariable *end() const { return first + count; }
 };
 ConfigVariables config_variables();
+
+// The table's entry for the variable `name`; nullptr if there is none.
+const ConfigVariable *find_config_variable(const std::string &name);
 
 // What a log name's pattern may say: %p the pid, %h the short host name,
 // %r the rank ("x" when unknown), %% a %.

@@ -6,7 +6,8 @@
 # Environment (set by tests/cli/meson.build): GDRHOOK (the tool),
 # CLI_DATA (tests/cli/data), GDRHOOK_FAKE_DRIVER_DIR, GDRHOOK_DEMO,
 # GDRHOOK_TEST_TMP (a scratch directory), GDRHOOK_SLEEPER
-# (tests/programs/sleeper), GDRHOOK_TEST_MACHINE and GDRHOOK_TEST_MULTIARCH
+# (tests/programs/sleeper), GDRHOOK_TERM_AFTER_SPAWN
+# (tests/programs/term_after_spawn.cpp), GDRHOOK_TEST_MACHINE and GDRHOOK_TEST_MULTIARCH
 # (the machine the tool runs on, and its multiarch name, tests/meson.build),
 # GDRHOOK_TEST_EXEC_WRAPPER (a cross build's emulator, tool_checks.sh).
 set -u
@@ -298,6 +299,121 @@ run_arguments)
     [ "$(cat "$out")" = "-- x --" ] || fail "echo printed '$(cat "$out")'"
     run 0 run --no-summary /bin/echo c d
     [ "$(cat "$out")" = "c d" ] || fail "echo printed '$(cat "$out")'"
+    # Issues 38 and 39 (item 6): as env, timeout and nohup read theirs,
+    # gdrhook run's options end at the program's name or at the first
+    # `--`; every word from the program's name on is the program's,
+    # options and a `--` of its own included, in order.
+    show_words='printf "[%s]" "$0" "$@"'
+    for words in '-n a -- b' '-- x --' '--events x -- y' '--help' '--version -- --' '-' '--no-summary'; do
+        # shellcheck disable=SC2086 # the words, split as written above
+        direct=$(sh -c "$show_words" prog $words)
+        for separator in '' '--'; do
+            # shellcheck disable=SC2086
+            run 0 run --no-summary --events "$tmp/w.%p.jsonl" $separator sh -c "$show_words" prog $words
+            [ "$(cat "$out")" = "$direct" ] ||
+                fail "gdrhook run $separator sh -c ... prog $words: the program got $(cat "$out"), not $direct"
+        done
+    done
+    # Empty words and spaces are words too.
+    run 0 run --no-summary -- sh -c "$show_words" prog '' 'a b' ' ' --
+    [ "$(cat "$out")" = "[prog][][a b][ ][--]" ] || fail "the program got $(cat "$out")"
+    # The program's own options: echo's -n, not gdrhook's to move.
+    run 0 run --no-summary /bin/echo -n a -- b
+    [ "$(cat "$out")" = "$(/bin/echo -n a -- b)" ] || fail "echo printed '$(cat "$out")'"
+    # An --events after the program's name is the program's: gdrhook's
+    # log goes where gdrhook run's own --events says.
+    run 0 run --events "$tmp/mine.%p.jsonl" sh -c "$show_words" prog --events "$tmp/theirs.%p.jsonl"
+    [ "$(cat "$out")" = "[prog][--events][$tmp/theirs.%p.jsonl]" ] || fail "the program got $(cat "$out")"
+    has "$err" "$tmp/mine.%p.jsonl"
+    # An option gdrhook run does not know, before the program, is refused
+    # (a program whose name starts with '-' follows --).
+    run 2 run --no-such-option true; has "$err" "unknown option --no-such-option"
+    run 2 run --no-such-option -- true; has "$err" "--no-such-option"
+    run 127 run --no-summary -- -not-an-option; has "$err" "-not-an-option"
+    ;;
+run_signals)
+    # Issue 39, items 7, 8 and 14: gdrhook run treats signals as env and
+    # timeout do. Started with SIGCHLD ignored, it still learns the
+    # program's status.
+    run 7 run --no-summary -- sh -c 'exit 7'
+    env --ignore-signal=CHLD $emulator "$GDRHOOK" run --no-summary -- sh -c 'exit 7'
+    status=$?
+    [ "$status" = 7 ] || fail "under SIGCHLD ignored, gdrhook run exited $status for a program that exited 7"
+    # The program inherits what gdrhook run inherited: what is ignored
+    # stays ignored (nohup's SIGHUP, a background job's SIGINT and
+    # SIGQUIT), the rest default, the signal mask as it was.
+    # (Leaving out signals 32 and 33: glibc's posix_spawn starts every
+    # program with those two, its own, ignored; no program may use them.)
+    dispositions='set -- $(sed -n "s/^Sig\(Ign\|Blk\):[[:space:]]*/0x/p" /proc/self/status)
+        printf "blocked %x ignored %x\n" $(($1)) $(($2 & ~0x180000000))'
+    # Started with USR2 and ALRM blocked (as python3 below leaves them).
+    blocked() { python3 -c 'import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGALRM})
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"; }
+    for mask in unchanged blocked; do
+        wrap=; [ "$mask" = blocked ] && wrap=blocked
+        for ignored in '' HUP INT,QUIT TERM HUP,INT,QUIT,TERM,PIPE,USR1; do
+            direct=$($wrap env ${ignored:+--ignore-signal=$ignored} sh -c "$dispositions")
+            $wrap env ${ignored:+--ignore-signal=$ignored} $emulator "$GDRHOOK" run --no-summary -- \
+                sh -c "$dispositions" >"$out" 2>"$err" || fail "gdrhook run failed"
+            [ "$(cat "$out")" = "$direct" ] ||
+                fail "with ${ignored:-nothing} ignored (mask $mask) the program got $(cat "$out"), not $direct as without gdrhook"
+        done
+    done
+    # Under nohup the job survives a hangup of its process group, as it
+    # does without gdrhook; a background job (SIGINT and SIGQUIT ignored)
+    # survives the Ctrl-C meant for the shell.
+    survives() { # SIGNAL IGNORE-LIST
+        rm -f "$tmp/started"
+        setsid env --ignore-signal="$2" $emulator "$GDRHOOK" run --no-summary -- \
+            sh -c ': >"$0"; sleep 1; echo survived' "$tmp/started" >"$out" 2>"$err" &
+        leader=$!
+        tries=0
+        until [ -e "$tmp/started" ]; do
+            tries=$((tries + 1)); [ "$tries" -lt 500 ] || fail "the program did not start"
+            sleep 0.01
+        done
+        kill -s "$1" -- "-$leader" || fail "cannot signal process group $leader"
+        wait "$leader"
+        status=$?
+        [ "$status" = 0 ] && has "$out" survived ||
+            fail "with $2 ignored, a SIG$1 to the job's group ended it (status $status)"
+    }
+    survives HUP HUP
+    survives INT INT,QUIT
+    survives QUIT INT,QUIT
+    # A SIGTERM to gdrhook alone is passed on; the status is the
+    # program's, 128+N for a death by signal N.
+    run 143 run --no-summary -- sh -c 'kill -TERM $PPID; exec sleep 5'
+    # And so is one that arrives while posix_spawnp starts the program,
+    # before gdrhook run knows the program's pid: not lost.
+    started=$(date +%s)
+    LD_PRELOAD=$GDRHOOK_TERM_AFTER_SPAWN run 143 run --no-summary -- $emulator "$GDRHOOK_SLEEPER" 5
+    [ $(($(date +%s) - started)) -lt 4 ] || fail "the program ran on after gdrhook run's SIGTERM"
+    ;;
+odd_ranks)
+    # Issue 39 (item 9): whatever RANK says, the log stays valid JSON and
+    # passes log check: a rank with leading zeros is the number it names;
+    # one too large for a rank (0 … 2147483647, as MPI's int) is left out,
+    # and said.
+    cd "$tmp" || exit 1
+    for rank in 007 0 2147483647 2147483648 99999999999999999999 -1 1e3; do
+        rm -f "$tmp"/rank.*.jsonl
+        RANK=$rank LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR \
+            run 0 run --events "$tmp/rank.%p.jsonl" -- $emulator "$GDRHOOK_DEMO"
+        has "$err" "gdrhook: log check: OK"
+        set -- "$tmp"/rank.*.jsonl
+        run 0 log check "$@"
+        python3 -c '
+import json, sys
+process = next(l for l in map(json.loads, open(sys.argv[1])) if l["ev"] == "process")
+want = {"007": 7, "0": 0, "2147483647": 2147483647}.get(sys.argv[2])
+assert process.get("rank") == want, (sys.argv[2], process.get("rank"))
+' "$1" "$rank" || fail "RANK=$rank"
+    done
+    RANK=99999999999999999999 LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR \
+        run 0 run --events "$tmp/rank.%p.jsonl" -- $emulator "$GDRHOOK_DEMO"
+    has "$err" "RANK"
     ;;
 not_a_log)
     # Row 10: a file that is not a log fails, and the verdict matches the

@@ -183,6 +183,26 @@ TEST_CASE("dma-bufs are read from fdinfo, each buffer once, and other fds are ig
     CHECK_THAT(text, Catch::Contains("module: not loaded"));
 }
 
+TEST_CASE("A process's name reaches the terminal escaped, whatever bytes it set (issue 39)")
+{
+    // What prctl(PR_SET_NAME) lets any process put in /proc/PID/comm: a
+    // title-setting escape, a bell, a carriage return that would let the
+    // rest of the line overwrite what root reads, a C1 CSI.
+    FakeNode node;
+    node.process(500, 1000,
+                 "\x1b]0;x\x07\r\x9b"
+                 "2J\\");
+    node.dmabuf_fd(500, 10, 4242, 64 * MiB, "nvidia");
+    std::string text;
+    CHECK(run(node, "", text) == exit_findings);
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        INFO("byte " << static_cast<int>(byte) << " in: " << text);
+        CHECK(((byte >= 0x20 && byte < 0x7f) || byte == '\n'));
+    }
+    CHECK_THAT(text, Catch::Contains("pid 500 (\\x1b]0;x\\x07\\x0d\\x9b2J\\\\)"));
+}
+
 TEST_CASE("Module pins that no readable file accounts for are unattributed and still fail")
 {
     FakeNode node;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/base/config.h"
 #include "doctor/doctor.h"
 #include "event_lines.h"
 #include "run/library_locator.h"
@@ -12,7 +13,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 using namespace gdrhook::cli;
@@ -39,6 +43,53 @@ TEST_CASE("run puts the shim first in LD_PRELOAD and sets only the options given
 
     auto fresh = run_environment(options, "/x/libgdrhook.so", "e", {});
     CHECK(std::find(fresh.begin(), fresh.end(), "LD_PRELOAD=/x/libgdrhook.so") != fresh.end());
+}
+
+namespace {
+
+// What the built `gdrhook run OPTIONS -- sh -c 'echo $VARIABLE'` prints
+// on stdout, and its exit status.
+int run_tool(const std::string &options, const std::string &variable, std::string &said)
+{
+    const char *tool = std::getenv("GDRHOOK");
+    REQUIRE(tool != nullptr);
+    const char *wrapper = std::getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    const std::string command = std::string(wrapper ? wrapper : "") + " '" + tool + "' run " +
+                                options + " --no-summary -- sh -c 'echo \"$" + variable +
+                                "\"' 2>/dev/null";
+    FILE *pipe = popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    said.clear();
+    char buffer[256];
+    while (size_t got = fread(buffer, 1, sizeof buffer, pipe))
+        said.append(buffer, got);
+    const int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+} // namespace
+
+TEST_CASE("run --backend and --pin take every value their variables take (issue 40)", "[run]")
+{
+    // Walked from the settings table, so a value added there is tried here.
+    for (const char *variable : {"GDRHOOK_BACKEND", "GDRHOOK_PIN", "GDRHOOK_LOG_LEVEL"}) {
+        const gdrhook::ConfigVariable *setting = gdrhook::find_config_variable(variable);
+        REQUIRE(setting != nullptr);
+        REQUIRE(setting->choices.count > 0);
+        std::string option = std::string("--") + (variable + 8);
+        std::transform(option.begin(), option.end(), option.begin(),
+                       [](char c) { return c == '_' ? '-' : static_cast<char>(std::tolower(c)); });
+        for (const char *value : setting->choices) {
+            std::string said;
+            const int status = run_tool(option + " " + value, variable, said);
+            INFO(option << " " << value << ": " << said);
+            CHECK(status == 0);
+            CHECK(said == std::string(value) + "\n");
+        }
+        std::string said;
+        CHECK(run_tool(option + " no-such-value", variable, said) == 2);
+        CHECK(said.empty());
+    }
 }
 
 TEST_CASE("the events pattern finds one file per process", "[run]")
@@ -270,4 +321,24 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
     CHECK(judge_ucx(facts).what.find("rely on UCX's own hooks") != std::string::npos);
     facts.ucx_cuda_hook_mode = "none";
     CHECK(judge_ucx(facts).problem);
+}
+
+TEST_CASE("doctor --pid escapes what the process chose before root's terminal sees it (issue 39)",
+          "[doctor]")
+{
+    // Its environment is the process's own: a value with a title-setting
+    // escape, a bell and a carriage return, read back in the line that
+    // rejects it.
+    SleepingProcess process(
+        std::map<std::string, std::string>{{"GDRHOOK_UCX", "\x1b]0;x\x07\rfine\x9b"}});
+    REQUIRE_FALSE(loaded(process.pid).gdrhook.empty());
+    RunResult run = run_program({build_path("GDRHOOK"), "doctor", "--libcuda",
+                                 "/nonexistent/libcuda.so.1", "--pid", std::to_string(process.pid)},
+                                {});
+    INFO(run.output);
+    CHECK(run.output.find("GDRHOOK_UCX='\\x1b]0;x\\x07\\x0dfine\\x9b'") != std::string::npos);
+    for (const char c : run.output) {
+        const auto byte = static_cast<unsigned char>(c);
+        CHECK(((byte >= 0x20 && byte < 0x7f) || byte == '\n'));
+    }
 }

@@ -173,7 +173,55 @@ open(sys.argv[2], "wb").write(data)
 PY
 }
 
+# Runs COMMAND (stdout to $out, stderr to $err; its status in $status) and
+# sets $opens to how often FILE was opened or read meanwhile (inotify, so
+# whatever the mount's atime rules); then opens FILE itself, and fails
+# unless that is seen (a watch that sees nothing proves nothing).
+watch_opens() { # FILE COMMAND...
+    opens=$(python3 - "$out" "$err" "$@" <<'PY'
+import ctypes, os, subprocess, sys
+out, err, watched, command = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+IN_ACCESS, IN_OPEN = 0x1, 0x20
+if fd < 0 or libc.inotify_add_watch(fd, os.fsencode(watched), IN_ACCESS | IN_OPEN) < 0:
+    sys.exit("cannot watch " + watched)
+def seen():
+    try:
+        return len(os.read(fd, 65536))
+    except BlockingIOError:
+        return 0
+with open(out, "wb") as o, open(err, "wb") as e:
+    status = subprocess.run(command, stdout=o, stderr=e).returncode
+during = seen()
+with open(watched, "rb") as f:
+    f.read(1)
+if not seen():
+    sys.exit("the watch on " + watched + " saw nothing when it was read")
+print(during, status)
+PY
+) || fail "cannot watch $1"
+    status=${opens#* } opens=${opens% *}
+}
+
 case $1 in
+symlinked_journal)
+    # Issue 38: recovery never opens a journal through a symbolic link.
+    # Another user plants one at a journal's name in the shared folder,
+    # pointing at a file of root's; root's commands that recover the
+    # folder refuse it without opening (or reading) what it points at.
+    two_users
+    link=$shared/a.jsonl.4242.1000000.journal
+    as_attacker ln -s "$tmp/root-only/target" "$link"
+    watch_opens "$tmp/root-only/target" "$GDRHOOK" log recover "$link"
+    [ "$opens" = 0 ] || fail "gdrhook log recover opened the file a planted journal link names ($opens)"
+    has "$out" "symbolic link"
+    cp "$CLI_DATA/good_pid100.jsonl" "$shared/r.jsonl" # a log to check beside it
+    watch_opens "$tmp/root-only/target" "$GDRHOOK" log check "$shared"
+    [ "$opens" = 0 ] || fail "gdrhook log check opened the file a planted journal link names ($opens)"
+    target_intact "by recovery of $link"
+    [ -L "$link" ] || fail "recovery removed another user's link"
+    ;;
 symlink_recovery)
     # Row 1 of issue 31: an attacker's journal, renamed beside a symlink to
     # a root file, with strings of its choosing; root reads the folder.
@@ -308,6 +356,40 @@ non_utf8)
     valid_json_lines "$log"
     has "$log" 'caf\ufffd.txt'
     run 0 log check "$log"
+    # Issue 38: every sequence length, broken each way the shim can meet
+    # it: valid 1- to 4-byte characters kept, and each byte of what is
+    # not valid UTF-8 one U+FFFD (docs/log-format.md), as Python's strict
+    # decoder judges the bytes (an oracle independent of the shim's).
+    log2=$tmp/sequences.jsonl
+    set -- 'a' '\303\251' '\342\202\254' '\360\237\230\200' \
+        '\303' '\342\202' '\360\237\230' '\360\237\230A' '\360\237A\200' '\360A\230\200' \
+        '\300\200' '\301\277' '\340\200\200' '\340\237\277' '\360\200\200\200' '\360\217\277\277' \
+        '\355\240\200' '\355\277\277' '\364\220\200\200' '\365\200\200\200' '\370\210\200\200\200' \
+        '\200' '\277' '\376' '\377' '\360\237\230\200\360\237\230'
+    words=$tmp/words; : >"$words"
+    for word; do printf "x$word.\n" >>"$words"; done
+    # The words as the demo's arguments, byte for byte.
+    python3 - "$words" "$GDRHOOK_DEMO" "$log2" "$GDRHOOK_SHIM" "$GDRHOOK_FAKE_DRIVER_DIR" <<'PY' ||
+import os, subprocess, sys
+words, demo, log, shim, drivers = [os.fsencode(a) for a in sys.argv[1:]]
+args = open(words, "rb").read().split(b"\n")[:-1]
+env = dict(os.environb, GDRHOOK_EVENTS=log, LD_PRELOAD=shim, LD_LIBRARY_PATH=drivers)
+subprocess.run([demo] + args, env=env, check=True, stdout=subprocess.DEVNULL)
+PY
+        fail "the demo failed"
+    valid_json_lines "$log2"
+    python3 - "$words" "$log2" <<'PY' || fail "the log's command line is not the oracle's"
+import codecs, json, sys
+codecs.register_error("one_per_byte", lambda e: ("\ufffd" * (e.end - e.start), e.end))
+words = open(sys.argv[1], "rb").read().split(b"\n")[:-1]
+line = next(json.loads(l) for l in open(sys.argv[2], "rb") if b'"ev":"process"' in l)
+logged = line["cmdline"][1:]
+expected = [w.decode("utf-8", errors="one_per_byte") for w in words]
+bad = [(w, l, e) for w, l, e in zip(words, logged, expected) if l != e]
+for w, l, e in bad:
+    print("bytes", w, "logged as", ascii(l), "expected", ascii(e))
+sys.exit(1 if bad or len(logged) != len(expected) else 0)
+PY
     ;;
 closefrom)
     # Row 5: a program that closes every descriptor from 3 up, then opens

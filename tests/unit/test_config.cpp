@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <set>
 
 using namespace gdrhook;
 
@@ -220,4 +221,36 @@ TEST_CASE(
             CHECK(variable.shown(c) == word);
         }
     }
+}
+
+TEST_CASE("a variable's list of words is what it accepts, and what its table row says (issue 40)")
+{
+    size_t with_choices = 0;
+    for (const ConfigVariable &variable : config_variables()) {
+        if (!variable.choices.count)
+            continue;
+        ++with_choices;
+        std::set<std::string> listed, said;
+        for (const char *name : variable.choices) {
+            listed.insert(name);
+            Config config;
+            Diagnostics diagnostics;
+            ParseContext context;
+            variable.parse(variable.name, name, context, config, diagnostics);
+            INFO(variable.name << "=" << name);
+            CHECK(diagnostics.empty());
+        }
+        // The README's words: each between backticks.
+        const std::string accepted = variable.accepted;
+        for (size_t at = accepted.find('`'); at != std::string::npos;) {
+            const size_t end = accepted.find('`', at + 1);
+            said.insert(accepted.substr(at + 1, end - at - 1));
+            at = accepted.find('`', end + 1);
+        }
+        INFO(variable.name);
+        CHECK(listed == said);
+    }
+    CHECK(with_choices == 4); // LOG_LEVEL, BACKEND, PIN, UCX
+    REQUIRE(find_config_variable("GDRHOOK_BACKEND") != nullptr);
+    CHECK(find_config_variable("GDRHOOK_NO_SUCH") == nullptr);
 }

@@ -4,6 +4,7 @@
 // their options (with CLI11) and dispatches; each command lives in its own
 // file. CLI11 reports bad arguments by throwing; those exceptions, and any
 // other, stop here so the process always ends with a status and a message.
+#include "cache/base/config.h"
 #include "doctor/doctor.h"
 #include "exit_code.h"
 #include "log_commands.h"
@@ -13,9 +14,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 #include <string_view>
 
 using namespace gdrhook::cli;
@@ -32,6 +35,59 @@ void add_files(CLI::App *command, std::vector<std::string> &files)
         ->required();
 }
 
+// The check of an option that sets the GDRHOOK_* variable `name`: the
+// settings table's own reading of the variable (cache/base/config.h), so
+// the option accepts exactly what the variable does; its help lists the
+// table's words where the variable takes one of a list.
+CLI::Validator setting_values(const char *name)
+{
+    const gdrhook::ConfigVariable *variable = gdrhook::find_config_variable(name);
+    if (!variable)
+        throw std::logic_error(std::string("no setting ") + name);
+    std::string words;
+    for (const char *word : variable->choices)
+        words += (words.empty() ? "" : ",") + std::string(word);
+    return CLI::Validator(
+        [variable](std::string &value) {
+            gdrhook::Config scratch;
+            gdrhook::Diagnostics said;
+            gdrhook::ParseContext context;
+            variable->parse(variable->name, value.c_str(), context, scratch, said);
+            return said.empty() ? std::string() : said.front();
+        },
+        words.empty() ? std::string() : "{" + words + "}");
+}
+
+// Where gdrhook run's own words end: at its first `--`, if any. CLI11
+// parses only what comes before (a `--` inside a subcommand would hand
+// what follows to the top-level parser).
+int before_first_dashes(int argc, char **argv)
+{
+    if (argc < 2 || std::string_view(argv[1]) != "run")
+        return argc;
+    for (int i = 2; i < argc; ++i)
+        if (std::string_view(argv[i]) == "--")
+            return i;
+    return argc;
+}
+
+// Whether CLI11 left an option gdrhook run does not know among the words
+// it gives the program (of the `parsed` words of argv): they are then not
+// the words that end them, or the first is an option.
+bool holds_an_unknown_option(int parsed, char **argv, const std::vector<std::string> &program)
+{
+    const size_t words = program.size();
+    if (words == 0)
+        return false;
+    if (words + 2 > static_cast<size_t>(parsed)) // gdrhook run, then the words
+        return true;
+    char **tail = argv + (parsed - static_cast<int>(words));
+    if (!std::equal(program.begin(), program.end(), tail))
+        return true;
+    const std::string_view first = tail[0];
+    return first.size() > 1 && first[0] == '-';
+}
+
 int dispatch(int argc, char **argv)
 {
     CLI::App app{"gdrhook: run CUDA programs under the gdrhook shim, and read its event logs",
@@ -44,31 +100,36 @@ int dispatch(int argc, char **argv)
     CLI::App *run = app.add_subcommand(
         "run", "run a program under the shim (LD_PRELOAD), pass its exit status through, "
                "and summarize its events");
-    run->footer("Example: gdrhook run --pin alloc --backend dmabuf -- python3 train.py\n"
+    run->footer("Usage: gdrhook run [OPTIONS] [--] PROGRAM [ARGS...]: as with env or timeout, "
+                "every word from PROGRAM on is the program's; it inherits gdrhook run's signal "
+                "dispositions and mask (SIGCHLD at its default).\n"
+                "Example: gdrhook run --pin alloc --backend dmabuf -- python3 train.py\n"
                 "Exit status: the program's; 128+N if it was killed by signal N; 127 if it or "
                 "libgdrhook.so cannot be found.");
     run->add_option("--events", run_options.events,
                     "event log path: %p pid, %h host, %r rank (default: ./gdrhook-<pid>.%p.jsonl)");
     run->add_option("--backend", run_options.backend, "pinning backend (GDRHOOK_BACKEND)")
-        ->check(CLI::IsMember({"auto", "kmod", "dmabuf", "none"}));
+        ->check(setting_values("GDRHOOK_BACKEND"));
     run->add_option("--pin", run_options.pin, "pin policy (GDRHOOK_PIN)")
-        ->check(CLI::IsMember({"off", "alloc", "demand"}));
+        ->check(setting_values("GDRHOOK_PIN"));
     run->add_flag("--verify", run_options.verify,
                   "cross-check every cache hit with the driver (GDRHOOK_VERIFY=1)");
     run->add_option("--sample-ms", run_options.sample_ms,
                     "log each process's RSS, open fds and pins every MS milliseconds, for "
                     "`log timeline` (GDRHOOK_SAMPLE_MS; 0 or 10 to 3600000)")
-        ->type_name("MS");
+        ->type_name("MS")
+        ->check(setting_values("GDRHOOK_SAMPLE_MS"));
     run->add_option("--log-level", run_options.log_level,
                     "shim messages on stderr (GDRHOOK_LOG_LEVEL)")
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+        ->check(setting_values("GDRHOOK_LOG_LEVEL"));
     run->add_option(
         "--library", run_options.library,
         "libgdrhook.so to preload (default: GDRHOOK_LIBRARY, else found next to gdrhook)");
     bool no_summary = false;
     run->add_flag("--no-summary", no_summary, "do not print the summary when the program ends");
-    run->add_option("command", run_options.command, "the program and its arguments (after --)");
-    // Everything after the program's name belongs to the program.
+    // `gdrhook run [OPTIONS] [--] PROGRAM ARGS...`, as env, timeout and
+    // nohup read theirs: options only before the program's name; from
+    // it on every word is the program's, a `--` of its own included.
     run->prefix_command();
 
     CLI::App *log = app.add_subcommand("log", "read event logs written by the shim");
@@ -166,32 +227,33 @@ int dispatch(int argc, char **argv)
                  "--user); 1 something is still pinned, or the module holds pins no readable "
                  "process accounts for; 2 bad arguments or an unwritable --prometheus FILE.");
 
-    // `gdrhook run [OPTIONS] -- PROGRAM ARGS...`: what follows the first
-    // `--` is the program's, word for word (CLI11's prefix_command moves
-    // the `--` behind the arguments instead of dropping it).
-    int parsed_argc = argc;
-    if (argc > 1 && std::string_view(argv[1]) == "run") {
-        for (int i = 2; i < argc; ++i) {
-            if (std::string_view(argv[i]) == "--") {
-                run_options.command.assign(argv + i + 1, argv + argc);
-                parsed_argc = i;
-                break;
-            }
-        }
-    }
+    const int parsed = before_first_dashes(argc, argv);
     try {
-        app.parse(parsed_argc, argv);
+        app.parse(parsed, argv);
     } catch (const CLI::ParseError &error) {
         int code = app.exit(error);
         return code == 0 ? exit_ok : exit_input;
     }
 
     if (run->parsed()) {
-        // prefix_command leaves the program's own arguments unparsed.
-        for (const std::string &arg : run->remaining())
-            run_options.command.push_back(arg);
+        // prefix_command leaves the program's name and every word after
+        // it (up to the first `--`) unparsed, in order; an option gdrhook
+        // run does not know is left there too, where the program's name
+        // should be.
+        run_options.command = run->remaining();
+        if (holds_an_unknown_option(parsed, argv, run_options.command)) {
+            std::cerr << "gdrhook run: unknown option " << run_options.command.front()
+                      << " (a program whose name starts with '-' follows --)\n"
+                         "Run with --help for more information.\n";
+            return exit_input;
+        }
+        // After the first `--`: the program, if its name did not come
+        // before; else the rest of its words, that `--` included.
+        const int rest = parsed == argc ? argc : run_options.command.empty() ? parsed + 1 : parsed;
+        run_options.command.insert(run_options.command.end(), argv + rest, argv + argc);
         if (run_options.command.empty()) {
-            std::cerr << "gdrhook run: no program given (the command to run follows --)\n"
+            std::cerr << "gdrhook run: no program given (the command to run follows the options, "
+                         "or --)\n"
                          "Run with --help for more information.\n";
             return exit_input;
         }

@@ -4,6 +4,7 @@
 #include "doctor/doctor.h"
 
 #include "exit_code.h"
+#include "report/terminal_text.h"
 #include "report/units.h"
 #include "run/library_locator.h"
 
@@ -200,13 +201,17 @@ void report_process(Report &r, const ProcessFacts &p)
         r.problem(who + ": " + p.error);
         return;
     }
-    r.note(who + ": gdrhook " + (p.gdrhook.empty() ? "not loaded" : "loaded (" + p.gdrhook + ")") +
-           ", UCX's libucm " + (p.ucm.empty() ? "not loaded" : "loaded (" + p.ucm + ")") +
+    // The paths the process mapped and the values of its environment are
+    // its own bytes: escaped for root's terminal.
+    r.note(who + ": gdrhook " +
+           (p.gdrhook.empty() ? "not loaded" : "loaded (" + terminal_text(p.gdrhook) + ")") +
+           ", UCX's libucm " +
+           (p.ucm.empty() ? "not loaded" : "loaded (" + terminal_text(p.ucm) + ")") +
            (p.ucm.empty()        ? ""
             : p.ucm_cuda.empty() ? ", its CUDA module not loaded"
                                  : ", its CUDA module loaded"));
     for (const std::string &line : p.rejected)
-        r.note(who + ": " + line);
+        r.note(who + ": " + terminal_text(line));
     const UcxReliance ucx = judge_ucx(p);
     if (!ucx.applies)
         return;

@@ -3,6 +3,7 @@
 // /proc, and whether gdrhook or UCX's own CUDA hooks tell UCX's caches of
 // frees (README, "Using gdrhook with UCX").
 #include "doctor/doctor.h"
+#include "report/terminal_text.h"
 
 #include "cache/base/safe_file.h"
 
@@ -74,7 +75,8 @@ UcxReliance judge_ucx(const ProcessFacts &p)
         return r;
     r.applies = true;
     const bool bridge = !p.settings.disabled && p.settings.ucx != UcxBridgeMode::off;
-    const std::string mode = p.ucx_cuda_hook_mode.empty() ? "UCX's default" : p.ucx_cuda_hook_mode;
+    const std::string mode =
+        p.ucx_cuda_hook_mode.empty() ? "UCX's default" : terminal_text(p.ucx_cuda_hook_mode);
     if (bridge) {
         r.what = std::string("gdrhook and UCX both active: UCX's CUDA memory caches rely on "
                              "gdrhook (GDRHOOK_UCX=") +

@@ -2,6 +2,7 @@
 // `gdrhook node`'s two outputs: text for people, and a node-exporter
 // textfile (Prometheus exposition format) for the cluster's monitoring.
 #include "node/node_command.h"
+#include "report/terminal_text.h"
 #include "report/units.h"
 
 #include <pwd.h>
@@ -58,11 +59,11 @@ void print_node_text(const NodeView &view, std::ostream &out)
     if (s.holdings.empty())
         out << "  nothing\n";
     for (const PinHolding &h : s.holdings) {
-        out << "  pid " << h.pid << " (" << h.comm << ") user " << user_name(h.uid) << " fd "
-            << h.fd << ": " << kind_name(h.kind) << ", " << h.pins << " pins, "
+        out << "  pid " << h.pid << " (" << terminal_text(h.comm) << ") user " << user_name(h.uid)
+            << " fd " << h.fd << ": " << kind_name(h.kind) << ", " << h.pins << " pins, "
             << format_bytes(static_cast<double>(h.bytes));
         if (h.kind == PinHolding::Kind::dmabuf)
-            out << ", exporter " << h.exporter;
+            out << ", exporter " << terminal_text(h.exporter);
         else if (h.opener_pid != h.pid)
             out << ", opened by pid " << h.opener_pid << " of " << user_name(h.opener_uid);
         if (h.orphaned)

@@ -61,9 +61,16 @@ int64_t realtime_ns()
     return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// The child gets the signals a terminal sends to the whole foreground group
-// itself; gdrhook ignores them (as system(3) does) so it survives to print
-// the summary. Signals sent to gdrhook alone are passed on.
+// Signals as env and timeout treat them (issue 39): the program starts
+// with the dispositions gdrhook run inherited (nohup's SIGHUP, a
+// background job's SIGINT and SIGQUIT stay ignored) and the signal mask
+// it inherited. What gdrhook run does for itself: it ignores the
+// terminal's SIGINT and SIGQUIT (the program, in the same foreground
+// group, gets them itself) so that it lives to print the summary, and
+// passes a SIGTERM or SIGHUP sent to it alone on to the program, unless
+// it inherited them ignored. SIGCHLD is set to its default, for gdrhook
+// run and so for the program (as under timeout): ignored, the kernel
+// would reap the program and its status would be lost.
 volatile sig_atomic_t child_pid = 0;
 
 void forward_signal(int signal)
@@ -72,31 +79,69 @@ void forward_signal(int signal)
         kill(static_cast<pid_t>(child_pid), signal);
 }
 
+bool inherited_ignored(int signal)
+{
+    struct sigaction now = {};
+    return sigaction(signal, nullptr, &now) == 0 && now.sa_handler == SIG_IGN;
+}
+
 class SignalGuard {
 public:
+    // Blocks what it catches until forward_from() knows the program: a
+    // SIGTERM that arrives while posix_spawn starts it waits, and is then
+    // passed on, not lost (issue 39, item 14).
     SignalGuard()
     {
-        struct sigaction ignore = {}, forward = {};
+        sigset_t caught;
+        sigemptyset(&caught);
+        for (int signal : {SIGINT, SIGQUIT, SIGTERM, SIGHUP})
+            sigaddset(&caught, signal);
+        sigprocmask(SIG_BLOCK, &caught, &inherited_mask_);
+        sigemptyset(&child_defaults_);
+        struct sigaction ignore = {}, forward = {}, fallback = {};
         ignore.sa_handler = SIG_IGN;
         forward.sa_handler = forward_signal;
         sigemptyset(&forward.sa_mask);
-        sigaction(SIGINT, &ignore, &old_int_);
-        sigaction(SIGQUIT, &ignore, &old_quit_);
-        sigaction(SIGTERM, &forward, &old_term_);
-        sigaction(SIGHUP, &forward, &old_hup_);
+        fallback.sa_handler = SIG_DFL;
+        sigaction(SIGCHLD, &fallback, &old_[0]);
+        sigaddset(&child_defaults_, SIGCHLD);
+        int i = 1;
+        for (int signal : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) {
+            sigaction(signal, nullptr, &old_[i++]);
+            if (inherited_ignored(signal))
+                continue; // the program inherits it ignored, as it came
+            sigaction(signal, signal == SIGINT || signal == SIGQUIT ? &ignore : &forward, nullptr);
+            sigaddset(&child_defaults_, signal);
+        }
     }
     ~SignalGuard()
     {
-        sigaction(SIGINT, &old_int_, nullptr);
-        sigaction(SIGQUIT, &old_quit_, nullptr);
-        sigaction(SIGTERM, &old_term_, nullptr);
-        sigaction(SIGHUP, &old_hup_, nullptr);
+        int i = 0;
+        for (int signal : {SIGCHLD, SIGINT, SIGQUIT, SIGTERM, SIGHUP})
+            sigaction(signal, &old_[i++], nullptr);
+        sigprocmask(SIG_SETMASK, &inherited_mask_, nullptr);
     }
     SignalGuard(const SignalGuard &) = delete;
     SignalGuard &operator=(const SignalGuard &) = delete;
 
+    // What the program starts with: default for what gdrhook run changed,
+    // the mask gdrhook run inherited.
+    void set_up_child(posix_spawnattr_t &attr) const
+    {
+        posix_spawnattr_setsigdefault(&attr, &child_defaults_);
+        posix_spawnattr_setsigmask(&attr, &inherited_mask_);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    }
+    // From now on what arrives (and what waited) goes to `pid`.
+    void forward_from(pid_t pid)
+    {
+        child_pid = pid;
+        sigprocmask(SIG_SETMASK, &inherited_mask_, nullptr);
+    }
+
 private:
-    struct sigaction old_int_ = {}, old_quit_ = {}, old_term_ = {}, old_hup_ = {};
+    sigset_t inherited_mask_ = {}, child_defaults_ = {};
+    struct sigaction old_[5] = {};
 };
 
 // The name `gdrhook run` gives its program's logs: `gdrhook-<pid>.%p.jsonl`
@@ -310,15 +355,9 @@ int run_program(const RunOptions &options, std::ostream &err)
 
     int64_t started_ns = realtime_ns();
     SignalGuard guard;
-    // The child starts with default dispositions for what we ignore.
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
-    sigset_t defaults;
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGINT);
-    sigaddset(&defaults, SIGQUIT);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+    guard.set_up_child(attr);
     pid_t pid = 0;
     int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
     posix_spawnattr_destroy(&attr);
@@ -326,12 +365,18 @@ int run_program(const RunOptions &options, std::ostream &err)
         err << "gdrhook: cannot run '" << options.command[0] << "': " << std::strerror(rc) << '\n';
         return rc == ENOENT ? 127 : 126;
     }
-    child_pid = pid;
+    guard.forward_from(pid);
 
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t waited;
+    while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
     }
     child_pid = 0;
+    if (waited != pid) {
+        err << "gdrhook: lost the status of '" << options.command[0]
+            << "': " << std::strerror(errno) << '\n';
+        return 70; // EX_SOFTWARE: never the 0 of a program that may have failed
+    }
     int exit_code = 0;
     if (WIFEXITED(status)) {
         exit_code = WEXITSTATUS(status);
