@@ -109,6 +109,7 @@ struct gdrhook_file {
 	struct mm_struct *mm;    /* the opener's; compared, never dereferenced */
 	struct pid *opener;      /* the opening process, for fdinfo */
 	kuid_t opener_uid;       /* the user its pins are charged to */
+	bool ipc_lock_exempt;    /* the opener had CAP_IPC_LOCK (pin_account.c) */
 	u64 id;                  /* unique while the module is loaded, for fdinfo */
 	struct mutex lock;       /* handle table and the two totals below */
 	struct xarray handles;   /* u32 handle -> struct gdrhook_pin * */
@@ -143,8 +144,9 @@ struct gdrhook_pin {
 	 */
 	struct mutex lock;
 	u32 callbacks;              /* running callbacks; under the id table's lock */
-	kuid_t uid;                 /* charged for charged_pages (user_quota.c) */
-	u64 charged_pages;
+	/* What pin_account.c charged the file's opener, given back once. */
+	u64 charged_pages;          /* to the per-user cap */
+	u64 memlock_pages;          /* to the opener's mm->pinned_vm */
 	u32 id;                     /* global, what callbacks receive */
 	u32 handle;                 /* per file, what user space receives */
 	struct gdrhook_file *file;  /* counted reference */
@@ -204,6 +206,11 @@ struct gdrhook_pin_req_k;
 
 struct gdrhook_backend_ops {
 	const char *name;
+	/*
+	 * It pins pages of the process (charged to its locked memory before
+	 * pin() sizes anything by the request), not GPU memory.
+	 */
+	bool host_memory;
 	int (*pin)(struct gdrhook_pin *pin, const struct gdrhook_pin_req_k *req);
 	void (*release)(struct gdrhook_pin *pin, bool revoked);
 };
@@ -268,6 +275,15 @@ void gdrhook_pin_table_exit(void);
 int gdrhook_quota_charge(kuid_t uid, u64 pages);
 void gdrhook_quota_uncharge(kuid_t uid, u64 pages);
 void gdrhook_quota_exit(void);
+
+/*
+ * The one accounting path of every pin (pin_account.c): charges the file's
+ * opener for pages (the per-user cap, ENOSPC past it; for host memory
+ * also RLIMIT_MEMLOCK, ENOMEM past it), all or nothing; uncharge gives
+ * back whatever was charged, once.
+ */
+int gdrhook_pin_charge(struct gdrhook_pin *pin, u64 pages);
+void gdrhook_pin_uncharge(struct gdrhook_pin *pin);
 
 /* Any errno a driver or exporter returned, as user space may see it. */
 long gdrhook_user_errno(long err);

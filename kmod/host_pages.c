@@ -140,8 +140,57 @@ static int gdrhook_host_pin_pages(struct gdrhook_host_pages *hp, u64 addr,
 }
 
 /*
+ * Whether a mapping's pages may be pinned long-term for writing. Not the
+ * page cache of a file written back through a shared mapping: the file
+ * system tracks the pages' dirtiness by write-protecting them
+ * (page_mkwrite) and may write them back or truncate them while the peer
+ * still writes, which is why the kernel refuses such pins itself from 6.5;
+ * refused here on every kernel (6.1 would pin them). Nor file system DAX,
+ * refused by the kernel on every version. Anonymous memory, a private
+ * mapping (pinning for writing makes the pages the process's own copies)
+ * and shared memory (shmem has no page_mkwrite) are pinned.
+ */
+static bool gdrhook_vma_pinnable(struct vm_area_struct *vma)
+{
+	const struct vm_operations_struct *ops = vma->vm_ops;
+
+	if (vma_is_fsdax(vma))
+		return false;
+	if (!vma->vm_file || !(vma->vm_flags & VM_SHARED))
+		return true;
+	return !(ops && (ops->page_mkwrite || ops->pfn_mkwrite));
+}
+
+/* Every page of the range is mapped, by mappings that may be pinned. */
+static int gdrhook_host_range_pinnable(u64 addr, unsigned long nr_pages)
+{
+	struct mm_struct *mm = current->mm;
+	u64 end = addr + nr_pages * PAGE_SIZE;
+	int err = 0;
+
+	mmap_read_lock(mm);
+	while (addr < end) {
+		struct vm_area_struct *vma = find_vma(mm, addr);
+
+		if (!vma || vma->vm_start > addr) {
+			err = -EFAULT;
+			break;
+		}
+		if (!gdrhook_vma_pinnable(vma)) {
+			err = -EOPNOTSUPP;
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return err;
+}
+
+/*
  * Pins the pages with no invalidation between the start and the arming of
- * the notifier, retrying a few times when one came.
+ * the notifier, retrying a few times when one came. The mappings are
+ * checked inside that window: one replaced after the check unmaps the old
+ * one first, an invalidation, and the pin is made again.
  */
 static int gdrhook_host_pin_stable(struct gdrhook_host_pages *hp, u64 addr,
 				   unsigned long nr_pages)
@@ -153,7 +202,9 @@ static int gdrhook_host_pin_stable(struct gdrhook_host_pages *hp, u64 addr,
 		bool spoiled;
 		int err;
 
-		err = gdrhook_host_pin_pages(hp, addr, nr_pages);
+		err = gdrhook_host_range_pinnable(addr, nr_pages);
+		if (!err)
+			err = gdrhook_host_pin_pages(hp, addr, nr_pages);
 		if (err)
 			return err;
 		spin_lock(&hp->lock);
@@ -297,6 +348,7 @@ bool gdrhook_host_pages_available(void)
 
 const struct gdrhook_backend_ops gdrhook_backend_host_pages = {
 	.name = "pin_user_pages",
+	.host_memory = true,
 	.pin = gdrhook_host_pin,
 	.release = gdrhook_host_release,
 };

@@ -256,6 +256,16 @@ static long gdrhook_ioc_get_pages(struct gdrhook_file *f, void __user *arg)
 	pin = gdrhook_pin_lookup(f, a.handle);
 	if (!pin)
 		return -ENOENT;
+	/*
+	 * A process's own pages: their physical addresses are for
+	 * CAP_SYS_RAWIO only, whatever allow_unprivileged_get_pages says (it
+	 * is about GPU memory's bus addresses), as /proc/PID/pagemap hides
+	 * them from the unprivileged.
+	 */
+	if (pin->backend->host_memory && !capable(CAP_SYS_RAWIO)) {
+		err = -EPERM;
+		goto out;
+	}
 	if (atomic_read(&pin->state) == GDRHOOK_PIN_REVOKED) {
 		err = -ENODEV;
 		goto out;

@@ -20,6 +20,7 @@
  * working on any of their pins, and the pin and its file are only ever
  * freed by their owner, never from inside a callback.
  */
+#include <linux/capability.h>
 #include <linux/cred.h>
 #include <linux/pci.h>
 #include <linux/sched.h>
@@ -62,6 +63,8 @@ struct gdrhook_file *gdrhook_file_create(void)
 	mmgrab(f->mm);
 	f->opener = get_task_pid(current, PIDTYPE_TGID);
 	f->opener_uid = current_uid();
+	/* The opener's, as its credentials stay the file's (f_cred). */
+	f->ipc_lock_exempt = has_capability_noaudit(current, CAP_IPC_LOCK);
 	f->id = atomic64_inc_return(&gdrhook_next_file_id);
 	atomic64_inc(&gdrhook_stats.files_live);
 	return f;
@@ -177,7 +180,6 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 	kref_init(&pin->ref);
 	atomic_set(&pin->state, GDRHOOK_PIN_PINNING);
 	mutex_init(&pin->lock);
-	pin->uid = current_uid();
 	kref_get(&f->ref);
 	pin->file = f;
 	pin->backend = backend;
@@ -211,15 +213,19 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 			      &gdrhook_next_id, GFP_KERNEL_ACCOUNT);
 	if (err < 0)
 		goto out_unreserve;
+	err = 0; /* 1: the ids wrapped */
 
-	err = backend->pin(pin, req);
-	if (!err) {
-		/* Charged for what the driver or exporter actually pinned. */
-		pin->charged_pages = DIV_ROUND_UP(pin->pinned_bytes, PAGE_SIZE);
-		err = gdrhook_quota_charge(pin->uid, pin->charged_pages);
-		if (err)
-			pin->charged_pages = 0;
-	}
+	/*
+	 * Host pages are charged before the backend pins or sizes anything by
+	 * the request; GPU memory for what the driver or exporter actually
+	 * pinned.
+	 */
+	if (backend->host_memory)
+		err = gdrhook_pin_charge(pin, DIV_ROUND_UP(req->length, PAGE_SIZE));
+	if (!err)
+		err = backend->pin(pin, req);
+	if (!err && !backend->host_memory)
+		err = gdrhook_pin_charge(pin, DIV_ROUND_UP(pin->pinned_bytes, PAGE_SIZE));
 	revoked = atomic_cmpxchg(&pin->state, GDRHOOK_PIN_PINNING,
 				 err ? GDRHOOK_PIN_UNPINNING : GDRHOOK_PIN_LIVE) !=
 		  GDRHOOK_PIN_PINNING;
@@ -231,9 +237,9 @@ int gdrhook_pin_create(struct gdrhook_file *f,
 		 */
 		if (revoked)
 			err = -EAGAIN; /* whatever else the backend then met */
-		gdrhook_quota_uncharge(pin->uid, pin->charged_pages);
 		gdrhook_pin_retire(pin);
 		backend->release(pin, revoked);
+		gdrhook_pin_uncharge(pin);
 		goto out_unreserve;
 	}
 
@@ -273,7 +279,7 @@ static void gdrhook_pin_destroy(struct gdrhook_pin *pin)
 	WARN_ON_ONCE(old != GDRHOOK_PIN_LIVE && old != GDRHOOK_PIN_REVOKED);
 	gdrhook_pin_retire(pin);
 	pin->backend->release(pin, old == GDRHOOK_PIN_REVOKED);
-	gdrhook_quota_uncharge(pin->uid, pin->charged_pages);
+	gdrhook_pin_uncharge(pin);
 	atomic64_dec(&gdrhook_stats.pins_live);
 	gdrhook_pin_put(pin);
 }

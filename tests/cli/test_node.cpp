@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 using namespace gdrhook::cli;
 namespace fs = std::filesystem;
@@ -59,9 +61,12 @@ public:
     {
         write(proc() + "/" + std::to_string(pid) + "/status", "Name:\tgone\nUid:\t0\t0\t0\t0\n");
     }
+    // An open /dev/gdrhook: its fd link reaches the device whose number
+    // module() writes (the host's /dev/null stands in for it).
     void gdrhook_fd(int pid, int fd, int file, int opener, unsigned opener_uid, bool orphaned,
                     uint64_t pins, uint64_t bytes)
     {
+        fd_link(pid, fd, "/dev/null");
         fdinfo(pid, fd,
                "pos:\t0\nflags:\t02\nmnt_id:\t20\nino:\t5\ngdrhook-file:\t" + std::to_string(file) +
                    "\ngdrhook-opener-pid:\t" + std::to_string(opener) + "\ngdrhook-opener-uid:\t" +
@@ -69,12 +74,15 @@ public:
                    "\ngdrhook-pins:\t" + std::to_string(pins) + "\ngdrhook-pinned-bytes:\t" +
                    std::to_string(bytes) + "\n");
     }
-    void dmabuf_fd(int pid, int fd, int ino, uint64_t size, const std::string &exporter)
+    // NAME: what any holder may set (DMA_BUF_SET_NAME), newlines and all.
+    void dmabuf_fd(int pid, int fd, int ino, uint64_t size, const std::string &exporter,
+                   const std::string &name = "")
     {
+        fd_link(pid, fd, "anon_inode:dmabuf");
         fdinfo(pid, fd,
                "pos:\t0\nflags:\t02000002\nmnt_id:\t15\nino:\t" + std::to_string(ino) +
                    "\nsize:\t" + std::to_string(size) + "\ncount:\t1\nexp_name:\t" + exporter +
-                   "\nname:\t\n");
+                   "\nname:\t" + name + "\n");
     }
     void other_fd(int pid, int fd)
     {
@@ -87,9 +95,20 @@ public:
         write(dir + "/pins_live", std::to_string(pins_live) + "\n");
         write(dir + "/pinned_bytes", std::to_string(pinned_bytes) + "\n");
         write(dir + "/files_open", std::to_string(files_open) + "\n");
+        struct stat null {};
+        REQUIRE(::stat("/dev/null", &null) == 0);
+        write(sys() + "/class/misc/gdrhook/dev", std::to_string(major(null.st_rdev)) + ":" +
+                                                     std::to_string(minor(null.st_rdev)) + "\n");
     }
 
 private:
+    void fd_link(int pid, int fd, const std::string &target)
+    {
+        const fs::path link = proc() + "/" + std::to_string(pid) + "/fd/" + std::to_string(fd);
+        fs::create_directories(link.parent_path());
+        fs::remove(link);
+        fs::create_symlink(target, link);
+    }
     void fdinfo(int pid, int fd, const std::string &text)
     {
         write(proc() + "/" + std::to_string(pid) + "/fdinfo/" + std::to_string(fd), text);
@@ -201,6 +220,24 @@ TEST_CASE("A process's name reaches the terminal escaped, whatever bytes it set 
         CHECK(((byte >= 0x20 && byte < 0x7f) || byte == '\n'));
     }
     CHECK_THAT(text, Catch::Contains("pid 500 (\\x1b]0;x\\x07\\x0d\\x9b2J\\\\)"));
+}
+
+TEST_CASE("A dma-buf named like the module's fdinfo is still a dma-buf, of its real size")
+{
+    FakeNode node;
+    node.process(600, 65534, "nobody");
+    // Issue 39: an unprivileged holder names its buffer so that its fdinfo
+    // ends with the module's lines, and a size of its choosing.
+    node.dmabuf_fd(600, 3, 4244, 2 * MiB, "vgem",
+                   "\ngdrhook-file:\t1\ngdrhook-opener-uid:\t0\ngdrhook-pins:\t9\nsize:\t1");
+    node.module(0, 0, 0);
+
+    const NodeView view = build_node_view(scan_node(node.proc(), node.sys()), std::nullopt);
+    CHECK(view.totals.gdrhook.pins == 0);
+    CHECK(view.totals.dmabuf.pins == 1);
+    CHECK(view.totals.dmabuf.bytes == 2 * MiB);
+    std::string text;
+    CHECK(run(node, "0", text) == exit_ok); // nothing is charged to root
 }
 
 TEST_CASE("Module pins that no readable file accounts for are unattributed and still fail")

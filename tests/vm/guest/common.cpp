@@ -282,4 +282,13 @@ void check_no_leaks_but_files(const char *when)
     check_zero(when, false);
 }
 
+char *map_touched_pages(size_t pages)
+{
+    void *p =
+        ::mmap(nullptr, pages * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED);
+    std::memset(p, 0x5a, pages * 4096);
+    return static_cast<char *>(p);
+}
+
 } // namespace vmtest

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gdrhook_ioctl.h"
@@ -292,6 +293,10 @@ private:
 	size_t len_ = 0;
 };
 
+// Anonymous memory of its own mapping (4 KiB pages, written to), which
+// the test may unmap.
+char *map_touched_pages(size_t pages);
+
 // Waits up to timeout_ms for at least one event on dev (opened
 // O_NONBLOCK) and reads what is queued; 0 or an errno (ETIMEDOUT).
 int wait_events(const Gdrhook& dev, int timeout_ms, std::vector<gdrhook_event>* out);
@@ -328,6 +333,20 @@ void name_first_pci_device_as_peer(gdrhook_ioc_pin* p);
 void check_no_leaks(const char* when);
 // The same, for a test that still holds its own open files.
 void check_no_leaks_but_files(const char* when);
+
+// Runs fn in a forked child; true when it exited 0.
+template <typename Fn> bool in_child(Fn fn)
+{
+	const pid_t pid = ::fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		std::fflush(stdout);
+		std::_Exit(fn());
+	}
+	int st = 0;
+	CHECK(::waitpid(pid, &st, 0) == pid);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
 
 class Stopwatch {
 public:
@@ -369,6 +388,7 @@ int test_failslab();
 int test_move_notify();
 int test_node();
 int test_host_pages();
+int test_pin_limits();
 int test_integrated();
 int test_tegra();
 

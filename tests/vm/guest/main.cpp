@@ -27,6 +27,7 @@ int main(int argc, char **argv)
         {"move_notify", vmtest::test_move_notify},
         {"node", vmtest::test_node},
         {"host_pages", vmtest::test_host_pages},
+        {"pin_limits", vmtest::test_pin_limits},
         {"integrated", vmtest::test_integrated},
         {"tegra", vmtest::test_tegra},
     };

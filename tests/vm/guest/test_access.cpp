@@ -23,20 +23,6 @@
 namespace vmtest {
 namespace {
 
-// Runs fn in a forked child; true when it exited 0.
-template <typename Fn> bool in_child(Fn fn)
-{
-    const pid_t pid = ::fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        std::fflush(stdout);
-        std::_Exit(fn());
-    }
-    int st = 0;
-    CHECK(::waitpid(pid, &st, 0) == pid);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
-}
-
 uint64_t read_u64(const std::string &path)
 {
     std::ifstream f(path);

@@ -42,16 +42,6 @@ int64_t foll_pins_held()
     return static_cast<int64_t>(acquired - released);
 }
 
-// Anonymous memory of its own mapping, which the test may unmap.
-char *map_pages(size_t pages)
-{
-    void *p =
-        ::mmap(nullptr, pages * kPage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(p != MAP_FAILED);
-    std::memset(p, 0x5a, pages * kPage);
-    return static_cast<char *>(p);
-}
-
 uint64_t pin_host(const Gdrhook &dev, const void *addr, size_t len, uint64_t tag, bool peer = false)
 {
     gdrhook_ioc_pin p = Gdrhook::host_req(addr, len, 0, tag);
@@ -76,7 +66,7 @@ void check_state(const Gdrhook &dev, uint64_t handle, uint32_t state)
 void check_pin_unpin(const Gdrhook &dev, bool peer)
 {
     const int64_t before = foll_pins_held();
-    char *mem = map_pages(kPages);
+    char *mem = map_touched_pages(kPages);
     const uint64_t h = pin_host(dev, mem, kPages * kPage, 7, peer);
     CHECK(foll_pins_held() - before == static_cast<int64_t>(kPages));
     check_state(dev, h, GDRHOOK_STATE_VALID);
@@ -101,7 +91,7 @@ void check_gone(const Gdrhook &dev, const char *how, int (*make_gone)(char *, si
     std::printf("host_pages: %s revokes\n", how);
     const int64_t before = foll_pins_held();
     const uint64_t revocations = gdr_counter("revocations");
-    char *mem = map_pages(kPages);
+    char *mem = map_touched_pages(kPages);
     const uint64_t h = pin_host(dev, mem, kPages * kPage, 0x4242);
     CHECK(make_gone(mem, kPages * kPage) == 0);
     std::vector<gdrhook_event> events;
@@ -135,7 +125,7 @@ bool madvise_available()
 // Invalidations that leave the pages where they are do not revoke.
 void check_protection_change_keeps(const Gdrhook &dev)
 {
-    char *mem = map_pages(kPages);
+    char *mem = map_touched_pages(kPages);
     const uint64_t h = pin_host(dev, mem, kPages * kPage, 1);
     CHECK(::mprotect(mem, kPages * kPage, PROT_READ) == 0);
     CHECK(::mprotect(mem, kPages * kPage, PROT_READ | PROT_WRITE) == 0);
@@ -175,7 +165,7 @@ void check_exit_releases()
         Gdrhook dev(O_RDWR | O_CLOEXEC | O_NONBLOCK);
         if (!dev.ok())
             std::_Exit(2);
-        char *mem = map_pages(kPages);
+        char *mem = map_touched_pages(kPages);
         for (int i = 0; i < 4; i++)
             pin_host(dev, mem + i * 8 * kPage, 8 * kPage, i);
         std::_Exit(foll_pins_held() - before == static_cast<int64_t>(kPages) ? 0 : 3);

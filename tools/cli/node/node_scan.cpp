@@ -10,11 +10,19 @@
 // lets the process's owner and root read: others' processes are counted
 // as unreadable, and the module's own counters, readable by everyone,
 // show how much of its pinned memory nobody visible accounts for.
+//
+// An fdinfo is not all the kernel's to write: a dma-buf's ends with the
+// name any holder may set (DMA_BUF_SET_NAME, newlines allowed). So a
+// file is the module's only when it is the module's character device
+// (its device number, from /sys), and of the lines of an fdinfo only the
+// first with a key counts (the kernel's own come before the name).
 #include "node/node_scan.h"
 
 #include "cache/base/safe_file.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <cctype>
 #include <cerrno>
@@ -40,7 +48,7 @@ std::map<std::string, std::string> read_fields(const std::string &path, bool &re
         size_t value = colon + 1;
         while (value < line.size() && std::isspace(static_cast<unsigned char>(line[value])))
             value++;
-        fields[line.substr(0, colon)] = line.substr(value);
+        fields.emplace(line.substr(0, colon), line.substr(value)); // the first stays
     }
     return fields;
 }
@@ -88,11 +96,25 @@ ModuleCounters read_module(const std::string &sys_root)
     module.pinned_bytes = read_counter(dir + "pinned_bytes", bytes);
     module.files_open = read_counter(dir + "files_open", files);
     module.loaded = pins && bytes && files;
+    unsigned major = 0, minor = 0;
+    char colon = 0;
+    std::ifstream dev(sys_root + "/class/misc/gdrhook/dev");
+    module.has_device = static_cast<bool>(dev >> major >> colon >> minor) && colon == ':';
+    module.device = makedev(major, minor);
     return module;
 }
 
+// Whether PATH (a /proc/PID/fd link) is an open /dev/gdrhook.
+bool is_module_file(const std::string &path, const ModuleCounters &module)
+{
+    struct stat st {};
+    return module.has_device && ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode) &&
+           st.st_rdev == module.device;
+}
+
 // The process's fds that hold pins, or false when they cannot be read.
-bool scan_process(const std::string &dir, int pid, std::vector<PinHolding> &out)
+bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
+                  std::vector<PinHolding> &out)
 {
     bool readable = false;
     auto status = read_fields(dir + "/status", readable);
@@ -113,7 +135,7 @@ bool scan_process(const std::string &dir, int pid, std::vector<PinHolding> &out)
             continue; // closed since the listing
         PinHolding h = holder;
         h.fd = std::stoi(fd);
-        if (info.count("gdrhook-file")) {
+        if (is_module_file(dir + "/fd/" + fd, module)) {
             h.kind = PinHolding::Kind::gdrhook_file;
             h.key = "gdrhook:" + info["gdrhook-file"];
             h.pins = number(info, "gdrhook-pins");
@@ -161,7 +183,8 @@ NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root
     numeric_entries(proc_root, pids);
     for (const std::string &pid : pids) {
         snapshot.processes++;
-        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), snapshot.holdings))
+        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), snapshot.module,
+                          snapshot.holdings))
             snapshot.unreadable++;
     }
     return snapshot;

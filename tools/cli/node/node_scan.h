@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace gdrhook::cli {
@@ -40,6 +41,10 @@ struct ModuleCounters {
     uint64_t pins_live = 0;
     uint64_t pinned_bytes = 0;
     uint64_t files_open = 0;
+    // /dev/gdrhook's device number (SYS_ROOT/class/misc/gdrhook/dev): an
+    // fd is the module's file only when it is that character device.
+    bool has_device = false;
+    dev_t device = 0;
 };
 
 struct NodeSnapshot {
@@ -52,8 +57,8 @@ struct NodeSnapshot {
 // The entries of DIR but . and ..; false when DIR cannot be listed.
 bool list_directory(const std::string &dir, std::vector<std::string> &names);
 
-// Reads PROC_ROOT/[0-9]*/{status,comm,fdinfo/*} and
-// SYS_ROOT/class/misc/gdrhook/stats/*. Processes that vanish while being
+// Reads PROC_ROOT/[0-9]*/{status,comm,fd/*,fdinfo/*} and
+// SYS_ROOT/class/misc/gdrhook/{dev,stats/*}. Processes that vanish while being
 // read are skipped; those whose fdinfo is not readable are counted.
 NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root);
 
