@@ -98,8 +98,11 @@ ModuleCounters read_module(const std::string &sys_root)
     module.loaded = pins && bytes && files;
     unsigned major = 0, minor = 0;
     char colon = 0;
-    std::ifstream dev(sys_root + "/class/misc/gdrhook/dev");
-    module.has_device = static_cast<bool>(dev >> major >> colon >> minor) && colon == ':';
+    std::string dev;
+    const std::string dev_path = sys_root + "/class/misc/gdrhook/dev";
+    module.has_device = read_small_file(dev_path.c_str(), dev, 64).empty() &&
+                        static_cast<bool>(std::istringstream(dev) >> major >> colon >> minor) &&
+                        colon == ':';
     module.device = makedev(major, minor);
     return module;
 }
