@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// GDRHOOK_BACKEND=auto|kmod|dmabuf|pin_user_pages|none made into a backend
-// object: the facts are gathered here (one probe of /dev/gdrhook, the
-// current GPU's attributes), the choice is the rule's (backend_rule.h),
-// and the chosen backend is built here, with the probe's open file.
+// GDRHOOK_BACKEND made into a backend object: the facts are gathered here
+// (one probe of /dev/gdrhook, the current GPU's attributes), the choice is
+// the rule's (backend_rule.h), and the chosen backend is built here, with
+// the probe's open file.
 #pragma once
 
 #include "cache/backends/backend_rule.h"
