@@ -60,39 +60,21 @@ Status from_errno(int error, const char *what)
 
 Status KmodBackend::open(const std::string &path)
 {
-    // O_NONBLOCK only changes read(): the revocation records are drained
-    // without waiting. ioctls are unaffected.
-    // A character device owned by root, never a file planted at its name.
-    OpenedFile opened = open_device(path.c_str());
-    int fd = opened.fd;
-    if (fd < 0) {
-        int error = opened.error;
-        if (!error)
-            return Status::error(StatusCode::no_device, EINVAL,
-                                 "/dev/gdrhook is not a character device owned by root");
-        if (error == ENOENT || error == ENXIO || error == ENODEV)
-            return Status::error(StatusCode::no_device, error,
-                                 "/dev/gdrhook is absent (gdrhook.ko not loaded)");
-        return Status::error(StatusCode::io_error, error, "cannot open /dev/gdrhook");
-    }
+    return attach(probe_module(path));
+}
+
+Status KmodBackend::attach(ModuleProbe probe)
+{
+    Status status = method_ == KmodPinMethod::nvp2p ? module_pins_gpu_memory(probe.facts)
+                                                    : module_pins_host_pages(probe.facts);
+    if (!status.ok())
+        return status;
+    if (!probe.device.valid())
+        return Status::error(StatusCode::no_device, 0, "/dev/gdrhook is not open");
     // Far above the program's own numbers, and checked before use: a
     // program that closes every descriptor must not get our ioctls.
-    OwnedFd device = OwnedFd::adopt(fd, true);
-    gdrhook_ioc_version version{};
-    if (int error = checked_ioctl(device.get(), GDRHOOK_IOCTL_GET_VERSION, &version))
-        return Status::error(StatusCode::no_device, error,
-                             "/dev/gdrhook does not answer GET_VERSION");
-    if (version.abi_major != GDRHOOK_ABI_MAJOR)
-        return Status::error(StatusCode::unsupported, static_cast<int>(version.abi_major),
-                             "gdrhook.ko speaks another ABI major version");
-    if (method_ == KmodPinMethod::nvp2p && !(version.features & GDRHOOK_FEATURE_NVP2P))
-        return Status::error(StatusCode::no_device, 0, "gdrhook.ko found no nvidia_p2p_* provider");
-    if (method_ == KmodPinMethod::host_pages && !(version.features & GDRHOOK_FEATURE_HOST_PAGES))
-        return Status::error(StatusCode::unsupported, 0,
-                             "gdrhook.ko cannot pin host pages (older than ABI 1.1, or a "
-                             "kernel without MMU notifiers)");
-    batch_max_ = version.unpin_batch_max ? version.unpin_batch_max : 1;
-    device_ = std::move(device);
+    device_ = OwnedFd::adopt(probe.device.release(), true);
+    batch_max_ = probe.facts.unpin_batch_max ? probe.facts.unpin_batch_max : 1;
     return Status::success();
 }
 
@@ -245,6 +227,11 @@ size_t KmodBackend::take_revocations(std::vector<uint64_t> &handles)
 #else // no uapi header yet: the device is reported absent
 
 Status KmodBackend::open(const std::string &)
+{
+    return Status::error(StatusCode::no_device, 0,
+                         "built without gdrhook_ioctl.h: the kmod backend is unavailable");
+}
+Status KmodBackend::attach(ModuleProbe)
 {
     return Status::error(StatusCode::no_device, 0,
                          "built without gdrhook_ioctl.h: the kmod backend is unavailable");

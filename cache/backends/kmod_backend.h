@@ -20,6 +20,7 @@
 // what they ask the module for.
 #pragma once
 
+#include "cache/backends/module_probe.h"
 #include "cache/backends/pin_backend.h"
 #include "cache/base/driver_api.h"
 
@@ -42,8 +43,11 @@ public:
         : driver_(driver), method_(method)
     {}
 
-    // Opens `path` (normally /dev/gdrhook) and checks the ABI version.
+    // Opens `path` (normally /dev/gdrhook) and checks that the module can
+    // pin what this method pins (backend_rule.h).
     Status open(const std::string &path);
+    // The same, with the file the shim's probe opened (module_probe.h).
+    Status attach(ModuleProbe probe);
 
     BackendKind kind() const override { return BackendKind::kmod; }
     const char *name() const override { return "kmod"; }

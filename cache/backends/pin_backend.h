@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // How the registration cache pins and unpins: one interface, four
-// implementations (backend_none, backend_dmabuf, backend_kmod and, on an
-// integrated GPU, backend_pin_user_pages). The cache
+// implementations (none_backend.h, dmabuf_backend.h, kmod_backend.h and, on
+// an integrated GPU, pin_user_pages_backend.h); which one a process gets is
+// the rule's (backend_rule.h). The cache
 // calls pin() on a miss, outside its locks, and unpin() from its reclaimer
 // with every retired pin that nobody holds, in one call, so that a backend
 // with a batch call (the module's UNPIN_BATCH) makes one system call per
@@ -21,7 +22,6 @@
 namespace gdrhook {
 
 enum class BackendKind : uint8_t { none, dmabuf, kmod, pin_user_pages };
-const char *to_string(BackendKind kind);
 
 // One pinned range. Move-only: the fd (dma-buf) or the handle (kmod) is
 // released exactly once, by the backend's unpin().

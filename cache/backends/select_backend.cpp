@@ -8,115 +8,46 @@
 
 namespace gdrhook {
 
-const char *to_string(BackendKind kind)
+GpuFacts gpu_facts(const DriverApi &driver, int device)
 {
-    switch (kind) {
-    case BackendKind::none: return "none";
-    case BackendKind::dmabuf: return "dmabuf";
-    case BackendKind::kmod: return "kmod";
-    case BackendKind::pin_user_pages: return "pin_user_pages";
-    }
-    return "?";
+    return {PinUserPagesBackend::device_is_integrated(driver, device),
+            DmabufBackend::device_supports(driver, device)};
 }
-
-const char *to_string(StatusCode code)
-{
-    switch (code) {
-    case StatusCode::ok: return "ok";
-    case StatusCode::no_device: return "no_device";
-    case StatusCode::no_space: return "no_space";
-    case StatusCode::unsupported: return "unsupported";
-    case StatusCode::managed: return "managed";
-    case StatusCode::invalid: return "invalid";
-    case StatusCode::driver_error: return "driver_error";
-    case StatusCode::io_error: return "io_error";
-    case StatusCode::not_found: return "not_found";
-    }
-    return "?";
-}
-
-namespace {
-
-// pin_user_pages, asked for or where `auto` finds an integrated GPU:
-// Status::success() with the backend chosen, else why not (out untouched).
-Status choose_pin_user_pages(const DriverApi &driver, const std::string &kmod_path,
-                             BackendChoice &out)
-{
-    auto pages = std::make_unique<PinUserPagesBackend>(driver);
-    Status status = pages->open(kmod_path);
-    if (!status.ok())
-        return status;
-    out.backend = std::move(pages);
-    out.reason = "gdrhook.ko pins host pages at " + kmod_path;
-    return status;
-}
-
-} // namespace
 
 Status select_backend(Backend wanted, const DriverApi &driver, int device,
                       const std::string &kmod_path, BackendChoice &out)
 {
-    out.backend.reset();
-    if (wanted == Backend::none) {
-        out.backend = std::make_unique<NoneBackend>();
-        out.reason = "GDRHOOK_BACKEND=none";
-        return Status::success();
-    }
+    // The module is asked only when its answer can matter.
+    ModuleProbe probe;
+    if (wanted != Backend::none && wanted != Backend::dmabuf)
+        probe = probe_module(kmod_path);
+    return select_backend_from(wanted, std::move(probe), gpu_facts(driver, device), driver,
+                               kmod_path, out);
+}
 
-    if (wanted == Backend::pin_user_pages) {
-        Status status = choose_pin_user_pages(driver, kmod_path, out);
-        if (!status.ok()) {
-            out.backend = std::make_unique<NoneBackend>();
-            out.reason = std::string("GDRHOOK_BACKEND=pin_user_pages but ") + status.what +
-                         "; nothing is pinned";
-        }
+Status select_backend_from(Backend wanted, ModuleProbe probe, const GpuFacts &gpu,
+                           const DriverApi &driver, const std::string &kmod_path,
+                           BackendChoice &out)
+{
+    out.decision = decide_backend(wanted, probe.facts, gpu, kmod_path);
+    out.reason = out.decision.reason;
+    out.backend.reset();
+    Status status = out.decision.request_failed;
+    std::unique_ptr<KmodBackend> module;
+    switch (out.decision.kind) {
+    case BackendKind::none: out.backend = std::make_unique<NoneBackend>(); return status;
+    case BackendKind::dmabuf: out.backend = std::make_unique<DmabufBackend>(driver); return status;
+    case BackendKind::kmod: module = std::make_unique<KmodBackend>(driver); break;
+    case BackendKind::pin_user_pages: module = std::make_unique<PinUserPagesBackend>(driver); break;
+    }
+    status = module->attach(std::move(probe));
+    if (!status.ok()) { // the rule was handed facts this file does not bear out
+        out.backend = std::make_unique<NoneBackend>();
+        out.reason += std::string(", but ") + status.what + "; nothing is pinned";
         return status;
     }
-    // An integrated GPU's RDMA memory is host memory: nv-p2p has none to
-    // pin there (and is gone on Thor); the module pins the pages instead.
-    std::string integrated_why;
-    if (wanted == Backend::auto_select &&
-        PinUserPagesBackend::device_is_integrated(driver, device)) {
-        Status status = choose_pin_user_pages(driver, kmod_path, out);
-        if (status.ok()) {
-            out.reason = "the GPU is integrated (CU_DEVICE_ATTRIBUTE_INTEGRATED) and " + out.reason;
-            return status;
-        }
-        integrated_why = std::string("the GPU is integrated but ") + status.what + "; ";
-    }
-
-    Status kmod_status;
-    if (wanted == Backend::kmod || wanted == Backend::auto_select) {
-        auto kmod = std::make_unique<KmodBackend>(driver);
-        kmod_status = kmod->open(kmod_path);
-        if (kmod_status.ok()) {
-            out.backend = std::move(kmod);
-            out.reason = "gdrhook.ko answers at " + kmod_path;
-            return Status::success();
-        }
-        if (wanted == Backend::kmod) {
-            out.backend = std::make_unique<NoneBackend>();
-            out.reason =
-                std::string("GDRHOOK_BACKEND=kmod but ") + kmod_status.what + "; nothing is pinned";
-            return kmod_status;
-        }
-    }
-
-    bool dmabuf = DmabufBackend::device_supports(driver, device);
-    if (dmabuf || wanted == Backend::dmabuf) {
-        out.backend = std::make_unique<DmabufBackend>(driver);
-        out.reason = dmabuf ? "device reports DMA_BUF_SUPPORTED"
-                            : "GDRHOOK_BACKEND=dmabuf (device does not report "
-                              "DMA_BUF_SUPPORTED; pins may fail)";
-        if (wanted == Backend::auto_select)
-            out.reason = integrated_why + kmod_status.what + "; " + out.reason;
-        return Status::success();
-    }
-
-    out.backend = std::make_unique<NoneBackend>();
-    out.reason = integrated_why + kmod_status.what +
-                 "; device does not report DMA_BUF_SUPPORTED: nothing is pinned";
-    return Status::success();
+    out.backend = std::move(module);
+    return status;
 }
 
 } // namespace gdrhook

@@ -11,11 +11,6 @@
 namespace gdrhook {
 namespace {
 
-template <typename Enum, size_t N> struct Choices {
-    const char *names[N];
-    Enum values[N];
-};
-
 std::string join_names(const char *const *names, size_t count)
 {
     std::string out;

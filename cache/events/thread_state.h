@@ -57,7 +57,8 @@ void forget_cached_thread_ids();
 // The calling thread's id, asked of the kernel once per thread and fork.
 inline int32_t current_tid()
 {
-    // Bumped in a forked child, whose threads have new ids (clock.cpp).
+    // Bumped in a forked child, whose threads have new ids
+    // (forget_cached_thread_ids()).
     const uint32_t generation = hot_line.fork_generation.load(std::memory_order_relaxed);
     HotThreadState &cached = hot_thread_state();
     if (GDRHOOK_LIKELY(cached.tid_generation == generation))

@@ -32,9 +32,6 @@ Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t entry_
 // creates the process's cache the first time; null when it cannot).
 void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_need)());
 
-// A successful allocation: pins it when it is device memory of at least
-// the minimum size. Never fails the allocation: a pin that fails is logged
-// as an `error` event.
 // Allocations pin-on-alloc left unpinned for a reason that is not an
 // error (a `skip` event each), counted by reason for the exit statistics.
 enum class SkipReason : uint8_t {
@@ -50,6 +47,11 @@ enum class SkipReason : uint8_t {
 const char *to_string(SkipReason reason);
 uint64_t skips(SkipReason reason);
 
+// A successful allocation of at least the minimum size: pins it when it is
+// device memory, or host memory the backend can pin (pins_host_memory(),
+// pins_registered_host_memory()); stream-ordered (pool) memory is pinned
+// at its first lookup instead. The rest gets a `skip` event. Never fails
+// the allocation: a pin that fails is logged as an `error` event.
 GDRHOOK_HOT void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev,
                                     uint64_t addr, uint64_t size);
 

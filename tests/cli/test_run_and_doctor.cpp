@@ -21,6 +21,8 @@
 
 using namespace gdrhook::cli;
 using namespace gdrhook::cli::test;
+using gdrhook::Backend;
+using gdrhook::BackendKind;
 
 TEST_CASE("run puts the shim first in LD_PRELOAD and sets only the options given", "[run]")
 {
@@ -145,34 +147,55 @@ TEST_CASE("the shim is looked for in the build tree, then the install tree", "[r
     CHECK(tried.size() == candidates.size());
 }
 
-TEST_CASE("auto picks kmod, else dmabuf when every GPU exports DMA-BUF, else none", "[doctor]")
+namespace {
+
+// A module that opened, answered and speaks this build's ABI.
+GdrhookDeviceFacts module_answering(uint32_t features)
 {
     GdrhookDeviceFacts device;
     device.path = "/dev/gdrhook";
-    CudaFacts cuda;
-    cuda.initialised = true;
+    device.present = true;
+    device.module.open_errno = 0;
+    device.module.answers_version = device.module.abi_fits = true;
+    device.module.features = features;
+    device.module.nvp2p = features & GDRHOOK_FEATURE_NVP2P;
+    device.module.host_pages = features & GDRHOOK_FEATURE_HOST_PAGES;
+    return device;
+}
+
+BackendKind auto_pick(const GdrhookDeviceFacts &device, const CudaFacts::Gpu &gpu)
+{
+    return judge_backend(Backend::auto_select, device, gpu).kind;
+}
+
+} // namespace
+
+TEST_CASE("the doctor's auto picks kmod only where the module has an nv-p2p provider", "[doctor]")
+{
+    GdrhookDeviceFacts absent;
+    absent.path = "/dev/gdrhook";
     CudaFacts::Gpu gpu;
     gpu.dma_buf = 1;
-    cuda.gpus = {gpu, gpu};
+    CHECK(auto_pick(absent, gpu) == BackendKind::dmabuf);
+    CHECK(judge_backend(Backend::auto_select, absent, gpu).reason.find("absent") !=
+          std::string::npos);
+    gpu.dma_buf = 0;
+    CHECK(auto_pick(absent, gpu) == BackendKind::none);
+    gpu.dma_buf = -1; // unknown: the shim reads it as no
+    CHECK(auto_pick(absent, gpu) == BackendKind::none);
 
-    CHECK(choose_backend(device, cuda).backend == "dmabuf");
-    CHECK(choose_backend(device, cuda).reason.find("absent") != std::string::npos);
-    cuda.gpus[1].dma_buf = 0;
-    CHECK(choose_backend(device, cuda).backend == "none");
-    CHECK(choose_backend(device, cuda).reason.find("GPU 0") != std::string::npos);
-    device.present = device.opened = device.compatible = true;
-    CHECK(choose_backend(device, cuda).backend == "kmod");
-    device.compatible = false;
-    CHECK(choose_backend(device, {}).backend == "none");
+    // The module answers with its ABI but found no nvidia_p2p_*: the shim
+    // cannot pin through it, and neither does the doctor say it would.
+    CHECK(auto_pick(module_answering(0), gpu) == BackendKind::none);
+    CHECK(auto_pick(module_answering(GDRHOOK_FEATURE_NVP2P), gpu) == BackendKind::kmod);
+    CHECK_FALSE(allowed_backends(module_answering(0), {}).kmod);
 }
 
 TEST_CASE("auto picks pin_user_pages on an integrated GPU where the module pins host pages",
           "[doctor]")
 {
-    GdrhookDeviceFacts device;
-    device.path = "/dev/gdrhook";
-    device.present = device.opened = device.compatible = true;
-    device.features = GDRHOOK_FEATURE_NVP2P | GDRHOOK_FEATURE_HOST_PAGES;
+    GdrhookDeviceFacts device =
+        module_answering(GDRHOOK_FEATURE_NVP2P | GDRHOOK_FEATURE_HOST_PAGES);
     CudaFacts cuda;
     cuda.initialised = true;
     CudaFacts::Gpu gpu;
@@ -180,17 +203,17 @@ TEST_CASE("auto picks pin_user_pages on an integrated GPU where the module pins 
     gpu.integrated = 0;
     cuda.gpus = {gpu};
 
-    CHECK(choose_backend(device, cuda).backend == "kmod");
+    CHECK(auto_pick(device, cuda.gpus[0]) == BackendKind::kmod);
     cuda.gpus[0].integrated = 1;
-    CHECK(choose_backend(device, cuda).backend == "pin_user_pages");
+    CHECK(auto_pick(device, cuda.gpus[0]) == BackendKind::pin_user_pages);
     const AllowedBackends allowed = allowed_backends(device, cuda);
     CHECK(allowed.kmod);
     CHECK(allowed.pin_user_pages);
     CHECK(allowed.dmabuf);
     // A module older than ABI 1.1 (or without MMU notifiers) pins no host pages.
-    device.features = GDRHOOK_FEATURE_NVP2P;
+    device = module_answering(GDRHOOK_FEATURE_NVP2P);
     CHECK_FALSE(allowed_backends(device, cuda).pin_user_pages);
-    CHECK(choose_backend(device, cuda).backend == "kmod");
+    CHECK(auto_pick(device, cuda.gpus[0]) == BackendKind::kmod);
 }
 
 TEST_CASE("the doctor names the module's nv-p2p flavour", "[doctor]")
@@ -229,7 +252,7 @@ TEST_CASE("the doctor reports a missing driver without crashing", "[doctor]")
     CHECK_FALSE(device.present);
     GdrhookDeviceFacts not_ours = probe_gdrhook_device("/dev/null");
     CHECK(not_ours.present);
-    CHECK_FALSE(not_ours.compatible);
+    CHECK_FALSE(not_ours.module.abi_fits);
     CHECK(not_ours.error.find("GET_VERSION") != std::string::npos);
 }
 

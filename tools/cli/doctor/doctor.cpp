@@ -14,28 +14,6 @@
 
 namespace gdrhook::cli {
 
-BackendChoice choose_backend(const GdrhookDeviceFacts &device, const CudaFacts &cuda)
-{
-    for (const auto &gpu : cuda.gpus)
-        if (gpu.integrated == 1 && allowed_backends(device, cuda).pin_user_pages)
-            return {"pin_user_pages", "GPU " + std::to_string(gpu.ordinal) + " is integrated and " +
-                                          device.path + " pins host pages"};
-    if (device.opened && device.compatible)
-        return {"kmod", device.path + " answers with a compatible ABI (" +
-                            std::to_string(device.abi_major) + "." +
-                            std::to_string(device.abi_minor) + ")"};
-    std::string why_not_kmod = device.path + (device.present ? " is not usable" : " is absent");
-    if (!cuda.initialised || cuda.gpus.empty())
-        return {"none", why_not_kmod + ", and no GPU was found to export DMA-BUFs from"};
-    for (const auto &gpu : cuda.gpus)
-        if (gpu.dma_buf != 1)
-            return {"none",
-                    why_not_kmod + ", and GPU " + std::to_string(gpu.ordinal) +
-                        " does not support DMA-BUF (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED=" +
-                        std::to_string(gpu.dma_buf) + ")"};
-    return {"dmabuf", why_not_kmod + ", and every GPU supports DMA-BUF"};
-}
-
 namespace {
 
 class Report {
@@ -146,9 +124,10 @@ void report_device(Report &r, const GdrhookDeviceFacts &device)
                  "kmod/build.sh), or modprobe gdrhook once installed");
         return;
     }
-    if (!device.opened) {
+    const ModuleFacts &module = device.module;
+    if (module.open_errno) {
         r.problem(device.path + ": present but " + device.error);
-        if (device.open_errno == EACCES || device.open_errno == EPERM)
+        if (module.open_errno == EACCES || module.open_errno == EPERM)
             r.advice("give this user access: a udev rule setting its group or mode "
                      "(e.g. MODE=\"0666\" or GROUP=\"video\")");
         return;
@@ -158,10 +137,10 @@ void report_device(Report &r, const GdrhookDeviceFacts &device)
         r.advice("load the gdrhook.ko built from the same source as this tool");
         return;
     }
-    r.ok(device.path + ": ABI " + std::to_string(device.abi_major) + "." +
-         std::to_string(device.abi_minor) + ", features: " + describe_features(device.features) +
-         ", up to " + std::to_string(device.max_handles) + " pins and " +
-         format_bytes(static_cast<double>(device.max_pinned_bytes)) + " per open file");
+    r.ok(device.path + ": ABI " + std::to_string(module.abi_major) + "." +
+         std::to_string(module.abi_minor) + ", features: " + describe_features(module.features) +
+         ", up to " + std::to_string(module.max_handles) + " pins and " +
+         format_bytes(static_cast<double>(module.max_pinned_bytes)) + " per open file");
 }
 
 void report_platform(Report &r, const PlatformFacts &platform)
@@ -176,6 +155,28 @@ void report_allowed(Report &r, const GdrhookDeviceFacts &device, const CudaFacts
     r.note(std::string("backends this machine allows: kmod ") + (allowed.kmod ? "yes" : "no") +
            ", pin_user_pages " + (allowed.pin_user_pages ? "yes" : "no") + ", dmabuf " +
            (allowed.dmabuf ? "yes" : "no") + ", none yes");
+}
+
+// What the shim would pick on each GPU (it decides for the GPU current
+// when it starts), or with no GPU to ask.
+void report_pick(Report &r, const GdrhookDeviceFacts &device, const CudaFacts &cuda)
+{
+    std::vector<CudaFacts::Gpu> gpus = cuda.initialised ? cuda.gpus : std::vector<CudaFacts::Gpu>{};
+    const bool no_gpu = gpus.empty();
+    if (no_gpu)
+        gpus.emplace_back();
+    for (const auto &gpu : gpus) {
+        const BackendDecision pick = judge_backend(Backend::auto_select, device, gpu);
+        std::string text =
+            (no_gpu ? "with no GPU, " : "GPU " + std::to_string(gpu.ordinal) + ": ") +
+            "GDRHOOK_BACKEND=auto would pick " + to_string(pick.kind) + ": " + pick.reason;
+        if (pick.kind != BackendKind::none) {
+            r.ok(text);
+            continue;
+        }
+        r.problem(text);
+        r.advice("with no backend gdrhook tracks frees but pins nothing; fix the problems above");
+    }
 }
 
 void report_shim(Report &r)
@@ -249,14 +250,7 @@ int run_doctor(const DoctorOptions &options, std::ostream &out)
     if (options.pid)
         report_process(r, probe_process(options.pid));
 
-    BackendChoice choice = choose_backend(device, cuda);
-    std::string text = "GDRHOOK_BACKEND=auto would pick " + choice.backend + ": " + choice.reason;
-    if (choice.backend == "none") {
-        r.problem(text);
-        r.advice("with no backend gdrhook tracks frees but pins nothing; fix the problems above");
-    } else {
-        r.ok(text);
-    }
+    report_pick(r, device, cuda);
 
     if (r.problems()) {
         out << "gdrhook doctor: " << r.problems() << " problem(s) found\n";

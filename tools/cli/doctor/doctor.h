@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "cache/backends/backend_rule.h"
 #include "cache/base/config.h"
 
 #include <cstdint>
@@ -43,16 +44,13 @@ struct NvmlFacts {
     std::vector<Bar1> bar1; // in the order of the bus ids asked for
 };
 
-// What /dev/gdrhook says through GDRHOOK_IOCTL_GET_VERSION.
+// What /dev/gdrhook says: the shim's own probe (cache/backends/
+// module_probe.h), and whether the file exists at all.
 struct GdrhookDeviceFacts {
     std::string path;
-    bool present = false;
-    bool opened = false;
-    std::string error; // open or ioctl failure, in words
-    int open_errno = 0;
-    uint32_t abi_major = 0, abi_minor = 0, features = 0;
-    uint64_t max_handles = 0, max_pinned_bytes = 0;
-    bool compatible = false; // ABI major equals the one this tool was built with
+    bool present = false; // stat() found it
+    ModuleFacts module;   // opened? GET_VERSION? ABI, features
+    std::string error;    // what went wrong, in words, or empty
 };
 
 CudaFacts probe_cuda(const std::string &library);
@@ -71,7 +69,8 @@ struct PlatformFacts {
 };
 PlatformFacts probe_platform(const std::string &root = "");
 
-// The backends this machine allows, whatever GDRHOOK_BACKEND says.
+// The backends this machine allows, whatever GDRHOOK_BACKEND says
+// (the module's side by the shim's rule, backend_rule.h).
 struct AllowedBackends {
     bool kmod = false;           // /dev/gdrhook with an nv-p2p provider
     bool pin_user_pages = false; // /dev/gdrhook pinning host pages
@@ -81,15 +80,11 @@ AllowedBackends allowed_backends(const GdrhookDeviceFacts &device, const CudaFac
 // "integrated", "discrete" or "kind unknown" for CudaFacts::Gpu::integrated.
 std::string gpu_kind(int integrated);
 
-// The backend GDRHOOK_BACKEND=auto picks: pin_user_pages when a GPU is
-// integrated and /dev/gdrhook pins host pages, else kmod when /dev/gdrhook
-// is usable, else dmabuf when every GPU supports DMA-BUF, else none. This
-// mirrors the shim's rule (cache/backends/select_backend.cpp) so the doctor can explain it.
-struct BackendChoice {
-    std::string backend;
-    std::string reason;
-};
-BackendChoice choose_backend(const GdrhookDeviceFacts &device, const CudaFacts &cuda);
+// What the shim would pick for `wanted` on this GPU: the shim's rule
+// (cache/backends/backend_rule.h) over the doctor's facts, the GPU's
+// attributes read as the shim reads them (unknown is no).
+BackendDecision judge_backend(Backend wanted, const GdrhookDeviceFacts &device,
+                              const CudaFacts::Gpu &gpu);
 
 // What a running process has loaded and was started with, from /proc:
 // gdrhook, UCX's libucm and its CUDA module (which installs UCX's own CUDA

@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // The doctor's question to the kernel module: is /dev/gdrhook there, can
-// this user open it, and does its ABI match the one this tool knows.
+// this user open it, and does its ABI match the one this tool knows. The
+// asking is the shim's probe (cache/backends/module_probe.h); here it is
+// put in words.
 #include "doctor/doctor.h"
 
-#include "cache/base/safe_file.h"
-#include "cache/base/unique_fd.h"
+#include "cache/backends/module_probe.h"
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 
-#include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -33,43 +32,38 @@ std::string describe_features(uint32_t features)
     return text.empty() ? "none" : text;
 }
 
+namespace {
+
+std::string problem_in_words(const ModuleFacts &module)
+{
+    if (!module.refused.empty())
+        return "it " + module.refused;
+    if (module.open_errno)
+        return std::string("cannot open: ") + std::strerror(module.open_errno);
+    if (!module.answers_version)
+        return std::string("GET_VERSION failed: ") + std::strerror(module.version_errno) +
+               (module.version_errno == ENOTTY ? " (not the gdrhook module's device)" : "");
+    if (!module.abi_fits)
+        return "ABI " + std::to_string(module.abi_major) + "." + std::to_string(module.abi_minor) +
+               ", this tool speaks " + std::to_string(GDRHOOK_ABI_MAJOR) + ".x";
+    return "";
+}
+
+} // namespace
+
 GdrhookDeviceFacts probe_gdrhook_device(const std::string &path)
 {
     GdrhookDeviceFacts facts;
     facts.path = path;
     struct stat st;
     if (stat(path.c_str(), &st) != 0) {
-        facts.open_errno = errno;
+        facts.module.open_errno = errno;
         facts.error = std::strerror(errno);
         return facts;
     }
     facts.present = true;
-    // A character device owned by root, never a file planted at its name.
-    OpenedFile opened = open_device(path.c_str());
-    UniqueFd fd(opened.fd);
-    if (!fd.valid()) {
-        facts.open_errno = opened.error;
-        facts.error = opened.error ? std::string("cannot open: ") + std::strerror(opened.error)
-                                   : "it " + opened.why;
-        return facts;
-    }
-    facts.opened = true;
-    gdrhook_ioc_version version = {};
-    if (ioctl(fd.get(), GDRHOOK_IOCTL_GET_VERSION, &version) != 0) {
-        facts.error = std::string("GET_VERSION failed: ") + std::strerror(errno) +
-                      (errno == ENOTTY ? " (not the gdrhook module's device)" : "");
-        return facts;
-    }
-    facts.abi_major = version.abi_major;
-    facts.abi_minor = version.abi_minor;
-    facts.features = version.features;
-    facts.max_handles = version.max_handles;
-    facts.max_pinned_bytes = version.max_pinned_bytes;
-    facts.compatible = version.abi_major == GDRHOOK_ABI_MAJOR;
-    if (!facts.compatible)
-        facts.error = "ABI " + std::to_string(version.abi_major) + "." +
-                      std::to_string(version.abi_minor) + ", this tool speaks " +
-                      std::to_string(GDRHOOK_ABI_MAJOR) + ".x";
+    facts.module = probe_module(path).facts;
+    facts.error = problem_in_words(facts.module);
     return facts;
 }
 

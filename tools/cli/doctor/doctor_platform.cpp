@@ -46,18 +46,6 @@ PlatformFacts probe_platform(const std::string &root)
     return facts;
 }
 
-AllowedBackends allowed_backends(const GdrhookDeviceFacts &device, const CudaFacts &cuda)
-{
-    AllowedBackends allowed;
-    const bool module = device.opened && device.compatible;
-    allowed.kmod = module && (device.features & GDRHOOK_FEATURE_NVP2P);
-    allowed.pin_user_pages = module && (device.features & GDRHOOK_FEATURE_HOST_PAGES);
-    allowed.dmabuf = cuda.initialised && !cuda.gpus.empty();
-    for (const auto &gpu : cuda.gpus)
-        allowed.dmabuf = allowed.dmabuf && gpu.dma_buf == 1;
-    return allowed;
-}
-
 std::string gpu_kind(int integrated)
 {
     return integrated == 1 ? "integrated" : integrated == 0 ? "discrete" : "kind unknown";
