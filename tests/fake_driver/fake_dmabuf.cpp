@@ -8,6 +8,7 @@
 #include "fake_state.h"
 
 #include <algorithm>
+#include <map>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,8 +23,13 @@ struct Export {
     uintptr_t base; // the allocation exported
     size_t size;
     bool host; // pinned host memory: not what cuMemGetInfo counts
+    bool pool; // stream-ordered memory, a pool's
 };
 std::vector<Export> exports; // driver().mutex
+
+// Freed pool memory an export held when its pool was trimmed or destroyed:
+// base -> size (driver().mutex).
+std::map<uintptr_t, size_t> kept_by_pools;
 
 bool still_open(const Export &e)
 {
@@ -58,7 +64,18 @@ size_t bytes_held_by_exports()
         }
     }
     exports.swap(open);
+    for (const auto &[base, size] : kept_by_pools)
+        if (std::find(counted.begin(), counted.end(), base) == counted.end())
+            held += size;
     return held;
+}
+
+void pool_releases_memory()
+{
+    kept_by_pools.clear();
+    for (const Export &e : exports)
+        if (e.pool && still_open(e) && driver().live.find(e.base) == driver().live.end())
+            kept_by_pools[e.base] = e.size;
 }
 
 bool in_mapped_range(uintptr_t ptr, size_t size)
@@ -93,7 +110,7 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
             return CUDA_ERROR_OUT_OF_MEMORY;
         struct stat st;
         fstat(fd, &st);
-        exports.push_back(Export{fd, st.st_ino, dptr, size, false});
+        exports.push_back(Export{fd, st.st_ino, dptr, size, false, false});
         *static_cast<int *>(handle) = fd;
         return CUDA_SUCCESS;
     }
@@ -119,7 +136,8 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct stat st;
     fstat(fd, &st);
-    exports.push_back(Export{fd, st.st_ino, it->first, it->second.size, it->second.host});
+    exports.push_back(
+        Export{fd, st.st_ino, it->first, it->second.size, it->second.host, it->second.pool});
     *static_cast<int *>(handle) = fd;
     return CUDA_SUCCESS;
 }
