@@ -210,3 +210,27 @@ TEST_CASE("an invalidated capture ends too: pinning resumes after it")
     CHECK(count_events(events, "pin", "cuMemAlloc_v2") == 1);
     check_every_pin_released_by_a_free(events);
 }
+
+TEST_CASE("an invalidated capture of the per-thread default stream through the runtime ends too")
+{
+    // A program built with per-thread default streams: the runtime's _ptsz
+    // calls reach the driver's per-thread-stream variants, where the handle
+    // 0 is the thread's own stream (the legacy one cannot be captured).
+    std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult plain = run_capture({"runtime_invalidated"}, log, false);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    RunResult run = run_capture({"runtime_invalidated"}, log, true);
+    INFO(run.output);
+    CHECK(output_field(run.output, "begin_capture") == 0);
+    REQUIRE(run.exit_status == 0);
+    // 900 cudaErrorStreamCaptureUnsupported, 901 ...Invalidated
+    CHECK(output_field(run.output, "alloc_during_capture") == 900);
+    CHECK(output_field(run.output, "end_capture") == 901);
+    std::vector<EventLine> events = read_recorded_events(log);
+    check_no_error_events(events);
+    // The allocation after the capture is pinned, not skipped as captured.
+    CHECK(count_events(events, "skip") == 0);
+    CHECK(count_events(events, "pin", "cuMemAlloc_v2") == 1);
+    check_every_pin_released_by_a_free(events);
+}
