@@ -8,7 +8,9 @@
 #include "fake_state.h"
 
 #include <algorithm>
+#include <dirent.h>
 #include <map>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,8 +20,7 @@ using namespace fake;
 namespace {
 
 struct Export {
-    int fd;
-    ino_t inode;    // tells our fd from a later file that reused its number
+    ino_t inode;    // the export, whatever number its holder gives it
     uintptr_t base; // the allocation exported
     size_t size;
     bool host; // pinned host memory: not what cuMemGetInfo counts
@@ -31,10 +32,23 @@ std::vector<Export> exports; // driver().mutex
 // base -> size (driver().mutex).
 std::map<uintptr_t, size_t> kept_by_pools;
 
-bool still_open(const Export &e)
+// The inodes of the process's open exports, whatever numbers they have
+// now: the holder may have moved one (F_DUPFD and close, as gdrhook does to
+// keep out of the program's numbers), and a number may name another file
+// since.
+std::set<ino_t> open_export_inodes()
 {
-    struct stat st;
-    return fstat(e.fd, &st) == 0 && st.st_ino == e.inode;
+    std::set<ino_t> open;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir)
+        return open;
+    while (dirent *entry = readdir(dir)) {
+        struct stat st;
+        if (entry->d_name[0] != '.' && fstatat(dirfd(dir), entry->d_name, &st, 0) == 0)
+            open.insert(st.st_ino);
+    }
+    closedir(dir);
+    return open;
 }
 
 } // namespace
@@ -45,11 +59,12 @@ size_t bytes_held_by_exports()
 {
     // Drop the exports whose fd was closed; count each freed allocation
     // that an open export still holds once.
+    const std::set<ino_t> inodes = open_export_inodes();
     std::vector<Export> open;
     std::vector<uintptr_t> counted;
     size_t held = 0;
     for (const Export &e : exports) {
-        if (!still_open(e))
+        if (!inodes.count(e.inode))
             continue;
         open.push_back(e);
         // Graph memory a trim or a destroyed executable graph unmapped is
@@ -73,8 +88,9 @@ size_t bytes_held_by_exports()
 void pool_releases_memory()
 {
     kept_by_pools.clear();
+    const std::set<ino_t> inodes = open_export_inodes();
     for (const Export &e : exports)
-        if (e.pool && still_open(e) && driver().live.find(e.base) == driver().live.end())
+        if (e.pool && inodes.count(e.inode) && driver().live.find(e.base) == driver().live.end())
             kept_by_pools[e.base] = e.size;
 }
 
@@ -110,7 +126,7 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
             return CUDA_ERROR_OUT_OF_MEMORY;
         struct stat st;
         fstat(fd, &st);
-        exports.push_back(Export{fd, st.st_ino, dptr, size, false, false});
+        exports.push_back(Export{st.st_ino, dptr, size, false, false});
         *static_cast<int *>(handle) = fd;
         return CUDA_SUCCESS;
     }
@@ -137,7 +153,7 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
     struct stat st;
     fstat(fd, &st);
     exports.push_back(
-        Export{fd, st.st_ino, it->first, it->second.size, it->second.host, it->second.pool});
+        Export{st.st_ino, it->first, it->second.size, it->second.host, it->second.pool});
     *static_cast<int *>(handle) = fd;
     return CUDA_SUCCESS;
 }

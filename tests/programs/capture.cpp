@@ -32,7 +32,9 @@
 //                          ROUNDS pools (default 1), each destroyed after
 //                          its N; prints pool_memory_kept_max=BYTES, the
 //                          most a destroyed pool left in use
-//   capture pool_release_idle N
+//   capture pool_release_idle N [no_threads]
+//                          (no_threads: the process may create no thread,
+//                          so the shim has no worker)
 //                          N pools, each with one allocation held through
 //                          gdrhook_get() across its cuMemFreeAsync; once
 //                          the shim's log holds that free (nothing else is
@@ -75,6 +77,7 @@
 #include <unistd.h>
 
 #include "library_registration.h"
+#include "no_new_threads.h"
 
 #include <cuda_runtime_api.h>
 
@@ -454,6 +457,12 @@ int pool_lookup(int count, int rounds)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    // The shim's worker cannot start: only the program's own calls can do
+    // what the shim promises before they return.
+    if (argc > 3 && !std::strcmp(argv[3], "no_threads") && !forbid_new_threads()) {
+        std::perror("seccomp");
+        return 1;
+    }
     CUcontext ctx = current_primary_context();
     if (!ctx)
         return failed("context setup", CUDA_ERROR_UNKNOWN);
