@@ -681,4 +681,8 @@ MUTANTS = [
          file="hook/entry_table.cpp", suites=["shim"], tests=["shim capture"],
          find="        bool better = !best || (entry.per_thread == per_thread && best->per_thread != per_thread) ||",
          replace="        bool better = !best || (per_thread && false) ||"),
+    dict(name="kmod_device_identity_skipped", promise="after the program closed gdrhook's /dev/gdrhook, unpins touch no file of the program's that got its number",
+         file="cache/backends/kmod_backend.cpp", suites=["kmod"], tests=["vm"], env=dict(GDRHOOK_VM_STEPS="closed_device"),
+         find="    if (device_.still_ours())\n        return true;",
+         replace="    if (device_.valid())\n        return true;"),
 ]

@@ -370,6 +370,7 @@ int test_move_notify();
 int test_node();
 int test_host_pages();
 int test_integrated();
+int test_closed_device();
 int test_tegra();
 
 } // namespace vmtest

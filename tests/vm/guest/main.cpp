@@ -28,6 +28,7 @@ int main(int argc, char **argv)
         {"node", vmtest::test_node},
         {"host_pages", vmtest::test_host_pages},
         {"integrated", vmtest::test_integrated},
+        {"closed_device", vmtest::test_closed_device},
         {"tegra", vmtest::test_tegra},
     };
     if (argc == 2)
