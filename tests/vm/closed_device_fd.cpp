@@ -10,7 +10,7 @@
 // file is still gdrhook's). Prints own_bytes_intact=0|1 and
 // own_fd_open=0|1; exit status 0 when both are 1 and every CUDA call
 // succeeded.
-#include <cuda.h>
+#include "tests/programs/driver_checks.h"
 
 #include <cerrno>
 #include <chrono>
@@ -56,12 +56,7 @@ int gdrhook_descriptor()
 
 int main()
 {
-    EXPECT(cuInit(0) == CUDA_SUCCESS);
-    CUdevice device;
-    CUcontext context;
-    EXPECT(cuDeviceGet(&device, 0) == CUDA_SUCCESS);
-    EXPECT(cuDevicePrimaryCtxRetain(&context, device) == CUDA_SUCCESS);
-    EXPECT(cuCtxSetCurrent(context) == CUDA_SUCCESS);
+    EXPECT(current_primary_context() != nullptr);
 
     // Pinned through the module as it is allocated: the shim's
     // /dev/gdrhook is open from here on.
