@@ -14,6 +14,19 @@
 #define CUDA_ENABLE_DEPRECATED 1
 #include <cuda_runtime_api.h>
 
+// Per-thread-stream variants of the driver's capture calls, which cuda.h
+// declares only through its per-thread macros (cudaTypedefs.h has their
+// PFN_*_ptsz types).
+extern "C" {
+CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream);
+CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                  const CUgraphNode *dependencies,
+                                                  const CUgraphEdgeData *dependencyData,
+                                                  size_t numDependencies, CUstreamCaptureMode mode);
+CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph);
+}
+
 // Per-thread-stream variants of the runtime entry points we wrap; the
 // runtime header declares only one spelling at a time.
 extern "C" {

@@ -68,9 +68,13 @@
     DRIVER(cuGraphExecDestroy, cuGraphExecDestroy, 10000, 0)                                       \
     /* stream capture (cache/base/capture.h) */                                                    \
     DRIVER(cuStreamBeginCapture, cuStreamBeginCapture, 10000, 0)                                   \
+    DRIVER(cuStreamBeginCapture_ptsz, cuStreamBeginCapture, 10000, 1)                              \
     DRIVER(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, 0)                                \
+    DRIVER(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010, 1)                           \
     DRIVER(cuStreamBeginCaptureToGraph, cuStreamBeginCaptureToGraph, 12030, 0)                     \
+    DRIVER(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph, 12030, 1)                \
     DRIVER(cuStreamEndCapture, cuStreamEndCapture, 10000, 0)                                       \
+    DRIVER(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, 1)                                  \
     /* resolution */                                                                               \
     DRIVER(cuGetProcAddress, cuGetProcAddress, 11030, 0)                                           \
     DRIVER(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)

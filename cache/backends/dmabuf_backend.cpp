@@ -58,9 +58,11 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     // A program the application execs must not inherit the export: the fd
     // would keep the freed GPU memory allocated for as long as it runs.
     fcntl(fd, F_SETFD, FD_CLOEXEC);
-    // Which file it is, remembered now (one fstat on the miss path): the
-    // unpin closes it only if the program has not closed it first.
-    out.fd = OwnedFd::adopt(fd, false);
+    // Moved out of the numbers the program's own opens take (its opens
+    // and its select() stay as without the shim), and which file it is
+    // remembered now (one fcntl and one fstat on the miss path): the unpin
+    // closes it only if the program has not closed it first.
+    out.fd = OwnedFd::adopt(fd, true);
     out.handle = 0;
     return Status::success();
 }

@@ -31,6 +31,8 @@ public:
     // (CUDA 13.0): the driver exports page-locked host memory too.
     bool pins_host_memory(int device) const override;
 
+    bool pins_hold_descriptors() const override { return true; }
+
     // close() of each fd: there is no batch form.
     Status unpin(Pin *pins, size_t count) override;
 

@@ -57,6 +57,10 @@ public:
     // with cuMemHostRegister (only by pinning its pages: pin_user_pages).
     virtual bool pins_registered_host_memory() const { return false; }
 
+    // Whether each pin holds a descriptor of the process (a dma-buf fd):
+    // the cache then keeps them within a budget (descriptor_budget.h).
+    virtual bool pins_hold_descriptors() const { return false; }
+
     // Releases every pin of the batch, even when some fail; returns the
     // first failure. The pins are left empty.
     virtual Status unpin(Pin *pins, size_t count) = 0;

@@ -15,6 +15,7 @@ const char *to_string(StatusCode code)
     case StatusCode::driver_error: return "driver_error";
     case StatusCode::io_error: return "io_error";
     case StatusCode::not_found: return "not_found";
+    case StatusCode::no_descriptors: return "no_descriptors";
     }
     return "?";
 }

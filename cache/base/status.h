@@ -13,14 +13,15 @@ namespace gdrhook {
 
 enum class StatusCode : unsigned char {
     ok,
-    no_device,    // the backend's device or driver support is absent
-    no_space,     // out of BAR space, handles or pinned-bytes budget
-    unsupported,  // the backend cannot pin this memory (ABI, kind)
-    managed,      // managed (unified) memory: never pinned
-    invalid,      // bad arguments, or memory that is not (or no longer) allocated
-    driver_error, // the CUDA driver refused, detail holds the CUresult
-    io_error,     // a system call failed, detail holds the errno
-    not_found,    // nothing registered there
+    no_device,      // the backend's device or driver support is absent
+    no_space,       // out of BAR space, handles or pinned-bytes budget
+    unsupported,    // the backend cannot pin this memory (ABI, kind)
+    managed,        // managed (unified) memory: never pinned
+    invalid,        // bad arguments, or memory that is not (or no longer) allocated
+    driver_error,   // the CUDA driver refused, detail holds the CUresult
+    io_error,       // a system call failed, detail holds the errno
+    not_found,      // nothing registered there
+    no_descriptors, // the budget of descriptors pins may hold is spent
 };
 
 struct Status {
@@ -52,6 +53,7 @@ inline int to_negative_errno(const Status &status)
     case StatusCode::driver_error: return -EIO;
     case StatusCode::io_error: return status.detail > 0 ? -status.detail : -EIO;
     case StatusCode::not_found: return -ENOENT;
+    case StatusCode::no_descriptors: return -EMFILE;
     }
     return -EIO;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/core/process_cache.h"
 
+#include "cache/backends/descriptor_budget.h"
 #include "cache/backends/kmod_backend.h"
 #include "cache/backends/select_backend.h"
 #include "cache/base/diagnostics.h"
@@ -84,6 +85,11 @@ RegistrationCache *create_cache(Runtime &rt)
     const int revocation_fd = choice.backend->revocation_fd();
 
     CacheOptions options = CacheOptions::from(rt.config);
+    if (choice.backend->pins_hold_descriptors()) {
+        options.max_descriptors = descriptor_budget(rt.descriptor_limit);
+        diagnostics().info("dma-buf pins hold at most {} descriptors (RLIMIT_NOFILE {} at start)",
+                           options.max_descriptors, rt.descriptor_limit);
+    }
     options.allocation_of = allocation_of;
     options.buffer_id = buffer_id_of;
     EventPipeline *pipeline = rt.pipeline;
@@ -139,10 +145,11 @@ void print_process_cache_statistics()
         any_skip += skips(static_cast<SkipReason>(r));
     if (any_skip)
         diagnostics().info("pin-on-alloc skips: {} capture, {} managed, {} ipc, {} host, "
-                           "{} not_exportable, {} unsupported",
+                           "{} not_exportable, {} unsupported, {} fd_budget",
                            skips(SkipReason::capture), skips(SkipReason::managed),
                            skips(SkipReason::ipc), skips(SkipReason::host),
-                           skips(SkipReason::not_exportable), skips(SkipReason::unsupported));
+                           skips(SkipReason::not_exportable), skips(SkipReason::unsupported),
+                           skips(SkipReason::fd_budget));
     RegistrationCache *cache = hot_line.cache.load(std::memory_order_acquire);
     if (!cache)
         return;

@@ -6,6 +6,7 @@
 // uses and fills the hot line (cache/prim/hot_line.h) for the hot path.
 #include "cache/core/runtime.h"
 
+#include "cache/backends/descriptor_budget.h"
 #include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
 #include "cache/core/process_cache.h"
@@ -184,6 +185,7 @@ void initialize(const DriverQueries &queries)
                        : hot_arena_allocate(sizeof(Runtime), alignof(Runtime));
     auto *rt = new (memory) Runtime();
     rt->pid = pid;
+    rt->descriptor_limit = soft_descriptor_limit();
     rt->config = std::move(config);
     rt->queries = queries;
     // Said before the configured level applies: a bad setting is always

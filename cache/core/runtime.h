@@ -31,8 +31,9 @@ struct Runtime {
     Unpinner *unpinner = nullptr;             // when pinning is on
     FreeSubscription cache_subscription = -1; // the cache's place among a free's listeners
     int pid = 0;
-    bool forked_child = false;    // made by fork() of a recording process
-    uint64_t written_at_fork = 0; // lines the pipeline had written then
+    bool forked_child = false;     // made by fork() of a recording process
+    uint64_t written_at_fork = 0;  // lines the pipeline had written then
+    uint64_t descriptor_limit = 0; // soft RLIMIT_NOFILE at start, 0: unlimited
     // The queue's cells, beside the log. Last: the members above keep the
     // places (and cache lines) the hot path finds them at.
     Journal journal;

@@ -24,7 +24,15 @@
 
 namespace gdrhook {
 
-enum class UnpinReason : uint8_t { invalidated, evicted, merged, stale, revoked, teardown };
+enum class UnpinReason : uint8_t {
+    invalidated,
+    evicted,
+    merged,
+    stale,
+    revoked,
+    teardown,
+    fd_budget, // made room under the budget of descriptors pins may hold
+};
 const char *to_string(UnpinReason reason);
 
 struct CacheEntry {

@@ -23,7 +23,11 @@ struct AllocationInfo {
 struct CacheOptions {
     uint64_t max_bytes = 0;       // 0: no byte budget
     uint64_t max_entries = 65536; // 0: no entry budget
-    bool verify = false;          // cross-check every hit against buffer_id
+    // Pins alive at once (made and not yet unpinned: indexed, retired or
+    // in flight) where each holds a descriptor; 0: no such budget
+    // (backends/descriptor_budget.h).
+    uint64_t max_descriptors = 0;
+    bool verify = false; // cross-check every hit against buffer_id
     // Widens a lookup to the whole allocation; may be empty.
     std::function<bool(uint64_t addr, AllocationInfo &out)> allocation_of;
     // CU_POINTER_ATTRIBUTE_BUFFER_ID of addr, 0 if unknown; may be empty.

@@ -5,6 +5,7 @@
 #include "cache/events/event_clock.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <new>
 #include <utility>
 
@@ -327,17 +328,48 @@ bool CacheWriter::pick_victims_locked(uint64_t need_bytes, uint64_t need_entries
     return !victims.empty();
 }
 
-bool CacheWriter::evict_for(uint64_t bytes)
+bool CacheWriter::evict_for(uint64_t bytes, uint64_t entries, UnpinReason reason)
 {
     std::unique_lock<std::mutex> lock(mu_);
     std::vector<IndexItem> victims;
-    if (!pick_victims_locked(bytes, 1, victims))
+    if (!pick_victims_locked(bytes, entries, victims))
         return false;
     std::sort(victims.begin(), victims.end(),
               [](const IndexItem &a, const IndexItem &b) { return a.start < b.start; });
     locked_stats_.evictions += victims.size();
-    publish_locked(victims, IndexItem{0, 0, nullptr}, UnpinReason::evicted);
+    publish_locked(victims, IndexItem{0, 0, nullptr}, reason);
     return true;
+}
+
+// Made and not yet unpinned, this thread's pin in flight left out: what
+// the index holds, what waits retired (held, or not yet reclaimed) and the
+// other threads' pins under way.
+uint64_t CacheWriter::descriptors_held() const
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t alive = locked_stats_.pins - unpins_.load(std::memory_order_relaxed);
+    const uint64_t others_in_flight = inflight_pins_.load(std::memory_order_relaxed) - 1;
+    return alive + others_in_flight;
+}
+
+bool CacheWriter::room_for_a_descriptor()
+{
+    if (!options_.max_descriptors)
+        return true;
+    // Retired pins nobody holds go first, then the least recently used
+    // pins leave the index (twice: the first pass may give recently hit
+    // ones their second chance); each is unpinned here, before the pin
+    // that needs its descriptor, and the worker logs it (reason fd_budget).
+    for (int round = 0; round < 3; ++round) {
+        const uint64_t held = descriptors_held();
+        if (held < options_.max_descriptors)
+            return true;
+        if (round > 0)
+            evict_for(0, held + 1 - options_.max_descriptors, UnpinReason::fd_budget);
+        reclaim_now_();
+        wake();
+    }
+    return descriptors_held() < options_.max_descriptors;
 }
 
 void CacheWriter::hash_remove_locked(const std::vector<IndexItem> &removed)
@@ -378,13 +410,17 @@ void CacheWriter::publish_locked(const std::vector<IndexItem> &removed, const In
 
 Status CacheWriter::pin_with_eviction(uint64_t start, uint64_t end, Pin &pin)
 {
+    if (!room_for_a_descriptor())
+        return Status::error(StatusCode::no_descriptors, EMFILE,
+                             "every descriptor of the dma-buf pins' budget is held by a pin in "
+                             "use: nothing pinned");
     for (int round = 0;; ++round) {
         Status status = backend_.pin(start, end - start, pin);
         if (status.code != StatusCode::no_space || round == 4)
             return status;
         // Out of BAR space: make room from the least recently used entries
         // and release them now, on this thread, then try again.
-        if (!evict_for(end - start))
+        if (!evict_for(end - start, 1, UnpinReason::evicted))
             return status;
         {
             std::lock_guard<std::mutex> lock(mu_);

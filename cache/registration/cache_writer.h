@@ -125,7 +125,12 @@ private:
     void hold_locked(ThreadRecord *record, CacheEntry *entry, HeldRegistration &held);
 
     // No lock held.
-    bool evict_for(uint64_t bytes);
+    bool evict_for(uint64_t bytes, uint64_t entries, UnpinReason reason);
+    // Under the descriptor budget, room for one more pin: the least
+    // recently used pins unpinned now on this thread where needed. False
+    // when every pin the budget allows is in use.
+    bool room_for_a_descriptor();
+    uint64_t descriptors_held() const;
     Status pin_with_eviction(uint64_t start, uint64_t end, Pin &pin);
 
     PinBackend &backend_;

@@ -37,6 +37,7 @@ bool as_skip(const Status &status, SkipReason &reason)
 {
     switch (status.code) {
     case StatusCode::managed: reason = SkipReason::managed; return true;
+    case StatusCode::no_descriptors: reason = SkipReason::fd_budget; return true;
     case StatusCode::unsupported:
         reason = capture_in_progress() ? SkipReason::capture : SkipReason::unsupported;
         return true;
@@ -66,6 +67,7 @@ const char *to_string(SkipReason reason)
     case SkipReason::host: return "host";
     case SkipReason::not_exportable: return "not_exportable";
     case SkipReason::unsupported: return "unsupported";
+    case SkipReason::fd_budget: return "fd_budget";
     case SkipReason::count: break;
     }
     return "unsupported";

@@ -42,6 +42,7 @@ enum class SkipReason : uint8_t {
                     // allocated where the device has no host dma-buf support)
     not_exportable, // the driver cannot export this kind (compressible: 999)
     unsupported,    // the backend cannot pin this memory
+    fd_budget,      // every descriptor the budget allows is held by a pin in use
     count
 };
 const char *to_string(SkipReason reason);

@@ -12,6 +12,7 @@ const char *to_string(UnpinReason reason)
     case UnpinReason::stale: return "stale";
     case UnpinReason::revoked: return "revoked";
     case UnpinReason::teardown: return "teardown";
+    case UnpinReason::fd_budget: return "fd_budget";
     }
     return "?";
 }

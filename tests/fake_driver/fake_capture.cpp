@@ -51,6 +51,16 @@ CUresult begin(const char *name, CUstream stream, CUstreamCaptureMode mode)
     return CUDA_SUCCESS;
 }
 
+// In the per-thread-stream variants the handle 0 is the calling thread's
+// default stream, which can be captured (the legacy one cannot).
+CUstream per_thread_stream(CUstream stream)
+{
+    static thread_local char default_stream;
+    return stream ? stream : reinterpret_cast<CUstream>(&default_stream);
+}
+
+CUresult end_capture(const char *name, CUstream stream, CUgraph *graph);
+
 } // namespace
 
 namespace fake {
@@ -132,9 +142,33 @@ CUresult cuStreamBeginCapture_v2(CUstream stream, CUstreamCaptureMode mode)
     return begin("cuStreamBeginCapture_v2", stream, mode);
 }
 
+// The per-thread-stream variants (per_thread_stream()).
+CUresult cuStreamBeginCapture_ptsz(CUstream stream)
+{
+    return begin("cuStreamBeginCapture_ptsz", per_thread_stream(stream),
+                 CU_STREAM_CAPTURE_MODE_GLOBAL);
+}
+CUresult cuStreamBeginCapture_v2_ptsz(CUstream stream, CUstreamCaptureMode mode)
+{
+    return begin("cuStreamBeginCapture_v2_ptsz", per_thread_stream(stream), mode);
+}
+
 CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
 {
-    if (CUresult injected = count_call("cuStreamEndCapture"))
+    return end_capture("cuStreamEndCapture", stream, graph);
+}
+CUresult cuStreamEndCapture_ptsz(CUstream stream, CUgraph *graph)
+{
+    return end_capture("cuStreamEndCapture_ptsz", per_thread_stream(stream), graph);
+}
+
+} // extern "C"
+
+namespace {
+
+CUresult end_capture(const char *name, CUstream stream, CUgraph *graph)
+{
+    if (CUresult injected = count_call(name))
         return injected;
     if (!graph)
         return CUDA_ERROR_INVALID_VALUE;
@@ -153,6 +187,10 @@ CUresult cuStreamEndCapture(CUstream stream, CUgraph *graph)
     *graph = captured;
     return CUDA_SUCCESS;
 }
+
+} // namespace
+
+extern "C" {
 
 // What a stream captures into: status, capture id, graph (the parts
 // programs and the shim ask for).

@@ -14,6 +14,9 @@
 
 extern "C" {
 cudaError_t CUDARTAPI cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream);
+cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+                                                  enum cudaStreamCaptureMode mode);
+cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *graph);
 cudaError_t CUDARTAPI cudaGetDriverEntryPoint_ptsz(const char *, void **, unsigned long long,
                                                    enum cudaDriverEntryPointQueryResult *);
 cudaError_t CUDARTAPI cudaGetDriverEntryPointByVersion_ptsz(const char *, void **, unsigned int,
@@ -48,7 +51,28 @@ template <typename F> F driver_function(const char *base, bool per_thread = fals
 
 cudaError_t to_runtime(CUresult rc)
 {
-    return rc == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+    switch (rc) {
+    case CUDA_SUCCESS: return cudaSuccess;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: return cudaErrorStreamCaptureUnsupported;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: return cudaErrorStreamCaptureInvalidated;
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+// Stream capture through the driver function cuGetProcAddress answers,
+// the per-thread-stream variant for the _ptsz entry points (where the
+// handle 0 is the thread's default stream).
+cudaError_t begin_capture(cudaStream_t stream, cudaStreamCaptureMode mode, bool per_thread)
+{
+    auto begin =
+        driver_function<decltype(&cuStreamBeginCapture_v2)>("cuStreamBeginCapture", per_thread);
+    return to_runtime(begin(reinterpret_cast<CUstream>(stream), CUstreamCaptureMode(mode)));
+}
+
+cudaError_t end_capture(cudaStream_t stream, cudaGraph_t *graph, bool per_thread)
+{
+    auto end = driver_function<decltype(&cuStreamEndCapture)>("cuStreamEndCapture", per_thread);
+    return to_runtime(end(reinterpret_cast<CUstream>(stream), reinterpret_cast<CUgraph *>(graph)));
 }
 
 thread_local int current_device = 0;
@@ -128,6 +152,26 @@ cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream)
         return cudaSuccess;
     return to_runtime(driver_function<decltype(&cuMemFreeAsync_ptsz)>("cuMemFreeAsync", true)(
         reinterpret_cast<CUdeviceptr>(devPtr), reinterpret_cast<CUstream>(stream)));
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    return begin_capture(stream, mode, false);
+}
+
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    return begin_capture(stream, mode, true);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph)
+{
+    return end_capture(stream, graph, false);
+}
+
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *graph)
+{
+    return end_capture(stream, graph, true);
 }
 
 cudaError_t cudaMallocHost(void **ptr, size_t size)

@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <dirent.h>
+#include <map>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,18 +21,35 @@ using namespace fake;
 namespace {
 
 struct Export {
-    int fd;
-    ino_t inode;    // tells our fd from a later file that reused its number
+    ino_t inode;    // the export, whatever number its holder gives it
     uintptr_t base; // the allocation exported
     size_t size;
     bool host; // pinned host memory: not what cuMemGetInfo counts
+    bool pool; // stream-ordered memory, a pool's
 };
 std::vector<Export> exports; // driver().mutex
 
-bool still_open(const Export &e)
+// Freed pool memory an export held when its pool was trimmed or destroyed:
+// base -> size (driver().mutex).
+std::map<uintptr_t, size_t> kept_by_pools;
+
+// The inodes of the process's open exports, whatever numbers they have
+// now: the holder may have moved one (F_DUPFD and close, as gdrhook does to
+// keep out of the program's numbers), and a number may name another file
+// since.
+std::set<ino_t> open_export_inodes()
 {
-    struct stat st;
-    return fstat(e.fd, &st) == 0 && st.st_ino == e.inode;
+    std::set<ino_t> open;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir)
+        return open;
+    while (dirent *entry = readdir(dir)) {
+        struct stat st;
+        if (entry->d_name[0] != '.' && fstatat(dirfd(dir), entry->d_name, &st, 0) == 0)
+            open.insert(st.st_ino);
+    }
+    closedir(dir);
+    return open;
 }
 
 } // namespace
@@ -40,11 +60,12 @@ size_t bytes_held_by_exports()
 {
     // Drop the exports whose fd was closed; count each freed allocation
     // that an open export still holds once.
+    const std::set<ino_t> inodes = open_export_inodes();
     std::vector<Export> open;
     std::vector<uintptr_t> counted;
     size_t held = 0;
     for (const Export &e : exports) {
-        if (!still_open(e))
+        if (!inodes.count(e.inode))
             continue;
         open.push_back(e);
         // Graph memory a trim or a destroyed executable graph unmapped is
@@ -59,7 +80,19 @@ size_t bytes_held_by_exports()
         }
     }
     exports.swap(open);
+    for (const auto &[base, size] : kept_by_pools)
+        if (std::find(counted.begin(), counted.end(), base) == counted.end())
+            held += size;
     return held;
+}
+
+void pool_releases_memory()
+{
+    kept_by_pools.clear();
+    const std::set<ino_t> inodes = open_export_inodes();
+    for (const Export &e : exports)
+        if (e.pool && inodes.count(e.inode) && driver().live.find(e.base) == driver().live.end())
+            kept_by_pools[e.base] = e.size;
 }
 
 bool in_mapped_range(uintptr_t ptr, size_t size)
@@ -94,7 +127,7 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
             return CUDA_ERROR_OUT_OF_MEMORY;
         struct stat st;
         fstat(fd, &st);
-        exports.push_back(Export{fd, st.st_ino, dptr, size, false});
+        exports.push_back(Export{st.st_ino, dptr, size, false, false});
         *static_cast<int *>(handle) = fd;
         return CUDA_SUCCESS;
     }
@@ -120,7 +153,8 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
         return CUDA_ERROR_OUT_OF_MEMORY;
     struct stat st;
     fstat(fd, &st);
-    exports.push_back(Export{fd, st.st_ino, it->first, it->second.size, it->second.host});
+    exports.push_back(
+        Export{st.st_ino, it->first, it->second.size, it->second.host, it->second.pool});
     *static_cast<int *>(handle) = fd;
     return CUDA_SUCCESS;
 }

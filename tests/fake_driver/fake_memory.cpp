@@ -455,12 +455,14 @@ CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *)
     return create_handle("cuMemPoolCreate", pool);
 }
 // The pool's memory goes once its queued frees are done, which the fake
-// does now (it does not track which pool a block came from).
+// does now (it does not track which pool a block came from), except what
+// an open export holds then (pool_releases_memory()).
 CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
     {
         std::lock_guard<std::mutex> lock(driver().mutex);
         complete_stream_frees(nullptr, true);
+        pool_releases_memory();
     }
     return destroy_handle("cuMemPoolDestroy", pool);
 }
@@ -468,7 +470,11 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t)
 {
     if (CUresult injected = count_call("cuMemPoolTrimTo"))
         return injected;
-    return pool ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    pool_releases_memory();
+    return CUDA_SUCCESS;
 }
 
 CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int)

@@ -23,6 +23,9 @@ struct ProcEntry {
     }
 
 extern "C" CUresult cuGetProcAddress(const char *, void **, int, cuuint64_t);
+extern "C" CUresult cuStreamBeginCapture_ptsz(CUstream);
+extern "C" CUresult cuStreamBeginCapture_v2_ptsz(CUstream, CUstreamCaptureMode);
+extern "C" CUresult cuStreamEndCapture_ptsz(CUstream, CUgraph *);
 extern "C" CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t,
                                         CUdriverProcAddressQueryResult *);
 
@@ -92,8 +95,11 @@ const ProcEntry table[] = {
     ENTRY(cuStreamDestroy, 4000, false, cuStreamDestroy_v2),
     ENTRY(cuStreamSynchronize, 2000, false, cuStreamSynchronize),
     ENTRY(cuStreamBeginCapture, 10000, false, cuStreamBeginCapture),
+    ENTRY(cuStreamBeginCapture, 10000, true, cuStreamBeginCapture_ptsz),
     ENTRY(cuStreamBeginCapture, 10010, false, cuStreamBeginCapture_v2),
+    ENTRY(cuStreamBeginCapture, 10010, true, cuStreamBeginCapture_v2_ptsz),
     ENTRY(cuStreamEndCapture, 10000, false, cuStreamEndCapture),
+    ENTRY(cuStreamEndCapture, 10000, true, cuStreamEndCapture_ptsz),
     ENTRY(cuStreamIsCapturing, 10000, false, cuStreamIsCapturing),
     ENTRY(cuThreadExchangeStreamCaptureMode, 10010, false, cuThreadExchangeStreamCaptureMode),
     ENTRY(cuStreamGetCaptureInfo, 11030, false, cuStreamGetCaptureInfo_v2),

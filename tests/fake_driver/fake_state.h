@@ -121,6 +121,11 @@ template <typename Handle> CUresult destroy_handle(const char *name, Handle hand
 // mutex held; below_4g: for the 32-bit device pointers before CUDA 3.2
 uintptr_t allocate_block(size_t size, bool host, bool below_4g = false);
 size_t bytes_held_by_exports(); // mutex held: freed, still exported
+// A pool's trim or destroy (mutex held): it gives back the freed pool
+// memory no export holds; what an export holds at that moment stays with
+// the pool, counted as used even once the export closes, until the next
+// trim or destroy.
+void pool_releases_memory();
 // The cuMemMap'ed range containing [ptr, ptr + size), if any (mutex held).
 bool in_mapped_range(uintptr_t ptr, size_t size);
 void release_block(uintptr_t addr); // mutex held

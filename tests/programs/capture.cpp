@@ -32,7 +32,9 @@
 //                          ROUNDS pools (default 1), each destroyed after
 //                          its N; prints pool_memory_kept_max=BYTES, the
 //                          most a destroyed pool left in use
-//   capture pool_release_idle N
+//   capture pool_release_idle N [no_threads]
+//                          (no_threads: the process may create no thread,
+//                          so the shim has no worker)
 //                          N pools, each with one allocation held through
 //                          gdrhook_get() across its cuMemFreeAsync; once
 //                          the shim's log holds that free (nothing else is
@@ -46,6 +48,14 @@
 //                          refuses it), ended with
 //                          CUDA_ERROR_STREAM_CAPTURE_INVALIDATED; then a
 //                          cuMemAlloc and cuMemFree (frees_made=1)
+//   capture runtime_invalidated
+//                          the same through the runtime, as a program built
+//                          with per-thread default streams makes it:
+//                          cudaStreamBeginCapture_ptsz of its default stream
+//                          (begin_capture=RC), a cudaMalloc the driver
+//                          refuses, cudaStreamEndCapture_ptsz
+//                          (cudaErrorStreamCaptureInvalidated); then a
+//                          cudaMalloc and cudaFree (frees_made=1)
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
 //                          mapped and freed (frees_made=3; a GPU without
 //                          compression: nothing, frees_made=0)
@@ -67,6 +77,17 @@
 #include <unistd.h>
 
 #include "library_registration.h"
+#include "no_new_threads.h"
+
+#include <cuda_runtime_api.h>
+
+// The per-thread-default-stream spellings, which the runtime header
+// declares only when a program is built with per-thread default streams.
+extern "C" {
+cudaError_t CUDARTAPI cudaStreamBeginCapture_ptsz(cudaStream_t stream,
+                                                  enum cudaStreamCaptureMode mode);
+cudaError_t CUDARTAPI cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *graph);
+}
 
 namespace {
 
@@ -193,6 +214,27 @@ int invalidated()
     CUdeviceptr after = 0;
     CHECK_CU(cuMemAlloc(&after, 4 << 20));
     CHECK_CU(cuMemFree(after));
+    std::printf("frees_made=1\n");
+    return 0;
+}
+
+int runtime_invalidated()
+{
+    cudaStream_t own_default = nullptr; // the thread's, with the _ptsz calls
+    const cudaError_t begin = cudaStreamBeginCapture_ptsz(own_default, cudaStreamCaptureModeGlobal);
+    std::printf("begin_capture=%d\n", int(begin));
+    if (begin != cudaSuccess)
+        return 1;
+    void *refused = nullptr;
+    std::printf("alloc_during_capture=%d\n", int(cudaMalloc(&refused, 4 << 20)));
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture_ptsz(own_default, &graph);
+    std::printf("end_capture=%d\n", int(end));
+    if (end != cudaErrorStreamCaptureInvalidated)
+        return 1;
+    void *after = nullptr;
+    if (cudaMalloc(&after, 4 << 20) != cudaSuccess || cudaFree(after) != cudaSuccess)
+        return failed("cudaMalloc/cudaFree after the capture", CUDA_ERROR_UNKNOWN);
     std::printf("frees_made=1\n");
     return 0;
 }
@@ -415,6 +457,12 @@ int pool_lookup(int count, int rounds)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    // The shim's worker cannot start: only the program's own calls can do
+    // what the shim promises before they return.
+    if (argc > 3 && !std::strcmp(argv[3], "no_threads") && !forbid_new_threads()) {
+        std::perror("seccomp");
+        return 1;
+    }
     CUcontext ctx = current_primary_context();
     if (!ctx)
         return failed("context setup", CUDA_ERROR_UNKNOWN);
@@ -428,6 +476,8 @@ int main(int argc, char **argv)
         return cross_free(ctx);
     if (!std::strcmp(mode, "invalidated"))
         return invalidated();
+    if (!std::strcmp(mode, "runtime_invalidated"))
+        return runtime_invalidated();
     if (!std::strcmp(mode, "pool_release_idle")) {
         CUdevice dev;
         CHECK_CU(cuCtxGetDevice(&dev));
@@ -448,6 +498,6 @@ int main(int argc, char **argv)
     std::fprintf(
         stderr,
         "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N [ROUNDS]]|"
-        "pool_release_idle [N]|invalidated|compressible|vmm\n");
+        "pool_release_idle [N]|invalidated|runtime_invalidated|compressible|vmm\n");
     return 2;
 }

@@ -11,8 +11,12 @@
 // same_registration=0|1 (the three name one pinned range),
 // device_base_matches=0|1 (base is told in the device address asked with),
 // pins_during=N misses_during=N (the cache's counts across the gets),
-// get_after_free=RC (the device address after cudaFreeHost). Exit
-// status 0 when every CUDA call succeeded.
+// get_after_free=RC (the device address after cudaFreeHost), and where the
+// device address differs, for a second allocation whose size is not a page
+// multiple (its last page holds bytes past its end, inside its pinned
+// range) get_last_byte=RC and get_device_end=RC: gdrhook_get by the device
+// address of its last byte and of its end (one past the last byte, not
+// memory of the allocation). Exit status 0 when every CUDA call succeeded.
 #include "driver_checks.h"
 
 #include "include/gdrhook.h"
@@ -88,6 +92,24 @@ int main()
             if (r->opaque[0] || r->opaque[2])
                 put(r);
     }
+    void *odd = nullptr;
+    constexpr size_t odd_size = size - 100;
+    if (cudaHostAlloc(&odd, odd_size, cudaHostAllocMapped) != cudaSuccess)
+        return failed("cudaHostAlloc", CUDA_ERROR_UNKNOWN);
+    void *odd_device = nullptr;
+    if (cudaHostGetDevicePointer(&odd_device, odd, 0) != cudaSuccess)
+        return failed("cudaHostGetDevicePointer", CUDA_ERROR_UNKNOWN);
+    if (get && put && odd_device != odd) {
+        gdrhook_registration last{}, end{};
+        const int get_last = get(static_cast<char *>(odd_device) + odd_size - 1, 1, &last);
+        const int get_end = get(static_cast<char *>(odd_device) + odd_size, 1, &end);
+        std::printf("get_last_byte=%d get_device_end=%d\n", get_last, get_end);
+        for (gdrhook_registration *r : {&last, &end})
+            if (r->opaque[0] || r->opaque[2])
+                put(r);
+    }
+    if (cudaFreeHost(odd) != cudaSuccess)
+        return failed("cudaFreeHost", CUDA_ERROR_UNKNOWN);
     if (cudaFreeHost(host) != cudaSuccess)
         return failed("cudaFreeHost", CUDA_ERROR_UNKNOWN);
     if (get) {

@@ -54,3 +54,11 @@ inline void check_every_pin_released_by_a_free(const std::vector<EventLine> &eve
         if (e["ev"] == "unpin")
             CHECK(e["reason"] == "invalidated");
 }
+
+// The gdrhook CLI with `args` (GDRHOOK_CLI, a build path).
+inline RunResult run_cli(const std::vector<std::string> &args)
+{
+    std::vector<std::string> argv = {build_path("GDRHOOK_CLI")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_program(argv, {});
+}

@@ -194,7 +194,7 @@ list_libraries() { # program: ldd's output for it
 	fi
 }
 msg "packing the shim and the fake driver from $B"
-dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes $B/tests/vm/integrated_host_pins $B/tools/gdrhook"
+dyn="$B/hook/libgdrhook.so $B/tests/fake_driver/libcuda.so.1 $B/tests/programs/alloc_cycle $B/tests/vm/fake_free_revokes $B/tests/vm/integrated_host_pins $B/tests/vm/closed_device_fd $B/tools/gdrhook"
 mkdir -p "$COMMON/opt/gdrhook"
 for f in $dyn; do
 	[ -f "$f" ] || die "$f missing (build $B first)"

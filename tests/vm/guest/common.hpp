@@ -390,6 +390,7 @@ int test_node();
 int test_host_pages();
 int test_pin_limits();
 int test_integrated();
+int test_closed_device();
 int test_tegra();
 
 } // namespace vmtest

@@ -29,6 +29,7 @@ int main(int argc, char **argv)
         {"host_pages", vmtest::test_host_pages},
         {"pin_limits", vmtest::test_pin_limits},
         {"integrated", vmtest::test_integrated},
+        {"closed_device", vmtest::test_closed_device},
         {"tegra", vmtest::test_tegra},
     };
     if (argc == 2)
