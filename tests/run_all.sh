@@ -99,7 +99,15 @@ for s in cache; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then sanitizer_suites+=("$s"); fi
 done
 
-run_suites build-test all -Dwerror=true -- "${all_suites[@]}"
+# build-test without debug info: the mutation check's scratch build
+# (tests/mutants/run.py) uses the same compiler options, so that with
+# ccache (.ci/run installs it) its first build is build-test's objects
+# again, not a second cold compile of the tree. -Werror is left out of
+# ccache's hash (the mutants build without it, where a mutant's warning must
+# not count as a catch): build-test runs first and fails on any warning, so
+# nothing it did not compile cleanly is in the cache for the mutants.
+export CCACHE_IGNOREOPTIONS=-Werror
+run_suites build-test all -Dwerror=true -Ddebug=false -- "${all_suites[@]}"
 if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     run_suites build-asan needed -Db_sanitize=address,undefined -Db_lundef=false -- "${sanitizer_suites[@]}"
     run_suites build-tsan needed -Db_sanitize=thread -- "${sanitizer_suites[@]}"
@@ -136,7 +144,7 @@ if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     # qemu-user on 2 shared cores, 100,000 keep every check of the test.
     GDRHOOK_VM_ARM64_HEADERS=$arm64_headers \
         GDRHOOK_STRESS_CYCLES=${GDRHOOK_AARCH64_STRESS_CYCLES:-100000} \
-        run_suites build-aarch64 needed --cross-file cross/aarch64-linux-gnu.ini -Dwerror=true \
+        run_suites build-aarch64 needed --cross-file cross/aarch64-linux-gnu.ini -Dwerror=true -Ddebug=false \
         -- "${aarch64_suites[@]}"
     # Without the tool the shim's and stress suites check less: a setup
     # error here too (an arm64 library missing), not a smaller suite.
