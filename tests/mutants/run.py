@@ -113,11 +113,20 @@ class Clock:
         return f"build {self.build:.0f} s, tests {self.tests:.0f} s"
 
 
+def build_targets(build, targets, scratch, log):
+    """ninja for these targets; none to build is nothing to do (ninja with
+    no target would build the whole tree: a mutant of a script or of the
+    module did that, and again after each compiled mutant's restore)."""
+    if not targets:
+        return 0
+    return run(["ninja", "-C", build, *targets], scratch, log)
+
+
 def run_stage(build, scratch, log, tests, names, env, clock=None):
     """Builds what `names` need and runs them, stopping at the first
     failure. Returns "stale", the failing test's name, or None."""
     clock = clock or Clock()
-    if clock.timed("build", lambda: run(["ninja", "-C", build, *tests.targets(names)], scratch, log)):
+    if clock.timed("build", lambda: build_targets(build, tests.targets(names), scratch, log)):
         return "stale"
     status = clock.timed("tests", lambda: run(
         ["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
@@ -160,7 +169,7 @@ class Build:
         self.tests = MesonTests(self.dir)
         every_test = [n for m in self.mutants for stage in stages(self.tests, m) for n in stage]
         configured = time.time()
-        if run(["ninja", "-C", self.dir, *self.tests.targets(every_test)], self.scratch, self.log):
+        if build_targets(self.dir, self.tests.targets(every_test), self.scratch, self.log):
             return f"mutants: the unmutated tree does not build{name} (see {self.log})"
         built = time.time()
         # A test that fails without a mutant would catch every mutant. The
