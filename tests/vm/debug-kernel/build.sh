@@ -42,7 +42,12 @@ missing=
 for opt in $(grep -E '^CONFIG_[A-Z0-9_]+=[ym]' "$HERE/gdrhook-debug.config"); do
 	grep -qx "$opt" .config || missing="$missing $opt"
 done
-[ -z "$missing" ] || { echo "debug kernel: dropped by olddefconfig:$missing" >&2; exit 1; }
+# and every option it leaves out must stay out (another option's select
+# brings one back).
+for opt in $(sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1/p' "$HERE/gdrhook-debug.config"); do
+	! grep -q "^$opt=" .config || missing="$missing $opt(set)"
+done
+[ -z "$missing" ] || { echo "debug kernel: changed by olddefconfig:$missing" >&2; exit 1; }
 make -s -j"$(nproc)" bzImage modules >build.log 2>&1 || { tail -40 build.log >&2; exit 1; }
 release=$(make -s kernelrelease)
 out=$CACHE/$release
