@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -190,90 +189,6 @@ class Build:
         return None
 
 
-def module_only(m):
-    """A mutant of the module alone: its edit is in kmod/ (not the uapi
-    headers the tree's programs include) and only the kmod suite judges
-    it. Nothing meson compiles changes with it."""
-    return (m["file"].startswith("kmod/") and not m["file"].startswith("kmod/uapi/")
-            and m["suites"] == ["kmod"] and not m.get("cross"))
-
-
-class Lane:
-    """Mutants applied one at a time to one scratch tree, with its own
-    builds. Two lanes run side by side (main): the module's mutants, whose
-    time is the VM booting under emulation, beside the rest, whose time is
-    compiling and short tests."""
-
-    def __init__(self, mutants, tally):
-        self.mutants, self.tally = mutants, tally
-        self.scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
-        self.log = os.path.join(self.scratch, "mutants.log")
-        copy_tree(self.scratch)
-        self.builds = {}
-        for m in mutants:
-            cross = m.get("cross")
-            if cross not in self.builds:
-                self.builds[cross] = Build(self.scratch, self.log, cross, [])
-            self.builds[cross].mutants.append(m)
-
-    def prepare(self):
-        for build in self.builds.values():
-            problem = build.prepare()
-            if problem:
-                return problem
-        return None
-
-    def run(self):
-        for m in self.mutants:
-            try:
-                self.tally.report(m, *self.try_mutant(m))
-            except Exception as error:  # counted, never lost with its thread
-                self.tally.report(m, "stale", f"run.py: {error!r}")
-
-    def try_mutant(self, m):
-        """Applies m, runs its stages, restores the file. Returns (outcome,
-        what to print after the name)."""
-        build = self.builds[m.get("cross")]
-        path = os.path.join(self.scratch, m["file"])
-        with open(path) as f:
-            original = f.read()
-        if original.count(m["find"]) != 1:
-            return "stale", f"STALE: its edit matches {original.count(m['find'])} times in {m['file']}"
-        with open(path, "w") as f:
-            f.write(original.replace(m["find"], m["replace"]))
-        began = time.time()
-        clock = Clock()
-        try:
-            outcome = None
-            for stage in stages(build.tests, m):
-                outcome = run_stage(build.dir, self.scratch, self.log, build.tests, stage,
-                                    mutant_environment(m, self.scratch), clock)
-                if outcome:
-                    break
-        finally:
-            with open(path, "w") as f:
-                f.write(original)
-        took = f"({time.time() - began:.0f} s: {clock})"
-        if outcome == "stale":
-            return "stale", f"STALE: does not build {took}"
-        if outcome:
-            return "caught", f"caught by {outcome} {took}"
-        return "survived", f"SURVIVED ({m['promise']}) {took}"
-
-
-class Tally:
-    """The lanes' verdicts: one line each, whole, as they come."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.counts = {"caught": 0, "survived": 0, "stale": 0}
-
-    def report(self, m, outcome, line):
-        with self.lock:
-            self.counts[outcome] += 1
-            print(f"{m['name']:34} {line}", flush=True)
-
-
 def main(argv):
     only = None
     keep = "--keep" in argv
@@ -284,29 +199,62 @@ def main(argv):
         for m in mutants:
             print(f"{m['name']:34} {m['promise']}")
         return 0
+    scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
+    log = os.path.join(scratch, "mutants.log")
+    copy_tree(scratch)
     started = time.time()
-    tally = Tally()
-    lanes = [Lane(group, tally) for group in
-             ([m for m in mutants if not module_only(m)], [m for m in mutants if module_only(m)])
-             if group]
-    for lane in lanes:
-        problem = lane.prepare()
+    builds = {}
+    for m in mutants:
+        cross = m.get("cross")
+        if cross not in builds:
+            builds[cross] = Build(scratch, log, cross, [])
+        builds[cross].mutants.append(m)
+    for build in builds.values():
+        problem = build.prepare()
         if problem:
             print(problem)
             return 1
-    threads = [threading.Thread(target=lane.run) for lane in lanes]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    caught, survived, broken = (tally.counts[k] for k in ("caught", "survived", "stale"))
+    caught = survived = broken = 0
+    for m in mutants:
+        build = builds[m.get("cross")]
+        path = os.path.join(scratch, m["file"])
+        with open(path) as f:
+            original = f.read()
+        if original.count(m["find"]) != 1:
+            print(f"{m['name']:34} STALE: its edit matches {original.count(m['find'])} times in {m['file']}")
+            broken += 1
+            continue
+        with open(path, "w") as f:
+            f.write(original.replace(m["find"], m["replace"]))
+        began = time.time()
+        clock = Clock()
+        try:
+            outcome = None
+            for stage in stages(build.tests, m):
+                outcome = run_stage(build.dir, scratch, log, build.tests, stage,
+                                    mutant_environment(m, scratch), clock)
+                if outcome:
+                    break
+            took = f"({time.time() - began:.0f} s: {clock})"
+            if outcome == "stale":
+                print(f"{m['name']:34} STALE: does not build {took}")
+                broken += 1
+            elif outcome:
+                caught += 1
+                print(f"{m['name']:34} caught by {outcome} {took}")
+            else:
+                survived += 1
+                print(f"{m['name']:34} SURVIVED ({m['promise']}) {took}")
+        finally:
+            with open(path, "w") as f:
+                f.write(original)
+        sys.stdout.flush()
     print(f"{caught} caught, {survived} survived" + (f", {broken} stale" if broken else "") +
           f" ({time.time() - started:.0f} s)")
-    for lane in lanes:
-        if not keep:
-            shutil.rmtree(lane.scratch, ignore_errors=True)
-        else:
-            print(f"scratch tree kept: {lane.scratch}")
+    if not keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        print(f"scratch tree kept: {scratch}")
     return 1 if survived or broken or caught == 0 else 0
 
 
