@@ -96,13 +96,41 @@ def stages(tests, m):
     return [stage for stage in (first, rest) if stage]
 
 
-def run_stage(build, scratch, log, tests, names, env):
+class Clock:
+    """Where a mutant's seconds go: compiling, and running its tests."""
+
+    def __init__(self):
+        self.build = self.tests = 0.0
+
+    def timed(self, what, function):
+        began = time.time()
+        try:
+            return function()
+        finally:
+            setattr(self, what, getattr(self, what) + time.time() - began)
+
+    def __str__(self):
+        return f"build {self.build:.0f} s, tests {self.tests:.0f} s"
+
+
+def build_targets(build, targets, scratch, log):
+    """ninja for these targets; none to build is nothing to do (ninja with
+    no target would build the whole tree: a mutant of a script or of the
+    module did that, and again after each compiled mutant's restore)."""
+    if not targets:
+        return 0
+    return run(["ninja", "-C", build, *targets], scratch, log)
+
+
+def run_stage(build, scratch, log, tests, names, env, clock=None):
     """Builds what `names` need and runs them, stopping at the first
     failure. Returns "stale", the failing test's name, or None."""
-    if run(["ninja", "-C", build, *tests.targets(names)], scratch, log):
+    clock = clock or Clock()
+    if clock.timed("build", lambda: build_targets(build, tests.targets(names), scratch, log)):
         return "stale"
-    status = run(["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
-                  "--maxfail", "1", *names], scratch, log, env)
+    status = clock.timed("tests", lambda: run(
+        ["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
+         "--maxfail", "1", *names], scratch, log, env))
     failed = first_failure(build)
     if status != 0 or failed:
         return failed or "meson test"
@@ -127,6 +155,7 @@ class Build:
         """Configures, builds and runs the mutants' first tests unmutated.
         Returns an error line, or None."""
         name = f" for {self.cross}" if self.cross else ""
+        began = time.time()
         # Compiling is most of the run's time: no debug info, and only what
         # the mutants' tests need is built. The optimization stays the
         # project's (-O2): at -O0 a forked child's test stopped catching
@@ -139,8 +168,10 @@ class Build:
             return f"mutants: the unmutated tree does not configure{name} (see {self.log})"
         self.tests = MesonTests(self.dir)
         every_test = [n for m in self.mutants for stage in stages(self.tests, m) for n in stage]
-        if run(["ninja", "-C", self.dir, *self.tests.targets(every_test)], self.scratch, self.log):
+        configured = time.time()
+        if build_targets(self.dir, self.tests.targets(every_test), self.scratch, self.log):
             return f"mutants: the unmutated tree does not build{name} (see {self.log})"
+        built = time.time()
         # A test that fails without a mutant would catch every mutant. The
         # module's tests are left out: the VM suite has just run them, and
         # this build does not compile the module.
@@ -152,6 +183,9 @@ class Build:
                                         mutant_environment({"suites": []}, self.scratch))
         if failed:
             return f"mutants: the unmutated tree fails {failed}{name} (see {self.log})"
+        print(f"mutants: {os.path.basename(self.dir)} prepared in {time.time() - began:.0f} s "
+              f"(setup {configured - began:.0f} s, build {built - configured:.0f} s, "
+              f"unmutated tests {time.time() - built:.0f} s)", flush=True)
         return None
 
 
@@ -193,14 +227,15 @@ def main(argv):
         with open(path, "w") as f:
             f.write(original.replace(m["find"], m["replace"]))
         began = time.time()
+        clock = Clock()
         try:
             outcome = None
             for stage in stages(build.tests, m):
                 outcome = run_stage(build.dir, scratch, log, build.tests, stage,
-                                    mutant_environment(m, scratch))
+                                    mutant_environment(m, scratch), clock)
                 if outcome:
                     break
-            took = f"({time.time() - began:.0f} s)"
+            took = f"({time.time() - began:.0f} s: {clock})"
             if outcome == "stale":
                 print(f"{m['name']:34} STALE: does not build {took}")
                 broken += 1
