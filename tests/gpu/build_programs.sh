@@ -17,8 +17,10 @@ nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
 nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
 nvcc -O2 -arch=sm_90 "$here/ipc.cu" -o "$bin/ipc"
 nvcc -O2 -arch=sm_90 "$here/capture_graph.cu" -L"$stubs" -lcuda -o "$bin/capture_graph"
+# capture.cpp's per-thread-stream case goes through the runtime (shared,
+# as the shim's runtime wrappers need it).
 g++ -O2 -I"$cuda/include" -I"$root" "$root/tests/programs/capture.cpp" -L"$stubs" -lcuda \
-    -lpthread -ldl -o "$bin/capture"
+    -L"$cuda/lib64" -lcudart -Wl,-rpath,"$cuda/lib64" -lpthread -ldl -o "$bin/capture"
 g++ -O2 -I"$cuda/include" "$here/two_gpus.cpp" -L"$stubs" -lcuda -o "$bin/two_gpus"
 g++ -O2 -I"$cuda/include" -I"$root" "$root/tests/programs/graph_memory.cpp" -L"$stubs" -lcuda \
     -lpthread -ldl -o "$bin/graph_memory"
