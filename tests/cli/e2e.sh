@@ -329,7 +329,9 @@ run_arguments)
     # (a program whose name starts with '-' follows --).
     run 2 run --no-such-option true; has "$err" "unknown option --no-such-option"
     run 2 run --no-such-option -- true; has "$err" "--no-such-option"
-    run 127 run --no-summary -- -not-an-option; has "$err" "-not-an-option"
+    # (Under emulation a failed exec shows only as the status, as above.)
+    run 127 run --no-summary -- -not-an-option
+    [ -n "$emulator" ] || has "$err" "-not-an-option"
     ;;
 run_signals)
     # Issue 39, items 7, 8 and 14: gdrhook run treats signals as env and
@@ -344,44 +346,50 @@ run_signals)
     # SIGQUIT), the rest default, the signal mask as it was.
     # (Leaving out signals 32 and 33: glibc's posix_spawn starts every
     # program with those two, its own, ignored; no program may use them.)
-    dispositions='set -- $(sed -n "s/^Sig\(Ign\|Blk\):[[:space:]]*/0x/p" /proc/self/status)
-        printf "blocked %x ignored %x\n" $(($1)) $(($2 & ~0x180000000))'
-    # Started with USR2 and ALRM blocked (as python3 below leaves them).
-    blocked() { python3 -c 'import os, signal, sys
+    # Natively only: qemu-user keeps the guest's dispositions in tables of
+    # its own and installs host handlers, which the host's exec of the
+    # program resets, so an ignored signal arrives at the default there
+    # and qemu's own signals show as ignored, with or without gdrhook.
+    if [ -z "$emulator" ]; then
+        dispositions='set -- $(sed -n "s/^Sig\(Ign\|Blk\):[[:space:]]*/0x/p" /proc/self/status)
+            printf "blocked %x ignored %x\n" $(($1)) $(($2 & ~0x180000000))'
+        # Started with USR2 and ALRM blocked (as python3 below leaves them).
+        blocked() { python3 -c 'import os, signal, sys
 signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR2, signal.SIGALRM})
 os.execvp(sys.argv[1], sys.argv[1:])' "$@"; }
-    for mask in unchanged blocked; do
-        wrap=; [ "$mask" = blocked ] && wrap=blocked
-        for ignored in '' HUP INT,QUIT TERM HUP,INT,QUIT,TERM,PIPE,USR1; do
-            direct=$($wrap env ${ignored:+--ignore-signal=$ignored} sh -c "$dispositions")
-            $wrap env ${ignored:+--ignore-signal=$ignored} $emulator "$GDRHOOK" run --no-summary -- \
-                sh -c "$dispositions" >"$out" 2>"$err" || fail "gdrhook run failed"
-            [ "$(cat "$out")" = "$direct" ] ||
-                fail "with ${ignored:-nothing} ignored (mask $mask) the program got $(cat "$out"), not $direct as without gdrhook"
+        for mask in unchanged blocked; do
+            wrap=; [ "$mask" = blocked ] && wrap=blocked
+            for ignored in '' HUP INT,QUIT TERM HUP,INT,QUIT,TERM,PIPE,USR1; do
+                direct=$($wrap env ${ignored:+--ignore-signal=$ignored} sh -c "$dispositions")
+                $wrap env ${ignored:+--ignore-signal=$ignored} $emulator "$GDRHOOK" run --no-summary -- \
+                    sh -c "$dispositions" >"$out" 2>"$err" || fail "gdrhook run failed"
+                [ "$(cat "$out")" = "$direct" ] ||
+                    fail "with ${ignored:-nothing} ignored (mask $mask) the program got $(cat "$out"), not $direct as without gdrhook"
+            done
         done
-    done
-    # Under nohup the job survives a hangup of its process group, as it
-    # does without gdrhook; a background job (SIGINT and SIGQUIT ignored)
-    # survives the Ctrl-C meant for the shell.
-    survives() { # SIGNAL IGNORE-LIST
-        rm -f "$tmp/started"
-        setsid env --ignore-signal="$2" $emulator "$GDRHOOK" run --no-summary -- \
-            sh -c ': >"$0"; sleep 1; echo survived' "$tmp/started" >"$out" 2>"$err" &
-        leader=$!
-        tries=0
-        until [ -e "$tmp/started" ]; do
-            tries=$((tries + 1)); [ "$tries" -lt 500 ] || fail "the program did not start"
-            sleep 0.01
-        done
-        kill -s "$1" -- "-$leader" || fail "cannot signal process group $leader"
-        wait "$leader"
-        status=$?
-        [ "$status" = 0 ] && has "$out" survived ||
-            fail "with $2 ignored, a SIG$1 to the job's group ended it (status $status)"
-    }
-    survives HUP HUP
-    survives INT INT,QUIT
-    survives QUIT INT,QUIT
+        # Under nohup the job survives a hangup of its process group, as it
+        # does without gdrhook; a background job (SIGINT and SIGQUIT ignored)
+        # survives the Ctrl-C meant for the shell.
+        survives() { # SIGNAL IGNORE-LIST
+            rm -f "$tmp/started"
+            setsid env --ignore-signal="$2" $emulator "$GDRHOOK" run --no-summary -- \
+                sh -c ': >"$0"; sleep 1; echo survived' "$tmp/started" >"$out" 2>"$err" &
+            leader=$!
+            tries=0
+            until [ -e "$tmp/started" ]; do
+                tries=$((tries + 1)); [ "$tries" -lt 500 ] || fail "the program did not start"
+                sleep 0.01
+            done
+            kill -s "$1" -- "-$leader" || fail "cannot signal process group $leader"
+            wait "$leader"
+            status=$?
+            [ "$status" = 0 ] && has "$out" survived ||
+                fail "with $2 ignored, a SIG$1 to the job's group ended it (status $status)"
+        }
+        survives HUP HUP
+        survives INT INT,QUIT
+        survives QUIT INT,QUIT
+    fi
     # A SIGTERM to gdrhook alone is passed on; the status is the
     # program's, 128+N for a death by signal N.
     run 143 run --no-summary -- sh -c 'kill -TERM $PPID; exec sleep 5'

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // A program that holds many allocations and still opens its own files
-// (issue 39): at a soft RLIMIT_NOFILE of 1024 (set here, then the program
-// runs itself again, so that the limit is the one it starts with), it
+// (issue 39): at a soft RLIMIT_NOFILE of 1024 (set here, before its first
+// CUDA call, which is when the shim starts and reads the limit), it
 // allocates 1,100 buffers of 1 MiB with cuMemAlloc and keeps them, then
 // opens /dev/null 512 times. Prints
 //   fds_after_allocs=N  descriptors open once every buffer is allocated
@@ -42,7 +42,7 @@ int open_descriptors()
 
 } // namespace
 
-int main(int argc, char **argv)
+int main()
 {
     rlimit limit = {};
     getrlimit(RLIMIT_NOFILE, &limit);
@@ -52,11 +52,7 @@ int main(int argc, char **argv)
             std::perror("setrlimit");
             return 1;
         }
-        execv("/proc/self/exe", argv);
-        std::perror("execv");
-        return 1;
     }
-    (void)argc;
     if (!current_primary_context())
         return failed("context setup", CUDA_ERROR_UNKNOWN);
     std::vector<CUdeviceptr> held(buffers);

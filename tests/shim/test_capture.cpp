@@ -7,6 +7,9 @@
 // what it must answer under GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf.
 #include "program_runs.h"
 
+#include <cstdlib>
+#include <vector>
+
 namespace {
 
 RunResult run_capture(const std::vector<std::string> &args, const std::string &log, bool shim)
@@ -177,8 +180,15 @@ TEST_CASE("a pool trim or destroy with nothing else queued unpins what a put lef
     // With the worker, which the put wakes and which mostly unpins first;
     // and in a process that may create no thread, where the shim has no
     // worker and nothing but the trim or destroy itself can unpin in time
-    // (the fake driver keeps what an export holds at that moment).
-    for (const char *threads : {"threads", "no_threads"}) {
+    // (the fake driver keeps what an export holds at that moment). qemu-user
+    // refuses seccomp filters (they would judge its own host calls): under
+    // it (a cross build's tests) only the first, whose checks still hold;
+    // the native build runs both.
+    const char *emulator = std::getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    std::vector<const char *> setups = {"threads"};
+    if (!emulator || !*emulator)
+        setups.push_back("no_threads");
+    for (const char *threads : setups) {
         INFO(threads);
         std::string log = make_temp_dir() + "/events.jsonl";
         const int rounds = 10; // trims and destroys, alternating
