@@ -23,8 +23,9 @@
 #   log check    the same, a log with lost events, a forged journal beside
 #                a link [log_inputs_refused, symlink_recovery, full_disk, full_at_start]
 #   log timeline the same inputs; a link planted at the SVG's name [log_inputs_refused]
-#   log recover  forged journals, links at the log's name, torn lines of
-#                another writer [symlink_recovery, torn_line, died_before_freeing]
+#   log recover  forged journals, links at the log's and the journal's
+#                names, torn lines of another writer [symlink_recovery,
+#                symlinked_journal, torn_line, died_before_freeing]
 #   doctor       a link or a FIFO at the device's name [doctor_device]
 #   node         links at the textfile's temporary and final names, another
 #                user's textfile [prometheus_planted]
