@@ -24,9 +24,11 @@ commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -q . && echo " and local edits" || true)
 # Maintainer and changelog signer: whoever builds (Debian's DEBFULLNAME and
 # DEBEMAIL, else git's user.name and user.email); the project has no
-# mailing address of its own.
-name=${DEBFULLNAME:-$(git -C "$ROOT" config user.name || echo gdrhook)}
-email=${DEBEMAIL:-$(git -C "$ROOT" config user.email || echo "root@$(hostname -f)")}
+# mailing address of its own. A machine with neither (a fresh one) signs as
+# an address that cannot exist (.invalid, RFC 2606), which lintian takes,
+# where root@ a one-label host name was two errors.
+name=${DEBFULLNAME:-$(git -C "$ROOT" config user.name || echo "gdrhook packages")}
+email=${DEBEMAIL:-$(git -C "$ROOT" config user.email || echo "packages@gdrhook.invalid")}
 sed -i "s|@MAINTAINER@|$name <$email>|" "$STAGE/debian/control"
 cat >"$STAGE/debian/changelog" <<CHANGELOG
 gdrhook ($VERSION) unstable; urgency=medium

@@ -84,9 +84,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(gdrhook::to_string(config.log_level) && gdrhook::to_string(config.backend) &&
             gdrhook::to_string(config.pin));
 
-    for (const std::string &line : diagnostics)
-        require(line.rfind("gdrhook: GDRHOOK_", 0) == 0 &&
-                line.find("is not valid") != std::string::npos);
+    // Each line names what it refused: a GDRHOOK_ variable, or the
+    // launcher's rank variable the parser read (the first one set).
+    for (const std::string &line : diagnostics) {
+        const bool setting = line.rfind("gdrhook: GDRHOOK_", 0) == 0 &&
+                             line.find("is not valid") != std::string::npos;
+        bool rank = false;
+        for (const char *variable : gdrhook::rank_variables)
+            rank = rank || (line.rfind("gdrhook: " + std::string(variable) + "='", 0) == 0 &&
+                            line.find("is not a rank") != std::string::npos);
+        require(setting || rank);
+    }
 
     // A size variable is either taken as written (digits and a suffix only)
     // or rejected by name, with its default kept.
