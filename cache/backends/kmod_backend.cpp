@@ -44,6 +44,21 @@ int checked_ioctl(int fd, unsigned long request, void *argument)
     }
 }
 
+// Why the module refused a pin, in words a user can act on: host pages
+// are charged to the opener's RLIMIT_MEMLOCK unless it holds
+// CAP_IPC_LOCK, every pin to the per-user cap (kmod/README.md, "Access
+// model").
+const char *refusal(int error, bool nvp2p)
+{
+    if (error == ENOMEM && !nvp2p)
+        return "GDRHOOK_IOCTL_PIN refused: host pages past the opener's RLIMIT_MEMLOCK (raise "
+               "`ulimit -l`, or run with CAP_IPC_LOCK); not pinned";
+    if (error == ENOSPC)
+        return "GDRHOOK_IOCTL_PIN refused: the module's cap on pinned bytes for this file or "
+               "user is reached; not pinned";
+    return "GDRHOOK_IOCTL_PIN failed";
+}
+
 Status from_errno(int error, const char *what)
 {
     switch (error) {
@@ -112,7 +127,7 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     request.user_tag = addr;
     std::shared_lock<std::shared_mutex> in_flight(pins_in_flight_);
     if (int error = checked_ioctl(device_.get(), GDRHOOK_IOCTL_PIN, &request))
-        return from_errno(error, "GDRHOOK_IOCTL_PIN failed");
+        return from_errno(error, refusal(error, nvp2p));
     out.handle = request.handle;
     std::lock_guard<std::mutex> lock(held_mutex_);
     held_[request.handle] = false;

@@ -12,6 +12,13 @@
 // cuMemHostUnregister return only once the pin is gone, and the pages
 // going back to the system revokes nothing (the pin was released before
 // the real free). Exit status 0: all held.
+//
+// With INTEGRATED_MEMLOCK_64K=1 the program first drops CAP_IPC_LOCK and
+// sets its RLIMIT_MEMLOCK to 64 KiB, as an ordinary user's process runs:
+// the module refuses to pin its 1 MiB (issue 39, item 11), and the program
+// must not notice: the allocation, the free and the exit are as without
+// the shim, nothing is pinned, gdrhook_get finds nothing, and the shim's
+// log says why (the guest step reads it).
 #include <cuda.h>
 
 #include "include/gdrhook.h"
@@ -21,8 +28,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <linux/capability.h>
 #include <string>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define EXPECT(cond)                                                                               \
     do {                                                                                           \
@@ -50,10 +61,44 @@ using PutFn = int (*)(gdrhook_registration *);
 
 constexpr size_t kSize = 1 << 20;
 
+// An ordinary user's limits, before the shim opens /dev/gdrhook (the
+// module judges CAP_IPC_LOCK by the opener's credentials).
+void drop_to_memlock_64k()
+{
+    const rlimit limit{64 * 1024, 64 * 1024};
+    EXPECT(setrlimit(RLIMIT_MEMLOCK, &limit) == 0);
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    EXPECT(syscall(SYS_capget, &header, data) == 0);
+    data[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+    data[CAP_TO_INDEX(CAP_IPC_LOCK)].permitted &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+    EXPECT(syscall(SYS_capset, &header, data) == 0);
+}
+
+// The module refuses the pin; the program goes on as without the shim.
+int memlock_refused(GetFn get)
+{
+    const uint64_t live0 = module_counter("pins_live");
+    void *host = nullptr;
+    EXPECT(cuMemHostAlloc(&host, kSize, 0) == CUDA_SUCCESS);
+    memset(host, 0x5a, kSize);
+    EXPECT(module_counter("pins_live") == live0);
+    gdrhook_registration reg{};
+    EXPECT(get(host, 4096, &reg) != 0);
+    EXPECT(cuMemFreeHost(host) == CUDA_SUCCESS);
+    EXPECT(module_counter("pins_live") == live0);
+    printf("integrated_host_pins: past RLIMIT_MEMLOCK nothing pinned, the program unaffected\n");
+    return 0;
+}
+
 } // namespace
 
 int main()
 {
+    const char *memlock = getenv("INTEGRATED_MEMLOCK_64K");
+    const bool limited = memlock && strcmp(memlock, "1") == 0;
+    if (limited)
+        drop_to_memlock_64k();
     EXPECT(cuInit(0) == CUDA_SUCCESS);
     CUdevice device;
     CUcontext context;
@@ -67,6 +112,8 @@ int main()
     auto get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "gdrhook_get"));
     auto put = reinterpret_cast<PutFn>(dlsym(RTLD_DEFAULT, "gdrhook_put"));
     EXPECT(get && put); // the shim is preloaded
+    if (limited)
+        return memlock_refused(get);
 
     const uint64_t live0 = module_counter("pins_live");
     const uint64_t revoked0 = module_counter("revocations");
