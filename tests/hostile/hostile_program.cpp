@@ -12,7 +12,10 @@
 //       N/2 pairs (with FILE: and waits until FILE has something in it, so
 //       that whoever writes it has it open), then does what many daemons
 //       do: closes every descriptor
-//       from 3 up (close_range) and opens 8 files of its own in DIR. Then
+//       from 3 up (close_range) and opens 8 files of its own in DIR, the
+//       first of them moved (dup3) onto the numbers it held before the
+//       close (gdrhook's, which moves its own high), as a program that
+//       puts its files at fixed numbers does. Then
 //       it frees the 4 buffers, makes N/2 more pairs, and after each writes
 //       one line to each of its files. At the end it reads its files back:
 //       each must hold exactly its lines and its descriptor must still be
@@ -33,11 +36,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <string>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -84,6 +89,23 @@ void close_from_3()
 
 constexpr int own_files = 8;
 
+// The numbers open from 3 up (gdrhook's log, journal and pins, here).
+std::vector<int> open_descriptors_from_3()
+{
+    std::vector<int> numbers;
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir)
+        return numbers;
+    const int listing = dirfd(dir);
+    while (const dirent *entry = readdir(dir)) {
+        const int fd = atoi(entry->d_name);
+        if (fd >= 3 && fd != listing)
+            numbers.push_back(fd);
+    }
+    closedir(dir);
+    return numbers;
+}
+
 std::string expected_line(int file, long round)
 {
     return "file " + std::to_string(file) + " round " + std::to_string(round) + "\n";
@@ -112,6 +134,7 @@ int closefrom(long n, const char *dir, const char *wait_for)
 
     if (wait_for)
         wait_for_content(wait_for);
+    const std::vector<int> held = open_descriptors_from_3();
     close_from_3();
     int fds[own_files];
     std::string expected[own_files];
@@ -121,6 +144,16 @@ int closefrom(long n, const char *dir, const char *wait_for)
         if (fds[f] < 0) {
             fprintf(stderr, "hostile_program: cannot open %s: %s\n", path.c_str(), strerror(errno));
             return 1;
+        }
+        // Onto a number held before, at once: no file of its own sits there.
+        const size_t at = static_cast<size_t>(f);
+        if (at < held.size() && held[at] != fds[f]) {
+            if (dup3(fds[f], held[at], O_CLOEXEC) < 0) {
+                fprintf(stderr, "hostile_program: dup3 onto %d: %s\n", held[at], strerror(errno));
+                return 1;
+            }
+            close(fds[f]);
+            fds[f] = held[at];
         }
     }
     for (CUdeviceptr p : big) {
