@@ -38,8 +38,6 @@ struct Status {
     }
 };
 
-const char *to_string(StatusCode code);
-
 // The negative errno the public C API returns for a Status.
 inline int to_negative_errno(const Status &status)
 {
