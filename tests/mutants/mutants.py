@@ -319,11 +319,11 @@ MUTANTS = [
          replace="if (held_[file].empty()) {"),
     # --- the module (one kernel, the steps that apply) ----------------------
     dict(name="kmod_checkpatch_report", promise="kmod/ is clean under checkpatch.pl --strict",
-         file="kmod/nv_p2p_abi.h", suites=["kmod"], tests=["kernel_style"],
+         file="kmod/nv_p2p_abi.h", suites=["kmod"], tests=["kernel_checkpatch"],
          find="\tu64 physical_address;",
          replace="\tuint64_t physical_address;"),
     dict(name="kmod_sparse_report", promise="kmod/ is clean under sparse (its lock contexts annotated)",
-         file="kmod/pin_table.c", suites=["kmod"], tests=["kernel_style"],
+         file="kmod/pin_table.c", suites=["kmod"], tests=["kernel_sparse"],
          find="\t__releases(&gdrhook_callbacks_srcu)\n",
          replace=""),
     dict(name="kmod_anyone_reads_events", promise="only the opener's process reads its events",

@@ -140,6 +140,7 @@ def run_stage(build, scratch, log, tests, names, env, clock=None):
 # A mutant with `cross` is built for that architecture with the cross
 # file here and its suites run under the file's exe_wrapper (qemu-user).
 CROSS_FILES = {"aarch64": "cross/aarch64-linux-gnu.ini"}
+CCACHE_CROSS_FILES = {"aarch64": "cross/ccache-aarch64.ini"}
 
 
 class Build:
@@ -164,6 +165,12 @@ class Build:
         options = ["-Ddebug=false"]
         if self.cross:
             options += ["--cross-file", os.path.join(self.scratch, CROSS_FILES[self.cross])]
+            # ccache, as tests/run_all.sh's aarch64 leg has it: that leg's
+            # objects again, not a second cold compile under the cross
+            # compiler.
+            ccache_file = os.path.join(self.scratch, CCACHE_CROSS_FILES[self.cross])
+            if shutil.which("ccache") and os.path.exists(ccache_file):
+                options += ["--cross-file", ccache_file]
         if run(["meson", "setup", *options, self.dir], self.scratch, self.log):
             return f"mutants: the unmutated tree does not configure{name} (see {self.log})"
         self.tests = MesonTests(self.dir)

@@ -6,10 +6,19 @@
 #    linux-source-6.1 (the three files it reads, extracted once into
 #    ~/.cache/gdrhook/checkpatch/VERSION, or GDRHOOK_CHECKPATCH names a
 #    checkpatch.pl beside its spelling.txt);
-#  - sparse (make C=2: every file, whether rebuilt or not) over gdrhook.ko
-#    and the test modules, against the amd64 headers find-kdir.sh finds.
-# A missing checker is a failure, not a skip.
+#  - sparse (make C=1 in a new folder: every file as it compiles) over
+#    gdrhook.ko and the test modules, against the amd64 headers
+#    find-kdir.sh finds.
+# A missing checker is a failure, not a skip. An argument, checkpatch or
+# sparse, runs that checker alone: the suite runs them as two tests, so a
+# mutant that one of them catches waits for that one only.
 set -eu
+only=${1:-}
+case $only in
+'' | checkpatch | sparse) ;;
+*) echo "check_kernel_style: unknown checker '$only' (checkpatch or sparse)" && exit 2 ;;
+esac
+wanted() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-style.XXXXXX")
@@ -35,7 +44,9 @@ ignored_in() {
 }
 
 checkpatch=${GDRHOOK_CHECKPATCH:-}
-if [ -z "$checkpatch" ]; then
+if ! wanted checkpatch; then
+	:
+elif [ -z "$checkpatch" ]; then
 	src=/usr/src/linux-source-6.1.tar.xz
 	if [ -r "$src" ]; then
 		version=$(dpkg-query -W -f '${Version}' linux-source-6.1)
@@ -50,7 +61,9 @@ if [ -z "$checkpatch" ]; then
 		checkpatch=$cache/scripts/checkpatch.pl
 	fi
 fi
-if [ -z "$checkpatch" ] || [ ! -f "$checkpatch" ]; then
+if ! wanted checkpatch; then
+	:
+elif [ -z "$checkpatch" ] || [ ! -f "$checkpatch" ]; then
 	fail "no checkpatch.pl (apt-get install linux-source-6.1)"
 else
 	cd "$ROOT/kmod"
@@ -70,27 +83,29 @@ else
 	echo "check_kernel_style: checkpatch --strict ran on $(ls *.c *.h include/uapi/*.h test_provider/*.[ch] test_provider/tegra/*.c test_provider/tegra/linux/*.h test_exporter/*.[ch] | grep -vc gdrhook_config.h) files"
 fi
 
-if ! command -v sparse >/dev/null 2>&1; then
+if ! wanted sparse; then
+	:
+elif ! command -v sparse >/dev/null 2>&1; then
 	fail "sparse not found (apt-get install sparse)"
 elif ! kdir=$("$ROOT/kmod/find-kdir.sh"); then
 	fail "no kernel headers for sparse (apt-get install linux-headers-amd64)"
 else
-	# build.sh makes the probe results the sources need; C=2 then checks
-	# every file again.
-	MAKEFLAGS=-j2 "$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/out" "$kdir" --test-provider >"$WORK/build.log" 2>&1 ||
-		{ cat "$WORK/build.log"; fail "module build against $kdir"; }
+	# Sparse on every file as it compiles (KBUILD_CHECKSRC=1, the
+	# environment's spelling of make C=1): $WORK is new, so every file
+	# compiles. One pass, where building first and checking again with
+	# C=2 took twice as long.
+	sparse_build() { # out-dir flag [NV_P2P_H]
+		NV_P2P_H=${3:-} KBUILD_CHECKSRC=1 MAKEFLAGS=-j2 \
+			"$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/$1" "$kdir" "$2" >"$WORK/$1.log" 2>&1 ||
+			{ cat "$WORK/$1.log"; fail "module build ($2) against $kdir"; }
+		if grep -E ': (warning|error):' "$WORK/$1.log"; then
+			fail "sparse reports in the $2 build"
+		fi
+	}
+	sparse_build out --test-provider
 	# And the Tegra flavour with its test provider (the probe picks it
 	# for the tests' Tegra nv-p2p.h).
-	NV_P2P_H=$ROOT/kmod/test_provider/tegra/linux/nv-p2p.h MAKEFLAGS=-j2 \
-		"$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/out-tegra" "$kdir" --tegra-test-provider >"$WORK/build.log" 2>&1 ||
-		{ cat "$WORK/build.log"; fail "Tegra module build against $kdir"; }
-	for m in out/src out/src/test_provider out/src/test_exporter out-tegra/src out-tegra/src/test_provider/tegra; do
-		make -C "$kdir" M="$WORK/$m" C=2 modules >"$WORK/sparse.log" 2>&1 ||
-			{ cat "$WORK/sparse.log"; fail "make C=2 in $m"; }
-		if grep -E ': (warning|error):' "$WORK/sparse.log"; then
-			fail "sparse reports in $m"
-		fi
-	done
+	sparse_build out-tegra --tegra-test-provider "$ROOT/kmod/test_provider/tegra/linux/nv-p2p.h"
 	echo "check_kernel_style: sparse ran against $kdir"
 fi
 
