@@ -10,7 +10,8 @@
 #           on srun's standard error and in the summary beside the logs,
 #           while a sibling job of the same user holds a pin all along;
 #   leftover a job that leaves a process holding its pin is named, with the
-#           process, and its verdict fails.
+#           process, and its verdict fails;
+#   planted  a job whose log folder another user made runs without gdrhook.
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -134,7 +135,9 @@ as_user() {
         env LD_LIBRARY_PATH="$tmp/bin" SLURM_CONF="$SLURM_CONF" "$@"
 }
 
-# view PID: PID's /proc entry in the view, its fake dma-bufs made dma-bufs.
+# view PID: PID's /proc entry in the view, its fake dma-bufs made dma-bufs
+# of the size holds_pin pins (the fake driver's memfds are empty).
+pinned=$((4 << 20))
 view() {
     local pid=$1 dir=$tmp/view/$1 fd link
     mkdir -p "$dir/fd" "$dir/fdinfo"
@@ -144,7 +147,7 @@ view() {
         case $link in /memfd:fake-dmabuf*) ;; *) continue ;; esac
         ln -s "$link" "$dir/fd/${fd##*/}"
         { cat "/proc/$pid/fdinfo/${fd##*/}"
-          printf 'size:\t%s\nexp_name:\tfake-dmabuf\n' "$(stat -L -c %s "$fd")"; } >"$dir/fdinfo/${fd##*/}"
+          printf 'size:\t%s\nexp_name:\tfake-dmabuf\n' "$pinned"; } >"$dir/fdinfo/${fd##*/}"
     done
     ls "$dir/fd" | grep -q . || fail "process $pid holds no fake dma-buf"
 }
@@ -191,10 +194,24 @@ touch "$tmp/run/leftover.viewed"
 wait "$srun_pid"
 job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/leftover.out")
 leftover=$(cat "$tmp/run/leftover.ready")
-has "$tmp/leftover.err" "gdrhook: job $job step 0 on $host: FAILED; left 1 pin(s), "
+has "$tmp/leftover.err" "gdrhook: job $job step 0 on $host: FAILED; left 1 pin(s), 4 MiB, "
 has "$tmp/leftover.err" "held by pid $leftover (holds_pin); log check: problems in 1 log(s)"
 has "$logs/$user/$job/$host.step0.verdict.txt" "pid $leftover (holds_pin) fd"
 grep -q "gdrhook: job $job step 0 on $host: FAILED" "$tmp/log/slurmd.log" ||
     fail "slurmd's log lacks the verdict: $(tail -20 "$tmp/log/slurmd.log")"
+
+# planted: another user made the folder a job's logs would go to; the job
+# runs without gdrhook, and says so, rather than log into it.
+victim=daemon
+mkdir -m 777 "$logs/$victim" && chown "$user" "$logs/$victim"
+setpriv --reuid="$victim" --regid="$(id -g "$victim")" --clear-groups \
+    env SLURM_CONF="$SLURM_CONF" srun --gdrhook --job-name=planted \
+    sh -c 'echo "preload=$LD_PRELOAD"' >"$tmp/planted.out" 2>"$tmp/planted.err" ||
+    fail "the job under a planted folder failed"
+has "$tmp/planted.out" "preload="
+lacks "$tmp/planted.out" "$shim"
+grep -q "gdrhook: $logs/$victim is owned by another user; the job runs without gdrhook" \
+    "$tmp/log/slurmd.log" || fail "slurmd's log does not say why the job ran without gdrhook"
+[ -z "$(ls -A "$logs/$victim")" ] || fail "the job wrote into another user's folder"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"
