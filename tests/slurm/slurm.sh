@@ -178,6 +178,9 @@ has "$tmp/clean.err" "gdrhook: job $job step 0 on $host: OK; nothing of the job 
 has "$folder/$host.step0.verdict.txt" "gdrhook: job $job step 0 on $host: OK"
 has "$folder/$host.step0.verdict.txt" "1 pin(s) of other jobs"
 [ "$(stat -c %U "$folder")" = "$user" ] || fail "the job's folder is not its user's"
+# Written as the user: root never writes in a folder the user may change.
+[ "$(stat -c %U "$folder/$host.step0.verdict.txt")" = "$user" ] ||
+    fail "the summary was not written as the job's user"
 
 # leftover: the task starts a process that keeps its pin past the task's
 # end; the job is named with it.

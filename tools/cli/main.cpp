@@ -241,7 +241,8 @@ int dispatch(int argc, char **argv)
     epilog->add_option("--job", epilog_options.job, "the Slurm job id")->required();
     epilog->add_option("--step", epilog_options.step, "only this step of the job");
     epilog->add_option("--uid", epilog_options.uid,
-                       "the job's user: an unreadable process of another user is not the job's");
+                       "the job's user: an unreadable process of another user is not the job's; "
+                       "run as root, the logs are read and the summary written as this user");
     epilog->add_option("--events", epilog_options.events,
                        "the job's GDRHOOK_EVENTS pattern: this host's logs are checked");
     epilog->add_option("--summary", epilog_options.summary,

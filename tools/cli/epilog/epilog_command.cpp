@@ -9,6 +9,10 @@
 #include "cache/base/config.h"
 #include "cache/base/safe_file.h"
 
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
 #include <map>
 #include <ostream>
 #include <set>
@@ -28,6 +32,15 @@ bool is_step_id(const std::string &text)
 {
     return text.empty() || is_job_id(text) || text == "batch" || text == "extern" ||
            text == "interactive";
+}
+
+// Takes the ids of user UID (its primary group, no other): for good,
+// as setuid does for root.
+bool become_user(unsigned uid)
+{
+    const passwd *pw = getpwuid(uid);
+    const gid_t gid = pw ? pw->pw_gid : static_cast<gid_t>(uid);
+    return setgroups(0, nullptr) == 0 && setgid(gid) == 0 && setuid(uid) == 0;
 }
 
 std::string describe(const PinHolding &h)
@@ -97,6 +110,17 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
         return exit_input;
     }
 
+    // What the job's processes hold: as root, who may read every process.
+    const JobPins pins = pins_of_job(scan_node(options.proc_root, options.sys_root),
+                                     options.proc_root, options.job, options.step, uid);
+    // The rest as the job's user: its folder is the user's to change (a
+    // link put there while root writes would aim root's summary anywhere),
+    // its logs the user's to read.
+    if (uid && geteuid() == 0 && !become_user(*uid)) {
+        err << "gdrhook epilog: cannot take the ids of user " << *uid << '\n';
+        return exit_input;
+    }
+
     // The job's logs of this host, checked as `gdrhook log check` does.
     std::ostringstream check_text, check_errors;
     int check_status = exit_ok;
@@ -106,8 +130,6 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
     if (!logs.files.empty())
         check_status = log_check(logs, check_text, check_errors);
 
-    const JobPins pins = pins_of_job(scan_node(options.proc_root, options.sys_root),
-                                     options.proc_root, options.job, options.step, uid);
     uint64_t job_pins = 0, job_bytes = 0;
     std::set<std::string> counted;
     for (const PinHolding &h : pins.job)
@@ -162,8 +184,8 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
              << pins.unattributed_pins << " module pin(s) no readable process holds\n";
         text << "\nlog check of " << options.events << " on " << host << ":\n"
              << check_text.str() << check_errors.str();
-        // Beside the user's logs, in a folder the user may write: a link
-        // or another user's file at the name is refused (safe_file.h).
+        // Beside the user's logs, as the user: a link or another user's
+        // file at the name is refused (safe_file.h).
         const std::string why = replace_by_rename(summary_path, text.str(), 0644);
         if (!why.empty()) {
             err << "gdrhook epilog: " << summary_path << " " << why << '\n';
