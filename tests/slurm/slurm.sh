@@ -213,8 +213,9 @@ setpriv --reuid="$victim" --regid="$(id -g "$victim")" --clear-groups \
     fail "the job under a planted folder failed"
 has "$tmp/planted.out" "preload="
 lacks "$tmp/planted.out" "$shim"
-grep -q "gdrhook: $logs/$victim is owned by another user; the job runs without gdrhook" \
-    "$tmp/log/slurmd.log" || fail "slurmd's log does not say why the job ran without gdrhook"
+has "$tmp/planted.err" "gdrhook: $logs/$victim is owned by another user; the job runs without gdrhook"
+has "$tmp/planted.err" "step 0: no verdict in $logs/$victim/"
+lacks "$tmp/planted.err" "gdrhook epilog"
 [ -z "$(ls -A "$logs/$victim")" ] || fail "the job wrote into another user's folder"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"

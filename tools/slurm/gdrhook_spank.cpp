@@ -242,7 +242,10 @@ void judge_step(spank_t sp)
     slurm_info("%s", line.empty() ? "gdrhook: epilog gave no verdict" : line.c_str());
 }
 
-// Tasks of this step that ended on this node (slurmstepd, one per step).
+// Whether this step's tasks run under gdrhook here (slurmstepd, one per
+// step): only then is the step judged at its end.
+bool step_set_up;
+// Tasks of this step that ended on this node.
 uint32_t tasks_ended;
 
 // srun's job and step, known before the step starts (its slurm_spank_exit
@@ -288,6 +291,8 @@ int slurm_spank_user_init(spank_t sp, int, char **)
         spank_setenv(sp, "GDRHOOK_EVENTS", events_pattern(names).c_str(), 1) != ESPANK_SUCCESS ||
         (mode != "on" && spank_setenv(sp, "GDRHOOK_PIN", mode.c_str(), 1) != ESPANK_SUCCESS))
         slurm_error("gdrhook: cannot set the job's environment");
+    else
+        step_set_up = true;
     return 0;
 }
 
@@ -296,7 +301,7 @@ int slurm_spank_user_init(spank_t sp, int, char **)
 int slurm_spank_task_exit(spank_t sp, int, char **)
 {
     uint32_t local_tasks = 0;
-    if (!spank_remote(sp) || !enabled(sp) ||
+    if (!spank_remote(sp) || !step_set_up ||
         spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) != ESPANK_SUCCESS)
         return 0;
     if (++tasks_ended == local_tasks)
@@ -323,8 +328,8 @@ int slurm_spank_exit(spank_t sp, int, char **)
     const std::string pattern = names.folder + "/*.step" + names.step + ".verdict.txt";
     glob_t found = {};
     if (glob(pattern.c_str(), 0, nullptr, &found) != 0)
-        slurm_spank_log("gdrhook: job %s step %s: no verdict in %s (is it the same folder on "
-                        "every node?)",
+        slurm_spank_log("gdrhook: job %s step %s: no verdict in %s (the step ran without "
+                        "gdrhook, or the folder is not the same on every node)",
                         names.job.c_str(), names.step.c_str(), names.folder.c_str());
     for (size_t i = 0; i < found.gl_pathc; i++) {
         std::string text;
