@@ -98,7 +98,7 @@ PY
 }
 
 all_suites=(unit shim)
-for s in cache cli kmod bench stress ucx hostile; do
+for s in cache cli kmod bench stress ucx hostile slurm; do
     if grep -rqs "suite *: *'$s'" tests/*/meson.build; then all_suites+=("$s"); fi
 done
 sanitizer_suites=(unit)

@@ -157,6 +157,17 @@ OpenedFile open_folder(int dir, const char *name, FolderName chosen)
                    Kind::folder, Owner::anyone(), false, 0);
 }
 
+OpenedFile make_folder(int dir, const char *name, mode_t mode, Owner owner)
+{
+    const bool made = mkdirat(dir, name, mode) == 0;
+    if (!made && errno != EEXIST)
+        return failed(errno);
+    OpenedFile result = checked(openat(dir, name, safe_flags | O_RDONLY | O_DIRECTORY),
+                                Kind::folder, owner, false, 0);
+    result.created = made && result.fd >= 0;
+    return result;
+}
+
 OpenedFile open_device(const char *path)
 {
     // Made by the kernel's devtmpfs (or udev), owned by root.

@@ -88,6 +88,11 @@ enum class FolderName { fixed, named_by_user };
 // Opens the folder `name` to list it or to open files in it.
 OpenedFile open_folder(int dir, const char *name, FolderName chosen = FolderName::fixed);
 
+// Makes the folder `name` in the folder open at `dir` (mode `mode`, less
+// the umask), or opens the one there: a folder of `owner`, never a link
+// (a job's log folder, made by its user where every user makes theirs).
+OpenedFile make_folder(int dir, const char *name, mode_t mode, Owner owner);
+
 // Opens a character device (/dev/gdrhook) read-write, without blocking:
 // a device owned by root, never a file planted at its name.
 OpenedFile open_device(const char *path);

@@ -22,7 +22,7 @@ case $1 in
 help)
     run 0 --version; has "$out" "gdrhook $(sed -n "s/^  version : '\(.*\)',$/\1/p" "$(dirname "$0")/../../meson.build")"
     run 0 --help; has "$out" "run"; has "$out" "doctor"; has "$out" "node"
-    for cmd in "run" "log" "log summary" "log check" "log timeline" "doctor" "node"; do
+    for cmd in "run" "log" "log summary" "log check" "log timeline" "doctor" "node" "epilog"; do
         # shellcheck disable=SC2086
         run 0 $cmd --help; has "$out" "Usage"
     done
@@ -36,6 +36,9 @@ bad_arguments)
     run 2 log summary --threads -1 "$D/empty.jsonl"; has "$err" "--threads"
     run 2 log summary --threads many "$D/empty.jsonl"; has "$err" "--threads"
     run 2 node --user no-such-user-anywhere; has "$err" "no user"
+    run 2 epilog; has "$err" "--job"
+    run 2 epilog --job 12x; has "$err" "Slurm job id"
+    run 2 epilog --job 12 --step ../x; has "$err" "step id"
     run 2 log summary --threads 65 "$D/empty.jsonl"; has "$err" "--threads"
     run 2 log timeline "$D/good_pid100.jsonl"; has "$err" "--output"
     run 2 run --backend bogus -- true; has "$err" "bogus"

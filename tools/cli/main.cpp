@@ -6,6 +6,7 @@
 // other, stop here so the process always ends with a status and a message.
 #include "cache/base/config.h"
 #include "doctor/doctor.h"
+#include "epilog/epilog_command.h"
 #include "exit_code.h"
 #include "log_commands.h"
 #include "node/node_command.h"
@@ -28,6 +29,15 @@ namespace {
 const char *const exit_footer =
     "\nExit status: 0 success; 1 problems found (log check, doctor); 2 bad arguments, "
     "unreadable files or malformed log lines.";
+
+// --proc and --sys: where a command that reads the machine finds them.
+void add_machine_roots(CLI::App *command, std::string &proc_root, std::string &sys_root)
+{
+    command->add_option("--proc", proc_root, "where /proc is (tests, containers)")
+        ->capture_default_str();
+    command->add_option("--sys", sys_root, "where /sys is (tests, containers)")
+        ->capture_default_str();
+}
 
 void add_files(CLI::App *command, std::vector<std::string> &files)
 {
@@ -219,13 +229,28 @@ int dispatch(int argc, char **argv)
         ->type_name("FILE");
     node->add_option("--libnvml", node_options.libnvml, "the NVML library to ask for BAR1")
         ->capture_default_str();
-    node->add_option("--proc", node_options.proc_root, "where /proc is (tests, containers)")
-        ->capture_default_str();
-    node->add_option("--sys", node_options.sys_root, "where /sys is (tests, containers)")
-        ->capture_default_str();
+    add_machine_roots(node, node_options.proc_root, node_options.sys_root);
     node->footer("Run as root to see every process. Exit status: 0 nothing pinned (of USER with "
                  "--user); 1 something is still pinned, or the module holds pins no readable "
                  "process accounts for; 2 bad arguments or an unwritable --prometheus FILE.");
+
+    EpilogOptions epilog_options;
+    CLI::App *epilog = app.add_subcommand(
+        "epilog", "one job's verdict at its end, on this node: its event logs checked and what "
+                  "its processes still hold pinned, charged by job, never by user (Slurm)");
+    epilog->add_option("--job", epilog_options.job, "the Slurm job id")->required();
+    epilog->add_option("--step", epilog_options.step, "only this step of the job");
+    epilog->add_option("--uid", epilog_options.uid,
+                       "the job's user: an unreadable process of another user is not the job's; "
+                       "run as root, the logs are read and the summary written as this user");
+    epilog->add_option("--events", epilog_options.events,
+                       "the job's GDRHOOK_EVENTS pattern: this host's logs are checked");
+    epilog->add_option("--summary", epilog_options.summary,
+                       "also write the verdict and its details to FILE (%h: this host)");
+    add_machine_roots(epilog, epilog_options.proc_root, epilog_options.sys_root);
+    epilog->footer("Run as root. Exit status: 0 the job left nothing pinned here and its logs "
+                   "pass; 1 it left pins, its logs have problems, or a process could not be "
+                   "read; 2 bad arguments or an unwritable --summary FILE.");
 
     const int parsed = before_first_dashes(argc, argv);
     try {
@@ -275,6 +300,8 @@ int dispatch(int argc, char **argv)
         return run_doctor(doctor_options, std::cout);
     if (node->parsed())
         return run_node(node_options, std::cout, std::cerr);
+    if (epilog->parsed())
+        return run_epilog(epilog_options, std::cout, std::cerr);
     return exit_input;
 }
 

@@ -117,7 +117,7 @@ bool is_module_file(const std::string &path, const ModuleCounters &module)
 
 // The process's fds that hold pins, or false when they cannot be read.
 bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
-                  std::vector<PinHolding> &out)
+                  std::vector<PinHolding> &out, std::vector<PinHolding> &unreadable)
 {
     bool readable = false;
     auto status = read_fields(dir + "/status", readable);
@@ -130,8 +130,12 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
     read_small_file((dir + "/comm").c_str(), comm, 64);
     std::getline(std::istringstream(comm), holder.comm); // a name may hold spaces
     std::vector<std::string> fds;
-    if (!numeric_entries(dir + "/fdinfo", fds))
-        return errno == ENOENT; // ENOENT: it ended since we listed it
+    if (!numeric_entries(dir + "/fdinfo", fds)) {
+        if (errno == ENOENT)
+            return true; // it ended since we listed it
+        unreadable.push_back(holder);
+        return false;
+    }
     for (const std::string &fd : fds) {
         auto info = read_fields(dir + "/fdinfo/" + fd, readable);
         if (!readable)
@@ -186,8 +190,8 @@ NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root
     numeric_entries(proc_root, pids);
     for (const std::string &pid : pids) {
         snapshot.processes++;
-        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), snapshot.module,
-                          snapshot.holdings))
+        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), snapshot.module, snapshot.holdings,
+                          snapshot.unreadable_processes))
             snapshot.unreadable++;
     }
     return snapshot;

@@ -52,6 +52,9 @@ struct NodeSnapshot {
     ModuleCounters module;
     int processes = 0;  // processes looked at
     int unreadable = 0; // ... whose fds the caller may not read
+    // Those processes (pid, uid, comm; no fd): whose they are, for a
+    // verdict on one job (tools/cli/epilog).
+    std::vector<PinHolding> unreadable_processes;
 };
 
 // The entries of DIR but . and ..; false when DIR cannot be listed.

@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT OR GPL-2.0-only
+#
+# gdrhook's Slurm plugin under a real Slurm (issue 41): munged, slurmctld
+# and slurmd as Debian packages them, started here with a throwaway
+# configuration (one node, this host; proctrack/linuxproc), jobs of an
+# unprivileged user run through `srun --gdrhook` with the fake driver:
+#   clean   a job whose task had an LD_PRELOAD of its own keeps it after the
+#           shim's, its logs land in LOGDIR/USER/JOBID, its verdict is OK
+#           on srun's standard error and in the summary beside the logs,
+#           while a sibling job of the same user holds a pin all along;
+#   leftover a job that leaves a process holding its pin is named, with the
+#           process, and its verdict fails;
+#   planted  a job whose log folder another user made runs without gdrhook.
+# This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
+# fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
+# (plugin argument proc=) reads a view of /proc made of the pinning
+# processes' real status, cgroup and environment (their job ids as Slurm
+# set them) where each fake dma-buf's fdinfo says what a dma-buf's says.
+#
+# Environment (tests/slurm/meson.build): GDRHOOK, GDRHOOK_SHIM,
+# GDRHOOK_FAKE_DRIVER_DIR, GDRHOOK_DEMO, HOLDS_PIN, GDRHOOK_SPANK (empty
+# where the plugin was not built: no slurm/spank.h).
+set -u
+. "$(dirname "$0")/../cli/tool_checks.sh"
+skip() { echo "SKIP: $*"; exit 77; }
+
+for program in munged slurmctld slurmd srun squeue scancel; do
+    command -v "$program" >/dev/null ||
+        skip "$program not found (Debian: apt-get install munge slurmctld slurmd slurm-client libslurm-dev)"
+done
+[ -n "$GDRHOOK_SPANK" ] ||
+    skip "the plugin was not built: no slurm/spank.h (Debian: apt-get install libslurm-dev)"
+[ "$(id -u)" -eq 0 ] || fail "slurmd runs jobs as their users only as root: run this test as root"
+
+user=nobody
+tmp=$(mktemp -d /tmp/gdrhook-slurm.XXXXXX) || exit 1
+chmod 755 "$tmp"
+out=$tmp/out err=$tmp/err
+started=$SECONDS
+
+# Every daemon and leftover stops, whatever happens: jobs cancelled first
+# (their slurmstepd would outlive slurmd), then the daemons by their pids.
+stop_all() {
+    local status=$?
+    if [ "$status" -ne 0 ]; then
+        for file in "$tmp"/*.out "$tmp"/*.err "$tmp/log/"*; do
+            [ -f "$file" ] && { echo "--- $file"; tail -n 15 "$file"; }
+        done
+    fi
+    if [ -f "$tmp/slurmctld.pid" ]; then
+        scancel --quiet --user="$user" 2>/dev/null
+        for _ in $(seq 50); do
+            [ -z "$(squeue --noheader 2>/dev/null)" ] && break
+            sleep 0.1
+        done
+    fi
+    for ready in "$tmp"/run/*.ready; do
+        [ -f "$ready" ] && kill -9 "$(cat "$ready")" 2>/dev/null
+    done
+    for pidfile in "$tmp/slurmd.pid" "$tmp/slurmctld.pid" "$tmp/munge/pid"; do
+        [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
+    done
+    sleep 0.2
+    rm -rf "$tmp"
+}
+trap stop_all EXIT
+
+# What the unprivileged user runs must be readable by it: the build tree may
+# sit where it cannot look (the mutation run's is mode 700).
+mkdir -p "$tmp/bin" "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/view" "$tmp/logs" "$tmp/run"
+cp -L "$GDRHOOK_SHIM" "$GDRHOOK_DEMO" "$HOLDS_PIN" "$GDRHOOK_SPANK" "$tmp/bin/"
+cp -L "$GDRHOOK_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
+chmod -R a+rX "$tmp/bin"
+chmod 1777 "$tmp/logs" "$tmp/view" "$tmp/run"
+chmod 700 "$tmp/munge"
+shim=$tmp/bin/$(basename "$GDRHOOK_SHIM")
+logs=$tmp/logs
+
+# munged with a key of its own, on a socket of its own.
+head -c 128 /dev/urandom >"$tmp/munge/key"
+chmod 600 "$tmp/munge/key"
+munged --force --key-file="$tmp/munge/key" --socket="$tmp/munge/sock" \
+    --pid-file="$tmp/munge/pid" --log-file="$tmp/munge/log" --seed-file="$tmp/munge/seed" ||
+    fail "munged did not start"
+chmod 755 "$tmp/munge"
+
+host=$(hostname -s)
+port=$((20000 + ($$ % 20000) * 2))
+cat >"$tmp/slurm.conf" <<CONF
+ClusterName=gdrhook
+SlurmctldHost=$host(127.0.0.1)
+SlurmUser=root
+SlurmdUser=root
+SlurmctldPort=$port
+SlurmdPort=$((port + 1))
+AuthType=auth/munge
+AuthInfo=socket=$tmp/munge/sock
+CredType=cred/munge
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool
+SlurmctldPidFile=$tmp/slurmctld.pid
+SlurmdPidFile=$tmp/slurmd.pid
+SlurmctldLogFile=$tmp/log/slurmctld.log
+SlurmdLogFile=$tmp/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+MpiDefault=none
+PlugStackConfig=$tmp/plugstack.conf
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
+PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+CONF
+# The site's default is off: only --gdrhook turns it on.
+echo "required $tmp/bin/$(basename "$GDRHOOK_SPANK") default=off logdir=$logs library=$shim" \
+    "gdrhook=$GDRHOOK proc=$tmp/view" >"$tmp/plugstack.conf"
+chmod 644 "$tmp/slurm.conf" "$tmp/plugstack.conf"
+export SLURM_CONF=$tmp/slurm.conf
+
+slurmctld -i >"$tmp/log/slurmctld.out" 2>&1 || fail "slurmctld did not start: $(cat "$tmp/log/slurmctld.out")"
+slurmd >"$tmp/log/slurmd.out" 2>&1 || fail "slurmd did not start: $(cat "$tmp/log/slurmd.out")"
+for _ in $(seq 100); do
+    sinfo --noheader --states=idle 2>/dev/null | grep -q . && break
+    sleep 0.1
+done
+sinfo --noheader --states=idle | grep -q . || { cat "$tmp/log/"*; fail "the node never came up"; }
+
+# as_user CMD...: CMD as the unprivileged user, with the fake driver.
+as_user() {
+    setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups \
+        env LD_LIBRARY_PATH="$tmp/bin" SLURM_CONF="$SLURM_CONF" "$@"
+}
+
+# view PID: PID's /proc entry in the view, its fake dma-bufs made dma-bufs
+# of the size holds_pin pins (the fake driver's memfds are empty).
+pinned=$((4 << 20))
+view() {
+    local pid=$1 dir=$tmp/view/$1 fd link
+    mkdir -p "$dir/fd" "$dir/fdinfo"
+    for file in status comm cgroup environ; do cat "/proc/$pid/$file" >"$dir/$file"; done
+    for fd in /proc/"$pid"/fd/*; do
+        link=$(readlink "$fd") || continue
+        case $link in /memfd:fake-dmabuf*) ;; *) continue ;; esac
+        ln -s "$link" "$dir/fd/${fd##*/}"
+        { cat "/proc/$pid/fdinfo/${fd##*/}"
+          printf 'size:\t%s\nexp_name:\tfake-dmabuf\n' "$pinned"; } >"$dir/fdinfo/${fd##*/}"
+    done
+    ls "$dir/fd" | grep -q . || fail "process $pid holds no fake dma-buf"
+}
+wait_for() {
+    for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done
+    fail "$1 never appeared"
+}
+
+# The sibling: a job of the same user that holds a pin until cancelled.
+as_user srun --gdrhook=alloc --job-name=sibling "$tmp/bin/holds_pin" "$tmp/run/sibling.ready" \
+    >"$tmp/sibling.out" 2>&1 &
+wait_for "$tmp/run/sibling.ready"
+view "$(cat "$tmp/run/sibling.ready")"
+
+# clean: the shim ahead of the task's own preload, the logs in the job's
+# folder, and OK though the sibling still holds its pin.
+as_user env LD_PRELOAD=libm.so.6 srun --gdrhook=alloc --job-name=clean \
+    sh -c 'echo "job=$SLURM_JOB_ID preload=$LD_PRELOAD"; exec "$0"' "$tmp/bin/gdrhook-demo" \
+    >"$tmp/clean.out" 2>"$tmp/clean.err" || fail "the clean job failed"
+job=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' "$tmp/clean.out")
+[ -n "$job" ] || fail "the clean job said no job id"
+has "$tmp/clean.out" "preload=$shim:libm.so.6"
+folder=$logs/$user/$job
+ls "$folder"/"$host".step0.rank0.*.jsonl >/dev/null 2>&1 ||
+    fail "no log of the clean job in $folder: $(ls -R "$logs")"
+run 0 log check "$folder"
+has "$tmp/clean.err" "gdrhook: job $job step 0 on $host: OK; nothing of the job left pinned; log check: OK, 1 log(s)"
+has "$folder/$host.step0.verdict.txt" "gdrhook: job $job step 0 on $host: OK"
+has "$folder/$host.step0.verdict.txt" "1 pin(s) of other jobs"
+[ "$(stat -c %U "$folder")" = "$user" ] || fail "the job's folder is not its user's"
+# Written as the user: root never writes in a folder the user may change.
+[ "$(stat -c %U "$folder/$host.step0.verdict.txt")" = "$user" ] ||
+    fail "the summary was not written as the job's user"
+
+# leftover: the task starts a process that keeps its pin past the task's
+# end; the job is named with it.
+as_user srun --gdrhook=alloc --job-name=leftover sh -c '
+    echo "job=$SLURM_JOB_ID"
+    setsid "$0" "$1" </dev/null >/dev/null 2>&1 &
+    while [ ! -f "$2" ]; do sleep 0.05; done' \
+    "$tmp/bin/holds_pin" "$tmp/run/leftover.ready" "$tmp/run/leftover.viewed" \
+    >"$tmp/leftover.out" 2>"$tmp/leftover.err" &
+srun_pid=$!
+wait_for "$tmp/run/leftover.ready"
+view "$(cat "$tmp/run/leftover.ready")"
+touch "$tmp/run/leftover.viewed"
+wait "$srun_pid"
+job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/leftover.out")
+leftover=$(cat "$tmp/run/leftover.ready")
+has "$tmp/leftover.err" "gdrhook: job $job step 0 on $host: FAILED; left 1 pin(s), 4 MiB, "
+has "$tmp/leftover.err" "held by pid $leftover (holds_pin); log check: problems in 1 log(s)"
+has "$logs/$user/$job/$host.step0.verdict.txt" "pid $leftover (holds_pin) fd"
+grep -q "gdrhook: job $job step 0 on $host: FAILED" "$tmp/log/slurmd.log" ||
+    fail "slurmd's log lacks the verdict: $(tail -20 "$tmp/log/slurmd.log")"
+
+# planted: another user made the folder a job's logs would go to; the job
+# runs without gdrhook, and says so, rather than log into it.
+victim=daemon
+mkdir -m 777 "$logs/$victim" && chown "$user" "$logs/$victim"
+setpriv --reuid="$victim" --regid="$(id -g "$victim")" --clear-groups \
+    env SLURM_CONF="$SLURM_CONF" srun --gdrhook --job-name=planted \
+    sh -c 'echo "preload=$LD_PRELOAD"' >"$tmp/planted.out" 2>"$tmp/planted.err" ||
+    fail "the job under a planted folder failed"
+has "$tmp/planted.out" "preload="
+lacks "$tmp/planted.out" "$shim"
+has "$tmp/planted.err" "gdrhook: $logs/$victim is owned by another user; the job runs without gdrhook"
+has "$tmp/planted.err" "step 0: no verdict in $logs/$victim/"
+lacks "$tmp/planted.err" "gdrhook epilog"
+[ -z "$(ls -A "$logs/$victim")" ] || fail "the job wrote into another user's folder"
+
+echo "PASS: slurm plugin ($((SECONDS - started)) s)"

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "epilog/epilog_command.h"
+#include "exit_code.h"
+
+#include "log_commands.h"
+#include "report/units.h"
+#include "run/run_command.h"
+
+#include "cache/base/config.h"
+#include "cache/base/safe_file.h"
+
+#include <grp.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <map>
+#include <ostream>
+#include <set>
+#include <sstream>
+
+namespace gdrhook::cli {
+namespace {
+
+bool is_job_id(const std::string &text)
+{
+    return !text.empty() && text.size() <= 10 &&
+           text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+// A step id as Slurm names it: a number, or batch, extern, interactive.
+bool is_step_id(const std::string &text)
+{
+    return text.empty() || is_job_id(text) || text == "batch" || text == "extern" ||
+           text == "interactive";
+}
+
+// Takes the ids of user UID (its primary group, no other): for good,
+// as setuid does for root.
+bool become_user(unsigned uid)
+{
+    const passwd *pw = getpwuid(uid);
+    const gid_t gid = pw ? pw->pw_gid : static_cast<gid_t>(uid);
+    return setgroups(0, nullptr) == 0 && setgid(gid) == 0 && setuid(uid) == 0;
+}
+
+std::string describe(const PinHolding &h)
+{
+    std::ostringstream line;
+    line << "pid " << h.pid << " (" << h.comm << ") fd " << h.fd << ": "
+         << (h.kind == PinHolding::Kind::gdrhook_file ? "gdrhook" : "dmabuf") << ", " << h.pins
+         << " pins, " << format_bytes(static_cast<double>(h.bytes));
+    return line.str();
+}
+
+} // namespace
+
+JobPins pins_of_job(const NodeSnapshot &snapshot, const std::string &proc_root,
+                    const std::string &job, const std::string &step, std::optional<unsigned> uid)
+{
+    JobPins result;
+    std::map<int, JobOfProcess> jobs; // by pid, each read once
+    auto job_of = [&](int pid) -> const JobOfProcess & {
+        auto found = jobs.find(pid);
+        if (found == jobs.end())
+            found = jobs.emplace(pid, job_of_process(proc_root, pid)).first;
+        return found->second;
+    };
+    auto is_ours = [&](const JobOfProcess &of) {
+        return of.job == job && (step.empty() || of.step.empty() || of.step == step);
+    };
+    result.unattributed_pins = total_node(snapshot).unattributed_pins;
+    for (const PinHolding &p : snapshot.unreadable_processes) {
+        const JobOfProcess &of = job_of(p.pid); // its cgroup is anyone's to read
+        if (of.job.empty() ? !uid || *uid == p.uid : is_ours(of))
+            result.unreadable++;
+    }
+    std::set<std::string> counted; // a file held by several processes: once
+    for (const PinHolding &h : snapshot.holdings) {
+        const bool first = counted.insert(h.key).second;
+        // The holder's job, or, for a module file another process holds
+        // now, its opener's while that one lives.
+        const bool ours =
+            is_ours(job_of(h.pid)) || (h.kind == PinHolding::Kind::gdrhook_file && !h.orphaned &&
+                                       h.opener_pid > 0 && is_ours(job_of(h.opener_pid)));
+        if (ours)
+            result.job.push_back(h);
+        else if (first && !job_of(h.pid).job.empty())
+            result.other_jobs_pins += h.pins;
+        else if (first)
+            result.no_job_pins += h.pins;
+    }
+    return result;
+}
+
+int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &err)
+{
+    if (!is_job_id(options.job) || !is_step_id(options.step) ||
+        (!options.uid.empty() && !is_job_id(options.uid))) {
+        err << "gdrhook epilog: --job takes a Slurm job id, --step a step id, --uid a uid\n";
+        return exit_input;
+    }
+    std::optional<unsigned> uid;
+    if (!options.uid.empty())
+        uid = static_cast<unsigned>(std::stoul(options.uid));
+    const std::string host = short_host_name();
+    std::string summary_path, error;
+    if (!options.summary.empty() &&
+        !expand_path_pattern(options.summary, PathNames{0, host, ""}, summary_path, error)) {
+        err << "gdrhook epilog: --summary: " << error << '\n';
+        return exit_input;
+    }
+
+    // What the job's processes hold: as root, who may read every process.
+    const JobPins pins = pins_of_job(scan_node(options.proc_root, options.sys_root),
+                                     options.proc_root, options.job, options.step, uid);
+    // The rest as the job's user: its folder is the user's to change (a
+    // link put there while root writes would aim root's summary anywhere),
+    // its logs the user's to read.
+    if (uid && geteuid() == 0 && !become_user(*uid)) {
+        err << "gdrhook epilog: cannot take the ids of user " << *uid << '\n';
+        return exit_input;
+    }
+
+    // The job's logs of this host, checked as `gdrhook log check` does.
+    std::ostringstream check_text, check_errors;
+    int check_status = exit_ok;
+    LogOptions logs;
+    if (!options.events.empty())
+        logs.files = expand_events_pattern(options.events, host);
+    if (!logs.files.empty())
+        check_status = log_check(logs, check_text, check_errors);
+
+    uint64_t job_pins = 0, job_bytes = 0;
+    std::set<std::string> counted;
+    for (const PinHolding &h : pins.job)
+        if (counted.insert(h.key).second) {
+            job_pins += h.pins;
+            job_bytes += h.bytes;
+        }
+
+    std::ostringstream verdict;
+    verdict << "gdrhook: job " << options.job;
+    if (!options.step.empty())
+        verdict << " step " << options.step;
+    verdict << " on " << host << ": ";
+    const bool left_pins = !pins.job.empty();
+    const bool bad_logs = check_status != exit_ok;
+    const bool blind = pins.unreadable > 0;
+    if (!left_pins && !bad_logs && !blind)
+        verdict << "OK";
+    else
+        verdict << "FAILED";
+    if (left_pins) {
+        verdict << "; left " << job_pins << " pin(s), "
+                << format_bytes(static_cast<double>(job_bytes)) << ", held by pid";
+        std::set<int> pids;
+        for (const PinHolding &h : pins.job)
+            if (pids.insert(h.pid).second)
+                verdict << ' ' << h.pid << " (" << h.comm << ")";
+    } else if (!blind) {
+        verdict << "; nothing of the job left pinned";
+    }
+    if (blind)
+        verdict << "; could not see " << pins.unreadable
+                << " process(es) (run as root), so cannot tell what is pinned";
+    verdict << "; log check: ";
+    if (logs.files.empty())
+        verdict << "no event log (no CUDA call, or the shim was not loaded)";
+    else if (bad_logs)
+        verdict << "problems in " << logs.files.size() << " log(s)";
+    else
+        verdict << "OK, " << logs.files.size() << " log(s)";
+    out << verdict.str() << '\n';
+
+    if (!summary_path.empty()) {
+        std::ostringstream text;
+        text << verdict.str() << "\n\nwhat the job holds pinned on " << host << ":\n";
+        for (const PinHolding &h : pins.job)
+            text << "  " << describe(h) << '\n';
+        if (pins.job.empty())
+            text << "  nothing\n";
+        text << "not the job's, not held against it: " << pins.other_jobs_pins
+             << " pin(s) of other jobs, " << pins.no_job_pins << " of processes of no job, "
+             << pins.unattributed_pins << " module pin(s) no readable process holds\n";
+        text << "\nlog check of " << options.events << " on " << host << ":\n"
+             << check_text.str() << check_errors.str();
+        // Beside the user's logs, as the user: a link or another user's
+        // file at the name is refused (safe_file.h).
+        const std::string why = replace_by_rename(summary_path, text.str(), 0644);
+        if (!why.empty()) {
+            err << "gdrhook epilog: " << summary_path << " " << why << '\n';
+            return exit_input;
+        }
+    }
+    return left_pins || bad_logs || blind ? exit_findings : exit_ok;
+}
+
+} // namespace gdrhook::cli
