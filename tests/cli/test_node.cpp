@@ -586,6 +586,10 @@ TEST_CASE("One textfile holds every user's and job's series, whatever --user ask
     node.process(1101, 4002, "train", "42");
     node.gdrhook_fd(1101, 3, 22, 1101, 4002, false, 2, 2 * MiB);
     node.dmabuf_fd(1101, 4, 5007, MiB, "nv_dmabuf");
+    // A helper in job 42 holds job 41's file too: its pins stay job 41's
+    // while their opener holds them.
+    node.process(1102, 4001, "helper", "42");
+    node.gdrhook_fd(1102, 5, 21, 1100, 4001, false, 3, 3 * MiB);
     node.module(5, 5 * MiB, 2);
     const std::string path = node.sys() + "/../node.prom";
     NodeOptions options;
@@ -604,8 +608,9 @@ TEST_CASE("One textfile holds every user's and job's series, whatever --user ask
     CHECK_THAT(prom, Catch::Contains("gdrhook_node_pinned_bytes{user=\"4002\",hpc_job=\"42\","
                                      "kind=\"gdrhook\"} 2097152\n"));
     CHECK_THAT(prom, Catch::Contains("gdrhook_node_pinned 1\n"));
+    CHECK_THAT(prom, !Catch::Contains("user=\"4001\",hpc_job=\"42\""));
     // The text report and the verdict are still the user's.
-    CHECK_THAT(result.out, !Catch::Contains("pid 1101"));
+    CHECK_THAT(result.out, !Catch::Contains("pid 1101 "));
 
     // --job judges what the job's processes hold.
     NodeOptions by_job;

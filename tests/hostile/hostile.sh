@@ -580,6 +580,9 @@ prometheus_planted)
     [ -f "$prom" ] && [ ! -L "$prom" ] || fail "no metrics file written"
     [ "$(stat -c %u "$prom")" = 0 ] || fail "the metrics file is not root's"
     has "$prom" "gdrhook_"
+    # Issue 41: every textfile the tests write passes promtool.
+    command -v promtool >/dev/null || fail "promtool not found (apt-get install prometheus)"
+    promtool check metrics <"$prom" >"$out" 2>&1 || { cat "$out"; fail "promtool check metrics failed"; }
     ls "$shared" | grep -v '^gdrhook.prom.tmp.[123]$' | grep -q '\.tmp' && fail "a temporary file was left"
     # A link at FILE: refused, the link's target untouched.
     rm -f "$prom"

@@ -185,6 +185,21 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
     return true;
 }
 
+// A module file's pins belong to the job of the process that opened it
+// while that process still holds it (a helper of another job may hold the
+// file too); once it is gone, to the job of whoever holds the file.
+void charge_openers_jobs(std::vector<PinHolding> &holdings)
+{
+    std::map<int, std::string> job_of;
+    for (const PinHolding &h : holdings)
+        job_of.emplace(h.pid, h.job);
+    for (PinHolding &h : holdings) {
+        const auto opener = job_of.find(h.opener_pid);
+        if (h.kind == PinHolding::Kind::gdrhook_file && !h.orphaned && opener != job_of.end())
+            h.job = opener->second;
+    }
+}
+
 } // namespace
 
 bool is_cuda_dmabuf(const std::string &exp_name)
@@ -241,6 +256,7 @@ NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root
             snapshot.unreadable_by_job[job]++;
         }
     }
+    charge_openers_jobs(snapshot.holdings);
     snapshot.module = read_counters(sys_root, device);
     snapshot.steady_pins = std::min(before.pins_live, snapshot.module.pins_live);
     snapshot.steady_bytes = std::min(before.pinned_bytes, snapshot.module.pinned_bytes);
