@@ -700,8 +700,8 @@ TEST_CASE("An unpin while /proc is read does not look unattributed", "[node]")
     // in the files than the counter held. No scan may call any of them
     // unattributed (an invariant: how the two interleave differs per run).
     // The pins go for longer than a scan and its two reads again take
-    // (20 ms apart here).
-    constexpr int processes = 60;
+    // (20 ms apart here), and faster than a scan reads /proc.
+    constexpr int processes = 200;
     FakeNode node;
     for (int i = 0; i < processes; i++) {
         node.process(2000 + i, 4001, "train");
@@ -713,7 +713,7 @@ TEST_CASE("An unpin while /proc is read does not look unattributed", "[node]")
         for (int i = 0; i < processes; i++) {
             node.gdrhook_fdinfo(2000 + i, 3, 100 + i, 2000 + i, 4001, false, 0, 0);
             node.module_live(processes - i - 1, (processes - i - 1) * MiB);
-            std::this_thread::sleep_for(std::chrono::milliseconds(3));
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
         }
         done = true;
     });
