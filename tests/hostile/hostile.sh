@@ -29,6 +29,8 @@
 #   doctor       a link or a FIFO at the device's name [doctor_device]
 #   node         links at the textfile's temporary and final names, another
 #                user's textfile [prometheus_planted]
+#   epilog       run as root for the attacker's job: a link at the summary's
+#                name, a log that links to root's [epilog_planted]
 #   shim's event log  links, hard links, another user's file, FIFOs and
 #                devices at its name, a full disk before and during the run, a
 #                relative name and a chdir, non-UTF-8 names, closefrom
@@ -580,6 +582,9 @@ prometheus_planted)
     [ -f "$prom" ] && [ ! -L "$prom" ] || fail "no metrics file written"
     [ "$(stat -c %u "$prom")" = 0 ] || fail "the metrics file is not root's"
     has "$prom" "gdrhook_"
+    # Issue 41: every textfile the tests write passes promtool.
+    command -v promtool >/dev/null || fail "promtool not found (apt-get install prometheus)"
+    promtool check metrics <"$prom" >"$out" 2>&1 || { cat "$out"; fail "promtool check metrics failed"; }
     ls "$shared" | grep -v '^gdrhook.prom.tmp.[123]$' | grep -q '\.tmp' && fail "a temporary file was left"
     # A link at FILE: refused, the link's target untouched.
     rm -f "$prom"
@@ -643,6 +648,34 @@ doctor_device)
         lacks "$tmp/said" "GET_VERSION failed"
         has "$tmp/said" "$([ $name = fifo ] && echo 'not a character device' || echo 'symbolic link')"
     done
+    ;;
+epilog_planted)
+    # Issue 41: slurmstepd runs `gdrhook epilog` as root for the attacker's
+    # job; it reads the job's logs and writes the job's summary in the
+    # attacker's folder. A link planted at the summary's name, and a "log"
+    # that is a link to a log only root may read, get the attacker nothing.
+    two_users
+    mkdir -p "$tmp/no-proc" "$tmp/no-sys"
+    cp "$CLI_DATA/good_pid100.jsonl" "$tmp/root-only/secret.jsonl"
+    epilog() { timeout 20 "$GDRHOOK" epilog --job 7 --uid "$attacker_uid" --events "$shared/%p.log.jsonl" \
+        --summary "$shared/summary.txt" --proc "$tmp/no-proc" --sys "$tmp/no-sys" >"$out" 2>"$err"; }
+    as_attacker ln -s "$tmp/root-only/target" "$shared/summary.txt"
+    epilog
+    status=$?
+    [ "$status" = 2 ] || { cat "$out" "$err"; fail "gdrhook epilog exited $status over a link at the summary's name, expected 2"; }
+    target_intact "by gdrhook epilog --summary over a link"
+    [ -L "$shared/summary.txt" ] || fail "the link at the summary's name was replaced"
+    has "$err" "symbolic link"
+    # The log: a link to root's log is not read, and the verdict says so.
+    as_attacker rm "$shared/summary.txt"
+    as_attacker ln -s "$tmp/root-only/secret.jsonl" "$shared/100.log.jsonl"
+    epilog
+    status=$?
+    [ "$status" = 1 ] || { cat "$out" "$err"; fail "gdrhook epilog exited $status over a linked log, expected 1"; }
+    [ "$(stat -c %u "$shared/summary.txt")" = "$attacker_uid" ] || fail "the summary is not the job user's"
+    has "$shared/summary.txt" "will not read a symbolic link"
+    cat "$out" "$err" "$shared/summary.txt" >"$tmp/said"
+    lacks "$tmp/said" "pid 100"
     ;;
 every_command)
     # Every command of the tool and every file the shim writes has a case

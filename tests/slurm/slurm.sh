@@ -147,7 +147,7 @@ view() {
         case $link in /memfd:fake-dmabuf*) ;; *) continue ;; esac
         ln -s "$link" "$dir/fd/${fd##*/}"
         { cat "/proc/$pid/fdinfo/${fd##*/}"
-          printf 'size:\t%s\nexp_name:\tfake-dmabuf\n' "$pinned"; } >"$dir/fdinfo/${fd##*/}"
+          printf 'size:\t%s\nexp_name:\tnv_dmabuf\n' "$pinned"; } >"$dir/fdinfo/${fd##*/}"
     done
     ls "$dir/fd" | grep -q . || fail "process $pid holds no fake dma-buf"
 }

@@ -351,6 +351,16 @@ boot() {
 	else
 		passed=$((passed + 1))
 	fi
+	# Each node-exporter textfile `gdrhook node` wrote in the guest (printed
+	# between marker lines; the kernel's own lines left out) must pass
+	# promtool: one more test, passed or failed. No promtool fails it.
+	if grep -q '^GDRHOOK-VM-TEXTFILE-BEGIN$' "$kw/log"; then
+		if check_textfiles "$kw/log" "$kw/textfile"; then
+			passed=$((passed + 1))
+		else
+			failed=$((failed + 1))
+		fi
+	fi
 	# The tests' own summary lines: those that start with a step's name.
 	names=$(sed -n 's/^GDRHOOK-VM: step \([a-z_]*\)$/\1/p' "$kw/log" | tr '\n' '|')
 	grep -E "^(GDRHOOK-VM: step [a-z_]+ took|GDRHOOK-VM: step failed|CHECK FAILED|(${names%|}): )" "$kw/log" |
@@ -362,6 +372,22 @@ boot() {
 	}
 	echo "kmod-vm: kernel $kver kasan=$(kflag "$kver" KASAN) lockdep=$(kflag "$kver" PROVE_LOCKING): $passed passed, $failed failed"
 	[ "$failed" = 0 ] && [ "$ok" = 1 ]
+}
+
+# check_textfiles LOG PREFIX: `promtool check metrics` on each textfile
+# in LOG between GDRHOOK-VM-TEXTFILE-BEGIN and -END, written to PREFIX.N.
+check_textfiles() {
+	command -v promtool >/dev/null || {
+		msg "promtool not found (apt-get install prometheus): the guest's textfiles are unchecked"
+		return 1
+	}
+	awk -v prefix="$2" '/^GDRHOOK-VM-TEXTFILE-BEGIN$/ { n++; out = prefix "." n; printf "" >out; next }
+		/^GDRHOOK-VM-TEXTFILE-END$/ { out = ""; next }
+		out != "" && /^(# (HELP|TYPE) )?gdrhook_/ { print >out }' "$1"
+	for f in "$2".*; do
+		promtool check metrics <"$f" || { msg "promtool check metrics failed on the guest's $f"; return 1; }
+		msg "promtool check metrics: the guest's textfile $f passed ($(grep -vc '^#' "$f") samples)"
+	done
 }
 
 verdict=PASS

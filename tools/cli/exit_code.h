@@ -10,6 +10,7 @@ enum ExitCode : int {
     exit_findings = 1, // log check found problems; doctor found problems
     exit_input = 2,    // bad arguments, unreadable files or journals, malformed log lines,
                        // output that could not be written
+    exit_unseen = 3,   // gdrhook node: too little of the machine readable to tell
 };
 
 } // namespace gdrhook::cli

@@ -219,20 +219,27 @@ int dispatch(int argc, char **argv)
 
     NodeOptions node_options;
     CLI::App *node = app.add_subcommand(
-        "node", "what is pinned on this machine now, by process and by user: the module's "
-                "files and dma-bufs (from /proc/*/fdinfo), the module's counters, BAR1");
+        "node", "what is pinned on this machine now, by process, user and job: the module's "
+                "files and the CUDA driver's dma-bufs (from /proc/*/fdinfo), the module's "
+                "counters, BAR1");
     node->add_option("--user", node_options.user,
-                     "only what is charged to this user (name or uid): for a job's epilog")
+                     "only what is charged to this user (name or uid) is judged")
         ->type_name("USER");
-    node->add_option("--prometheus", node_options.prometheus,
-                     "also write the figures to FILE as a node-exporter textfile (replaced whole)")
+    node->add_option("--job", node_options.job,
+                     "only what the processes of this Slurm job hold is judged: for its epilog")
+        ->type_name("JOBID");
+    node->add_option("-o,--prometheus", node_options.prometheus,
+                     "also write the whole node's figures to FILE as a node-exporter textfile "
+                     "(replaced whole); '-': to stdout, instead of the text report")
         ->type_name("FILE");
     node->add_option("--libnvml", node_options.libnvml, "the NVML library to ask for BAR1")
         ->capture_default_str();
     add_machine_roots(node, node_options.proc_root, node_options.sys_root);
-    node->footer("Run as root to see every process. Exit status: 0 nothing pinned (of USER with "
-                 "--user); 1 something is still pinned, or the module holds pins no readable "
-                 "process accounts for; 2 bad arguments or an unwritable --prometheus FILE.");
+    node->footer("Run as root to see every process. Exit status: 0 nothing pinned (of USER "
+                 "with --user, of JOBID with --job); 1 something is still pinned, or, for the "
+                 "whole node, the module holds pins no readable process accounts for; 2 bad "
+                 "arguments or an unwritable --prometheus FILE; 3 nothing found, but processes "
+                 "it could not read may hold pins (not root).");
 
     EpilogOptions epilog_options;
     CLI::App *epilog = app.add_subcommand(

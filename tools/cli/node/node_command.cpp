@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-// `gdrhook node`: what is pinned on the machine now, by process and by
-// user, the module's node-wide counters, BAR1 where NVML reports it; an
+// `gdrhook node`: what is pinned on the machine now, by process, user and
+// job, the module's node-wide counters, BAR1 where NVML reports it; an
 // exit status a job scheduler's epilog can act on (README, "What is
 // pinned on a node").
 #include "node/node_command.h"
 #include "exit_code.h"
+#include "node/node_gpus.h"
 
 #include "cache/base/safe_file.h"
 
 #include <pwd.h>
 #include <unistd.h>
 
-#include <cstdio>
+#include <chrono>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 namespace gdrhook::cli {
 namespace {
@@ -28,33 +30,47 @@ std::optional<unsigned> parse_user(const std::string &user)
     return static_cast<unsigned>(std::stoul(user));
 }
 
-// NVIDIA GPUs by PCI bus id, from sysfs: NVML is asked about each.
-std::vector<std::string> nvidia_gpus(const std::string &sys_root)
+// The node read until its module pins no longer look unattributed, or
+// three times. The module drops a pin from its file (what fdinfo shows)
+// before it drops its node-wide counter, once the driver or exporter has
+// let the memory go (kmod/pin_table.c, gdrhook_pin_destroy), which takes
+// a while: an unpin a scan crossed can still show as a pin no file
+// accounts for after the counters are read again. Pins that stay
+// unattributed over three reads SETTLE_MS apart are held by what the
+// caller cannot see (or by nothing), not in flight. Of the reads, the
+// latest with the fewest such pins is kept.
+NodeSnapshot scan_settled(const NodeOptions &options)
 {
-    std::vector<std::string> ids;
-    const std::string dir = sys_root + "/bus/pci/devices/";
-    std::vector<std::string> names;
-    list_directory(dir, names);
-    for (const std::string &name : names) {
-        std::string vendor, device_class;
-        read_small_file((dir + name + "/vendor").c_str(), vendor, 64);
-        read_small_file((dir + name + "/class").c_str(), device_class, 64);
-        vendor.erase(vendor.find_last_not_of(" \n") + 1);
-        // Display controllers (0x03xxxx) of vendor NVIDIA.
-        if (vendor == "0x10de" && device_class.rfind("0x03", 0) == 0)
-            ids.push_back(name);
+    NodeSnapshot best = scan_node(options.proc_root, options.sys_root);
+    for (int read = 1; read < 3 && total_node(best).unattributed_pins > 0; read++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(options.settle_ms));
+        NodeSnapshot again = scan_node(options.proc_root, options.sys_root);
+        if (total_node(again).unattributed_pins <= total_node(best).unattributed_pins)
+            best = std::move(again);
     }
-    return ids;
+    return best;
+}
+
+std::string host_name()
+{
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0)
+        return "";
+    return name;
 }
 
 } // namespace
 
-NodeView build_node_view(const NodeSnapshot &snapshot, std::optional<unsigned> uid)
+NodeView build_node_view(const NodeSnapshot &snapshot, std::optional<unsigned> uid,
+                         const std::string &job)
 {
     NodeView view;
     view.all = snapshot;
     view.uid = uid;
+    view.job = job;
     view.shown = uid ? only_user(snapshot, *uid) : snapshot;
+    if (!job.empty())
+        view.shown = only_job(view.shown, job);
     view.totals = total_node(view.shown);
     // Whose the module's unaccounted pins are cannot be told: they come
     // from every file, not from the user's alone.
@@ -64,9 +80,30 @@ NodeView build_node_view(const NodeSnapshot &snapshot, std::optional<unsigned> u
     return view;
 }
 
+bool whole_node(const NodeView &view)
+{
+    return !view.uid && view.job.empty();
+}
+
 bool node_has_pins(const NodeView &view)
 {
-    return view.totals.gdrhook.pins + view.totals.dmabuf.pins + view.totals.unattributed_pins > 0;
+    const uint64_t unattributed = whole_node(view) ? view.totals.unattributed_pins : 0;
+    return view.totals.gdrhook.pins + view.totals.dmabuf.pins + unattributed > 0;
+}
+
+int unseen_processes(const NodeView &view)
+{
+    if (view.job.empty())
+        return view.all.unreadable;
+    const auto found = view.all.unreadable_by_job.find(view.job);
+    return found == view.all.unreadable_by_job.end() ? 0 : found->second;
+}
+
+NodeVerdict node_verdict(const NodeView &view)
+{
+    if (node_has_pins(view))
+        return NodeVerdict::pinned;
+    return unseen_processes(view) > 0 ? NodeVerdict::could_not_see : NodeVerdict::nothing_pinned;
 }
 
 int run_node(const NodeOptions &options, std::ostream &out, std::ostream &err)
@@ -76,30 +113,38 @@ int run_node(const NodeOptions &options, std::ostream &out, std::ostream &err)
         err << "gdrhook node: no user '" << options.user << "'\n";
         return exit_input;
     }
-    NodeView view = build_node_view(scan_node(options.proc_root, options.sys_root), uid);
-    const std::vector<std::string> gpus = nvidia_gpus(options.sys_root);
-    if (gpus.empty()) {
-        view.bar1_error = "no NVIDIA GPU in " + options.sys_root + "/bus/pci/devices";
-    } else {
-        NvmlFacts nvml = probe_nvml(options.libnvml, gpus);
-        if (!nvml.loaded)
-            view.bar1_error = options.libnvml + ": " + nvml.error;
-        view.bar1 = nvml.bar1;
+    if (options.job.find_first_not_of("0123456789") != std::string::npos) {
+        err << "gdrhook node: '" << options.job << "' is not a Slurm job id\n";
+        return exit_input;
     }
-    print_node_text(view, out);
+    NodeView view = build_node_view(scan_settled(options), uid, options.job);
+    view.gpus = read_node_gpus(options.sys_root, options.libnvml, view.bar1_error);
+    view.hostname = host_name();
+    const bool to_stdout = options.prometheus == "-";
+    if (!to_stdout)
+        print_node_text(view, out);
     if (!options.prometheus.empty()) {
         std::ostringstream text;
         print_node_prometheus(view, text);
-        // Replaced whole: node-exporter may read it at any moment. Often
-        // in a shared textfile-collector folder, where a link or another
-        // user's file at the name is refused (safe_file.h).
-        const std::string why = replace_by_rename(options.prometheus, text.str(), 0644);
-        if (!why.empty()) {
-            err << "gdrhook node: " << options.prometheus << " " << why << "\n";
-            return exit_input;
+        if (to_stdout) {
+            out << text.str();
+        } else {
+            // Replaced whole: node-exporter may read it at any moment.
+            // Often in a shared textfile-collector folder, where a link or
+            // another user's file at the name is refused (safe_file.h).
+            const std::string why = replace_by_rename(options.prometheus, text.str(), 0644);
+            if (!why.empty()) {
+                err << "gdrhook node: " << options.prometheus << " " << why << "\n";
+                return exit_input;
+            }
         }
     }
-    return node_has_pins(view) ? exit_findings : exit_ok;
+    switch (node_verdict(view)) {
+    case NodeVerdict::pinned: return exit_findings;
+    case NodeVerdict::could_not_see: return exit_unseen;
+    case NodeVerdict::nothing_pinned: break;
+    }
+    return exit_ok;
 }
 
 } // namespace gdrhook::cli

@@ -6,7 +6,9 @@
 // names the file, its opener and what it holds. A dma-buf holds its
 // exporter's memory for as long as any fd of it is open (the shim's
 // dma-buf backend pins by keeping one); its fdinfo gives the size and the
-// exporter. Both are found through /proc/PID/fdinfo, which the kernel
+// exporter, and only the CUDA driver's count: a desktop's DRM buffers or
+// an RDMA device's are no pin of gdrhook's. Both are found through
+// /proc/PID/fdinfo, which the kernel
 // lets the process's owner and root read: others' processes are counted
 // as unreadable, and the module's own counters, readable by everyone,
 // show how much of its pinned memory nobody visible accounts for.
@@ -19,11 +21,13 @@
 #include "node/node_scan.h"
 
 #include "cache/base/safe_file.h"
+#include "epilog/job_of_process.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <map>
@@ -87,15 +91,29 @@ uint64_t read_counter(const std::string &path, bool &found)
     return value;
 }
 
-ModuleCounters read_module(const std::string &sys_root)
+// The module's counters; loaded when the three live ones can be read (the
+// others are 0 where a module lacks them).
+ModuleCounters read_counters(const std::string &sys_root, ModuleCounters module)
 {
-    ModuleCounters module;
     const std::string dir = sys_root + "/class/misc/gdrhook/stats/";
-    bool pins = false, bytes = false, files = false;
+    bool pins = false, bytes = false, files = false, found = false;
     module.pins_live = read_counter(dir + "pins_live", pins);
     module.pinned_bytes = read_counter(dir + "pinned_bytes", bytes);
     module.files_open = read_counter(dir + "files_open", files);
     module.loaded = pins && bytes && files;
+    module.files_live = read_counter(dir + "files_live", found);
+    module.pins_total = read_counter(dir + "pins_total", found);
+    module.callbacks = read_counter(dir + "callbacks", found);
+    module.late_callbacks = read_counter(dir + "late_callbacks", found);
+    module.revocations = read_counter(dir + "revocations", found);
+    module.events_dropped = read_counter(dir + "events_dropped", found);
+    return module;
+}
+
+// The module's device number: which fds are its files.
+ModuleCounters read_device(const std::string &sys_root)
+{
+    ModuleCounters module;
     unsigned major = 0, minor = 0;
     char colon = 0;
     std::string dev;
@@ -115,7 +133,8 @@ bool is_module_file(const std::string &path, const ModuleCounters &module)
            st.st_rdev == module.device;
 }
 
-// The process's fds that hold pins, or false when they cannot be read.
+// The process's fds that hold pins, or false when they cannot be read
+// (the process, with its job, which everyone may read, then in UNREADABLE).
 bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
                   std::vector<PinHolding> &out, std::vector<PinHolding> &unreadable)
 {
@@ -129,11 +148,14 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
     std::string comm;
     read_small_file((dir + "/comm").c_str(), comm, 64);
     std::getline(std::istringstream(comm), holder.comm); // a name may hold spaces
+    std::string cgroup;
+    read_small_file((dir + "/cgroup").c_str(), cgroup);
+    holder.job = slurm_job_of_cgroup(cgroup);
     std::vector<std::string> fds;
     if (!numeric_entries(dir + "/fdinfo", fds)) {
         if (errno == ENOENT)
             return true; // it ended since we listed it
-        unreadable.push_back(holder);
+        unreadable.push_back(holder); // with its job, which everyone may read
         return false;
     }
     for (const std::string &fd : fds) {
@@ -150,7 +172,7 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
             h.opener_pid = static_cast<int>(number(info, "gdrhook-opener-pid"));
             h.opener_uid = static_cast<unsigned>(number(info, "gdrhook-opener-uid"));
             h.orphaned = number(info, "gdrhook-orphaned") != 0;
-        } else if (info.count("exp_name")) {
+        } else if (info.count("exp_name") && is_cuda_dmabuf(info["exp_name"])) {
             h.kind = PinHolding::Kind::dmabuf;
             h.key = info.count("ino") ? "dmabuf:" + info["ino"]
                                       : "dmabuf:" + std::to_string(pid) + ":" + fd;
@@ -166,7 +188,45 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
     return true;
 }
 
+// A module file's pins belong to the job of the process that opened it
+// while that process still holds it (a helper of another job may hold the
+// file too); once it is gone, to the job of whoever holds the file.
+void charge_openers_jobs(std::vector<PinHolding> &holdings)
+{
+    std::map<int, std::string> job_of;
+    for (const PinHolding &h : holdings)
+        job_of.emplace(h.pid, h.job);
+    for (PinHolding &h : holdings) {
+        const auto opener = job_of.find(h.opener_pid);
+        if (h.kind == PinHolding::Kind::gdrhook_file && !h.orphaned && opener != job_of.end())
+            h.job = opener->second;
+    }
+}
+
 } // namespace
+
+bool is_cuda_dmabuf(const std::string &exp_name)
+{
+    // "nv_dmabuf": what the exporter of CUDA's dma-bufs calls itself on an
+    // H200 with a current driver (cuMemGetHandleForAddressRange, fdinfo
+    // read there); "nvidia": what older drivers' exports are called (the
+    // module's name, the kernel's default for an exporter's name).
+    return exp_name == "nv_dmabuf" || exp_name == "nvidia";
+}
+
+std::string slurm_job_of_cgroup(const std::string &cgroup)
+{
+    // One rule for a process's job, the epilog's (job_of_process.h):
+    // the first line of /proc/PID/cgroup that names one.
+    std::istringstream lines(cgroup);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const JobOfProcess found = job_of_cgroup_line(line);
+        if (!found.job.empty())
+            return found.job;
+    }
+    return "";
+}
 
 bool list_directory(const std::string &dir, std::vector<std::string> &names)
 {
@@ -185,15 +245,22 @@ bool list_directory(const std::string &dir, std::vector<std::string> &names)
 NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root)
 {
     NodeSnapshot snapshot;
-    snapshot.module = read_module(sys_root);
+    const ModuleCounters device = read_device(sys_root);
+    const ModuleCounters before = read_counters(sys_root, device);
     std::vector<std::string> pids;
     numeric_entries(proc_root, pids);
     for (const std::string &pid : pids) {
         snapshot.processes++;
-        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), snapshot.module, snapshot.holdings,
-                          snapshot.unreadable_processes))
+        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), device, snapshot.holdings,
+                          snapshot.unreadable_processes)) {
             snapshot.unreadable++;
+            snapshot.unreadable_by_job[snapshot.unreadable_processes.back().job]++;
+        }
     }
+    charge_openers_jobs(snapshot.holdings);
+    snapshot.module = read_counters(sys_root, device);
+    snapshot.steady_pins = std::min(before.pins_live, snapshot.module.pins_live);
+    snapshot.steady_bytes = std::min(before.pinned_bytes, snapshot.module.pinned_bytes);
     return snapshot;
 }
 
@@ -221,33 +288,47 @@ NodeTotals total_node(const NodeSnapshot &snapshot)
         add_once(counted, h.key, h,
                  h.kind == PinHolding::Kind::gdrhook_file ? totals.gdrhook : totals.dmabuf);
     if (snapshot.module.loaded) {
-        if (snapshot.module.pins_live > totals.gdrhook.pins)
-            totals.unattributed_pins = snapshot.module.pins_live - totals.gdrhook.pins;
-        if (snapshot.module.pinned_bytes > totals.gdrhook.bytes)
-            totals.unattributed_bytes = snapshot.module.pinned_bytes - totals.gdrhook.bytes;
+        if (snapshot.steady_pins > totals.gdrhook.pins)
+            totals.unattributed_pins = snapshot.steady_pins - totals.gdrhook.pins;
+        if (snapshot.steady_bytes > totals.gdrhook.bytes)
+            totals.unattributed_bytes = snapshot.steady_bytes - totals.gdrhook.bytes;
     }
     return totals;
 }
 
-std::map<std::pair<unsigned, PinHolding::Kind>, NodeTotals::Row>
-total_by_user(const NodeSnapshot &snapshot)
+std::map<OwnerKey, NodeTotals::Row> total_by_owner(const NodeSnapshot &snapshot)
 {
-    std::map<std::pair<unsigned, PinHolding::Kind>, NodeTotals::Row> rows;
+    std::map<OwnerKey, NodeTotals::Row> rows;
     std::set<std::string> counted;
     for (const PinHolding &h : snapshot.holdings)
-        add_once(counted, std::to_string(h.opener_uid) + "/" + h.key, h,
-                 rows[{h.opener_uid, h.kind}]);
+        add_once(counted, std::to_string(h.opener_uid) + "/" + h.job + "/" + h.key, h,
+                 rows[{h.opener_uid, h.job, h.kind}]);
     return rows;
 }
 
+namespace {
+
+// The snapshot with only the holdings KEEP accepts.
+template <typename Keep> NodeSnapshot only(const NodeSnapshot &snapshot, Keep keep)
+{
+    NodeSnapshot some = snapshot;
+    some.holdings.clear();
+    for (const PinHolding &h : snapshot.holdings)
+        if (keep(h))
+            some.holdings.push_back(h);
+    return some;
+}
+
+} // namespace
+
 NodeSnapshot only_user(const NodeSnapshot &snapshot, unsigned uid)
 {
-    NodeSnapshot mine = snapshot;
-    mine.holdings.clear();
-    for (const PinHolding &h : snapshot.holdings)
-        if (h.opener_uid == uid)
-            mine.holdings.push_back(h);
-    return mine;
+    return only(snapshot, [uid](const PinHolding &h) { return h.opener_uid == uid; });
+}
+
+NodeSnapshot only_job(const NodeSnapshot &snapshot, const std::string &job)
+{
+    return only(snapshot, [&job](const PinHolding &h) { return h.job == job; });
 }
 
 } // namespace gdrhook::cli
