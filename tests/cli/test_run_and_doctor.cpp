@@ -55,7 +55,7 @@ int run_tool(const std::string &options, const std::string &variable, std::strin
 {
     const char *tool = std::getenv("GDRHOOK");
     REQUIRE(tool != nullptr);
-    const char *wrapper = std::getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    const char *wrapper = std::getenv("GDRHOOKTEST_EXEC_WRAPPER");
     const std::string command = std::string(wrapper ? wrapper : "") + " '" + tool + "' run " +
                                 options + " --no-summary -- sh -c 'echo \"$" + variable +
                                 "\"' 2>/dev/null";
@@ -264,10 +264,10 @@ struct SleepingProcess {
     pid_t pid = -1;
     explicit SleepingProcess(std::map<std::string, std::string> settings)
     {
-        settings["LD_PRELOAD"] = build_path("GDRHOOK_SHIM") + ":libucm.so.0";
+        settings["LD_PRELOAD"] = build_path("GDRHOOKTEST_SHIM") + ":libucm.so.0";
         pid = fork();
         if (pid == 0)
-            exec_program({build_path("GDRHOOK_SLEEPER"), "30"}, settings);
+            exec_program({build_path("GDRHOOKTEST_SLEEPER"), "30"}, settings);
     }
     ~SleepingProcess()
     {
