@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// The main of every Catch2 test program. GDRHOOK_TESTS_STOP_AT_FAILURE=1
+// The main of every Catch2 test program. GDRHOOKTEST_STOP_AT_FAILURE=1
 // stops a program at its first failed assertion instead of running the
 // rest: tests/mutants/run.py sets it, since one failure already catches a
 // mutant and the remaining test cases would only add time (and a mutant
@@ -17,7 +17,7 @@ int main(int argc, char *argv[])
     int rc = session.applyCommandLine(argc, argv);
     if (rc != 0)
         return rc;
-    const char *stop = std::getenv("GDRHOOK_TESTS_STOP_AT_FAILURE");
+    const char *stop = std::getenv("GDRHOOKTEST_STOP_AT_FAILURE");
     if (stop && std::strcmp(stop, "1") == 0)
         session.configData().abortAfter = 1;
     return session.run();

@@ -13,12 +13,12 @@
 #                suites run under qemu-user: AARCH64_SUITES below. Missing
 #                cross packages fail its setup: an error, not a skip.
 #   build-fuzz   clang, libFuzzer: tests/fuzz/run.sh, each target for
-#                GDRHOOK_FUZZ_SECONDS (default 60); any finding fails
+#                GDRHOOKTEST_FUZZ_SECONDS (default 60); any finding fails
 #   install      the Debian packages (tools/package.sh) on a clean Debian
 #                root (tests/install/clean_root.sh)
 #   mutants      tests/mutants/run.sh: each mutant of tests/mutants/mutants.py
 #                on a scratch copy; any survivor fails
-# GDRHOOK_TEST_QUICK=1 runs the plain build only.
+# GDRHOOKTEST_QUICK=1 runs the plain build only.
 #
 # CI's budget (issue 38): 60 minutes on a cold 2-core machine. A cold run
 # of f151976 (fresh clone, empty HOME so no ccache and no cached kernels,
@@ -115,7 +115,7 @@ done
 # nothing it did not compile cleanly is in the cache for the mutants.
 export CCACHE_IGNOREOPTIONS=-Werror
 run_suites build-test all -Dwerror=true -Ddebug=false -- "${all_suites[@]}"
-if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     # At -O0: the sanitizers check every access the source makes (none is
     # optimized away), and GCC compiles the tree with ASan+UBSan about five
     # times faster than at -O2 (tools/cli/main.cpp: 9.5 s against 54 s;
@@ -128,7 +128,7 @@ fi
 # The aarch64 leg. The suites that fit CI's time under emulation, and the
 # module's: kmod's vm test boots Debian's arm64 kernel in
 # qemu-system-aarch64 with the cross-built module (tests/vm/run.sh,
-# GDRHOOK_VM_ARCH=arm64). Measured on the shared 2-core machine (load
+# GDRHOOKTEST_VM_ARCH=arm64). Measured on the shared 2-core machine (load
 # average ~7): setup 3 s, build 396 s, the 16 tests 77 s (churn at 100,000
 # cycles: 21 s); the arm64 VM: see kmod/README.md. The cli suite's 30
 # tests start the target's programs through the emulator
@@ -136,18 +136,18 @@ fi
 # suites' meson test took 130 s without cli and 6.12, 184 s with both;
 # building what cli adds (its units, the demo, the sleeper): 33 s.
 aarch64_suites=(unit shim cache cli stress kmod)
-if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     aarch64_started=$(date +%s)
     # The arm64 kernels the kmod suite boots (tests/vm/run.sh,
-    # GDRHOOK_VM_ARM64_HEADERS): Debian 12's 6.1 and bookworm-backports'
+    # GDRHOOKTEST_VM_ARM64_HEADERS): Debian 12's 6.1 and bookworm-backports'
     # 6.12. The 6.12 one costs its module build and boot, 51 s here with a
     # quiet machine (16 s and 35 s, 20 passed), plus its download in a
-    # fresh container (41 s); GDRHOOK_AARCH64_KERNELS=6.1 boots 6.1 only.
-    case ${GDRHOOK_AARCH64_KERNELS:-all} in
+    # fresh container (41 s); GDRHOOKTEST_AARCH64_KERNELS=6.1 boots 6.1 only.
+    case ${GDRHOOKTEST_AARCH64_KERNELS:-all} in
     all) arm64_headers="linux-headers-amd64 linux-headers-6.12-amd64" ;;
     6.1) arm64_headers=linux-headers-amd64 ;;
     *)
-        echo "GDRHOOK_AARCH64_KERNELS=$GDRHOOK_AARCH64_KERNELS: all or 6.1"
+        echo "GDRHOOKTEST_AARCH64_KERNELS=$GDRHOOKTEST_AARCH64_KERNELS: all or 6.1"
         failed_setup=$((failed_setup + 1))
         arm64_headers=linux-headers-amd64
         ;;
@@ -158,8 +158,8 @@ if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
     command -v ccache >/dev/null && cross_files+=(--cross-file cross/ccache-aarch64.ini)
     # The churn at a tenth of its size: 1,000,000 cycles took 485 s under
     # qemu-user on 2 shared cores, 100,000 keep every check of the test.
-    GDRHOOK_VM_ARM64_HEADERS=$arm64_headers \
-        GDRHOOK_STRESS_CYCLES=${GDRHOOK_AARCH64_STRESS_CYCLES:-100000} \
+    GDRHOOKTEST_VM_ARM64_HEADERS=$arm64_headers \
+        GDRHOOKTEST_STRESS_CYCLES=${GDRHOOKTEST_AARCH64_STRESS_CYCLES:-100000} \
         run_suites build-aarch64 needed "${cross_files[@]}" -Dwerror=true -Ddebug=false \
         -- "${aarch64_suites[@]}"
     # Without the tool the shim's and stress suites check less: a setup
@@ -176,8 +176,8 @@ fi
 # Debian root, DKMS's module booted in the VM, purged without a trace
 # (tests/install/clean_root.sh; it needs a Debian mirror, as .ci/run's
 # apt-get does).
-install_result="install: skipped (GDRHOOK_TEST_QUICK=1)"
-if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+install_result="install: skipped (GDRHOOKTEST_QUICK=1)"
+if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     echo "=== install: tools/package.sh build-deb, tests/install/clean_root.sh"
     install_started=$(date +%s)
     if ! tools/package.sh build-deb >build-deb.log 2>&1; then
@@ -194,12 +194,12 @@ if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
 fi
 echo "$install_result"
 
-fuzz_result="fuzz: skipped (GDRHOOK_TEST_QUICK=1)"
-if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+fuzz_result="fuzz: skipped (GDRHOOKTEST_QUICK=1)"
+if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     echo "=== build-fuzz: libFuzzer targets (tests/fuzz/run.sh)"
     fuzz_started=$(date +%s)
     if tests/fuzz/run.sh; then
-        fuzz_result="fuzz: OK (config, log_reader: ${GDRHOOK_FUZZ_SECONDS:-60} s each, no finding)"
+        fuzz_result="fuzz: OK (config, log_reader: ${GDRHOOKTEST_FUZZ_SECONDS:-60} s each, no finding)"
     else
         fuzz_result="fuzz: FAILED (see tests/fuzz/run.sh output above)"
         failed_setup=$((failed_setup + 1))
@@ -211,8 +211,8 @@ echo "$fuzz_result"
 
 # The mutation check: every promise in tests/mutants/mutants.py broken in
 # turn on a scratch copy; the suites must catch each one.
-mutants_result="mutants: skipped (GDRHOOK_TEST_QUICK=1)"
-if [ "${GDRHOOK_TEST_QUICK:-0}" != 1 ]; then
+mutants_result="mutants: skipped (GDRHOOKTEST_QUICK=1)"
+if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     echo "=== mutants: tests/mutants/run.sh"
     # Its lines are shown as they come and kept for the verdict. (Not tee
     # /dev/stderr: where stderr is a file, tee opens it anew and truncates

@@ -112,6 +112,13 @@ bool expand_path_pattern(const std::string &pattern, const PathNames &names, std
 inline constexpr const char *rank_variables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
                                                  "PMI_RANK", "SLURM_PROCID"};
 
+// The GDRHOOK_* variables of the product that are not the shim's
+// settings, so that the shim takes none for a misspelling
+// (unknown_variables.h): the library `gdrhook run` preloads
+// (tools/cli/run/library_locator.h), and the module's make variable that
+// turns warnings into errors in the project's own builds (kmod/Kbuild).
+inline constexpr const char *other_product_variables[] = {"GDRHOOK_LIBRARY", "GDRHOOK_WERROR"};
+
 // The effective value of every GDRHOOK_* setting, by variable name, as
 // text: GDRHOOK_EVENTS as written.
 std::vector<std::pair<std::string, std::string>> config_values(const Config &config);

@@ -9,6 +9,7 @@
 #include "cache/backends/descriptor_budget.h"
 #include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
+#include "cache/base/unknown_variables.h"
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
 #include "cache/core/start_folder.h"
@@ -193,6 +194,13 @@ void initialize(const DriverQueries &queries)
     for (const std::string &line : problems)
         diagnostics().error("{}", line);
     set_diagnostics_level(rt->config.log_level);
+    // A GDRHOOK_* variable nothing reads: likely a misspelled setting, left
+    // at its default. A warning, so under the level just set; once, here,
+    // as the process starts (initialize runs once per process).
+    Diagnostics unknown;
+    check_variable_names(environ, unknown);
+    for (const std::string &line : unknown)
+        diagnostics().warn("{}", line);
 
     the_runtime = rt;
     if (rt->config.disabled) {

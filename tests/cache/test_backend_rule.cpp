@@ -191,7 +191,7 @@ TEST_CASE("the probe says what /dev/gdrhook's path holds, and the shim says it",
     CHECK_FALSE(not_ours.facts.answers_version);
     // qemu-user answers an ioctl it does not know with ENOSYS, where the
     // kernel says ENOTTY (the cli suite's e2e.sh meets the same).
-    const char *emulator = std::getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    const char *emulator = std::getenv("GDRHOOKTEST_EXEC_WRAPPER");
     if (emulator && *emulator)
         CHECK((not_ours.facts.version_errno == ENOTTY || not_ours.facts.version_errno == ENOSYS));
     else

@@ -4,16 +4,16 @@
 # End-to-end tests of the built `gdrhook` tool, one case per meson test:
 #   e2e.sh CASE
 # Environment (set by tests/cli/meson.build): GDRHOOK (the tool),
-# CLI_DATA (tests/cli/data), GDRHOOK_FAKE_DRIVER_DIR, GDRHOOK_DEMO,
-# GDRHOOK_TEST_TMP (a scratch directory), GDRHOOK_SLEEPER
-# (tests/programs/sleeper), GDRHOOK_TERM_AFTER_SPAWN
-# (tests/programs/term_after_spawn.cpp), GDRHOOK_TEST_MACHINE and GDRHOOK_TEST_MULTIARCH
+# CLI_DATA (tests/cli/data), GDRHOOKTEST_FAKE_DRIVER_DIR, GDRHOOKTEST_DEMO,
+# GDRHOOKTEST_TMP (a scratch directory), GDRHOOKTEST_SLEEPER
+# (tests/programs/sleeper), GDRHOOKTEST_TERM_AFTER_SPAWN
+# (tests/programs/term_after_spawn.cpp), GDRHOOKTEST_MACHINE and GDRHOOKTEST_MULTIARCH
 # (the machine the tool runs on, and its multiarch name, tests/meson.build),
-# GDRHOOK_TEST_EXEC_WRAPPER (a cross build's emulator, tool_checks.sh).
+# GDRHOOKTEST_EXEC_WRAPPER (a cross build's emulator, tool_checks.sh).
 set -u
 
 . "$(dirname "$0")/tool_checks.sh"
-tmp=$(mktemp -d "${GDRHOOK_TEST_TMP:-/tmp}/cli-e2e.XXXXXX") || exit 1
+tmp=$(mktemp -d "${GDRHOOKTEST_TMP:-/tmp}/cli-e2e.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err
 
@@ -220,8 +220,8 @@ samples)
     ;;
 real_samples)
     # The shim's own samples, from a quiet program holding pins for 300 ms.
-    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run --sample-ms 20 --pin alloc \
-        --backend dmabuf --events "$tmp/quiet.jsonl" -- $emulator "$GDRHOOK_CHURN" sleep 2 300 2
+    LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR run 0 run --sample-ms 20 --pin alloc \
+        --backend dmabuf --events "$tmp/quiet.jsonl" -- $emulator "$GDRHOOKTEST_CHURN" sleep 2 300 2
     has "$err" "gdrhook: log check: OK"
     run 0 log summary "$tmp/quiet.jsonl"; has "$out" "process samples"; has "$out" "open fds"
     run 0 log timeline "$tmp/quiet.jsonl" -o "$tmp/quiet.svg"
@@ -238,7 +238,7 @@ run_exit_status)
     [ -n "$emulator" ] || has "$err" "cannot run '/nonexistent/program'"
     # The build's own program (a host `true` under a cross build would
     # have its loader complain of the target's shim).
-    run 0 run --no-summary -- $emulator "$GDRHOOK_SLEEPER" 0
+    run 0 run --no-summary -- $emulator "$GDRHOOKTEST_SLEEPER" 0
     [ ! -s "$err" ] || fail "--no-summary printed: $(cat "$err")"
     ;;
 run_environment)
@@ -249,7 +249,7 @@ run_environment)
     # An LD_PRELOAD already set is kept, after the shim.
     # The tool's machine's libdl (under a cross build the target's: its
     # loader preloads it).
-    other=$(ls "/lib/$GDRHOOK_TEST_MULTIARCH/libdl.so.2" /lib64/libdl.so.2 2>/dev/null | head -1)
+    other=$(ls "/lib/$GDRHOOKTEST_MULTIARCH/libdl.so.2" /lib64/libdl.so.2 2>/dev/null | head -1)
     LD_PRELOAD=$other run 0 run --no-summary -- sh -c 'echo "$LD_PRELOAD"'
     has "$out" "libgdrhook.so:$other"
     GDRHOOK_LIBRARY=/nonexistent/libgdrhook.so run 127 run -- true
@@ -258,7 +258,7 @@ run_environment)
 run_fake_driver)
     # The bundled demo program against the fake driver, under the shim.
     cd "$tmp" || exit 1
-    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run -- $emulator "$GDRHOOK_DEMO"
+    LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR run 0 run -- $emulator "$GDRHOOKTEST_DEMO"
     has "$err" "gdrhook: log check: OK"
     set -- "$tmp"/gdrhook-*.jsonl
     [ -s "$1" ] || fail "no event log in $tmp"
@@ -272,13 +272,13 @@ real_pins_and_kill)
     # it holds pins passes it once its journal is recovered (its death
     # released them), and fails it without the journal, each pin named
     # with its line.
-    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 run --pin alloc --backend dmabuf --verify \
-        --events "$tmp/churn.%p.jsonl" -- $emulator "$GDRHOOK_CHURN" gdrhook 2 20 2
+    LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR run 0 run --pin alloc --backend dmabuf --verify \
+        --events "$tmp/churn.%p.jsonl" -- $emulator "$GDRHOOKTEST_CHURN" gdrhook 2 20 2
     has "$err" "gdrhook: log check: OK"
     run 0 log check "$tmp"/churn.*.jsonl; has "$out" "40 pin(s)"
     GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf GDRHOOK_EVENTS="$tmp/held.jsonl" \
-        LD_PRELOAD=$GDRHOOK_SHIM LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR \
-        $emulator "$GDRHOOK_CHURN" hold 3 0 2 >"$tmp/held.out" &
+        LD_PRELOAD=$GDRHOOKTEST_SHIM LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR \
+        $emulator "$GDRHOOKTEST_CHURN" hold 3 0 2 >"$tmp/held.out" &
     held=$!
     for _ in $(seq 100); do
         [ "$(grep -c '"ev":"pin"' "$tmp/held.jsonl" 2>/dev/null)" = 3 ] && break
@@ -399,7 +399,7 @@ os.execvp(sys.argv[1], sys.argv[1:])' "$@"; }
     # And so is one that arrives while posix_spawnp starts the program,
     # before gdrhook run knows the program's pid: not lost.
     started=$(date +%s)
-    LD_PRELOAD=$GDRHOOK_TERM_AFTER_SPAWN run 143 run --no-summary -- $emulator "$GDRHOOK_SLEEPER" 5
+    LD_PRELOAD=$GDRHOOKTEST_TERM_AFTER_SPAWN run 143 run --no-summary -- $emulator "$GDRHOOKTEST_SLEEPER" 5
     [ $(($(date +%s) - started)) -lt 4 ] || fail "the program ran on after gdrhook run's SIGTERM"
     ;;
 odd_ranks)
@@ -410,8 +410,8 @@ odd_ranks)
     cd "$tmp" || exit 1
     for rank in 007 0 2147483647 2147483648 99999999999999999999 -1 1e3; do
         rm -f "$tmp"/rank.*.jsonl
-        RANK=$rank LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR \
-            run 0 run --events "$tmp/rank.%p.jsonl" -- $emulator "$GDRHOOK_DEMO"
+        RANK=$rank LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR \
+            run 0 run --events "$tmp/rank.%p.jsonl" -- $emulator "$GDRHOOKTEST_DEMO"
         has "$err" "gdrhook: log check: OK"
         set -- "$tmp"/rank.*.jsonl
         run 0 log check "$@"
@@ -422,8 +422,8 @@ want = {"007": 7, "0": 0, "2147483647": 2147483647}.get(sys.argv[2])
 assert process.get("rank") == want, (sys.argv[2], process.get("rank"))
 ' "$1" "$rank" || fail "RANK=$rank"
     done
-    RANK=99999999999999999999 LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR \
-        run 0 run --events "$tmp/rank.%p.jsonl" -- $emulator "$GDRHOOK_DEMO"
+    RANK=99999999999999999999 LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR \
+        run 0 run --events "$tmp/rank.%p.jsonl" -- $emulator "$GDRHOOKTEST_DEMO"
     has "$err" "RANK"
     ;;
 not_a_log)
@@ -438,8 +438,8 @@ said_and_failed)
     # Row 11: a bad setting is said whatever the log level; an output that
     # cannot be written is an error; a message stays readable.
     for level in off critical; do
-        GDRHOOK_LOG_LEVEL=$level GDRHOOK_PIN=sometimes LD_PRELOAD=$GDRHOOK_SHIM \
-            LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR $emulator "$GDRHOOK_DEMO" >"$out" 2>"$err" ||
+        GDRHOOK_LOG_LEVEL=$level GDRHOOK_PIN=sometimes LD_PRELOAD=$GDRHOOKTEST_SHIM \
+            LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR $emulator "$GDRHOOKTEST_DEMO" >"$out" 2>"$err" ||
             fail "the demo failed"
         has "$err" "GDRHOOK_PIN"
     done
@@ -460,17 +460,17 @@ doctor_without_driver)
     has "$out" "auto would pick none"
     ;;
 doctor_fake_driver)
-    LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 doctor --libnvml /nonexistent/libnvidia-ml.so.1 \
+    LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR run 0 doctor --libnvml /nonexistent/libnvidia-ml.so.1 \
         --device "$tmp/no-device"
     has "$out" "GPU 0: gdrhook fake GPU"
     has "$out" "discrete: DMA-BUF yes, GPUDirect RDMA yes"
-    has "$out" "platform: $GDRHOOK_TEST_MACHINE"
+    has "$out" "platform: $GDRHOOKTEST_MACHINE"
     has "$out" "backends this machine allows: kmod no, pin_user_pages no, dmabuf yes, none yes"
     has "$out" "auto would pick dmabuf"
     has "$out" "no problems found"
     # The fake driver's integrated-GPU mode: the GPU says it is integrated;
     # without the module the machine allows no pin_user_pages.
-    FAKECUDA_INTEGRATED=1 LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR run 0 doctor \
+    FAKECUDA_INTEGRATED=1 LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR run 0 doctor \
         --libnvml /nonexistent/libnvidia-ml.so.1 --device "$tmp/no-device"
     has "$out" "GPU 0: gdrhook fake GPU, integrated: DMA-BUF yes"
     has "$out" "pin_user_pages no"

@@ -185,10 +185,10 @@ std::string slurp(const std::string &path)
 // What `promtool check metrics` (Debian's prometheus package) says of
 // TEXT: "" when it passes. Every textfile these tests make goes through
 // it; without promtool the check fails, never passes unchecked (meson
-// sets GDRHOOK_PROMTOOL where it found one).
+// sets GDRHOOKTEST_PROMTOOL where it found one).
 std::string promtool_check(const std::string &text)
 {
-    const char *promtool = std::getenv("GDRHOOK_PROMTOOL");
+    const char *promtool = std::getenv("GDRHOOKTEST_PROMTOOL");
     if (!promtool || !*promtool)
         return "promtool not found (apt-get install prometheus; README, Test)";
     const char *tmp = std::getenv("TMPDIR");
@@ -650,7 +650,7 @@ TEST_CASE("The module's cumulative figures are counters, its live ones gauges", 
 
 TEST_CASE("GPU series carry DCGM's labels, and BAR1's total beside its use", "[node]")
 {
-    const char *fake_nvml = std::getenv("GDRHOOK_FAKE_NVML");
+    const char *fake_nvml = std::getenv("GDRHOOKTEST_FAKE_NVML");
     REQUIRE(fake_nvml != nullptr);
     FakeNode node;
     // Listed out of order: DCGM (and NVML) number GPUs in PCI bus order.

@@ -55,7 +55,7 @@ int run_tool(const std::string &options, const std::string &variable, std::strin
 {
     const char *tool = std::getenv("GDRHOOK");
     REQUIRE(tool != nullptr);
-    const char *wrapper = std::getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    const char *wrapper = std::getenv("GDRHOOKTEST_EXEC_WRAPPER");
     const std::string command = std::string(wrapper ? wrapper : "") + " '" + tool + "' run " +
                                 options + " --no-summary -- sh -c 'echo \"$" + variable +
                                 "\"' 2>/dev/null";
@@ -264,10 +264,10 @@ struct SleepingProcess {
     pid_t pid = -1;
     explicit SleepingProcess(std::map<std::string, std::string> settings)
     {
-        settings["LD_PRELOAD"] = build_path("GDRHOOK_SHIM") + ":libucm.so.0";
+        settings["LD_PRELOAD"] = build_path("GDRHOOKTEST_SHIM") + ":libucm.so.0";
         pid = fork();
         if (pid == 0)
-            exec_program({build_path("GDRHOOK_SLEEPER"), "30"}, settings);
+            exec_program({build_path("GDRHOOKTEST_SLEEPER"), "30"}, settings);
     }
     ~SleepingProcess()
     {
@@ -324,12 +324,15 @@ TEST_CASE("the doctor says which one UCX's caches rely on in a running process",
     {
         // Read as the shim reads it: "yes" disables it, a bad value is
         // rejected and the default kept.
-        SleepingProcess process(std::map<std::string, std::string>{{"GDRHOOK_DISABLE", "yes"},
-                                                                   {"GDRHOOK_UCX", "bogus"}});
+        // A misspelled variable is said as the shim says it (issue 40).
+        SleepingProcess process(std::map<std::string, std::string>{
+            {"GDRHOOK_DISABLE", "yes"}, {"GDRHOOK_UCX", "bogus"}, {"GDRHOOK_UXC", "off"}});
         ProcessFacts facts = loaded(process.pid);
         CHECK(facts.settings.disabled);
         CHECK(facts.settings.ucx == gdrhook::UcxBridgeMode::auto_detect);
-        CHECK(facts.rejected.size() == 1);
+        REQUIRE(facts.rejected.size() == 2);
+        CHECK(facts.rejected[1].find("GDRHOOK_UXC is not a gdrhook variable and is ignored (did "
+                                     "you mean GDRHOOK_UCX?") != std::string::npos);
         CHECK(judge_ucx(facts).problem == facts.ucm_cuda.empty());
     }
     ProcessFacts gone = probe_process(999999999);
@@ -364,4 +367,15 @@ TEST_CASE("doctor --pid escapes what the process chose before root's terminal se
         const auto byte = static_cast<unsigned char>(c);
         CHECK(((byte >= 0x20 && byte < 0x7f) || byte == '\n'));
     }
+}
+
+TEST_CASE("doctor --settings says a GDRHOOK_ variable nothing reads, as the shim does (issue 40)",
+          "[doctor]")
+{
+    RunResult run = run_program({build_path("GDRHOOK"), "doctor", "--settings"},
+                                {{"GDRHOOK_EVENT", "/tmp/x.jsonl"}});
+    INFO(run.output);
+    CHECK(run.exit_status == 1); // a finding
+    CHECK(run.output.find("gdrhook: GDRHOOK_EVENT is not a gdrhook variable and is ignored (did "
+                          "you mean GDRHOOK_EVENTS?") != std::string::npos);
 }

@@ -166,7 +166,7 @@ TEST_CASE("the timeline of a shim's log shows pinned memory dropping at the free
     // unpins each buffer inside its free, so from the program's next call
     // on, no more is pinned than is allocated.
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_DEMO")}, pinning_environment(log));
+    RunResult run = run_program({build_path("GDRHOOKTEST_DEMO")}, pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_recorded_events(log);

@@ -8,11 +8,11 @@
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # A cross build's programs (the tool, the demo, the churn) are the target's:
-# they run through its emulator (GDRHOOK_TEST_EXEC_WRAPPER, tests/meson.build),
+# they run through its emulator (GDRHOOKTEST_EXEC_WRAPPER, tests/meson.build),
 # written unquoted before them (natively it is empty and vanishes). Started
 # by `gdrhook run --`, the emulator is a static program: it leaves the
 # shim's LD_PRELOAD alone and hands it to the program it runs.
-emulator=${GDRHOOK_TEST_EXEC_WRAPPER:-}
+emulator=${GDRHOOKTEST_EXEC_WRAPPER:-}
 
 # run EXPECTED_STATUS ARGS...: runs gdrhook, keeps stdout/stderr, checks status.
 run() {

@@ -8,16 +8,16 @@
 # (crash, sanitizer report, leak, timeout, out of memory) fails the run;
 # the input that caused it is left under build-fuzz/findings/.
 #
-#   GDRHOOK_FUZZ_SECONDS   time per target (default 60)
-#   GDRHOOK_FUZZ_BUILD     the build directory (default build-fuzz)
-#   GDRHOOK_FUZZ_TARGETS   which targets (default "config log_reader")
+#   GDRHOOKTEST_FUZZ_SECONDS   time per target (default 60)
+#   GDRHOOKTEST_FUZZ_BUILD     the build directory (default build-fuzz)
+#   GDRHOOKTEST_FUZZ_TARGETS   which targets (default "config log_reader")
 #   NINJA_JOBS             ninja -j (default: ninja's own)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-seconds=${GDRHOOK_FUZZ_SECONDS:-60}
-dir=${GDRHOOK_FUZZ_BUILD:-build-fuzz}
-targets=(${GDRHOOK_FUZZ_TARGETS:-config log_reader})
+seconds=${GDRHOOKTEST_FUZZ_SECONDS:-60}
+dir=${GDRHOOKTEST_FUZZ_BUILD:-build-fuzz}
+targets=(${GDRHOOKTEST_FUZZ_TARGETS:-config log_reader})
 
 for tool in clang clang++; do
     command -v $tool >/dev/null || { echo "fuzz: $tool not found (Debian: clang libclang-rt-14-dev)"; exit 1; }

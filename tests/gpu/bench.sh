@@ -14,7 +14,7 @@
 # driver; free-to-unpin with eventfd pins and with real dma-buf pins. 160
 # timed points of 0.25 s plus setup (65,536 cuMemAlloc/cuMemFree, the tag
 # check's untimed passes), then 5 rounds of the goals' 8 points measured
-# back to back (tools/bench/targets.h): about two minutes. GDRHOOK_BENCH_ARGS adds or
+# back to back (tools/bench/targets.h): about two minutes. GDRHOOKTEST_BENCH_ARGS adds or
 # overrides options (e.g. "--seconds 0.5"; later options win).
 set -euo pipefail
 here=$(dirname "$(realpath "$0")")
@@ -49,8 +49,8 @@ lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
 echo
 
-# shellcheck disable=SC2086 # GDRHOOK_BENCH_ARGS is a list of options
+# shellcheck disable=SC2086 # GDRHOOKTEST_BENCH_ARGS is a list of options
 "$bench" --entries 16,256,4096,65536 --threads 1,2,4,8,16 --patterns hot,random \
     --caches gdrhook.lookup,gdrhook.get_put,tagcheck,ucs_rcache --seconds 0.25 \
     --queue-producers 1,2,4,8,16 --unpin-backends eventfd,dmabuf --unpin-frees 4096 \
-    ${GDRHOOK_BENCH_ARGS:-} --json-out "$json"
+    ${GDRHOOKTEST_BENCH_ARGS:-} --json-out "$json"

@@ -14,7 +14,7 @@ build=$(realpath "${1:?usage: tests/gpu/modes.sh BUILD_DIR OUT_DIR}")
 out=$(realpath -m "${2:?usage: tests/gpu/modes.sh BUILD_DIR OUT_DIR}")
 shim="$build/hook/libgdrhook.so"
 cli="$build/tools/gdrhook"
-limit=${GDRHOOK_GPU_TIMEOUT:-300}
+limit=${GDRHOOKTEST_GPU_TIMEOUT:-300}
 for f in "$shim" "$cli"; do
     [ -e "$f" ] || { echo "modes.sh: no $f" >&2; exit 2; }
 done

@@ -28,7 +28,7 @@
 # GDRHOOK_VERIFY=1 GDRHOOK_LOG_LEVEL=info unless the caller's environment
 # sets them, and GDRHOOK_EVENTS=OUT/PROGRAM/events.%p.jsonl.
 #
-# GDRHOOK_GPU_ROWS="NAME..." runs only those rows (coherence counts as
+# GDRHOOKTEST_GPU_ROWS="NAME..." runs only those rows (coherence counts as
 # one), for a quick look at a few; a full run leaves it unset.
 #
 # Exits non-zero on any mismatch, 77 (a skip, for `meson test --suite gpu`)
@@ -40,7 +40,7 @@ out=$(realpath -m "${2:-/tmp/gdrhook-gpu}")
 here=$(dirname "$(realpath "$0")")
 shim="$build/hook/libgdrhook.so"
 cli="$build/tools/gdrhook"
-limit=${GDRHOOK_GPU_TIMEOUT:-900} # seconds, per run
+limit=${GDRHOOKTEST_GPU_TIMEOUT:-900} # seconds, per run
 
 if ! nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
     echo "no usable NVIDIA GPU (nvidia-smi -L fails or /dev/nvidia0 is missing): skipped"
@@ -58,7 +58,7 @@ hook_env=(
 )
 failures=0
 skipped=()
-rows_wanted=${GDRHOOK_GPU_ROWS:-}
+rows_wanted=${GDRHOOKTEST_GPU_ROWS:-}
 wanted() { [ -z "$rows_wanted" ] || [[ " $rows_wanted " == *" $1 "* ]]; }
 
 echo "hooked runs: ${hook_env[*]}"
@@ -307,7 +307,7 @@ if wanted coherence; then
     fi
 fi
 
-if [ "${GDRHOOK_GPU_OVERHEAD:-1}" != 0 ]; then # a few minutes; 0 leaves it out
+if [ "${GDRHOOKTEST_GPU_OVERHEAD:-1}" != 0 ]; then # a few minutes; 0 leaves it out
     echo
     echo "== overhead of the shim on cuMemAlloc+cuMemFree (1 MiB) pairs"
     python3 "$here/overhead.py" "$bin" "$shim"

@@ -5,8 +5,8 @@
 # test (docs/design.md, "Files and descriptors"):
 #   hostile.sh CASE
 # Environment (set by tests/hostile/meson.build): GDRHOOK (the tool),
-# GDRHOOK_SHIM, GDRHOOK_FAKE_DRIVER_DIR, GDRHOOK_DEMO, HOSTILE_PROGRAM,
-# CLI_DATA, GDRHOOK_TEST_TMP (a scratch directory).
+# GDRHOOKTEST_SHIM, GDRHOOKTEST_FAKE_DRIVER_DIR, GDRHOOKTEST_DEMO, HOSTILE_PROGRAM,
+# CLI_DATA, GDRHOOKTEST_TMP (a scratch directory).
 #
 # The two-user cases run the attacker as an unprivileged user made for the
 # test (gdrhook-attacker, with setpriv) in a shared sticky folder, with
@@ -52,7 +52,7 @@ trap 'eval "$on_exit"; rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err
 
 # Under the shim, over the fake driver.
-shimmed() { env LD_PRELOAD="$GDRHOOK_SHIM" LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" "$@"; }
+shimmed() { env LD_PRELOAD="$GDRHOOKTEST_SHIM" LD_LIBRARY_PATH="$GDRHOOKTEST_FAKE_DRIVER_DIR" "$@"; }
 count() { grep -c -- "$1" "$2" 2>/dev/null || true; }
 # Every line of each file is one JSON object of strict UTF-8.
 valid_json_lines() {
@@ -120,13 +120,13 @@ start_gated() { # runner N env...
     # Another user runs copies of the program, the shim and the fake
     # driver from the test's folder, which it can reach wherever the build
     # tree is.
-    local program=$HOSTILE_PROGRAM shim=$GDRHOOK_SHIM driver=$GDRHOOK_FAKE_DRIVER_DIR
+    local program=$HOSTILE_PROGRAM shim=$GDRHOOKTEST_SHIM driver=$GDRHOOKTEST_FAKE_DRIVER_DIR
     if [ -n "$runner" ]; then
         mkdir -p -m 755 "$tmp/bin"
-        cp "$HOSTILE_PROGRAM" "$GDRHOOK_SHIM" "$tmp/bin/"
-        cp -L "$GDRHOOK_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
+        cp "$HOSTILE_PROGRAM" "$GDRHOOKTEST_SHIM" "$tmp/bin/"
+        cp -L "$GDRHOOKTEST_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
         chmod -R a+rX "$tmp/bin"
-        program=$tmp/bin/$(basename "$HOSTILE_PROGRAM") shim=$tmp/bin/$(basename "$GDRHOOK_SHIM")
+        program=$tmp/bin/$(basename "$HOSTILE_PROGRAM") shim=$tmp/bin/$(basename "$GDRHOOKTEST_SHIM")
         driver=$tmp/bin
     fi
     $runner env "$@" LD_PRELOAD="$shim" LD_LIBRARY_PATH="$driver" \
@@ -273,18 +273,18 @@ planted_log_names)
     # `gdrhook run` write to.
     two_users
     as_attacker ln -s "$tmp/root-only/target" "$shared/fixed.jsonl"
-    GDRHOOK_EVENTS=$shared/fixed.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
+    GDRHOOK_EVENTS=$shared/fixed.jsonl shimmed "$GDRHOOKTEST_DEMO" >"$out" 2>"$err" || fail "the demo failed"
     target_intact "by the shim through a symlink"
     has "$err" "fixed.jsonl"
     has "$err" "symbolic link"
     # A second name of root's file, as an attacker makes one where
     # fs.protected_hardlinks is 0.
     ln "$tmp/root-only/target" "$shared/linked.jsonl"
-    GDRHOOK_EVENTS=$shared/linked.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
+    GDRHOOK_EVENTS=$shared/linked.jsonl shimmed "$GDRHOOKTEST_DEMO" >"$out" 2>"$err" || fail "the demo failed"
     target_intact "by the shim through a hard link"
     has "$err" "other names"
     as_attacker sh -c "umask 0; : >'$shared/theirs.jsonl'"
-    GDRHOOK_EVENTS=$shared/theirs.jsonl shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the demo failed"
+    GDRHOOK_EVENTS=$shared/theirs.jsonl shimmed "$GDRHOOKTEST_DEMO" >"$out" 2>"$err" || fail "the demo failed"
     [ ! -s "$shared/theirs.jsonl" ] || fail "root's events were appended to the attacker's file"
     has "$err" "owned by another user"
     ;;
@@ -298,8 +298,8 @@ planted_run_names)
             as_attacker ln -s "$tmp/root-only/target" "$shared/gdrhook-$p.$q.jsonl"
         done
     done
-    (cd "$shared" && LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOK_SHIM \
-        unshare --pid --fork --mount-proc "$GDRHOOK" run -- "$GDRHOOK_DEMO") >"$out" 2>"$err" ||
+    (cd "$shared" && LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOKTEST_SHIM \
+        unshare --pid --fork --mount-proc "$GDRHOOK" run -- "$GDRHOOKTEST_DEMO") >"$out" 2>"$err" ||
         { cat "$err"; fail "gdrhook run failed"; }
     target_intact "by gdrhook run among planted names"
     has "$err" "gdrhook: log check: OK"
@@ -308,8 +308,8 @@ planted_run_names)
     # A name given with --events is the user's choice: the planted link is
     # refused by the shim, and the summary reads no file that is not theirs.
     as_attacker ln -s "$tmp/root-only/target" "$shared/e.2.jsonl"
-    (cd "$shared" && LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOK_SHIM \
-        unshare --pid --fork --mount-proc "$GDRHOOK" run --events "$shared/e.%p.jsonl" -- "$GDRHOOK_DEMO") \
+    (cd "$shared" && LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOKTEST_SHIM \
+        unshare --pid --fork --mount-proc "$GDRHOOK" run --events "$shared/e.%p.jsonl" -- "$GDRHOOKTEST_DEMO") \
         >"$out" 2>"$err" || { cat "$err"; fail "gdrhook run failed"; }
     target_intact "by gdrhook run --events among planted names"
     has "$err" "symbolic link"
@@ -354,7 +354,7 @@ died_before_freeing)
 non_utf8)
     # Row 8: a program argument and a log path that are not UTF-8.
     log="$tmp/caf$(printf '\351').jsonl"
-    GDRHOOK_EVENTS=$log shimmed "$GDRHOOK_DEMO" "$(printf 'caf\351.txt')" >"$out" 2>"$err" ||
+    GDRHOOK_EVENTS=$log shimmed "$GDRHOOKTEST_DEMO" "$(printf 'caf\351.txt')" >"$out" 2>"$err" ||
         fail "the demo failed"
     valid_json_lines "$log"
     has "$log" 'caf\ufffd.txt'
@@ -372,7 +372,7 @@ non_utf8)
     words=$tmp/words; : >"$words"
     for word; do printf "x$word.\n" >>"$words"; done
     # The words as the demo's arguments, byte for byte.
-    python3 - "$words" "$GDRHOOK_DEMO" "$log2" "$GDRHOOK_SHIM" "$GDRHOOK_FAKE_DRIVER_DIR" <<'PY' ||
+    python3 - "$words" "$GDRHOOKTEST_DEMO" "$log2" "$GDRHOOKTEST_SHIM" "$GDRHOOKTEST_FAKE_DRIVER_DIR" <<'PY' ||
 import os, subprocess, sys
 words, demo, log, shim, drivers = [os.fsencode(a) for a in sys.argv[1:]]
 args = open(words, "rb").read().split(b"\n")[:-1]
@@ -453,14 +453,14 @@ full_disk)
 fifo_log)
     # Row 3: the log named a FIFO, or a device.
     mkfifo "$tmp/events.fifo"
-    GDRHOOK_EVENTS=$tmp/events.fifo timeout 20 env LD_PRELOAD="$GDRHOOK_SHIM" \
-        LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" "$GDRHOOK_DEMO" >"$out" 2>"$err"
+    GDRHOOK_EVENTS=$tmp/events.fifo timeout 20 env LD_PRELOAD="$GDRHOOKTEST_SHIM" \
+        LD_LIBRARY_PATH="$GDRHOOKTEST_FAKE_DRIVER_DIR" "$GDRHOOKTEST_DEMO" >"$out" 2>"$err"
     status=$?
     [ "$status" != 124 ] || fail "the program hung on a FIFO for a log"
     [ "$status" = 0 ] || { cat "$err"; fail "the program failed ($status)"; }
     [ "$(count gdrhook "$err")" = 1 ] || { cat "$err"; fail "expected one line on stderr"; }
     has "$err" "not a regular file"
-    GDRHOOK_EVENTS=/dev/full shimmed "$GDRHOOK_DEMO" >"$out" 2>"$err" || fail "the program failed"
+    GDRHOOK_EVENTS=/dev/full shimmed "$GDRHOOKTEST_DEMO" >"$out" 2>"$err" || fail "the program failed"
     has "$err" "not a regular file"
     ;;
 foreign_journal)
@@ -543,8 +543,8 @@ relative_events)
     # recovery there gives back every event it made.
     rm -f "$tmp"/start/*
     mkfifo "$tmp/gate"
-    (cd "$tmp/start" && GDRHOOK_EVENTS=rel.jsonl exec env LD_PRELOAD="$GDRHOOK_SHIM" \
-        LD_LIBRARY_PATH="$GDRHOOK_FAKE_DRIVER_DIR" "$HOSTILE_PROGRAM" moving 50 "$tmp/elsewhere" gate \
+    (cd "$tmp/start" && GDRHOOK_EVENTS=rel.jsonl exec env LD_PRELOAD="$GDRHOOKTEST_SHIM" \
+        LD_LIBRARY_PATH="$GDRHOOKTEST_FAKE_DRIVER_DIR" "$HOSTILE_PROGRAM" moving 50 "$tmp/elsewhere" gate \
         <"$tmp/gate" >"$out" 2>"$err") &
     program_pid=$!
     exec 7>"$tmp/gate"
@@ -558,7 +558,7 @@ relative_events)
             { cat "$tmp/start/rel.jsonl"; fail "killed: expected one $ev line after recovery"; }
     done
     rm -f "$tmp"/start/*
-    (cd "$tmp/start" && LD_LIBRARY_PATH=$GDRHOOK_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOK_SHIM \
+    (cd "$tmp/start" && LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR GDRHOOK_LIBRARY=$GDRHOOKTEST_SHIM \
         "$GDRHOOK" run -- "$HOSTILE_PROGRAM" moving 50 "$tmp/elsewhere") >"$out" 2>"$err" ||
         { cat "$err"; fail "gdrhook run failed"; }
     [ -z "$(ls -A "$tmp/elsewhere")" ] || { ls -l "$tmp/elsewhere"; fail "gdrhook run's log went elsewhere"; }

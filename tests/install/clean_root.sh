@@ -8,7 +8,7 @@
 #   tools/package.sh build-deb && tests/install/clean_root.sh build-deb build-test
 #
 #  1. a fresh Debian 12 root (mmdebstrap, from this machine's apt sources;
-#     GDRHOOK_CLEAN_ROOT_TAR=FILE keeps it in FILE and reuses it next time),
+#     GDRHOOKTEST_CLEAN_ROOT_TAR=FILE keeps it in FILE and reuses it next time),
 #     with what the packages need from Debian (dkms and its compiler, the
 #     headers of the kernel the VM test boots) installed first, and a list
 #     of every file in it;
@@ -20,7 +20,7 @@
 #     with the fake driver) under `gdrhook run --pin alloc`, which finds
 #     the installed shim by itself and whose log check must pass;
 #  4. the VM suite boots that kernel with the module DKMS built
-#     (GDRHOOK_VM_MODULE) and runs its pin/unpin test (step basic) and the
+#     (GDRHOOKTEST_VM_MODULE) and runs its pin/unpin test (step basic) and the
 #     node view (step node);
 #  5. apt purges the three packages (--autoremove): every file, the DKMS
 #     tree, the module and the group must be gone, the root's file list as
@@ -32,7 +32,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT_DIR=$(cd "$HERE/../.." && pwd)
 DEBS=$(cd "$1" && pwd)
 B=$(cd "$2" && pwd)
-KVER=${GDRHOOK_INSTALL_KVER:-$(ls /boot/vmlinuz-6.1.* | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n1)}
+KVER=${GDRHOOKTEST_INSTALL_KVER:-$(ls /boot/vmlinuz-6.1.* | sed 's|^/boot/vmlinuz-||' | sort -V | tail -n1)}
 START=$(date +%s)
 T=$START
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-clean-root.XXXXXX")
@@ -62,12 +62,12 @@ debstrap() {
 	mmdebstrap --quiet --variant=apt --include="dkms,linux-headers-$KVER,pkg-config" \
 		bookworm "$1" "$sources.sources" || fail "mmdebstrap"
 }
-if [ -n "${GDRHOOK_CLEAN_ROOT_TAR:-}" ]; then
+if [ -n "${GDRHOOKTEST_CLEAN_ROOT_TAR:-}" ]; then
 	# A root made by an earlier run (same sources, same packages), for
 	# working on this script; the test proper makes a fresh one.
-	[ -f "$GDRHOOK_CLEAN_ROOT_TAR" ] || debstrap "$GDRHOOK_CLEAN_ROOT_TAR"
+	[ -f "$GDRHOOKTEST_CLEAN_ROOT_TAR" ] || debstrap "$GDRHOOKTEST_CLEAN_ROOT_TAR"
 	mkdir -p "$R"
-	tar -C "$R" -xf "$GDRHOOK_CLEAN_ROOT_TAR"
+	tar -C "$R" -xf "$GDRHOOKTEST_CLEAN_ROOT_TAR"
 else
 	debstrap "$R"
 fi
@@ -146,8 +146,8 @@ in_root sh -c 'grep -h "\"ev\":\"pin\"" /tmp/demo.*.jsonl | head -n1' | grep -q 
 step_done "3. gdrhook --version, doctor, the demo from the installed paths"
 
 # 4. The DKMS-built module in the VM.
-GDRHOOK_VM_MODULE=$ko GDRHOOK_VM_KVERS=$KVER GDRHOOK_VM_STEPS="basic node" \
-	GDRHOOK_VM_BUILD=$B GDRHOOK_VM_LOG=$WORK/vm.log "$ROOT_DIR/tests/vm/run.sh" >"$WORK/vm" 2>&1 || {
+GDRHOOKTEST_VM_MODULE=$ko GDRHOOKTEST_VM_KVERS=$KVER GDRHOOKTEST_VM_STEPS="basic node" \
+	GDRHOOKTEST_VM_BUILD=$B GDRHOOKTEST_VM_LOG=$WORK/vm.log "$ROOT_DIR/tests/vm/run.sh" >"$WORK/vm" 2>&1 || {
 	cat "$WORK/vm"
 	fail "the VM test of the DKMS-built module"
 }

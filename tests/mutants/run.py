@@ -63,14 +63,14 @@ def mutant_environment(m, scratch):
     named some, built where the previous module mutant left its objects
     (one file recompiled, not three modules)."""
     env = dict(os.environ)
-    env["GDRHOOK_TESTS_STOP_AT_FAILURE"] = "1"  # tests/catch_main.cpp
+    env["GDRHOOKTEST_STOP_AT_FAILURE"] = "1"  # tests/catch_main.cpp
     env.update(m.get("env", {}))
     if "kmod" in m["suites"]:
-        env["GDRHOOK_VM_KBUILD_DIR"] = os.path.join(scratch, "kbuild")
-        if "GDRHOOK_VM_KVERS" not in os.environ:
+        env["GDRHOOKTEST_VM_KBUILD_DIR"] = os.path.join(scratch, "kbuild")
+        if "GDRHOOKTEST_VM_KVERS" not in os.environ:
             kernel = one_debian_kernel()
             if kernel:
-                env["GDRHOOK_VM_KVERS"] = kernel
+                env["GDRHOOKTEST_VM_KVERS"] = kernel
     return env
 
 

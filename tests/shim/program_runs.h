@@ -55,10 +55,10 @@ inline void check_every_pin_released_by_a_free(const std::vector<EventLine> &eve
             CHECK(e["reason"] == "invalidated");
 }
 
-// The gdrhook CLI with `args` (GDRHOOK_CLI, a build path).
+// The gdrhook CLI with `args` (GDRHOOKTEST_CLI, a build path).
 inline RunResult run_cli(const std::vector<std::string> &args)
 {
-    std::vector<std::string> argv = {build_path("GDRHOOK_CLI")};
+    std::vector<std::string> argv = {build_path("GDRHOOKTEST_CLI")};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_program(argv, {});
 }

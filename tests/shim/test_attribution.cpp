@@ -18,7 +18,7 @@ struct AttributionRun {
 AttributionRun run_attribution(const std::string &mode)
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_test_program("GDRHOOK_ATTRIBUTION", {mode}, log, true);
+    RunResult run = run_test_program("GDRHOOKTEST_ATTRIBUTION", {mode}, log, true);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_recorded_events(log);

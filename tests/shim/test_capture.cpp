@@ -14,7 +14,7 @@ namespace {
 
 RunResult run_capture(const std::vector<std::string> &args, const std::string &log, bool shim)
 {
-    return run_test_program("GDRHOOK_CAPTURE", args, log, shim);
+    return run_test_program("GDRHOOKTEST_CAPTURE", args, log, shim);
 }
 
 } // namespace
@@ -155,7 +155,7 @@ TEST_CASE("the shim makes no driver call that fails where the program's own call
         std::string log = make_temp_dir() + "/events.jsonl";
         std::string reports[2];
         for (bool shim : {false, true}) {
-            std::vector<std::string> argv = {build_path("GDRHOOK_CAPTURE"), mode};
+            std::vector<std::string> argv = {build_path("GDRHOOKTEST_CAPTURE"), mode};
             std::map<std::string, std::string> env = pinning_environment(log);
             env["FAKECUDA_REPORT_FAILURES"] = "1";
             if (!shim) {
@@ -184,7 +184,7 @@ TEST_CASE("a pool trim or destroy with nothing else queued unpins what a put lef
     // refuses seccomp filters (they would judge its own host calls): under
     // it (a cross build's tests) only the first, whose checks still hold;
     // the native build runs both.
-    const char *emulator = std::getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    const char *emulator = std::getenv("GDRHOOKTEST_EXEC_WRAPPER");
     std::vector<const char *> setups = {"threads"};
     if (!emulator || !*emulator)
         setups.push_back("no_threads");

@@ -21,12 +21,12 @@ TEST_CASE("a program holding 1,100 pinned allocations at RLIMIT_NOFILE 1024 stil
           "files")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult plain = run_test_program("GDRHOOK_MANY_PINS", {}, log, false);
+    RunResult plain = run_test_program("GDRHOOKTEST_MANY_PINS", {}, log, false);
     INFO(plain.output);
     REQUIRE(plain.exit_status == 0);
     REQUIRE(output_field(plain.output, "opened") == 512);
 
-    RunResult run = run_test_program("GDRHOOK_MANY_PINS", {}, log, true);
+    RunResult run = run_test_program("GDRHOOKTEST_MANY_PINS", {}, log, true);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     // Every open the program made without the shim succeeds under it, at

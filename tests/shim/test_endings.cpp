@@ -47,7 +47,7 @@ TEST_CASE("an ending without exit handlers still writes every free and unpin")
     const char *ending = GENERATE("exit", "_exit", "_Exit", "quick_exit", "exec");
     INFO("the program ends with " << ending);
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), ending, "8", "50", "2"},
+    RunResult run = run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), ending, "8", "50", "2"},
                                 pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -66,7 +66,7 @@ TEST_CASE("a forked child that ends with _exit writes its log, as with exit")
     constexpr long long children = 8, first = 4;
     std::string dir = make_temp_dir() + "/fork_exit";
     REQUIRE(mkdir(dir.c_str(), 0755) == 0);
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exit",
+    RunResult run = run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "fork_exit",
                                  std::to_string(first), std::to_string(children), "2"},
                                 pinning_environment(dir + "/events.%p.jsonl"));
     INFO(run.output);
@@ -100,7 +100,7 @@ TEST_CASE("threads freeing while the main thread calls _exit: what they finished
 {
     std::string log = make_temp_dir() + "/events.jsonl";
     RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "threads_exit", "16", "2000", "2"},
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "threads_exit", "16", "2000", "2"},
                     pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -121,10 +121,10 @@ TEST_CASE(
     std::map<std::string, std::string> env = pinning_environment(log);
     // After the shim: its _exit and _Exit hand over to the gate once the
     // log is written and closed to other threads.
-    env["LD_PRELOAD"] = build_path("GDRHOOK_SHIM") + ":" + build_path("GDRHOOK_EXIT_GATE");
+    env["LD_PRELOAD"] = build_path("GDRHOOKTEST_SHIM") + ":" + build_path("GDRHOOKTEST_EXIT_GATE");
     const int frees = 50;
     RunResult run = run_program(
-        {build_path("GDRHOOK_ENDINGS"), ending, std::to_string(frees), dir + "/counts"}, env);
+        {build_path("GDRHOOKTEST_ENDINGS"), ending, std::to_string(frees), dir + "/counts"}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     // The race happened: the free was held in the driver when the process

@@ -53,7 +53,7 @@ const EventLine *free_of(const std::vector<EventLine> &events, const EventLine &
 std::vector<EventLine> run_demo(const std::map<std::string, std::string> &extra = {})
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_test_program("GDRHOOK_DEMO", {}, log, true, extra);
+    RunResult run = run_test_program("GDRHOOKTEST_DEMO", {}, log, true, extra);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_recorded_events(log);

@@ -13,7 +13,7 @@
 
 TEST_CASE("the shim exports only the interposed symbols, dlsym, the endings and gdrhook_*")
 {
-    std::string command = "nm -D --defined-only " + build_path("GDRHOOK_SHIM");
+    std::string command = "nm -D --defined-only " + build_path("GDRHOOKTEST_SHIM");
     FILE *nm = popen(command.c_str(), "r");
     REQUIRE(nm != nullptr);
     std::set<std::string> exported;

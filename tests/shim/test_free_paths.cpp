@@ -87,15 +87,15 @@ std::vector<std::string> logged_addresses(const std::string &output)
 std::map<std::string, std::string> shim_environment(const std::string &events)
 {
     return {
-        {"LD_PRELOAD", build_path("GDRHOOK_SHIM")},
-        {"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
+        {"LD_PRELOAD", build_path("GDRHOOKTEST_SHIM")},
+        {"LD_LIBRARY_PATH", build_path("GDRHOOKTEST_FAKE_DRIVER_DIR")},
         {"GDRHOOK_EVENTS", events},
     };
 }
 
 RunResult run_free_paths(const std::string &mode, std::map<std::string, std::string> env)
 {
-    return run_program({build_path("GDRHOOK_FREE_PATHS"), mode}, env);
+    return run_program({build_path("GDRHOOKTEST_FREE_PATHS"), mode}, env);
 }
 
 // Events of one thread appear in the order that thread recorded them.
@@ -113,7 +113,7 @@ void check_in_order(const std::vector<EventLine> &events)
 // Runs `mode` with `preload` (the shim, perhaps with another interposer)
 // and checks the shim's log event by event; returns the run.
 RunResult check_exercise(const std::string &mode, const std::string &via,
-                         const std::string &preload = build_path("GDRHOOK_SHIM"),
+                         const std::string &preload = build_path("GDRHOOKTEST_SHIM"),
                          const std::map<std::string, std::string> &extra = {})
 {
     std::string dir = make_temp_dir();
@@ -217,13 +217,13 @@ static RunResult check_runtime_frees(const std::string &preload)
 
 TEST_CASE("runtime frees produce one event each, none for cudaFree(nullptr)")
 {
-    check_runtime_frees(build_path("GDRHOOK_SHIM"));
+    check_runtime_frees(build_path("GDRHOOKTEST_SHIM"));
 }
 
 TEST_CASE("an interposer after the shim sees the runtime's frees and the driver calls behind them")
 {
-    RunResult run =
-        check_runtime_frees(build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY"));
+    RunResult run = check_runtime_frees(build_path("GDRHOOKTEST_SHIM") + " " +
+                                        build_path("GDRHOOKTEST_NEXT_SPY"));
     check_spy_saw_everything(run);
     CHECK(output_field(run.output, "next_spy.cudaFree") == 4);
     CHECK(output_field(run.output, "next_spy.cudaFreeAsync") == 1);
@@ -334,13 +334,14 @@ TEST_CASE("loading the shim does nothing until CUDA is used")
     auto plain = shim_environment("");
     plain.erase("LD_PRELOAD");
     plain.erase("GDRHOOK_EVENTS");
-    RunResult baseline = run_program({build_path("GDRHOOK_LOAD_IDLE")}, plain);
+    RunResult baseline = run_program({build_path("GDRHOOKTEST_LOAD_IDLE")}, plain);
     const size_t at = baseline.output.find("threads=");
     REQUIRE(at != std::string::npos);
     const std::string threads = std::to_string(std::atoi(baseline.output.c_str() + at + 8));
     REQUIRE(threads != "0");
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_LOAD_IDLE"), threads}, shim_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOKTEST_LOAD_IDLE"), threads}, shim_environment(log));
     INFO(baseline.output << run.output);
     CHECK(run.exit_status == 0);
 }
@@ -348,7 +349,8 @@ TEST_CASE("loading the shim does nothing until CUDA is used")
 TEST_CASE("an interposer preloaded after the shim, chaining with RTLD_NEXT, sees every call of "
           "every path")
 {
-    const std::string preload = build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY");
+    const std::string preload =
+        build_path("GDRHOOKTEST_SHIM") + " " + build_path("GDRHOOKTEST_NEXT_SPY");
     const std::pair<const char *, const char *> modes[] = {
         {"symbol", "symbol"},
         {"dlsym", "symbol"},
@@ -367,7 +369,8 @@ TEST_CASE("an interposer preloaded before the shim sees every call through the e
     // The paths that hand out the shim's functions (dlsym on libcuda's
     // handle, cuGetProcAddress) skip an interposer before the shim, as they
     // skip it without the shim: it sees only what reaches its exports.
-    const std::string preload = build_path("GDRHOOK_NEXT_SPY") + " " + build_path("GDRHOOK_SHIM");
+    const std::string preload =
+        build_path("GDRHOOKTEST_NEXT_SPY") + " " + build_path("GDRHOOKTEST_SHIM");
     check_spy_saw_everything(check_exercise("symbol", "symbol", preload));
     check_exercise("dlsym", "symbol", preload);
     check_exercise("proc", "cuGetProcAddress", preload);
@@ -378,7 +381,8 @@ TEST_CASE("an interposer after the shim that looks the driver up on libcuda's ha
 {
     // Handing it the shim's wrapper, which forwards to it, would be an
     // endless loop: a library that defines the name it asks for forwards.
-    const std::string preload = build_path("GDRHOOK_SHIM") + " " + build_path("GDRHOOK_NEXT_SPY");
+    const std::string preload =
+        build_path("GDRHOOKTEST_SHIM") + " " + build_path("GDRHOOKTEST_NEXT_SPY");
     const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
     check_spy_saw_everything(check_exercise("symbol", "symbol", preload, by_handle));
     check_spy_saw_everything(check_exercise("proc", "cuGetProcAddress", preload, by_handle));
@@ -387,7 +391,8 @@ TEST_CASE("an interposer after the shim that looks the driver up on libcuda's ha
 TEST_CASE("an interposer before the shim that looks the driver up on libcuda's handle chains "
           "through the shim")
 {
-    const std::string preload = build_path("GDRHOOK_NEXT_SPY") + " " + build_path("GDRHOOK_SHIM");
+    const std::string preload =
+        build_path("GDRHOOKTEST_NEXT_SPY") + " " + build_path("GDRHOOKTEST_SHIM");
     const std::map<std::string, std::string> by_handle = {{"NEXT_SPY_RESOLVE", "handle"}};
     check_spy_saw_everything(check_exercise("symbol", "symbol", preload, by_handle));
 }
@@ -397,8 +402,8 @@ TEST_CASE("a free the driver refused leaves its allocation tracked for the free 
     std::string log = make_temp_dir() + "/events.jsonl";
     auto env = pinning_environment(log);
     env["FAKECUDA_FAIL"] = "cuMemFree_v2:2:1"; // one of the buffers, on its first try
-    RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "refused_free", "3", "0", "2"}, env);
+    RunResult run = run_program(
+        {build_path("GDRHOOKTEST_COHERENCE_CHURN"), "refused_free", "3", "0", "2"}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     REQUIRE(output_field(run.output, "refused") == 1);
@@ -426,7 +431,7 @@ TEST_CASE(
     // cuInit and cuCtxCreate are not interposed: the shim starts at the
     // allocation itself, and must not lose it.
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_ALLOC_FIRST")}, pinning_environment(log));
+    RunResult run = run_program({build_path("GDRHOOKTEST_ALLOC_FIRST")}, pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     auto printed = [&](const std::string &key) {

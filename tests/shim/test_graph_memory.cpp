@@ -35,10 +35,10 @@ long long used_delta(const std::string &output, const std::string &release = "")
 ModeRun run_mode(const std::string &mode)
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult plain = run_test_program("GDRHOOK_GRAPH_MEMORY", {mode}, log, false);
+    RunResult plain = run_test_program("GDRHOOKTEST_GRAPH_MEMORY", {mode}, log, false);
     INFO(plain.output);
     REQUIRE(plain.exit_status == 0);
-    RunResult run = run_test_program("GDRHOOK_GRAPH_MEMORY", {mode}, log, true);
+    RunResult run = run_test_program("GDRHOOKTEST_GRAPH_MEMORY", {mode}, log, true);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_recorded_events(log);

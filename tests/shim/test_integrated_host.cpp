@@ -28,7 +28,8 @@ IntegratedRun run_integrated_host(bool integrated)
         {"GDRHOOK_BACKEND", "auto"},
         {"GDRHOOK_LOG_LEVEL", "info"}};
     std::string log = make_temp_dir() + "/events.jsonl";
-    IntegratedRun result{run_test_program("GDRHOOK_INTEGRATED_HOST", {}, log, true, device), {}};
+    IntegratedRun result{run_test_program("GDRHOOKTEST_INTEGRATED_HOST", {}, log, true, device),
+                         {}};
     INFO(result.run.output);
     REQUIRE(result.run.exit_status == 0);
     result.events = read_recorded_events(log);

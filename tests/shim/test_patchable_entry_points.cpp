@@ -109,7 +109,7 @@ std::vector<Function> exported_cuda_functions(const std::string &path)
 
 TEST_CASE("every exported CUDA wrapper begins with instructions UCX's bistro can relocate")
 {
-    const std::vector<Function> functions = exported_cuda_functions(build_path("GDRHOOK_SHIM"));
+    const std::vector<Function> functions = exported_cuda_functions(build_path("GDRHOOKTEST_SHIM"));
     REQUIRE(functions.size() > 50);
     std::string refused;
     for (const Function &f : functions) {

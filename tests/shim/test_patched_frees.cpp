@@ -29,8 +29,8 @@ const std::pair<const char *, const char *> logged[] = {
 
 RunResult run_patched(std::map<std::string, std::string> env)
 {
-    return run_program({build_path("GDRHOOK_PATCHED_FREES"), build_path("GDRHOOK_BISTRO_PATCHER")},
-                       env);
+    return run_program(
+        {build_path("GDRHOOKTEST_PATCHED_FREES"), build_path("GDRHOOKTEST_BISTRO_PATCHER")}, env);
 }
 
 void check_spy_saw_everything(const RunResult &run)
@@ -85,19 +85,19 @@ void check_under_shim(const std::string &preload, std::map<std::string, std::str
 
 std::string shim()
 {
-    return build_path("GDRHOOK_SHIM");
+    return build_path("GDRHOOKTEST_SHIM");
 }
 
 std::string patcher()
 {
-    return build_path("GDRHOOK_BISTRO_PATCHER");
+    return build_path("GDRHOOKTEST_BISTRO_PATCHER");
 }
 
 } // namespace
 
 TEST_CASE("without the shim the patcher sees every call (the test's control)")
 {
-    RunResult run = run_patched({{"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")}});
+    RunResult run = run_patched({{"LD_LIBRARY_PATH", build_path("GDRHOOKTEST_FAKE_DRIVER_DIR")}});
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     check_spy_saw_everything(run);

@@ -81,8 +81,9 @@ PinCauses count_pin_causes(const std::vector<EventLine> &events)
 TEST_CASE("pin on alloc: every free unpins, lookups are never stale, memory comes back")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "4", "300", "2"},
-                                pinning_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "gdrhook", "4", "300", "2"},
+                    pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "lookups") == 1200);
@@ -120,8 +121,9 @@ TEST_CASE("without the hook a cache that never hears of frees is stale and keeps
     // The baseline the hook fixes, on the same fake driver: the naive
     // cache's exports keep every freed buffer allocated, and its hits on
     // reused addresses name buffers that no longer exist.
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "naive", "2", "50", "2"},
-                                {{"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")}});
+    RunResult run =
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "naive", "2", "50", "2"},
+                    {{"LD_LIBRARY_PATH", build_path("GDRHOOKTEST_FAKE_DRIVER_DIR")}});
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "stale") > 0);
@@ -131,7 +133,7 @@ TEST_CASE("without the hook a cache that never hears of frees is stale and keeps
 TEST_CASE("registrations still pinned at exit are unpinned and logged")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "leak", "4", "0", "2"},
+    RunResult run = run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "leak", "4", "0", "2"},
                                 pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -150,7 +152,7 @@ TEST_CASE("GDRHOOK_PIN=off logs no pins and the public API answers ENODEV")
     auto env = pinning_environment(log);
     env["GDRHOOK_PIN"] = "off";
     RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "5", "2"}, env);
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "gdrhook", "1", "5", "2"}, env);
     INFO(run.output);
     CHECK(run.exit_status == 2);
     CHECK(run.output.find("No such device") != std::string::npos);
@@ -160,8 +162,8 @@ TEST_CASE("GDRHOOK_PIN=off logs no pins and the public API answers ENODEV")
 
 TEST_CASE("the README's API example works with the library linked, not preloaded")
 {
-    RunResult run = run_program({build_path("GDRHOOK_API_EXAMPLE")},
-                                {{"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
+    RunResult run = run_program({build_path("GDRHOOKTEST_API_EXAMPLE")},
+                                {{"LD_LIBRARY_PATH", build_path("GDRHOOKTEST_FAKE_DRIVER_DIR")},
                                  {"GDRHOOK_BACKEND", "dmabuf"}});
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -177,7 +179,7 @@ TEST_CASE("a forked child that only execs another program leaves no log and no p
     std::string dir = make_temp_dir() + "/fork_exec";
     REQUIRE(mkdir(dir.c_str(), 0755) == 0);
     RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork_exec", "3", "20", "2"},
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "fork_exec", "3", "20", "2"},
                     pinning_environment(dir + "/events.%p.jsonl"));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -205,7 +207,7 @@ TEST_CASE(
     // addresses, and their lookups must find new registrations.
     std::string log = make_temp_dir() + "/events.jsonl";
     RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "ctx_destroy", "4", "10", "2"},
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "ctx_destroy", "4", "10", "2"},
                     pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -234,7 +236,7 @@ TEST_CASE("a pinned buffer's memory is free when its cuMemFree returns")
     // as without the shim the memory would be free.
     std::string log = make_temp_dir() + "/events.jsonl";
     RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_kept", "4", "50", "2"},
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "free_kept", "4", "50", "2"},
                     pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -252,7 +254,7 @@ TEST_CASE("a log opens with a process line: host, rank, parent, command line, ve
     auto env = pinning_environment(log);
     env["SLURM_PROCID"] = "17";
     RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook", "1", "2", "2"}, env);
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "gdrhook", "1", "2", "2"}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_event_file(log);
@@ -285,7 +287,7 @@ TEST_CASE("a job of 8 ranks on one log pattern writes one file per rank, each op
     REQUIRE(gethostname(host, sizeof host - 1) == 0);
     const std::string short_host = std::string(host).substr(0, std::string(host).find('.'));
     constexpr int ranks = 8;
-    const std::string program = build_path("GDRHOOK_COHERENCE_CHURN");
+    const std::string program = build_path("GDRHOOKTEST_COHERENCE_CHURN");
     std::vector<pid_t> started;
     for (int rank = 0; rank < ranks; ++rank) {
         auto env = pinning_environment(dir + "/events.%h.%r.jsonl");
@@ -342,7 +344,7 @@ TEST_CASE("a free wakes the sleeping worker: the unpin comes long before the pro
     // 2 s late.
     std::string log = make_temp_dir() + "/events.jsonl";
     RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "free_then_wait", "3", "2000", "2"},
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "free_then_wait", "3", "2000", "2"},
                     pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
@@ -369,8 +371,8 @@ TEST_CASE(
     std::string log = make_temp_dir() + "/events.jsonl";
     std::map<std::string, std::string> env = pinning_environment(log);
     env["GDRHOOK_PIN"] = "demand";
-    RunResult run =
-        run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "lookup_in_free", "1", "20", "2"}, env);
+    RunResult run = run_program(
+        {build_path("GDRHOOKTEST_COHERENCE_CHURN"), "lookup_in_free", "1", "20", "2"}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "looked_up_in_free") == 20); // the race this test is about

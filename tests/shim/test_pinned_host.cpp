@@ -13,11 +13,11 @@ std::vector<EventLine> run_pinned_host(bool host_dmabuf)
     const std::map<std::string, std::string> device = {
         {"FAKECUDA_HOST_DMABUF", host_dmabuf ? "1" : "0"}};
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult plain = run_test_program("GDRHOOK_PINNED_HOST", {}, log, false, device);
+    RunResult plain = run_test_program("GDRHOOKTEST_PINNED_HOST", {}, log, false, device);
     INFO(plain.output);
     REQUIRE(plain.exit_status == 0);
     CHECK(output_field(plain.output, "host_alloc_dma_buf") == host_dmabuf);
-    RunResult run = run_test_program("GDRHOOK_PINNED_HOST", {}, log, true, device);
+    RunResult run = run_test_program("GDRHOOKTEST_PINNED_HOST", {}, log, true, device);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::vector<EventLine> events = read_recorded_events(log);

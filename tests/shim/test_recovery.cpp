@@ -133,7 +133,7 @@ LogFacts facts_of(const std::string &dir)
 
 std::string cli(const std::vector<std::string> &args, int &status)
 {
-    std::vector<std::string> argv = {build_path("GDRHOOK_CLI")};
+    std::vector<std::string> argv = {build_path("GDRHOOKTEST_CLI")};
     argv.insert(argv.end(), args.begin(), args.end());
     RunResult run = run_program(argv, {});
     status = run.exit_status;
@@ -169,9 +169,10 @@ TEST_CASE("every free is in the log however the process ends, after recover wher
     const std::string dir = make_temp_dir() + "/" + ending;
     REQUIRE(mkdir(dir.c_str(), 0755) == 0);
     const std::string counts_file = dir + "/counts";
-    RunResult run = run_program({build_path("GDRHOOK_ENDINGS"), ending, std::to_string(frees_made),
-                                 counts_file, std::to_string(churn_threads)},
-                                pinning_environment(dir + "/events.%p.jsonl"));
+    RunResult run =
+        run_program({build_path("GDRHOOKTEST_ENDINGS"), ending, std::to_string(frees_made),
+                     counts_file, std::to_string(churn_threads)},
+                    pinning_environment(dir + "/events.%p.jsonl"));
     INFO(run.output);
     const auto [own, child] = read_counts(counts_file);
     Row row{ending, own + child, facts_of(dir).frees, 0};
@@ -240,7 +241,7 @@ TEST_CASE("recovering the log of a process that still runs changes nothing")
     pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0)
-        exec_program({build_path("GDRHOOK_ENDINGS"), "churn", "0", counts_file, "2"},
+        exec_program({build_path("GDRHOOKTEST_ENDINGS"), "churn", "0", counts_file, "2"},
                      pinning_environment(dir + "/events.%p.jsonl"));
     // It never ends by itself: killed however this test ends.
     struct KillAtEnd {

@@ -33,7 +33,7 @@ std::vector<EventLine> run_sleep(int buffers, int ms,
     auto env = pinning_environment(log);
     for (const auto &entry : extra)
         env[entry.first] = entry.second;
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "sleep",
+    RunResult run = run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "sleep",
                                  std::to_string(buffers), std::to_string(ms), "2"},
                                 env);
     INFO(run.output);

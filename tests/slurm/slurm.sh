@@ -18,8 +18,8 @@
 # processes' real status, cgroup and environment (their job ids as Slurm
 # set them) where each fake dma-buf's fdinfo says what a dma-buf's says.
 #
-# Environment (tests/slurm/meson.build): GDRHOOK, GDRHOOK_SHIM,
-# GDRHOOK_FAKE_DRIVER_DIR, GDRHOOK_DEMO, HOLDS_PIN, GDRHOOK_SPANK (empty
+# Environment (tests/slurm/meson.build): GDRHOOK, GDRHOOKTEST_SHIM,
+# GDRHOOKTEST_FAKE_DRIVER_DIR, GDRHOOKTEST_DEMO, HOLDS_PIN, GDRHOOKTEST_SPANK (empty
 # where the plugin was not built: no slurm/spank.h).
 set -u
 . "$(dirname "$0")/../cli/tool_checks.sh"
@@ -29,7 +29,7 @@ for program in munged slurmctld slurmd srun squeue scancel; do
     command -v "$program" >/dev/null ||
         skip "$program not found (Debian: apt-get install munge slurmctld slurmd slurm-client libslurm-dev)"
 done
-[ -n "$GDRHOOK_SPANK" ] ||
+[ -n "$GDRHOOKTEST_SPANK" ] ||
     skip "the plugin was not built: no slurm/spank.h (Debian: apt-get install libslurm-dev)"
 [ "$(id -u)" -eq 0 ] || fail "slurmd runs jobs as their users only as root: run this test as root"
 
@@ -69,12 +69,12 @@ trap stop_all EXIT
 # What the unprivileged user runs must be readable by it: the build tree may
 # sit where it cannot look (the mutation run's is mode 700).
 mkdir -p "$tmp/bin" "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/view" "$tmp/logs" "$tmp/run"
-cp -L "$GDRHOOK_SHIM" "$GDRHOOK_DEMO" "$HOLDS_PIN" "$GDRHOOK_SPANK" "$tmp/bin/"
-cp -L "$GDRHOOK_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
+cp -L "$GDRHOOKTEST_SHIM" "$GDRHOOKTEST_DEMO" "$HOLDS_PIN" "$GDRHOOKTEST_SPANK" "$tmp/bin/"
+cp -L "$GDRHOOKTEST_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
 chmod -R a+rX "$tmp/bin"
 chmod 1777 "$tmp/logs" "$tmp/view" "$tmp/run"
 chmod 700 "$tmp/munge"
-shim=$tmp/bin/$(basename "$GDRHOOK_SHIM")
+shim=$tmp/bin/$(basename "$GDRHOOKTEST_SHIM")
 logs=$tmp/logs
 
 # munged with a key of its own, on a socket of its own.
@@ -116,7 +116,7 @@ NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 # The site's default is off: only --gdrhook turns it on.
-echo "required $tmp/bin/$(basename "$GDRHOOK_SPANK") default=off logdir=$logs library=$shim" \
+echo "required $tmp/bin/$(basename "$GDRHOOKTEST_SPANK") default=off logdir=$logs library=$shim" \
     "gdrhook=$GDRHOOK proc=$tmp/view" >"$tmp/plugstack.conf"
 chmod 644 "$tmp/slurm.conf" "$tmp/plugstack.conf"
 export SLURM_CONF=$tmp/slurm.conf

@@ -82,7 +82,7 @@ Frees frees_in(const std::string &dir)
 
 int tool(const std::vector<std::string> &args, std::string &output)
 {
-    std::vector<std::string> argv = {build_path("GDRHOOK_CLI")};
+    std::vector<std::string> argv = {build_path("GDRHOOKTEST_CLI")};
     argv.insert(argv.end(), args.begin(), args.end());
     RunResult run = run_program(argv, {});
     output = run.output;
@@ -106,7 +106,7 @@ TEST_CASE("kill -9 at random moments, 100 times: recover brings back every free 
         REQUIRE(pid >= 0);
         if (pid == 0)
             exec_program(
-                {build_path("GDRHOOK_ENDINGS"), "churn", "0", counts, std::to_string(threads)},
+                {build_path("GDRHOOKTEST_ENDINGS"), "churn", "0", counts, std::to_string(threads)},
                 pinning_environment(dir + "/events.%p.jsonl"));
         std::this_thread::sleep_for(std::chrono::microseconds(wait_us(random)));
         kill(pid, SIGKILL);

@@ -134,7 +134,7 @@ std::vector<std::string> files_in(const std::string &dir)
 // `gdrhook log check` / `log summary` on one log, when the tool is built.
 void check_with_tool(const std::string &command, const std::string &log, int expected_status)
 {
-    const char *tool = getenv("GDRHOOK_CLI");
+    const char *tool = getenv("GDRHOOKTEST_CLI");
     if (!tool) {
         WARN("gdrhook tool not built: `gdrhook log " << command << "` skipped");
         return;
@@ -192,12 +192,12 @@ TEST_CASE("16 threads churn through a queue of 64: every free logged once, no st
           "[churn]")
 {
     // The scale the shim promises: 16 threads x 1,000,000 alloc/lookup/free operations.
-    // GDRHOOK_STRESS_CYCLES is the total number of alloc/lookup/free
+    // GDRHOOKTEST_STRESS_CYCLES is the total number of alloc/lookup/free
     // cycles over the 16 threads; CI runs 1,000,000 (~20-25 s on 2
-    // cores). Read as 1,000,000 per thread, GDRHOOK_STRESS_CYCLES=16000000
+    // cores). Read as 1,000,000 per thread, GDRHOOKTEST_STRESS_CYCLES=16000000
     // passes too, in ~5.5 min on 2 cores, with a 13 GB event log.
     const int threads = 16;
-    const long long cycles = env_number("GDRHOOK_STRESS_CYCLES", 1000000);
+    const long long cycles = env_number("GDRHOOKTEST_STRESS_CYCLES", 1000000);
     const long long per_thread = cycles / threads;
     REQUIRE(per_thread > 0);
     std::string log = make_temp_dir() + "/events.jsonl";
@@ -205,7 +205,7 @@ TEST_CASE("16 threads churn through a queue of 64: every free logged once, no st
     env["GDRHOOK_QUEUE_CAPACITY"] = "64";
 
     auto start = std::chrono::steady_clock::now();
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "gdrhook",
+    RunResult run = run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "gdrhook",
                                  std::to_string(threads), std::to_string(per_thread), "2"},
                                 env);
     double seconds =
@@ -243,8 +243,9 @@ TEST_CASE("fork with pins held and threads churning: the parent goes on, the dri
           "[fork]")
 {
     std::string dir = make_temp_dir();
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "fork", "4", "2000", "2"},
-                                pinning_environment(dir + "/events.%p.jsonl"));
+    RunResult run =
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "fork", "4", "2000", "2"},
+                    pinning_environment(dir + "/events.%p.jsonl"));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     std::smatch parent, child;
@@ -287,8 +288,9 @@ TEST_CASE("fork with pins held and threads churning: the parent goes on, the dri
 TEST_CASE("exit with events queued: the log is complete", "[exit]")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "exit", "8", "500", "2"},
-                                pinning_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "exit", "8", "500", "2"},
+                    pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "frees") == 8 * 500 + 8);
@@ -304,8 +306,9 @@ TEST_CASE("exit with events queued: the log is complete", "[exit]")
 TEST_CASE("_exit with events queued: no crash, what was written is well formed", "[exit]")
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_program({build_path("GDRHOOK_COHERENCE_CHURN"), "_exit", "8", "500", "2"},
-                                pinning_environment(log));
+    RunResult run =
+        run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "_exit", "8", "500", "2"},
+                    pinning_environment(log));
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "stale") == 0);
@@ -322,8 +325,8 @@ TEST_CASE("SIGKILL in the middle of the churn: killed, not crashed; the log is w
 {
     std::string dir = make_temp_dir();
     std::string log = dir + "/events.jsonl";
-    Background churn({build_path("GDRHOOK_COHERENCE_CHURN"), "spin", "8"}, pinning_environment(log),
-                     dir + "/output.txt");
+    Background churn({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "spin", "8"},
+                     pinning_environment(log), dir + "/output.txt");
     // Wait for a few thousand events, then kill it while it runs flat out.
     for (int i = 0; i < 600 && lines_in(log) < 4000; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -48,7 +48,7 @@ Run run_rcache(const std::string &ucx_setting)
     std::map<std::string, std::string> env = pinning_environment(log);
     if (!ucx_setting.empty())
         env["GDRHOOK_UCX"] = ucx_setting;
-    RunResult run = run_program({build_path("GDRHOOK_UCX_RCACHE")}, env);
+    RunResult run = run_program({build_path("GDRHOOKTEST_UCX_RCACHE")}, env);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     printf("--- ucx_rcache, GDRHOOK_UCX=%s\n%s",
@@ -136,7 +136,7 @@ RunResult run_ucm_loading(const std::string &mode, const std::string &ucx_settin
     const std::string log = make_temp_dir() + "/events.jsonl";
     std::map<std::string, std::string> env = pinning_environment(log);
     env["GDRHOOK_UCX"] = ucx_setting;
-    RunResult run = run_program({build_path("GDRHOOK_UCM_LOADING"), mode}, env);
+    RunResult run = run_program({build_path("GDRHOOKTEST_UCM_LOADING"), mode}, env);
     INFO("GDRHOOK_UCX=" << ucx_setting << "\n" << run.output);
     REQUIRE(run.exit_status == 0);
     check_no_error_events(read_recorded_events(log));

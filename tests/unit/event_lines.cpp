@@ -204,7 +204,7 @@ void exec_program(const std::vector<std::string> &argv,
     // A program of another architecture (a cross build's tests under
     // qemu-user, tests/meson.build): through the emulator, which passes
     // the environment, LD_PRELOAD included, on to the program.
-    const char *emulator = getenv("GDRHOOK_TEST_EXEC_WRAPPER");
+    const char *emulator = getenv("GDRHOOKTEST_EXEC_WRAPPER");
     if (errno == ENOEXEC && emulator && *emulator) {
         args.insert(args.begin(), const_cast<char *>(emulator));
         execv(args[0], args.data());
@@ -215,8 +215,8 @@ void exec_program(const std::vector<std::string> &argv,
 std::map<std::string, std::string> pinning_environment(const std::string &events)
 {
     return {
-        {"LD_PRELOAD", build_path("GDRHOOK_SHIM")},
-        {"LD_LIBRARY_PATH", build_path("GDRHOOK_FAKE_DRIVER_DIR")},
+        {"LD_PRELOAD", build_path("GDRHOOKTEST_SHIM")},
+        {"LD_LIBRARY_PATH", build_path("GDRHOOKTEST_FAKE_DRIVER_DIR")},
         {"GDRHOOK_EVENTS", events},
         {"GDRHOOK_PIN", "alloc"},
         {"GDRHOOK_BACKEND", "dmabuf"},
@@ -237,7 +237,7 @@ namespace {
 
 // The folders make_temp_dir() made, removed when the test program ends
 // (by the process that made them, not by a forked child that exits), so
-// that runs do not pile up in the build folder; GDRHOOK_TEST_KEEP_TMP=1
+// that runs do not pile up in the build folder; GDRHOOKTEST_KEEP_TMP=1
 // keeps them to look at.
 struct TempDirs {
     std::mutex mu;
@@ -245,7 +245,7 @@ struct TempDirs {
     const pid_t owner = getpid();
     ~TempDirs()
     {
-        const char *keep = getenv("GDRHOOK_TEST_KEEP_TMP");
+        const char *keep = getenv("GDRHOOKTEST_KEEP_TMP");
         if (getpid() != owner || (keep && std::string(keep) == "1"))
             return;
         std::error_code ignored;
@@ -264,7 +264,7 @@ TempDirs &temp_dirs()
 
 std::string make_temp_dir()
 {
-    std::string pattern = build_path("GDRHOOK_TEST_TMP") + "/run-XXXXXX";
+    std::string pattern = build_path("GDRHOOKTEST_TMP") + "/run-XXXXXX";
     std::vector<char> buffer(pattern.begin(), pattern.end());
     buffer.push_back('\0');
     REQUIRE(mkdtemp(buffer.data()) != nullptr);

@@ -4,7 +4,7 @@
 #  - checkpatch.pl --strict --no-tree -f on every .c and .h of the module,
 #    its uapi header and the test modules, taken from Debian's
 #    linux-source-6.1 (the three files it reads, extracted once into
-#    ~/.cache/gdrhook/checkpatch/VERSION, or GDRHOOK_CHECKPATCH names a
+#    ~/.cache/gdrhook/checkpatch/VERSION, or GDRHOOKTEST_CHECKPATCH names a
 #    checkpatch.pl beside its spelling.txt);
 #  - sparse (make C=1 in a new folder: every file as it compiles) over
 #    gdrhook.ko and the test modules, against the amd64 headers
@@ -43,7 +43,7 @@ ignored_in() {
 	esac
 }
 
-checkpatch=${GDRHOOK_CHECKPATCH:-}
+checkpatch=${GDRHOOKTEST_CHECKPATCH:-}
 if ! wanted checkpatch; then
 	:
 elif [ -z "$checkpatch" ]; then

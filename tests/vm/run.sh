@@ -16,81 +16,86 @@
 # every kernel had 0 failed.
 #
 # Environment (all optional):
-#   GDRHOOK_VM_LOG       guest logs go to this path with .RELEASE appended
-#                        (default ./gdrhook-vm.log.RELEASE)
-#   GDRHOOK_VM_KVERS     kernels to boot, one after the other, with the same
-#                        tests (default: every /boot/vmlinuz-* with a
-#                        /usr/src/linux-headers-<version> tree);
-#                        GDRHOOK_VM_KVER is the older name for one
-#   GDRHOOK_VM_KERNEL_CACHE  a directory holding kernels built by
-#                        tests/vm/debug-kernel/build.sh (RELEASE/bzImage,
-#                        RELEASE/build, RELEASE/modules); a RELEASE found
-#                        there is taken from there. When linux-source-6.1
-#                        is installed and GDRHOOK_VM_KVERS is unset, the
-#                        debug kernel is built there (default
-#                        ~/.cache/gdrhook/kernels) on the first run and
-#                        booted after the Debian kernels
-#   GDRHOOK_VM_STEPS     the in-guest tests to run (default: all)
-#   GDRHOOK_VM_TIMEOUT   qemu wall-time limit in seconds (default 1200)
-#   GDRHOOK_VM_SMP, GDRHOOK_VM_MEM   guest CPUs and memory (default 2, 1G)
-#   GDRHOOK_VM_RACE_ITERS, GDRHOOK_VM_FUZZ_CALLS, GDRHOOK_VM_FUZZ_SEED
-#                        passed to the guest tests on every kernel
-#                        (defaults, for CI's time: 20000 and 200000, and
-#                        5000 and 50000 on a KASAN kernel, where each
-#                        iteration is about ten times slower; the full
-#                        length is 100000 races, kmod/README.md)
-#   GDRHOOK_VM_BUILD     (required) a meson build directory of this tree:
-#                        its static in-guest test program, and its shim,
-#                        fake driver, tests/programs/alloc_cycle and
-#                        tests/vm/fake_free_revokes (with the dynamic loader
-#                        and the libraries they need) for the pin-on-alloc
-#                        pipeline test (the shim pinning through the
-#                        module); meson test sets it.
-#   GDRHOOK_VM_KEEP=1    keep the work directory
-#   GDRHOOK_VM_MODULE    boot this gdrhook.ko (.ko, .ko.xz or .ko.zst)
-#                        instead of the one built from the tree: the module
-#                        DKMS built from an installed package
-#                        (tests/install/clean_root.sh); the test provider
-#                        and exporter are still built from the tree
-#   GDRHOOK_VM_KBUILD_DIR  build the modules in DIR/KVER and keep them there,
-#                        so that the next run rebuilds only what changed
-#                        (tests/mutants/run.py: one kernel module mutant
-#                        after another); default: the work directory
-#   GDRHOOK_VM_ARCH      amd64 (default) or arm64: Debian's arm64 kernel
-#                        (tests/vm/arm64/prepare.sh fetches it into the
-#                        kernel cache) in qemu-system-aarch64 -M virt -cpu
-#                        max, the modules cross-built, GDRHOOK_VM_BUILD an
-#                        aarch64 build; see VM_ARM64_STEPS below
-#   GDRHOOK_VM_ARM64_HEADERS  with arm64: the installed amd64 headers
-#                        packages whose arm64 twins are booted, one after
-#                        the other (default linux-headers-amd64, Debian 12's
-#                        6.1; "linux-headers-amd64 linux-headers-6.12-amd64"
-#                        adds bookworm-backports' 6.12, as tests/run_all.sh
-#                        does)
+#   GDRHOOKTEST_VM_LOG       guest logs go to this path with .RELEASE appended
+#                            (default ./gdrhook-vm.log.RELEASE)
+#   GDRHOOKTEST_VM_KVERS     kernels to boot, one after the other, with the same
+#                            tests (default: every /boot/vmlinuz-* with a
+#                            /usr/src/linux-headers-<version> tree);
+#                            GDRHOOKTEST_VM_KVER is the older name for one
+#   GDRHOOKTEST_VM_KERNEL_CACHE  a directory holding kernels built by
+#                            tests/vm/debug-kernel/build.sh (RELEASE/bzImage,
+#                            RELEASE/build, RELEASE/modules); a RELEASE found
+#                            there is taken from there. When linux-source-6.1
+#                            is installed and GDRHOOKTEST_VM_KVERS is unset, the
+#                            debug kernel is built there (default
+#                            ~/.cache/gdrhook/kernels) on the first run and
+#                            booted after the Debian kernels
+#   GDRHOOKTEST_VM_STEPS     the in-guest tests to run (default: all)
+#   GDRHOOKTEST_VM_TIMEOUT   qemu wall-time limit in seconds (default 1200)
+#   GDRHOOKTEST_VM_SMP, GDRHOOKTEST_VM_MEM   guest CPUs and memory (default 2, 1G)
+#   GDRHOOKTEST_VM_RACE_ITERS, GDRHOOKTEST_VM_FUZZ_CALLS, GDRHOOKTEST_VM_FUZZ_SEED
+#                            passed to the guest tests on every kernel
+#                            (defaults, for CI's time: 20000 and 200000, and
+#                            5000 and 50000 on a KASAN kernel, where each
+#                            iteration is about ten times slower; the full
+#                            length is 100000 races, kmod/README.md)
+#   GDRHOOKTEST_VM_BUILD     (required) a meson build directory of this tree:
+#                            its static in-guest test program, and its shim,
+#                            fake driver, tests/programs/alloc_cycle and
+#                            tests/vm/fake_free_revokes (with the dynamic loader
+#                            and the libraries they need) for the pin-on-alloc
+#                            pipeline test (the shim pinning through the
+#                            module); meson test sets it.
+#   GDRHOOKTEST_VM_KEEP=1    keep the work directory
+#   GDRHOOKTEST_VM_MODULE    boot this gdrhook.ko (.ko, .ko.xz or .ko.zst)
+#                            instead of the one built from the tree: the module
+#                            DKMS built from an installed package
+#                            (tests/install/clean_root.sh); the test provider
+#                            and exporter are still built from the tree
+#   GDRHOOKTEST_VM_KBUILD_DIR  build the modules in DIR/KVER and keep them there,
+#                            so that the next run rebuilds only what changed
+#                            (tests/mutants/run.py: one kernel module mutant
+#                            after another); default: the work directory
+#   GDRHOOKTEST_VM_ARCH      amd64 (default) or arm64: Debian's arm64 kernel
+#                            (tests/vm/arm64/prepare.sh fetches it into the
+#                            kernel cache) in qemu-system-aarch64 -M virt -cpu
+#                            max, the modules cross-built, GDRHOOKTEST_VM_BUILD an
+#                            aarch64 build; see VM_ARM64_STEPS below
+#   GDRHOOKTEST_VM_ARM64_HEADERS  with arm64: the installed amd64 headers
+#                            packages whose arm64 twins are booted, one after
+#                            the other (default linux-headers-amd64, Debian 12's
+#                            6.1; "linux-headers-amd64 linux-headers-6.12-amd64"
+#                            adds bookworm-backports' 6.12, as tests/run_all.sh
+#                            does)
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-LOG=${GDRHOOK_VM_LOG:-$PWD/gdrhook-vm.log}
-TIMEOUT=${GDRHOOK_VM_TIMEOUT:-1200}
+LOG=${GDRHOOKTEST_VM_LOG:-$PWD/gdrhook-vm.log}
+TIMEOUT=${GDRHOOKTEST_VM_TIMEOUT:-1200}
 START=$(date +%s)
 
 msg() { echo "vm-test: $*"; }
 die() { echo "vm-test: FAIL: $*" >&2; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || die "$1 not found (apt-get install $2)"; }
+# These knobs were GDRHOOK_VM_* before the test harness had a prefix of its
+# own (issue 40): an old name still exported is refused, not ignored (an
+# ignored kernel cache would rebuild the debug kernel).
+old_knobs=$(env | sed -n 's/^\(GDRHOOK_VM_[A-Z0-9_]*\)=.*/\1/p' | paste -sd ' ' -)
+[ -z "$old_knobs" ] || die "${old_knobs}: renamed GDRHOOKTEST_VM_* (issue 40)"
 
 # Where a kernel's image, headers, modules and config are: Debian's paths,
-# or, for a kernel this suite built itself (GDRHOOK_VM_KERNEL_CACHE),
+# or, for a kernel this suite built itself (GDRHOOKTEST_VM_KERNEL_CACHE),
 # that directory's RELEASE/ subdirectory.
-GDRHOOK_VM_KERNEL_CACHE=${GDRHOOK_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}
-kcache() { [ -d "$GDRHOOK_VM_KERNEL_CACHE/$1" ] && echo "$GDRHOOK_VM_KERNEL_CACHE/$1"; }
+GDRHOOKTEST_VM_KERNEL_CACHE=${GDRHOOKTEST_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}
+kcache() { [ -d "$GDRHOOKTEST_VM_KERNEL_CACHE/$1" ] && echo "$GDRHOOKTEST_VM_KERNEL_CACHE/$1"; }
 kimage() { c=$(kcache "$1") && echo "$c/bzImage" || echo "/boot/vmlinuz-$1"; }
 kheaders() { c=$(kcache "$1") && echo "$c/build" || echo "/usr/src/linux-headers-$1"; }
 kmoddir() { c=$(kcache "$1") && echo "$c/modules/lib/modules/$1" || echo "/lib/modules/$1"; }
 kconfig() { c=$(kcache "$1") && echo "$c/build/.config" || echo "/boot/config-$1"; }
 kflag() { grep -q "^CONFIG_$2=y" "$(kconfig "$1")" 2>/dev/null && echo y || echo n; }
 
-VM_ARCH=${GDRHOOK_VM_ARCH:-amd64}
+VM_ARCH=${GDRHOOKTEST_VM_ARCH:-amd64}
 # modinfo (which nv-p2p flavour each build is) lives in sbin.
 PATH=$PATH:/usr/sbin:/sbin
 need modinfo kmod
@@ -115,25 +120,25 @@ arm64)
 	# The pipeline's programs are aarch64: the dynamic loader, run by
 	# qemu-user, lists their libraries where ldd would.
 	need qemu-aarch64-static qemu-user-static
-	GDRHOOK_VM_RACE_ITERS=${GDRHOOK_VM_RACE_ITERS:-2000}
-	GDRHOOK_VM_FUZZ_CALLS=${GDRHOOK_VM_FUZZ_CALLS:-20000}
+	GDRHOOKTEST_VM_RACE_ITERS=${GDRHOOKTEST_VM_RACE_ITERS:-2000}
+	GDRHOOKTEST_VM_FUZZ_CALLS=${GDRHOOKTEST_VM_FUZZ_CALLS:-20000}
 	;;
-*) die "GDRHOOK_VM_ARCH=$VM_ARCH: amd64 or arm64" ;;
+*) die "GDRHOOKTEST_VM_ARCH=$VM_ARCH: amd64 or arm64" ;;
 esac
-[ -n "${GDRHOOK_VM_BUILD:-}" ] ||
-	die "GDRHOOK_VM_BUILD unset: name a meson build directory of this tree (meson test sets it)"
-B=$(cd "$GDRHOOK_VM_BUILD" && pwd) || die "GDRHOOK_VM_BUILD=$GDRHOOK_VM_BUILD is not a directory"
+[ -n "${GDRHOOKTEST_VM_BUILD:-}" ] ||
+	die "GDRHOOKTEST_VM_BUILD unset: name a meson build directory of this tree (meson test sets it)"
+B=$(cd "$GDRHOOKTEST_VM_BUILD" && pwd) || die "GDRHOOKTEST_VM_BUILD=$GDRHOOKTEST_VM_BUILD is not a directory"
 [ -x "$B/tests/vm/gdrhook-vmtest" ] || die "$B/tests/vm/gdrhook-vmtest missing (ninja -C $B)"
 
 # The kernels: each image with its headers and its modules. Every kernel
 # gets the same tests; each prints its own result line.
-if [ -n "${GDRHOOK_VM_KVERS:-${GDRHOOK_VM_KVER:-}}" ]; then
-	KVERS=${GDRHOOK_VM_KVERS:-$GDRHOOK_VM_KVER}
+if [ -n "${GDRHOOKTEST_VM_KVERS:-${GDRHOOKTEST_VM_KVER:-}}" ]; then
+	KVERS=${GDRHOOKTEST_VM_KVERS:-$GDRHOOKTEST_VM_KVER}
 elif [ "$VM_ARCH" = arm64 ]; then
 	KVERS=
-	for headers in ${GDRHOOK_VM_ARM64_HEADERS:-linux-headers-amd64}; do
-		msg "arm64 kernel (the twin of $headers): fetching or taking from $GDRHOOK_VM_KERNEL_CACHE"
-		kver=$("$HERE/arm64/prepare.sh" "$GDRHOOK_VM_KERNEL_CACHE" "$headers") ||
+	for headers in ${GDRHOOKTEST_VM_ARM64_HEADERS:-linux-headers-amd64}; do
+		msg "arm64 kernel (the twin of $headers): fetching or taking from $GDRHOOKTEST_VM_KERNEL_CACHE"
+		kver=$("$HERE/arm64/prepare.sh" "$GDRHOOKTEST_VM_KERNEL_CACHE" "$headers") ||
 			die "arm64 kernel: tests/vm/arm64/prepare.sh $headers failed"
 		KVERS="${KVERS:+$KVERS }$kver" # no leading space: ${KVERS%% *} below
 	done
@@ -146,10 +151,10 @@ else
 	# The debug kernel (KASAN, KFENCE, lockdep, fault injection), built
 	# from Debian's linux-source-6.1 once and then taken from the cache.
 	if [ -r /usr/src/linux-source-6.1.tar.xz ]; then
-		export GDRHOOK_VM_KERNEL_CACHE
-		msg "debug kernel: building or taking from $GDRHOOK_VM_KERNEL_CACHE"
+		export GDRHOOKTEST_VM_KERNEL_CACHE
+		msg "debug kernel: building or taking from $GDRHOOKTEST_VM_KERNEL_CACHE"
 		t=$(date +%s)
-		dbg=$(nice -n 10 "$HERE/debug-kernel/build.sh" "$GDRHOOK_VM_KERNEL_CACHE") ||
+		dbg=$(nice -n 10 "$HERE/debug-kernel/build.sh" "$GDRHOOKTEST_VM_KERNEL_CACHE") ||
 			die "debug kernel build failed"
 		msg "debug kernel: $dbg ($(( $(date +%s) - t )) s)"
 		KVERS="$KVERS $dbg"
@@ -162,7 +167,7 @@ for KVER in $KVERS; do
 done
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-vm.XXXXXX")
-cleanup() { [ "${GDRHOOK_VM_KEEP:-0}" = 1 ] && msg "work directory kept: $WORK" || rm -rf "$WORK"; }
+cleanup() { [ "${GDRHOOKTEST_VM_KEEP:-0}" = 1 ] && msg "work directory kept: $WORK" || rm -rf "$WORK"; }
 trap cleanup EXIT INT TERM
 
 COMMON=$WORK/common
@@ -172,7 +177,7 @@ cp "$B/tests/vm/gdrhook-vmtest" "$COMMON/bin/gdrhook-vmtest"
 if [ "$VM_ARCH" = arm64 ]; then
 	# ELF e_machine (2 bytes at offset 18): 183 is EM_AARCH64.
 	[ "$(od -An -tu2 -j18 -N2 "$COMMON/bin/gdrhook-vmtest" | tr -d ' ')" = 183 ] ||
-		die "$B/tests/vm/gdrhook-vmtest is not an aarch64 program (GDRHOOK_VM_BUILD: an aarch64 build)"
+		die "$B/tests/vm/gdrhook-vmtest is not an aarch64 program (GDRHOOKTEST_VM_BUILD: an aarch64 build)"
 	# The busybox of the first kernel's cache (prepare.sh's, arm64).
 	BUSYBOX=$(kcache "${KVERS%% *}")/busybox
 fi
@@ -180,8 +185,8 @@ cp "$BUSYBOX" "$COMMON/bin/busybox"
 cp "$HERE/guest/init.sh" "$COMMON/init"
 chmod 755 "$COMMON/init"
 {
-	[ -z "${GDRHOOK_VM_FUZZ_SEED:-}" ] || echo "export GDRHOOK_VM_FUZZ_SEED=$GDRHOOK_VM_FUZZ_SEED"
-	[ -z "${GDRHOOK_VM_STEPS:-}" ] || echo "export GDRHOOK_VM_STEPS='$GDRHOOK_VM_STEPS'"
+	[ -z "${GDRHOOKTEST_VM_FUZZ_SEED:-}" ] || echo "export GDRHOOKTEST_VM_FUZZ_SEED=$GDRHOOKTEST_VM_FUZZ_SEED"
+	[ -z "${GDRHOOKTEST_VM_STEPS:-}" ] || echo "export GDRHOOKTEST_VM_STEPS='$GDRHOOKTEST_VM_STEPS'"
 } >"$COMMON/env"
 
 # The pipeline test: a dynamically linked program under the shim, with the
@@ -219,7 +224,7 @@ boot() {
 	moddir=$(kmoddir "$kver")
 	kw=$WORK/$kver
 	kbuild=$kw/kmod
-	[ -z "${GDRHOOK_VM_KBUILD_DIR:-}" ] || kbuild=$GDRHOOK_VM_KBUILD_DIR/$kver
+	[ -z "${GDRHOOKTEST_VM_KBUILD_DIR:-}" ] || kbuild=$GDRHOOKTEST_VM_KBUILD_DIR/$kver
 	log=$LOG.$kver
 	t0=$(date +%s)
 	mkdir -p "$kw"
@@ -244,23 +249,23 @@ boot() {
 	# command, kmod/README.md); KASAN and lockdep make each iteration about
 	# ten times slower, and the races still happen thousands of times.
 	if [ "$(kflag "$kver" KASAN)" = y ]; then
-		races=${GDRHOOK_VM_RACE_ITERS:-5000} fuzz=${GDRHOOK_VM_FUZZ_CALLS:-50000}
+		races=${GDRHOOKTEST_VM_RACE_ITERS:-5000} fuzz=${GDRHOOKTEST_VM_FUZZ_CALLS:-50000}
 	else
-		races=${GDRHOOK_VM_RACE_ITERS:-20000} fuzz=${GDRHOOK_VM_FUZZ_CALLS:-200000}
+		races=${GDRHOOKTEST_VM_RACE_ITERS:-20000} fuzz=${GDRHOOKTEST_VM_FUZZ_CALLS:-200000}
 	fi
 	{
-		echo "export GDRHOOK_VM_RACE_ITERS=$races"
-		echo "export GDRHOOK_VM_FUZZ_CALLS=$fuzz"
+		echo "export GDRHOOKTEST_VM_RACE_ITERS=$races"
+		echo "export GDRHOOKTEST_VM_FUZZ_CALLS=$fuzz"
 	} >>"$ir/env"
 	mkdir -p "$ir/modules/tegra"
 	cp "$kbuild/gdrhook.ko" "$kbuild/gdrhook_tp.ko" "$kbuild/gdrhook_te.ko" "$ir/modules/"
 	cp "$kbuild-tegra/gdrhook.ko" "$kbuild-tegra/gdrhook_tp.ko" "$ir/modules/tegra/"
-	if [ -n "${GDRHOOK_VM_MODULE:-}" ]; then
-		msg "kernel $kver: booting $GDRHOOK_VM_MODULE, not the tree's gdrhook.ko"
-		case $GDRHOOK_VM_MODULE in
-		*.ko.xz) xz -dc "$GDRHOOK_VM_MODULE" >"$ir/modules/gdrhook.ko" ;;
-		*.ko.zst) zstd -qdc "$GDRHOOK_VM_MODULE" >"$ir/modules/gdrhook.ko" ;;
-		*) cp "$GDRHOOK_VM_MODULE" "$ir/modules/gdrhook.ko" ;;
+	if [ -n "${GDRHOOKTEST_VM_MODULE:-}" ]; then
+		msg "kernel $kver: booting $GDRHOOKTEST_VM_MODULE, not the tree's gdrhook.ko"
+		case $GDRHOOKTEST_VM_MODULE in
+		*.ko.xz) xz -dc "$GDRHOOKTEST_VM_MODULE" >"$ir/modules/gdrhook.ko" ;;
+		*.ko.zst) zstd -qdc "$GDRHOOKTEST_VM_MODULE" >"$ir/modules/gdrhook.ko" ;;
+		*) cp "$GDRHOOKTEST_VM_MODULE" "$ir/modules/gdrhook.ko" ;;
 		esac
 	fi
 	# vgem and what it needs, in load order (modules.dep lists dependencies
@@ -312,7 +317,7 @@ boot() {
 		timeout --kill-after=10 "$TIMEOUT" "$qemu" \
 			-nographic -no-reboot \
 			$machine -accel tcg,thread=multi \
-			-smp "${GDRHOOK_VM_SMP:-2}" -m "${GDRHOOK_VM_MEM:-1G}" \
+			-smp "${GDRHOOKTEST_VM_SMP:-2}" -m "${GDRHOOKTEST_VM_MEM:-1G}" \
 			-nic none \
 			-kernel "$(kimage "$kver")" -initrd "$kw/initramfs.cpio.gz" \
 			-append "$console panic=-1 oops=panic slub_debug=FZPU page_poison=1 init_on_free=1 loglevel=7" \

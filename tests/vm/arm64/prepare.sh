@@ -16,10 +16,10 @@
 # linux-kbuild-6.12.N+deb12) for amd64, installed with the amd64 headers,
 # whose modpost reads any ELF class and byte order, so build/scripts points
 # there: no emulator runs during the build.
-# Kept in CACHE_DIR (default $GDRHOOK_VM_KERNEL_CACHE, else
+# Kept in CACHE_DIR (default $GDRHOOKTEST_VM_KERNEL_CACHE, else
 # ~/.cache/gdrhook/kernels) until the package versions change.
 set -eu
-CACHE=${1:-${GDRHOOK_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}}
+CACHE=${1:-${GDRHOOKTEST_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}}
 meta=${2:-linux-headers-amd64}
 die() { echo "arm64 kernel: $*" >&2; exit 1; }
 

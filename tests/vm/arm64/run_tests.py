@@ -118,7 +118,7 @@ def main(argv):
         sys.exit(f"arm64-vm-tests: no test program in suites {' '.join(suites)} of {build}")
     kernel_release = subprocess.run([os.path.join(HERE, "prepare.sh")], capture_output=True,
                                     check=True, text=True).stdout.strip()
-    cache = os.environ.get("GDRHOOK_VM_KERNEL_CACHE",
+    cache = os.environ.get("GDRHOOKTEST_VM_KERNEL_CACHE",
                            os.path.expanduser("~/.cache/gdrhook/kernels"))
     kernel = os.path.join(cache, kernel_release)
     programs = build_programs(build)
@@ -145,20 +145,20 @@ def main(argv):
         initramfs = os.path.join(work, "initramfs.cpio.gz")
         pack(root, initramfs)
         log = os.path.join(build, "arm64-vm-tests.log")
-        timeout = os.environ.get("GDRHOOK_VM_TIMEOUT", "3000")
+        timeout = os.environ.get("GDRHOOKTEST_VM_TIMEOUT", "3000")
         with open(log, "w") as f:
             # -cpu max with pointer authentication's implementation-defined
             # algorithm, as tests/vm/run.sh boots it (TCG's QARMA is slow).
             subprocess.run(["timeout", "--kill-after=10", timeout, "qemu-system-aarch64",
                             "-nographic", "-no-reboot", "-machine", "virt",
                             "-cpu", "max,pauth-impdef=on", "-accel", "tcg,thread=multi",
-                            "-smp", os.environ.get("GDRHOOK_VM_SMP", "2"),
-                            "-m", os.environ.get("GDRHOOK_VM_MEM", "2G"), "-nic", "none",
+                            "-smp", os.environ.get("GDRHOOKTEST_VM_SMP", "2"),
+                            "-m", os.environ.get("GDRHOOKTEST_VM_MEM", "2G"), "-nic", "none",
                             "-kernel", os.path.join(kernel, "bzImage"), "-initrd", initramfs,
                             "-append", "console=ttyAMA0 panic=-1 quiet"],
                            stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT)
     finally:
-        if os.environ.get("GDRHOOK_VM_KEEP") != "1":
+        if os.environ.get("GDRHOOKTEST_VM_KEEP") != "1":
             shutil.rmtree(work)
     return report(tests, log, kernel_release)
 

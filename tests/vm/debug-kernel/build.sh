@@ -4,15 +4,19 @@
 # gdrhook-debug.config: what the guest needs, KASAN, KFENCE, PROVE_LOCKING,
 # DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS, FAULT_INJECTION/FAILSLAB).
 #
-# Built once and kept in CACHE_DIR (default $GDRHOOK_VM_KERNEL_CACHE, else
+# Built once and kept in CACHE_DIR (default $GDRHOOKTEST_VM_KERNEL_CACHE, else
 # ~/.cache/gdrhook/kernels) as RELEASE/bzImage, RELEASE/build (the tree,
 # what gdrhook.ko is built against) and RELEASE/modules (vgem); tests/vm/
-# run.sh boots it when GDRHOOK_VM_KERNEL_CACHE names that directory. A
+# run.sh boots it when GDRHOOKTEST_VM_KERNEL_CACHE names that directory. A
 # cached kernel is reused as long as the source package's version, the
 # fragment and RECIPE below are unchanged. Prints RELEASE on stdout.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
-CACHE=${1:-${GDRHOOK_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}}
+[ -z "${GDRHOOK_VM_KERNEL_CACHE:-}" ] || {
+	echo "debug kernel: GDRHOOK_VM_KERNEL_CACHE is now GDRHOOKTEST_VM_KERNEL_CACHE (issue 40)" >&2
+	exit 1
+}
+CACHE=${1:-${GDRHOOKTEST_VM_KERNEL_CACHE:-$HOME/.cache/gdrhook/kernels}}
 SRC=/usr/src/linux-source-6.1.tar.xz
 [ -r "$SRC" ] || { echo "debug kernel: $SRC missing (apt-get install linux-source-6.1)" >&2; exit 1; }
 mkdir -p "$CACHE"

@@ -20,7 +20,7 @@
 mount -t debugfs debugfs /sys/kernel/debug
 export PATH=/bin
 
-# The tests, in order; GDRHOOK_VM_STEPS (from /env) may name a subset.
+# The tests, in order; GDRHOOKTEST_VM_STEPS (from /env) may name a subset.
 STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access provider_life move_notify host_pages pin_limits integrated races fuzz kill node"
 # Allocation failures in turn, where the kernel has fault injection (the
 # suite's debug kernel); the host's result line names the kernel.
@@ -83,7 +83,7 @@ unload_tegra_modules() {
 say "guest up: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
 desktop_steps=
 tegra_steps=
-for s in ${GDRHOOK_VM_STEPS:-$STEPS $TEGRA_STEPS}; do
+for s in ${GDRHOOKTEST_VM_STEPS:-$STEPS $TEGRA_STEPS}; do
 	case " $TEGRA_STEPS " in
 	*" $s "*) tegra_steps="$tegra_steps $s" ;;
 	*) desktop_steps="$desktop_steps $s" ;;

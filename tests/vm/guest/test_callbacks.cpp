@@ -107,7 +107,7 @@ void random_fire_vs_pin(const HostBuffer &buf, uint64_t iters)
 
 uint64_t iterations()
 {
-    const char *s = std::getenv("GDRHOOK_VM_RACE_ITERS");
+    const char *s = std::getenv("GDRHOOKTEST_VM_RACE_ITERS");
     return s ? std::strtoull(s, nullptr, 10) : 100000;
 }
 

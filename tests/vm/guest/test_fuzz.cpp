@@ -257,13 +257,13 @@ private:
 
 int test_fuzz()
 {
-    const char *s = std::getenv("GDRHOOK_VM_FUZZ_CALLS");
+    const char *s = std::getenv("GDRHOOKTEST_VM_FUZZ_CALLS");
     const uint64_t total = s ? std::strtoull(s, nullptr, 10) : 1000000;
-    const char *seed_s = std::getenv("GDRHOOK_VM_FUZZ_SEED");
+    const char *seed_s = std::getenv("GDRHOOKTEST_VM_FUZZ_SEED");
     const uint64_t seed =
         seed_s ? std::strtoull(seed_s, nullptr, 0)
                : static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    std::printf("fuzz: seed 0x%" PRIx64 " (GDRHOOK_VM_FUZZ_SEED to replay)\n", seed);
+    std::printf("fuzz: seed 0x%" PRIx64 " (GDRHOOKTEST_VM_FUZZ_SEED to replay)\n", seed);
     Stopwatch sw;
     Stats st[2];
     std::thread t0([&] { st[0] = Fuzzer(seed, total / 2).run(); });

@@ -207,7 +207,7 @@ private:
 
 uint64_t race_iterations()
 {
-    const char *s = std::getenv("GDRHOOK_VM_RACE_ITERS");
+    const char *s = std::getenv("GDRHOOKTEST_VM_RACE_ITERS");
     const uint64_t n = s ? std::strtoull(s, nullptr, 10) : 100000;
     // Every iteration attaches, maps and moves a buffer: a tenth of the
     // nv-p2p race's count takes about as long.

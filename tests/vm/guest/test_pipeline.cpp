@@ -70,7 +70,7 @@ int test_pipeline()
     struct stat st;
     if (::stat(program.c_str(), &st) != 0) {
         std::printf(
-            "pipeline: FAIL: no shim packed into the initramfs (run.sh needs GDRHOOK_VM_BUILD, "
+            "pipeline: FAIL: no shim packed into the initramfs (run.sh needs GDRHOOKTEST_VM_BUILD, "
             "a meson build directory; meson test sets it)\n");
         return 1;
     }

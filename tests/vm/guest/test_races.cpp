@@ -64,7 +64,7 @@ private:
 
 uint64_t iterations()
 {
-    const char *s = std::getenv("GDRHOOK_VM_RACE_ITERS");
+    const char *s = std::getenv("GDRHOOKTEST_VM_RACE_ITERS");
     return s ? std::strtoull(s, nullptr, 10) : 100000;
 }
 

@@ -136,7 +136,7 @@ void check_close_with_pins(const HostBuffer &buf)
 
 uint64_t race_iterations()
 {
-    const char *s = std::getenv("GDRHOOK_VM_RACE_ITERS");
+    const char *s = std::getenv("GDRHOOKTEST_VM_RACE_ITERS");
     // A tenth of the desktop races' length (CI's time; the PREEMPT_RT
     // kernel takes 12 s for 2,000 rounds).
     return (s ? std::strtoull(s, nullptr, 10) : 20000) / 10;
@@ -184,8 +184,8 @@ void race_unpin_vs_free(const HostBuffer &buf, uint64_t iters)
     firer.join();
     CHECK(tp_counter("callbacks") == callbacks0 + iters);
     set_param("gdrhook_tp", "race_delay_us", "0");
-    std::printf("tegra: unpin vs free: %" PRIu64 " rounds, %" PRIu64
-                " revoked first, %" PRIu64 " unpinned first\n",
+    std::printf("tegra: unpin vs free: %" PRIu64 " rounds, %" PRIu64 " revoked first, %" PRIu64
+                " unpinned first\n",
                 iters, events, iters - events);
     check_no_leaks_but_files("tegra unpin vs free");
 }

@@ -97,7 +97,8 @@ struct ProcessFacts {
     std::string ucm;      // the mapped libucm.so.0, or empty
     std::string ucm_cuda; // the mapped libucm_cuda.so, or empty
     // The process's GDRHOOK_* settings, read by the shim's own parser
-    // (cache/base/config.h), and what it rejected.
+    // (cache/base/config.h), and what it rejected or would warn of (a
+    // GDRHOOK_* variable nothing reads, cache/base/unknown_variables.h).
     Config settings;
     std::vector<std::string> rejected;
     std::string ucx_cuda_hook_mode; // UCX_MEM_CUDA_HOOK_MODE, empty: UCX's default

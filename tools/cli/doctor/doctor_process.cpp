@@ -6,6 +6,7 @@
 #include "report/terminal_text.h"
 
 #include "cache/base/safe_file.h"
+#include "cache/base/unknown_variables.h"
 
 #include <map>
 #include <sstream>
@@ -63,6 +64,8 @@ ProcessFacts probe_process(int pid)
             return found == variables.end() ? nullptr : found->second.c_str();
         },
         pid, facts.rejected);
+    for (const auto &variable : variables)
+        gdrhook::check_variable_name(variable.first, facts.rejected);
     if (auto mode = variables.find("UCX_MEM_CUDA_HOOK_MODE"); mode != variables.end())
         facts.ucx_cuda_hook_mode = mode->second;
     return facts;

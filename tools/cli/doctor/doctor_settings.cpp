@@ -3,11 +3,13 @@
 // `gdrhook doctor --settings`: every GDRHOOK_* variable from the shim's own
 // table (cache/base/config.h), what it accepts, its default, and what it
 // is in this environment, read by the shim's own parser; a value the shim
-// would reject is said as the shim would say it.
+// would reject, and a GDRHOOK_* variable nothing reads, are said as the
+// shim would say them.
 #include "doctor/doctor.h"
 #include "exit_code.h"
 
 #include "cache/base/config.h"
+#include "cache/base/unknown_variables.h"
 
 #include <cstdlib>
 #include <ostream>
@@ -27,6 +29,7 @@ int print_settings(std::ostream &out)
             << " | " << (set ? "`" + variable.shown(here) + "`" : std::string("(not set)"))
             << " |\n";
     }
+    check_variable_names(environ, rejected);
     for (const std::string &line : rejected)
         out << line << "\n";
     return rejected.empty() ? exit_ok : exit_findings;
