@@ -8,7 +8,7 @@
 // with every retired pin that nobody holds, in one call, so that a backend
 // with a batch call (the module's UNPIN_BATCH) makes one system call per
 // reclaim. The reclaimer runs on the thread that freed the memory, before
-// its free returns (cache/registration/free_invalidation.h), and on the
+// its free returns (cache/pinning/free_invalidation.h), and on the
 // worker after each batch for what a gdrhook_put released since.
 #pragma once
 

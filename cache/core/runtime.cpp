@@ -16,11 +16,11 @@
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
 #include "cache/notify/free_subscribers.h"
+#include "cache/pinning/free_invalidation.h"
+#include "cache/pinning/pin_events.h"
+#include "cache/pinning/unpinner.h"
 #include "cache/prim/cycle_counter.h"
 #include "cache/prim/hot_arena.h"
-#include "cache/registration/free_invalidation.h"
-#include "cache/registration/pin_events.h"
-#include "cache/registration/unpinner.h"
 #include "cache/ucx/ucx_bridge.h"
 
 #include <atomic>

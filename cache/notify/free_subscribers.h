@@ -5,7 +5,7 @@
 // runtime (cache/core/runtime.cpp) subscribes the listeners once, at start,
 // before the hot line says the runtime runs:
 //
-//   1. the registration cache   (cache/registration/free_invalidation.h)
+//   1. the registration cache   (cache/pinning/free_invalidation.h)
 //   2. the UCX bridge           (cache/ucx/ucx_bridge.h)
 //   then anything later (a test's subscriber, the next bridge)
 //

@@ -7,8 +7,8 @@
 #include "cache/events/queued_event.h"
 #include "cache/events/thread_state.h"
 #include "cache/notify/free_subscribers.h"
+#include "cache/pinning/pin_events.h"
 #include "cache/prim/hot_line.h"
-#include "cache/registration/pin_events.h"
 #include "cache/ucx/ucx_bridge.h"
 
 #include <array>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "cache/registration/pin_events.h"
+#include "cache/pinning/pin_events.h"
 
 #include "cache/base/capture.h"
 #include "cache/events/event_clock.h"
