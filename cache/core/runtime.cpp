@@ -12,11 +12,11 @@
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
 #include "cache/core/start_folder.h"
+#include "cache/core/subscriber_order.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
 #include "cache/notify/free_subscribers.h"
-#include "cache/pinning/free_invalidation.h"
 #include "cache/pinning/pin_events.h"
 #include "cache/pinning/unpinner.h"
 #include "cache/prim/cycle_counter.h"
@@ -229,22 +229,26 @@ void initialize(const DriverQueries &queries)
         // Eager unpin, once per batch.
         rt->pipeline->set_batch_hook([unpinner] { unpinner->run_batch(); });
     }
-    if (rt->config.pin == PinPolicy::alloc)
-        set_up_pin_on_alloc(rt->config.pin_min_size, process_cache);
     // Samples only where they are written down.
     if (rt->config.sample_ms && rt->log.is_open())
         rt->pipeline->set_sample_hook(uint64_t{rt->config.sample_ms} * 1000000,
                                       [rt] { write_process_sample(*rt->pipeline); });
 
-    hot_line.pin_on_alloc = rt->config.pin == PinPolicy::alloc;
     hot_line.pipeline = rt->pipeline;
     hot_line.tracker = &rt->tracker;
     hot_line.queries = &rt->queries;
-    // Who hears of a free, in this order (notify/free_subscribers.h says
-    // why the cache comes first): the registration cache once it exists
-    // (process_cache.cpp), UCX's caches from here on where libucm is loaded.
-    rt->cache_subscription = subscribe_to_frees(registration_cache_free_subscriber());
-    set_up_ucx_bridge(rt->config.ucx, subscribe_to_frees(ucx_free_subscriber()));
+    // Who hears of a free and of an allocation, in the orders of one table
+    // (subscriber_order.cpp). Each listens once it has something to do: the
+    // registration cache to frees once it exists (process_cache.cpp),
+    // pin-on-alloc from here on under GDRHOOK_PIN=alloc, UCX's caches from
+    // here on where libucm is loaded.
+    const Subscriptions places = subscribe_in_order();
+    rt->cache_subscription = places.free_place(Listener::registration_cache);
+    if (rt->config.pin == PinPolicy::alloc)
+        set_up_pin_on_alloc(rt->config.pin_min_size, process_cache,
+                            places.alloc_place(Listener::registration_cache));
+    set_up_ucx_bridge(rt->config.ucx, places.free_place(Listener::ucx_bridge),
+                      places.alloc_place(Listener::ucx_bridge));
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);
