@@ -217,7 +217,7 @@ MUTANTS = [
     dict(name="pin_user_pages_not_released_at_free_host", promise="on an integrated GPU, cuMemFreeHost and cuMemHostUnregister unpin the host pages before they return",
          file="cache/backends/kmod_backend.cpp", suites=["kmod"], tests=["vm"], env=dict(GDRHOOK_VM_STEPS="integrated"),
          find="    Status first;\n    if (!device_still_ours()) {",
-         replace="    Status first;\n    if (method_ == KmodPinMethod::host_pages)\n        return first;\n    if (!device_still_ours()) {"),
+         replace="    Status first;\n    if (kind_ == BackendKind::pin_user_pages)\n        return first;\n    if (!device_still_ours()) {"),
     dict(name="memlock_refusal_unnamed", promise="a pin the module refuses past RLIMIT_MEMLOCK is logged in words naming the limit, and the program goes on (issue 39, item 11)",
          file="cache/backends/kmod_backend.cpp", suites=["kmod"], tests=["vm"], env=dict(GDRHOOK_VM_STEPS="integrated"),
          find="    if (error == ENOMEM && !nvp2p)\n",
