@@ -2,8 +2,10 @@
 //
 // The one place that builds the shim's objects: the configuration, the
 // event log, the allocation tracker, the event pipeline, when pinning is
-// on the unpinner the worker runs, and the UCX bridge; it hands each the references it
-// uses and fills the hot line (cache/prim/hot_line.h) for the hot path.
+// on the unpinner the worker runs, and, through one table
+// (subscriber_order.h), who hears of frees and allocations; it hands each
+// the references it uses and fills the hot line (cache/prim/hot_line.h)
+// for the hot path.
 #include "cache/core/runtime.h"
 
 #include "cache/backends/descriptor_budget.h"
@@ -17,11 +19,9 @@
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
 #include "cache/notify/free_subscribers.h"
-#include "cache/pinning/pin_events.h"
 #include "cache/pinning/unpinner.h"
 #include "cache/prim/cycle_counter.h"
 #include "cache/prim/hot_arena.h"
-#include "cache/ucx/ucx_bridge.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -238,17 +238,8 @@ void initialize(const DriverQueries &queries)
     hot_line.tracker = &rt->tracker;
     hot_line.queries = &rt->queries;
     // Who hears of a free and of an allocation, in the orders of one table
-    // (subscriber_order.cpp). Each listens once it has something to do: the
-    // registration cache to frees once it exists (process_cache.cpp),
-    // pin-on-alloc from here on under GDRHOOK_PIN=alloc, UCX's caches from
-    // here on where libucm is loaded.
-    const Subscriptions places = subscribe_in_order();
-    rt->cache_subscription = places.free_place(Listener::registration_cache);
-    if (rt->config.pin == PinPolicy::alloc)
-        set_up_pin_on_alloc(rt->config.pin_min_size, process_cache,
-                            places.alloc_place(Listener::registration_cache));
-    set_up_ucx_bridge(rt->config.ucx, places.free_place(Listener::ucx_bridge),
-                      places.alloc_place(Listener::ucx_bridge));
+    // (subscriber_order.cpp); each listens once it has something to do.
+    subscribe_in_order(*rt);
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);

@@ -3,11 +3,8 @@
 // Who hears of an allocation. The recorder (cache/record/) knows when
 // memory was allocated and tells these functions; it does not know who
 // listens. The runtime subscribes the listeners once, at start, in the
-// order of the table in cache/core/subscriber_order.h:
-//
-//   1. the UCX bridge     (cache/ucx/ucx_bridge.h)
-//   2. pin-on-alloc       (cache/pinning/pin_events.h)
-//
+// order of one table (cache/core/subscriber_order.cpp): the UCX bridge
+// (cache/ucx/ucx_bridge.h) before pin-on-alloc (cache/pinning/pin_events.h),
 // the reverse of a free's (notify/free_subscribers.h): gdrhook's pin of a
 // range is nested inside UCX's knowledge of it. UCX hears of the memory
 // before gdrhook pins it, and of its free after gdrhook unpinned it; UCX

@@ -654,7 +654,7 @@ MUTANTS = [
          replace=""),
     # --- issue 34: the free sequence's subscribers (cache/notify/) ---------
     dict(name="free_subscribers_out_of_order", promise="the registration cache hears of a free before UCX",
-         file="cache/core/subscriber_order.cpp", suites=["unit", "ucx"], tests=["unit free subscribers"],
+         file="cache/core/subscriber_order.cpp", suites=["unit"], tests=["unit free subscribers"],
          find="constexpr Listener free_order[] = {Listener::registration_cache, Listener::ucx_bridge};",
          replace="constexpr Listener free_order[] = {Listener::ucx_bridge, Listener::registration_cache};"),
     dict(name="free_walk_reversed", promise="every step of a free reaches the subscribers in the order they subscribed",
@@ -672,7 +672,7 @@ MUTANTS = [
     # --- issue 40: allocations reach their listeners through subscribers ---
     # (cache/notify/alloc_subscribers.h, the orders in cache/core/subscriber_order.cpp)
     dict(name="alloc_subscribers_out_of_order", promise="UCX hears of an allocation before pin-on-alloc pins it",
-         file="cache/core/subscriber_order.cpp", suites=["ucx", "unit"], tests=["ucx"],
+         file="cache/core/subscriber_order.cpp", suites=["ucx"],
          find="constexpr Listener alloc_order[] = {Listener::ucx_bridge, Listener::registration_cache};",
          replace="constexpr Listener alloc_order[] = {Listener::registration_cache, Listener::ucx_bridge};"),
     dict(name="alloc_walk_stops_at_first", promise="every listening subscriber hears of an allocation",
@@ -684,7 +684,7 @@ MUTANTS = [
          find="    start_listening_to_allocations(alloc_subscription);\n",
          replace=""),
     dict(name="pin_on_alloc_never_listens", promise="GDRHOOK_PIN=alloc pins each allocation before the call returns",
-         file="cache/pinning/pin_events.cpp", suites=["ucx", "shim"], tests=["ucx"],
+         file="cache/pinning/pin_events.cpp", suites=["ucx"],
          find="    start_listening_to_allocations(subscription);\n",
          replace=""),
     # --- issue 39: one way to open a file (cache/base/safe_file.h) ---------
