@@ -49,8 +49,9 @@ constexpr int max_alloc_subscribers = 8;
 // A subscriber's place in the order.
 using AllocSubscription = int;
 
-// The runtime's, at start (and a test's): the next place in the order, or
-// -1 when all are taken. It hears nothing until it starts listening.
+// The runtime's, at start under its lock (and a test's), never two at
+// once: the next place in the order, or -1 when all are taken. It hears
+// nothing until it starts listening.
 AllocSubscription subscribe_to_allocations(const AllocSubscriber &subscriber);
 void start_listening_to_allocations(AllocSubscription subscription);
 const AllocSubscriber *alloc_subscriber(AllocSubscription subscription);
