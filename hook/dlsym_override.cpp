@@ -19,7 +19,7 @@
 // after it, and handing it our wrapper would be an endless loop. For the
 // same reason an interposer after us that looks the driver up on a handle
 // (it defines the name it asks for) gets glibc's answer.
-#include "cache/ucx/ucx_bridge.h"
+#include "cache/notify/alloc_subscribers.h"
 #include "hook/entry_table.h"
 #include "hook/real_functions.h"
 #include "hook/runtime_start.h"
@@ -96,9 +96,9 @@ extern "C" __attribute__((visibility("hidden"))) void *gdrhook_dlsym_intercepted
     if (!found || !entry || !hook_enabled())
         return found;
     // A library that looks the driver up may have brought UCX with it (its
-    // CUDA module does this as it loads): a slow path, where the bridge
-    // looks again for libucm.
-    look_again_for_ucx();
+    // CUDA module does this as it loads): a slow path, where a subscriber
+    // waiting for a library (the UCX bridge, for libucm) looks again.
+    tell_libraries_may_have_loaded();
     void *ours = entry->wrappers[static_cast<int>(Via::dlsym)];
     // Entered by a jump from the exported dlsym: the return address is the
     // application's.

@@ -35,17 +35,6 @@ BackendDecision refused(const char *wanted, const Status &why)
 
 } // namespace
 
-const char *to_string(BackendKind kind)
-{
-    switch (kind) {
-    case BackendKind::none: return "none";
-    case BackendKind::dmabuf: return "dmabuf";
-    case BackendKind::kmod: return "kmod";
-    case BackendKind::pin_user_pages: return "pin_user_pages";
-    }
-    return "?";
-}
-
 Status module_pins_gpu_memory(const ModuleFacts &module)
 {
     Status status = module_answers(module);

@@ -41,9 +41,6 @@ struct GpuFacts {
     bool dma_buf = false;    // DMA_BUF_SUPPORTED
 };
 
-// "none", "dmabuf", "kmod", "pin_user_pages": GDRHOOK_BACKEND's words.
-const char *to_string(BackendKind kind);
-
 struct BackendDecision {
     BackendKind kind = BackendKind::none;
     // Not ok only when the backend asked for by name cannot work (kind is

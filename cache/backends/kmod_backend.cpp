@@ -80,8 +80,8 @@ Status KmodBackend::open(const std::string &path)
 
 Status KmodBackend::attach(ModuleProbe probe)
 {
-    Status status = method_ == KmodPinMethod::nvp2p ? module_pins_gpu_memory(probe.facts)
-                                                    : module_pins_host_pages(probe.facts);
+    Status status = kind_ == BackendKind::kmod ? module_pins_gpu_memory(probe.facts)
+                                               : module_pins_host_pages(probe.facts);
     if (!status.ok())
         return status;
     if (!probe.device.valid())
@@ -116,11 +116,12 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
                              "a stream capture is in progress: nothing is pinned");
     // Host pages are coherent with the GPU's accesses: nothing to ask of
     // the driver for them.
-    const bool nvp2p = method_ == KmodPinMethod::nvp2p;
+    const uint32_t method = backend_row(kind_).module_pin;
+    const bool nvp2p = method == GDRHOOK_BACKEND_NVP2P;
     if (int rc = nvp2p ? set_sync_memops(driver_, addr) : cuda::success; rc != cuda::success)
         return Status::error(StatusCode::invalid, rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
     gdrhook_ioc_pin request{};
-    request.backend = nvp2p ? GDRHOOK_BACKEND_NVP2P : GDRHOOK_BACKEND_HOST_PAGES;
+    request.backend = method;
     request.addr = addr;
     request.length = length;
     request.dmabuf_fd = -1;

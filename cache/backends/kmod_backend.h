@@ -32,15 +32,14 @@
 
 namespace gdrhook {
 
-// What a PIN names: GPU memory (nvidia_p2p_get_pages) or host pages.
-enum class KmodPinMethod : uint8_t { nvp2p, host_pages };
-
 class KmodBackend : public PinBackend {
 public:
     KmodBackend() = default;
     // The driver functions pin() uses to set SYNC_MEMOPS; may be empty.
-    explicit KmodBackend(const DriverApi &driver, KmodPinMethod method = KmodPinMethod::nvp2p)
-        : driver_(driver), method_(method)
+    // `kind`: kmod (GPU memory, nvidia_p2p_get_pages) or pin_user_pages
+    // (host pages); its PIN is its row's (backend_kinds.h).
+    explicit KmodBackend(const DriverApi &driver, BackendKind kind = BackendKind::kmod)
+        : driver_(driver), kind_(kind)
     {}
 
     // Opens `path` (normally /dev/gdrhook) and checks that the module can
@@ -49,7 +48,7 @@ public:
     // The same, with the file the shim's probe opened (module_probe.h).
     Status attach(ModuleProbe probe);
 
-    BackendKind kind() const override { return BackendKind::kmod; }
+    BackendKind kind() const override { return kind_; }
     const char *name() const override { return "kmod"; }
     // nv-p2p pins whole GPU pages.
     uint64_t alignment() const override { return 64 * 1024; }
@@ -73,7 +72,7 @@ private:
     std::atomic<bool> said_device_closed_{false};
 
     DriverApi driver_;
-    KmodPinMethod method_ = KmodPinMethod::nvp2p;
+    BackendKind kind_ = BackendKind::kmod;
     // Handles this backend has pinned and not yet unpinned -> whether
     // take_revocations() already reported them. Touched by pin() (any
     // thread), unpin() and take_revocations() (the worker).

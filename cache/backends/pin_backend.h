@@ -8,10 +8,11 @@
 // with every retired pin that nobody holds, in one call, so that a backend
 // with a batch call (the module's UNPIN_BATCH) makes one system call per
 // reclaim. The reclaimer runs on the thread that freed the memory, before
-// its free returns (cache/registration/free_invalidation.h), and on the
+// its free returns (cache/pinning/free_invalidation.h), and on the
 // worker after each batch for what a gdrhook_put released since.
 #pragma once
 
+#include "cache/backends/backend_kinds.h"
 #include "cache/base/owned_fd.h"
 #include "cache/base/status.h"
 
@@ -20,8 +21,6 @@
 #include <vector>
 
 namespace gdrhook {
-
-enum class BackendKind : uint8_t { none, dmabuf, kmod, pin_user_pages };
 
 // One pinned range. Move-only: the fd (dma-buf) or the handle (kmod) is
 // released exactly once, by the backend's unpin().

@@ -16,10 +16,9 @@ namespace gdrhook {
 class PinUserPagesBackend final : public KmodBackend {
 public:
     explicit PinUserPagesBackend(const DriverApi &driver)
-        : KmodBackend(driver, KmodPinMethod::host_pages)
+        : KmodBackend(driver, BackendKind::pin_user_pages)
     {}
 
-    BackendKind kind() const override { return BackendKind::pin_user_pages; }
     const char *name() const override { return "pin_user_pages"; }
     // The kernel pins whole pages of the process.
     uint64_t alignment() const override;

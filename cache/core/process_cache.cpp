@@ -7,9 +7,9 @@
 #include "cache/base/diagnostics.h"
 #include "cache/core/runtime.h"
 #include "cache/notify/free_subscribers.h"
-#include "cache/registration/pin_events.h"
+#include "cache/pinning/pin_events.h"
+#include "cache/pinning/unpinner.h"
 #include "cache/registration/registration_cache.h"
-#include "cache/registration/unpinner.h"
 
 #include <atomic>
 #include <mutex>

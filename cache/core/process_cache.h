@@ -4,7 +4,7 @@
 // driver with a context, so never at load time) with the backend the
 // configuration asks for, and wired to the rest of the shim: the tracker
 // widens lookups to whole allocations, the pin events go to the log, the
-// worker unpins (cache/registration/unpinner.h).
+// worker unpins (cache/pinning/unpinner.h).
 #pragma once
 
 namespace gdrhook {

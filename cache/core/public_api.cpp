@@ -30,13 +30,7 @@ RegistrationCache *the_cache()
 
 int32_t kind_of(const PinBackend &backend)
 {
-    switch (backend.kind()) {
-    case BackendKind::dmabuf: return GDRHOOK_REG_DMABUF;
-    case BackendKind::kmod:
-    case BackendKind::pin_user_pages: return GDRHOOK_REG_KMOD; // a /dev/gdrhook handle
-    case BackendKind::none: break;
-    }
-    return GDRHOOK_REG_NONE;
+    return backend_row(backend.kind()).registration; // backends/backend_kinds.h
 }
 
 // The hold travels in the opaque words: record, slot, entry.

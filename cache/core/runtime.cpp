@@ -2,8 +2,10 @@
 //
 // The one place that builds the shim's objects: the configuration, the
 // event log, the allocation tracker, the event pipeline, when pinning is
-// on the unpinner the worker runs, and the UCX bridge; it hands each the references it
-// uses and fills the hot line (cache/prim/hot_line.h) for the hot path.
+// on the unpinner the worker runs, and, through one table
+// (subscriber_order.h), who hears of frees and allocations; it hands each
+// the references it uses and fills the hot line (cache/prim/hot_line.h)
+// for the hot path.
 #include "cache/core/runtime.h"
 
 #include "cache/backends/descriptor_budget.h"
@@ -13,16 +15,14 @@
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
 #include "cache/core/start_folder.h"
+#include "cache/core/subscriber_order.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/process_line.h"
 #include "cache/events/thread_state.h"
 #include "cache/notify/free_subscribers.h"
+#include "cache/pinning/unpinner.h"
 #include "cache/prim/cycle_counter.h"
 #include "cache/prim/hot_arena.h"
-#include "cache/registration/free_invalidation.h"
-#include "cache/registration/pin_events.h"
-#include "cache/registration/unpinner.h"
-#include "cache/ucx/ucx_bridge.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -237,22 +237,17 @@ void initialize(const DriverQueries &queries)
         // Eager unpin, once per batch.
         rt->pipeline->set_batch_hook([unpinner] { unpinner->run_batch(); });
     }
-    if (rt->config.pin == PinPolicy::alloc)
-        set_up_pin_on_alloc(rt->config.pin_min_size, process_cache);
     // Samples only where they are written down.
     if (rt->config.sample_ms && rt->log.is_open())
         rt->pipeline->set_sample_hook(uint64_t{rt->config.sample_ms} * 1000000,
                                       [rt] { write_process_sample(*rt->pipeline); });
 
-    hot_line.pin_on_alloc = rt->config.pin == PinPolicy::alloc;
     hot_line.pipeline = rt->pipeline;
     hot_line.tracker = &rt->tracker;
     hot_line.queries = &rt->queries;
-    // Who hears of a free, in this order (notify/free_subscribers.h says
-    // why the cache comes first): the registration cache once it exists
-    // (process_cache.cpp), UCX's caches from here on where libucm is loaded.
-    rt->cache_subscription = subscribe_to_frees(registration_cache_free_subscriber());
-    set_up_ucx_bridge(rt->config.ucx, subscribe_to_frees(ucx_free_subscriber()));
+    // Who hears of a free and of an allocation, in the orders of one table
+    // (subscriber_order.cpp); each listens once it has something to do.
+    subscribe_in_order(*rt);
 
     pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atexit(at_exit);

@@ -2,14 +2,12 @@
 //
 // Who hears of a free. The recorder (cache/record/) knows when memory is
 // freed and tells these functions; it does not know who listens. The
-// runtime (cache/core/runtime.cpp) subscribes the listeners once, at start,
-// before the hot line says the runtime runs:
-//
-//   1. the registration cache   (cache/registration/free_invalidation.h)
-//   2. the UCX bridge           (cache/ucx/ucx_bridge.h)
-//   then anything later (a test's subscriber, the next bridge)
-//
-// and every walk below calls them in that order. The cache comes first
+// runtime subscribes the listeners once, at start, before the hot line
+// says the runtime runs, in the order of one table
+// (cache/core/subscriber_order.cpp), and every walk below calls them in
+// that order. The registration cache (cache/pinning/free_invalidation.h)
+// comes first, the UCX bridge (cache/ucx/ucx_bridge.h) and any later one
+// after it (a test's subscriber is later still). The cache comes first
 // because it is the only one whose forgetting makes the range unfindable
 // to every thread: once its before_free returned, no lookup, from any
 // thread and from inside a later subscriber (UCX's handlers run arbitrary

@@ -35,12 +35,11 @@ struct alignas(64) HotLine {
     // Filled by the runtime, before runtime_state says enabled...
     std::atomic<uint8_t> runtime_state{runtime_uninitialized};
     // (counters and flags, below, fill the rest of the first 16 bytes)
-    std::atomic<bool> ucx_bridge{false};         // ucx/ucx_bridge.cpp: UCX hears of allocations
+    std::atomic<uint8_t> alloc_listeners{0};     // notify/alloc_subscribers.cpp: a bit each
     std::atomic<uint8_t> free_listeners{0};      // notify/free_subscribers.cpp: a bit each
     std::atomic<uint32_t> fork_generation{1};    // events/thread_state.cpp
     std::atomic<uint32_t> context_generation{1}; // record/recorder.cpp
     bool event_clock_counts_tsc = false;         // events/event_clock.cpp
-    bool pin_on_alloc = false;                   // runtime: GDRHOOK_PIN=alloc
     std::atomic<uint16_t> captures{0};           // base/capture.h: in progress
     EventPipeline *pipeline = nullptr;           // runtime
     AllocTracker *tracker = nullptr;             // runtime
@@ -56,6 +55,7 @@ struct alignas(64) HotLine {
 static_assert(sizeof(HotLine) == 64, "one cache line");
 static_assert(offsetof(HotLine, captures) < 16, "in the padding before the pointers");
 static_assert(offsetof(HotLine, free_listeners) < 16, "in the padding before the pointers");
+static_assert(offsetof(HotLine, alloc_listeners) < 16, "in the padding before the pointers");
 
 extern GDRHOOK_HOT_DATA HotLine hot_line;
 

@@ -6,10 +6,9 @@
 #include "cache/events/event_pipeline.h"
 #include "cache/events/queued_event.h"
 #include "cache/events/thread_state.h"
+#include "cache/notify/alloc_subscribers.h"
 #include "cache/notify/free_subscribers.h"
 #include "cache/prim/hot_line.h"
-#include "cache/registration/pin_events.h"
-#include "cache/ucx/ucx_bridge.h"
 
 #include <array>
 #include <atomic>
@@ -240,10 +239,10 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint
             event.mem = MemoryKind::graph;
         hot_line.tracker->insert(allocation);
         submit(event);
-        if (ucx_bridge_on())
-            tell_ucx_of_alloc(kind, addr, size);
-        if (GDRHOOK_UNLIKELY(hot_line.pin_on_alloc))
-            pin_new_allocation(api, via, kind, allocation.dev, addr, size); // `pin` after `alloc`
+        // Once tracked and logged: a `pin` follows its `alloc`, and a free
+        // from inside a listener finds the allocation (notify/alloc_subscribers.h).
+        if (anyone_listens_to_allocations())
+            tell_after_alloc(api, via, kind, allocation.dev, addr, size);
         return;
     }
     submit(event);

@@ -9,7 +9,8 @@
 //           notify/free_subscribers.h)  ->  real free  ->  end_free (tell
 //           them again; log with the real result; restore the allocation if
 //           the driver refused the free)
-//   alloc:  real alloc ->  record_alloc
+//   alloc:  real alloc ->  record_alloc (track, log, tell who listens:
+//           notify/alloc_subscribers.h)
 #pragma once
 
 #include "cache/base/driver_api.h"

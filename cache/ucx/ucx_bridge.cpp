@@ -4,14 +4,17 @@
 #include "cache/base/diagnostics.h"
 #include "cache/ucx/ucm_library.h"
 
+#include <atomic>
 #include <mutex>
 
 namespace gdrhook {
 namespace {
 
-UcmFunctions ucm; // written once, before hot_line.ucx_bridge says so
+UcmFunctions ucm; // written once, before `bridging` says so
 UcxBridgeMode bridge_mode = UcxBridgeMode::off;
 FreeSubscription free_subscription = -1;
+AllocSubscription alloc_subscription = -1;
+std::atomic<bool> bridging{false};
 std::mutex looking;
 
 // Set while this thread is inside ucm_event_dispatch: UCX's handlers may
@@ -26,8 +29,9 @@ void start_bridging(const UcmFunctions &found)
     // hooks of its own for these events (one made earlier keeps its hooks
     // and hears of a free twice, which changes nothing).
     ucm.set_external_event(ucm::event_mem_type_alloc | ucm::event_mem_type_free);
-    hot_line.ucx_bridge.store(true, std::memory_order_release);
+    bridging.store(true, std::memory_order_release);
     start_listening(free_subscription);
+    start_listening_to_allocations(alloc_subscription);
     diagnostics().info("UCX bridge on: libucm's CUDA memory events are external, "
                        "dispatched by gdrhook");
 }
@@ -35,7 +39,7 @@ void start_bridging(const UcmFunctions &found)
 // Under `looking`.
 void look(bool load)
 {
-    if (hot_line.ucx_bridge.load(std::memory_order_relaxed))
+    if (bridging.load(std::memory_order_relaxed))
         return;
     UcmFunctions found;
     std::string why = find_ucm(load, found);
@@ -92,11 +96,23 @@ FreeSubscriber ucx_free_subscriber()
     return subscriber;
 }
 
-void set_up_ucx_bridge(UcxBridgeMode mode, FreeSubscription subscription)
+AllocSubscriber ucx_alloc_subscriber()
+{
+    AllocSubscriber subscriber{};
+    subscriber.name = "UCX";
+    subscriber.after_alloc = [](const char *, Via, MemoryKind kind, int32_t, uint64_t addr,
+                                uint64_t size) { tell_ucx_of_alloc(kind, addr, size); };
+    subscriber.libraries_may_have_loaded = look_again_for_ucx;
+    return subscriber;
+}
+
+void set_up_ucx_bridge(UcxBridgeMode mode, FreeSubscription free_place,
+                       AllocSubscription alloc_place)
 {
     std::lock_guard<std::mutex> lock(looking);
     bridge_mode = mode;
-    free_subscription = subscription;
+    free_subscription = free_place;
+    alloc_subscription = alloc_place;
     if (mode == UcxBridgeMode::off)
         return;
     objects_loaded_since_last_look(); // the count this look starts from
@@ -105,7 +121,7 @@ void set_up_ucx_bridge(UcxBridgeMode mode, FreeSubscription subscription)
 
 void look_again_for_ucx()
 {
-    if (hot_line.ucx_bridge.load(std::memory_order_relaxed))
+    if (bridging.load(std::memory_order_relaxed))
         return;
     std::lock_guard<std::mutex> lock(looking);
     if (bridge_mode != UcxBridgeMode::off && objects_loaded_since_last_look())

@@ -166,3 +166,20 @@ TEST_CASE("a libucm loaded after the first CUDA call is found at the next dlsym 
     CHECK(output_field(run.output, "free_events_before_lookup") == 0);
     CHECK(output_field(run.output, "free_events_after_lookup") == 1);
 }
+
+TEST_CASE("UCX hears of an allocation before gdrhook pins it, and of a free after gdrhook unpinned")
+{
+    // The subscribers' orders (cache/core/subscriber_order.cpp) as a
+    // library meets them: its UCX handler reads gdrhook's counters. An
+    // allocation reaches UCX, then pin-on-alloc; a free reaches the
+    // registration cache, which unpins, then UCX.
+    RunResult run = run_ucm_loading("order", "on");
+    INFO(run.output);
+    const long long rounds = output_field(run.output, "rounds");
+    REQUIRE(rounds > 0);
+    CHECK(output_field(run.output, "alloc_heard") == rounds);
+    CHECK(output_field(run.output, "pinned_when_ucx_heard") == 0);
+    CHECK(output_field(run.output, "pinned_by_return") == rounds);
+    CHECK(output_field(run.output, "free_heard") == rounds);
+    CHECK(output_field(run.output, "unpinned_when_ucx_heard") == rounds);
+}

@@ -15,9 +15,20 @@
 //                           function up with dlsym, as UCX's CUDA module
 //                           does as it loads, and frees another
 //                           (free_events_after_lookup=N)
+//   ucm_loading order       (GDRHOOK_UCX=on, GDRHOOK_PIN=alloc) listens to
+//                           UCX's CUDA allocation and free events and, in
+//                           its handler, reads gdrhook's counters
+//                           (gdrhook_get_stats, as a library would): over
+//                           each of `rounds` buffers, whether UCX heard of
+//                           the allocation, whether gdrhook had pinned it
+//                           by then and by the time the call returned,
+//                           whether UCX heard of the free, and whether
+//                           gdrhook had unpinned it by then
 //
 // UCX's functions are found with dlsym, never linked: the program is one
 // UCX is loaded into. Exit status 0 when every call succeeded.
+#include "include/gdrhook.h"
+
 #include <cuda.h>
 #include <ucm/api/ucm.h>
 
@@ -92,6 +103,77 @@ int first_call()
     return 0;
 }
 
+// What gdrhook counts now (0s where it cannot say).
+gdrhook_stats gdrhook_counts()
+{
+    static auto get =
+        reinterpret_cast<decltype(&gdrhook_get_stats)>(dlsym(RTLD_DEFAULT, "gdrhook_get_stats"));
+    gdrhook_stats s{};
+    if (get)
+        get(&s, sizeof s);
+    return s;
+}
+
+// One buffer's allocation and free, as the handler saw them.
+struct Heard {
+    bool expecting_alloc = false;
+    CUdeviceptr alloc_at = 0; // the address of the ALLOC event heard
+    uint64_t pins_at_alloc = 0;
+    bool free_heard = false;
+    uint64_t unpins_at_free = 0;
+};
+Heard heard;
+
+void observe_order(ucm_event_type_t type, ucm_event_t *event, void *)
+{
+    const auto start = reinterpret_cast<CUdeviceptr>(event->mem_type.address);
+    if (type == UCM_EVENT_MEM_TYPE_ALLOC && heard.expecting_alloc) {
+        heard.expecting_alloc = false;
+        heard.alloc_at = start;
+        heard.pins_at_alloc = gdrhook_counts().pins;
+    }
+    if (type == UCM_EVENT_MEM_TYPE_FREE && watched >= start &&
+        watched < start + event->mem_type.size) {
+        heard.free_heard = true;
+        heard.unpins_at_free = gdrhook_counts().unpins;
+    }
+}
+
+int order()
+{
+    constexpr int rounds = 8;
+    void *library = dlopen("libucm.so.0", RTLD_LAZY | RTLD_NOLOAD);
+    using SetHandler = ucs_status_t (*)(int, int, ucm_event_callback_t, void *);
+    auto set_handler =
+        library ? reinterpret_cast<SetHandler>(dlsym(library, "ucm_set_event_handler")) : nullptr;
+    if (!set_handler || set_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 1000,
+                                    observe_order, nullptr) != UCS_OK) {
+        std::printf("libucm not loaded, or ucm_set_event_handler failed\n");
+        return 1;
+    }
+    int alloc_heard = 0, pinned_when_ucx_heard = 0, pinned_by_return = 0;
+    int free_heard = 0, unpinned_when_ucx_heard = 0;
+    for (int round = 0; round < rounds; ++round) {
+        heard = Heard{};
+        const uint64_t pins_before = gdrhook_counts().pins;
+        heard.expecting_alloc = true;
+        CHECK_CU(cuMemAlloc(&watched, buffer_bytes));
+        const bool heard_this = heard.alloc_at == watched;
+        alloc_heard += heard_this;
+        pinned_when_ucx_heard += heard_this && heard.pins_at_alloc > pins_before;
+        pinned_by_return += gdrhook_counts().pins > pins_before;
+        const uint64_t unpins_before = gdrhook_counts().unpins;
+        CHECK_CU(cuMemFree(watched));
+        free_heard += heard.free_heard;
+        unpinned_when_ucx_heard += heard.free_heard && heard.unpins_at_free > unpins_before;
+    }
+    std::printf("rounds=%d\nalloc_heard=%d\npinned_when_ucx_heard=%d\npinned_by_return=%d\n"
+                "free_heard=%d\nunpinned_when_ucx_heard=%d\n",
+                rounds, alloc_heard, pinned_when_ucx_heard, pinned_by_return, free_heard,
+                unpinned_when_ucx_heard);
+    return 0;
+}
+
 int late()
 {
     std::printf("libucm_loaded=%d\n", int(libucm_loaded()));
@@ -134,6 +216,8 @@ int main(int argc, char **argv)
         return first_call();
     if (!std::strcmp(mode, "late"))
         return late();
-    std::fprintf(stderr, "usage: ucm_loading first_call|late\n");
+    if (!std::strcmp(mode, "order"))
+        return order();
+    std::fprintf(stderr, "usage: ucm_loading first_call|late|order\n");
     return 2;
 }

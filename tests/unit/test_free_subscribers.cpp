@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // The free sequence's subscribers (cache/notify/free_subscribers.h): the
-// runtime subscribes the registration cache first and UCX second; every
+// runtime subscribes the registration cache first and UCX second (and to
+// allocations, notify/alloc_subscribers.h, UCX first); every
 // walk calls the listeners in the order they subscribed; and a third
 // subscriber hears of every kind of free (a device free, a pool's release,
 // a context teardown, a graph's release) before the real call, and after
@@ -10,6 +11,7 @@
 // Its own program: it starts the runtime in this process (no hook; the
 // recorder is called as the hook would call it).
 #include "cache/core/runtime.h"
+#include "cache/notify/alloc_subscribers.h"
 #include "cache/notify/free_subscribers.h"
 #include "cache/record/graph_release.h"
 #include "cache/record/recorder.h"
@@ -95,6 +97,21 @@ TEST_CASE("the runtime subscribes the registration cache before UCX")
     CHECK(std::string(first->name) == "registration cache");
     CHECK(std::string(second->name) == "UCX");
     CHECK(runtime().cache_subscription == 0);
+}
+
+TEST_CASE("the runtime subscribes UCX before pin-on-alloc to allocations")
+{
+    // The reverse of a free's order (notify/alloc_subscribers.h says why);
+    // what a library meets is held by the ucx suite ("UCX hears of an
+    // allocation before gdrhook pins it...").
+    start_runtime_here();
+    const AllocSubscriber *first = alloc_subscriber(0);
+    const AllocSubscriber *second = alloc_subscriber(1);
+    REQUIRE(first);
+    REQUIRE(second);
+    CHECK(std::string(first->name) == "UCX");
+    CHECK(std::string(second->name) == "pin-on-alloc");
+    CHECK(alloc_subscriber(2) == nullptr);
 }
 
 TEST_CASE("a third subscriber hears of every kind of free before and after the real call")

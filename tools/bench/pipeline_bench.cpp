@@ -5,7 +5,7 @@
 #include "cache/events/event_log.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/events/event_queue.h"
-#include "cache/registration/free_invalidation.h"
+#include "cache/pinning/free_invalidation.h"
 #include "cache/registration/registration_cache.h"
 
 #include <algorithm>
@@ -148,7 +148,7 @@ UnpinDelayResult measure_unpin_delay(std::unique_ptr<PinBackend> backend,
     for (uint64_t addr : buffers.addrs) {
         uint64_t t0 = monotonic_ns();
         // The hook's flow before the real free
-        // (cache/registration/free_invalidation.cpp).
+        // (cache/pinning/free_invalidation.cpp).
         if (cache.invalidate(addr, size))
             unpin_freed(cache, pipeline);
         Event event;

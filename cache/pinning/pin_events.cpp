@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "cache/registration/pin_events.h"
+#include "cache/pinning/pin_events.h"
 
 #include "cache/base/capture.h"
 #include "cache/events/event_clock.h"
@@ -109,10 +109,20 @@ void log_stale_hit(uint64_t addr, uint64_t, uint64_t)
     hot_line.pipeline->submit(event);
 }
 
-void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_need)())
+AllocSubscriber pin_on_alloc_subscriber()
+{
+    AllocSubscriber subscriber{};
+    subscriber.name = "pin-on-alloc";
+    subscriber.after_alloc = pin_new_allocation;
+    return subscriber;
+}
+
+void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_need)(),
+                         AllocSubscription subscription)
 {
     pin_min_size = min_size;
     cache_for_pins = cache_on_first_need;
+    start_listening_to_allocations(subscription);
 }
 
 namespace {

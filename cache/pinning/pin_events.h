@@ -3,11 +3,12 @@
 // The events the registration cache causes, as the shim logs them: `pin`
 // (with what caused it: an allocation under GDRHOOK_PIN=alloc, else a
 // library's gdrhook_get()), verify findings, and the worker's `unpin` and
-// `revoke`; and pin-on-alloc itself, which the recorder calls after each
-// successful allocation.
+// `revoke`; and pin-on-alloc itself, a subscriber to allocations
+// (notify/alloc_subscribers.h, which says why it hears after UCX).
 #pragma once
 
 #include "cache/events/event.h"
+#include "cache/notify/alloc_subscribers.h"
 #include "cache/prim/hot_path.h"
 
 #include <cstdint>
@@ -27,10 +28,15 @@ void log_stale_hit(uint64_t addr, uint64_t expected, uint64_t actual);
 // An event the worker records itself (revoke, unpin), stamped now.
 Event worker_event(EventKind kind, uint64_t addr, uint64_t size, uint64_t entry_id);
 
+// Pin-on-alloc as a subscriber to allocations: pin_new_allocation().
+AllocSubscriber pin_on_alloc_subscriber();
+
 // GDRHOOK_PIN=alloc, as the runtime sets it up: allocations of at least
 // min_size are pinned in the cache `cache_on_first_need` returns (it
-// creates the process's cache the first time; null when it cannot).
-void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_need)());
+// creates the process's cache the first time; null when it cannot), from
+// now on: the subscriber at `subscription` starts listening.
+void set_up_pin_on_alloc(uint64_t min_size, RegistrationCache *(*cache_on_first_need)(),
+                         AllocSubscription subscription);
 
 // Allocations pin-on-alloc left unpinned for a reason that is not an
 // error (a `skip` event each), counted by reason for the exit statistics.

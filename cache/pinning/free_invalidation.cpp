@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "cache/registration/free_invalidation.h"
+#include "cache/pinning/free_invalidation.h"
 
 #include "cache/events/event_pipeline.h"
 #include "cache/registration/registration_cache.h"

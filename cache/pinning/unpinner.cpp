@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "cache/registration/unpinner.h"
+#include "cache/pinning/unpinner.h"
 
 #include "cache/base/diagnostics.h"
 #include "cache/events/event_clock.h"
 #include "cache/events/event_pipeline.h"
 #include "cache/events/thread_state.h"
-#include "cache/registration/pin_events.h"
+#include "cache/pinning/pin_events.h"
 #include "cache/registration/registration_cache.h"
 
 #include <cerrno>
