@@ -588,8 +588,8 @@ MUTANTS = [
     # --- the documents cite only what exists --------------------------------
     dict(name="ci_installs_more_than_readme", promise="the README's set-up command installs every package CI installs",
          file=".ci/run", suites=["unit"], tests=["unit readme installs what ci installs"],
-         find="    debhelper dh-dkms dpkg-dev fakeroot lintian help2man mmdebstrap \\\n",
-         replace="    debhelper dh-dkms dpkg-dev fakeroot lintian help2man mmdebstrap rpm \\\n"),
+         find="    debhelper dh-dkms dpkg-dev fakeroot lintian help2man mmdebstrap prometheus \\\n",
+         replace="    debhelper dh-dkms dpkg-dev fakeroot lintian help2man mmdebstrap prometheus rpm \\\n"),
     dict(name="design_cites_renamed_test", promise="every test docs/design.md names exists",
          file="tests/stress/test_stress.cpp", suites=["unit"], tests=["unit docs cite what exists"],
          find='          "child, each log is whole",',
