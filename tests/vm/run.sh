@@ -52,6 +52,11 @@
 #                        DKMS built from an installed package
 #                        (tests/install/clean_root.sh); the test provider
 #                        and exporter are still built from the tree
+#   GDRHOOK_VM_SYSROOT   a root with the packages installed
+#                        (tests/install/clean_root.sh): the guest mounts it
+#                        (9p) and loads gdrhook.ko as that machine would, by
+#                        its packaged files, instead of insmod
+#                        (tests/vm/guest/packaged_load.sh)
 #   GDRHOOK_VM_KBUILD_DIR  build the modules in DIR/KVER and keep them there,
 #                        so that the next run rebuilds only what changed
 #                        (tests/mutants/run.py: one kernel module mutant
@@ -178,8 +183,10 @@ if [ "$VM_ARCH" = arm64 ]; then
 fi
 cp "$BUSYBOX" "$COMMON/bin/busybox"
 cp "$HERE/guest/init.sh" "$COMMON/init"
-chmod 755 "$COMMON/init"
+cp "$HERE/guest/packaged_load.sh" "$COMMON/bin/packaged_load"
+chmod 755 "$COMMON/init" "$COMMON/bin/packaged_load"
 {
+	[ -z "${GDRHOOK_VM_SYSROOT:-}" ] || echo "export GDRHOOK_VM_SYSROOT=1"
 	[ -z "${GDRHOOK_VM_FUZZ_SEED:-}" ] || echo "export GDRHOOK_VM_FUZZ_SEED=$GDRHOOK_VM_FUZZ_SEED"
 	[ -z "${GDRHOOK_VM_STEPS:-}" ] || echo "export GDRHOOK_VM_STEPS='$GDRHOOK_VM_STEPS'"
 } >"$COMMON/env"
@@ -264,22 +271,27 @@ boot() {
 		esac
 	fi
 	# vgem and what it needs, in load order (modules.dep lists dependencies
-	# with the first-needed last).
-	deps=$(grep "/vgem\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "vgem not in $moddir/modules.dep"
+	# with the first-needed last); with GDRHOOK_VM_SYSROOT, 9p over virtio
+	# too, for the guest to mount the root. A module two of them need is
+	# loaded once.
 	order=
-	for m in $(echo "$deps" | sed 's/^[^:]*: *//'); do
-		order="$(basename "$m" | sed 's/\.ko.*$/.ko/') $order"
-	done
-	order="$order vgem.ko"
-	for m in $(echo "$deps" | sed 's/^[^:]*: *//') $(echo "$deps" | sed 's/:.*//'); do
-		src=$moddir/$m
-		dst=$ir/modules/$(basename "$m" | sed 's/\.ko.*$/.ko/')
-		case $m in
-		*.ko.xz) xz -dc "$src" >"$dst" ;;
-		*.ko.zst) zstd -qdc "$src" >"$dst" ;;
-		*.ko.gz) gzip -dc "$src" >"$dst" ;;
-		*) cp "$src" "$dst" ;;
-		esac
+	wanted=vgem
+	[ -z "${GDRHOOK_VM_SYSROOT:-}" ] || wanted="$wanted 9p 9pnet_virtio virtio_pci"
+	for want in $wanted; do
+		deps=$(grep "/$want\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "$want not in $moddir/modules.dep"
+		for m in $(echo "$deps" | sed 's/^[^:]*: *//' | tr ' ' '\n' | tac) $(echo "$deps" | sed 's/:.*//'); do
+			name=$(basename "$m" | sed 's/\.ko.*$/.ko/')
+			case " $order " in *" $name "*) continue ;; esac
+			order="$order $name"
+			src=$moddir/$m
+			dst=$ir/modules/$name
+			case $m in
+			*.ko.xz) xz -dc "$src" >"$dst" ;;
+			*.ko.zst) zstd -qdc "$src" >"$dst" ;;
+			*.ko.gz) gzip -dc "$src" >"$dst" ;;
+			*) cp "$src" "$dst" ;;
+			esac
+		done
 	done
 	echo "$order" >"$ir/modules/load_order"
 	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 >"$kw/initramfs.cpio.gz"
@@ -307,13 +319,18 @@ boot() {
 	else
 		qemu=qemu-system-x86_64 machine="-machine pc" console="console=ttyS0 tsc=reliable"
 	fi
+	# The installed root the guest loads the module from (its
+	# modules-load.d, udev rule and maintainer scripts), read-only.
+	virtfs=
+	[ -z "${GDRHOOK_VM_SYSROOT:-}" ] ||
+		virtfs="-virtfs local,path=$GDRHOOK_VM_SYSROOT,mount_tag=sysroot,security_model=none,readonly=on,multidevs=remap"
 	for attempt in 1 2; do
-		# shellcheck disable=SC2086 # $machine is several words
+		# shellcheck disable=SC2086 # $machine and $virtfs are several words
 		timeout --kill-after=10 "$TIMEOUT" "$qemu" \
 			-nographic -no-reboot \
 			$machine -accel tcg,thread=multi \
 			-smp "${GDRHOOK_VM_SMP:-2}" -m "${GDRHOOK_VM_MEM:-1G}" \
-			-nic none \
+			-nic none $virtfs \
 			-kernel "$(kimage "$kver")" -initrd "$kw/initramfs.cpio.gz" \
 			-append "$console panic=-1 oops=panic slub_debug=FZPU page_poison=1 init_on_free=1 loglevel=7" \
 			</dev/null >"$log" 2>&1
