@@ -1,17 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 #
-# tools/package.sh [OUT_DIR]: the Debian packages, built from this tree
-# with debhelper (packaging/debian/), then checked with lintian:
+# tools/package.sh [OUT_DIR]: the Debian source package and binary
+# packages, built from this tree with debhelper (packaging/debian/), then
+# checked with lintian (the .dsc and the .changes):
 #   gdrhook         the gdrhook command and the shim, libgdrhook.so
 #   libgdrhook-dev  gdrhook.h and the pkg-config file
 #   gdrhook-dkms    the module's source for DKMS, its udev rule, sysusers
 #                   and modules-load files
-# The version is meson's project version. The tree is copied as it is
-# into OUT_DIR/gdrhook-VERSION (packaging/stage-source.sh); the .debs land
-# in OUT_DIR (default: build-deb). Needs: debhelper dh-dkms dpkg-dev
-# lintian help2man, and what the build needs (README, Install), CUDA headers among
-# them (CUDA_INCLUDE, default /usr/local/cuda/include).
+# The version grows with each commit (packaging/version.sh). The tree is
+# copied as it is into OUT_DIR/gdrhook-VERSION (packaging/stage-source.sh);
+# the packages land in OUT_DIR (default: build-deb). Needs: debhelper
+# dh-dkms dpkg-dev lintian help2man, and what the build needs (README,
+# Install), CUDA headers among them (CUDA_INCLUDE, default
+# /usr/local/cuda/include). ARCH=arm64 cross-builds the aarch64 packages
+# (dpkg-buildpackage -a arm64, with the cross compiler and :arm64
+# libraries of the tests' aarch64 leg and qemu-user-static; -d, since
+# libsimdjson-dev cannot be installed for both architectures, as
+# cross/aarch64-linux-gnu.ini says); no source package then.
 # Exit status: dpkg-buildpackage's, else 1 when lintian reports an error or
 # a warning.
 set -eu
@@ -38,13 +44,28 @@ gdrhook ($VERSION) unstable; urgency=medium
  -- $name <$email>  $(date -R)
 CHANGELOG
 
-# -nc: the build folder of the last run is kept (packaging/stage-source.sh).
-(cd "$STAGE" && dpkg-buildpackage -b -uc -us -nc) >"$OUT/build.log" 2>&1 || {
-	tail -40 "$OUT/build.log"
-	echo "package: dpkg-buildpackage failed ($OUT/build.log)" >&2
-	exit 1
+# -nc: the build folder of the last run is kept (packaging/stage-source.sh);
+# the source package first, while the copy holds nothing built but that
+# folder (debian/source/options leaves it out).
+buildpackage() {
+	(cd "$STAGE" && dpkg-buildpackage -uc -us -nc "$@") >>"$OUT/build.log" 2>&1 || {
+		tail -40 "$OUT/build.log"
+		echo "package: dpkg-buildpackage $* failed ($OUT/build.log)" >&2
+		exit 1
+	}
 }
-changes=$OUT/gdrhook_${VERSION}_$(dpkg-architecture -qDEB_HOST_ARCH).changes
+: >"$OUT/build.log"
+ARCH=${ARCH:-$(dpkg-architecture -qDEB_BUILD_ARCH)}
+if [ "$ARCH" = "$(dpkg-architecture -qDEB_BUILD_ARCH)" ]; then
+	buildpackage -S
+	dsc=$OUT/gdrhook_$VERSION.dsc
+	echo "package: lintian $dsc"
+	lintian --fail-on error,warning "$dsc"
+	buildpackage -b
+else
+	buildpackage -b -a "$ARCH" -d
+fi
+changes=$OUT/gdrhook_${VERSION}_$ARCH.changes
 echo "package: built in $OUT:"
 for deb in $(sed -n 's/^ [0-9a-f]\{32\} [0-9]* [a-z]* [a-z]* \(.*\.deb\)$/\1/p' "$changes"); do
 	echo "  $deb $(stat -c %s "$OUT/$deb") bytes"

@@ -17,56 +17,61 @@
 #
 # Environment (all optional):
 #   GDRHOOKTEST_VM_LOG       guest logs go to this path with .RELEASE appended
-#                            (default ./gdrhook-vm.log.RELEASE)
+#                        (default ./gdrhook-vm.log.RELEASE)
 #   GDRHOOKTEST_VM_KVERS     kernels to boot, one after the other, with the same
-#                            tests (default: every /boot/vmlinuz-* with a
-#                            /usr/src/linux-headers-<version> tree);
-#                            GDRHOOKTEST_VM_KVER is the older name for one
+#                        tests (default: every /boot/vmlinuz-* with a
+#                        /usr/src/linux-headers-<version> tree);
+#                        GDRHOOKTEST_VM_KVER is the older name for one
 #   GDRHOOKTEST_VM_KERNEL_CACHE  a directory holding kernels built by
-#                            tests/vm/debug-kernel/build.sh (RELEASE/bzImage,
-#                            RELEASE/build, RELEASE/modules); a RELEASE found
-#                            there is taken from there. When linux-source-6.1
-#                            is installed and GDRHOOKTEST_VM_KVERS is unset, the
-#                            debug kernel is built there (default
-#                            ~/.cache/gdrhook/kernels) on the first run and
-#                            booted after the Debian kernels
+#                        tests/vm/debug-kernel/build.sh (RELEASE/bzImage,
+#                        RELEASE/build, RELEASE/modules); a RELEASE found
+#                        there is taken from there. When linux-source-6.1
+#                        is installed and GDRHOOKTEST_VM_KVERS is unset, the
+#                        debug kernel is built there (default
+#                        ~/.cache/gdrhook/kernels) on the first run and
+#                        booted after the Debian kernels
 #   GDRHOOKTEST_VM_STEPS     the in-guest tests to run (default: all)
 #   GDRHOOKTEST_VM_TIMEOUT   qemu wall-time limit in seconds (default 1200)
 #   GDRHOOKTEST_VM_SMP, GDRHOOKTEST_VM_MEM   guest CPUs and memory (default 2, 1G)
 #   GDRHOOKTEST_VM_RACE_ITERS, GDRHOOKTEST_VM_FUZZ_CALLS, GDRHOOKTEST_VM_FUZZ_SEED
-#                            passed to the guest tests on every kernel
-#                            (defaults, for CI's time: 20000 and 200000, and
-#                            5000 and 50000 on a KASAN kernel, where each
-#                            iteration is about ten times slower; the full
-#                            length is 100000 races, kmod/README.md)
+#                        passed to the guest tests on every kernel
+#                        (defaults, for CI's time: 20000 and 200000, and
+#                        5000 and 50000 on a KASAN kernel, where each
+#                        iteration is about ten times slower; the full
+#                        length is 100000 races, kmod/README.md)
 #   GDRHOOKTEST_VM_BUILD     (required) a meson build directory of this tree:
-#                            its static in-guest test program, and its shim,
-#                            fake driver, tests/programs/alloc_cycle and
-#                            tests/vm/fake_free_revokes (with the dynamic loader
-#                            and the libraries they need) for the pin-on-alloc
-#                            pipeline test (the shim pinning through the
-#                            module); meson test sets it.
+#                        its static in-guest test program, and its shim,
+#                        fake driver, tests/programs/alloc_cycle and
+#                        tests/vm/fake_free_revokes (with the dynamic loader
+#                        and the libraries they need) for the pin-on-alloc
+#                        pipeline test (the shim pinning through the
+#                        module); meson test sets it.
 #   GDRHOOKTEST_VM_KEEP=1    keep the work directory
 #   GDRHOOKTEST_VM_MODULE    boot this gdrhook.ko (.ko, .ko.xz or .ko.zst)
-#                            instead of the one built from the tree: the module
-#                            DKMS built from an installed package
-#                            (tests/install/clean_root.sh); the test provider
-#                            and exporter are still built from the tree
+#                        instead of the one built from the tree: the module
+#                        DKMS built from an installed package
+#                        (tests/install/clean_root.sh); the test provider
+#                        and exporter are still built from the tree
+#   GDRHOOKTEST_VM_SYSROOT   a root with the packages installed
+#                        (tests/install/clean_root.sh): the guest mounts it
+#                        (9p) and loads gdrhook.ko as that machine would, by
+#                        its packaged files, instead of insmod
+#                        (tests/vm/guest/packaged_load.sh)
 #   GDRHOOKTEST_VM_KBUILD_DIR  build the modules in DIR/KVER and keep them there,
-#                            so that the next run rebuilds only what changed
-#                            (tests/mutants/run.py: one kernel module mutant
-#                            after another); default: the work directory
+#                        so that the next run rebuilds only what changed
+#                        (tests/mutants/run.py: one kernel module mutant
+#                        after another); default: the work directory
 #   GDRHOOKTEST_VM_ARCH      amd64 (default) or arm64: Debian's arm64 kernel
-#                            (tests/vm/arm64/prepare.sh fetches it into the
-#                            kernel cache) in qemu-system-aarch64 -M virt -cpu
-#                            max, the modules cross-built, GDRHOOKTEST_VM_BUILD an
-#                            aarch64 build; see VM_ARM64_STEPS below
+#                        (tests/vm/arm64/prepare.sh fetches it into the
+#                        kernel cache) in qemu-system-aarch64 -M virt -cpu
+#                        max, the modules cross-built, GDRHOOKTEST_VM_BUILD an
+#                        aarch64 build; see VM_ARM64_STEPS below
 #   GDRHOOKTEST_VM_ARM64_HEADERS  with arm64: the installed amd64 headers
-#                            packages whose arm64 twins are booted, one after
-#                            the other (default linux-headers-amd64, Debian 12's
-#                            6.1; "linux-headers-amd64 linux-headers-6.12-amd64"
-#                            adds bookworm-backports' 6.12, as tests/run_all.sh
-#                            does)
+#                        packages whose arm64 twins are booted, one after
+#                        the other (default linux-headers-amd64, Debian 12's
+#                        6.1; "linux-headers-amd64 linux-headers-6.12-amd64"
+#                        adds bookworm-backports' 6.12, as tests/run_all.sh
+#                        does)
 set -eu
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -183,8 +188,10 @@ if [ "$VM_ARCH" = arm64 ]; then
 fi
 cp "$BUSYBOX" "$COMMON/bin/busybox"
 cp "$HERE/guest/init.sh" "$COMMON/init"
-chmod 755 "$COMMON/init"
+cp "$HERE/guest/packaged_load.sh" "$COMMON/bin/packaged_load"
+chmod 755 "$COMMON/init" "$COMMON/bin/packaged_load"
 {
+	[ -z "${GDRHOOKTEST_VM_SYSROOT:-}" ] || echo "export GDRHOOKTEST_VM_SYSROOT=1"
 	[ -z "${GDRHOOKTEST_VM_FUZZ_SEED:-}" ] || echo "export GDRHOOKTEST_VM_FUZZ_SEED=$GDRHOOKTEST_VM_FUZZ_SEED"
 	[ -z "${GDRHOOKTEST_VM_STEPS:-}" ] || echo "export GDRHOOKTEST_VM_STEPS='$GDRHOOKTEST_VM_STEPS'"
 } >"$COMMON/env"
@@ -269,22 +276,27 @@ boot() {
 		esac
 	fi
 	# vgem and what it needs, in load order (modules.dep lists dependencies
-	# with the first-needed last).
-	deps=$(grep "/vgem\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "vgem not in $moddir/modules.dep"
+	# with the first-needed last); with GDRHOOKTEST_VM_SYSROOT, 9p over virtio
+	# too, for the guest to mount the root. A module two of them need is
+	# loaded once.
 	order=
-	for m in $(echo "$deps" | sed 's/^[^:]*: *//'); do
-		order="$(basename "$m" | sed 's/\.ko.*$/.ko/') $order"
-	done
-	order="$order vgem.ko"
-	for m in $(echo "$deps" | sed 's/^[^:]*: *//') $(echo "$deps" | sed 's/:.*//'); do
-		src=$moddir/$m
-		dst=$ir/modules/$(basename "$m" | sed 's/\.ko.*$/.ko/')
-		case $m in
-		*.ko.xz) xz -dc "$src" >"$dst" ;;
-		*.ko.zst) zstd -qdc "$src" >"$dst" ;;
-		*.ko.gz) gzip -dc "$src" >"$dst" ;;
-		*) cp "$src" "$dst" ;;
-		esac
+	wanted=vgem
+	[ -z "${GDRHOOKTEST_VM_SYSROOT:-}" ] || wanted="$wanted 9p 9pnet_virtio virtio_pci"
+	for want in $wanted; do
+		deps=$(grep "/$want\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "$want not in $moddir/modules.dep"
+		for m in $(echo "$deps" | sed 's/^[^:]*: *//' | tr ' ' '\n' | tac) $(echo "$deps" | sed 's/:.*//'); do
+			name=$(basename "$m" | sed 's/\.ko.*$/.ko/')
+			case " $order " in *" $name "*) continue ;; esac
+			order="$order $name"
+			src=$moddir/$m
+			dst=$ir/modules/$name
+			case $m in
+			*.ko.xz) xz -dc "$src" >"$dst" ;;
+			*.ko.zst) zstd -qdc "$src" >"$dst" ;;
+			*.ko.gz) gzip -dc "$src" >"$dst" ;;
+			*) cp "$src" "$dst" ;;
+			esac
+		done
 	done
 	echo "$order" >"$ir/modules/load_order"
 	(cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 >"$kw/initramfs.cpio.gz"
@@ -312,13 +324,18 @@ boot() {
 	else
 		qemu=qemu-system-x86_64 machine="-machine pc" console="console=ttyS0 tsc=reliable"
 	fi
+	# The installed root the guest loads the module from (its
+	# modules-load.d, udev rule and maintainer scripts), read-only.
+	virtfs=
+	[ -z "${GDRHOOKTEST_VM_SYSROOT:-}" ] ||
+		virtfs="-virtfs local,path=$GDRHOOKTEST_VM_SYSROOT,mount_tag=sysroot,security_model=none,readonly=on,multidevs=remap"
 	for attempt in 1 2; do
-		# shellcheck disable=SC2086 # $machine is several words
+		# shellcheck disable=SC2086 # $machine and $virtfs are several words
 		timeout --kill-after=10 "$TIMEOUT" "$qemu" \
 			-nographic -no-reboot \
 			$machine -accel tcg,thread=multi \
 			-smp "${GDRHOOKTEST_VM_SMP:-2}" -m "${GDRHOOKTEST_VM_MEM:-1G}" \
-			-nic none \
+			-nic none $virtfs \
 			-kernel "$(kimage "$kver")" -initrd "$kw/initramfs.cpio.gz" \
 			-append "$console panic=-1 oops=panic slub_debug=FZPU page_poison=1 init_on_free=1 loglevel=7" \
 			</dev/null >"$log" 2>&1

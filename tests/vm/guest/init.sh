@@ -59,8 +59,14 @@ load_modules() {
 	for m in $(cat /modules/load_order); do
 		insmod "/modules/$m" || return 1
 	done
-	insmod /modules/gdrhook_tp.ko && insmod /modules/gdrhook_te.ko &&
+	insmod /modules/gdrhook_tp.ko && insmod /modules/gdrhook_te.ko || return 1
+	# A root with the packages installed (tests/install/clean_root.sh):
+	# gdrhook.ko as that machine loads it, by its packaged files.
+	if [ -n "${GDRHOOKTEST_VM_SYSROOT:-}" ]; then
+		packaged_load
+	else
 		insmod /modules/gdrhook.ko
+	fi
 }
 
 # Nothing may be left holding either module.
