@@ -154,45 +154,6 @@ size_t round_up_to_power_of_two(size_t value)
     return power;
 }
 
-} // namespace
-
-bool expand_path_pattern(const std::string &pattern, const PathNames &names, std::string &out,
-                         std::string &error)
-{
-    out.clear();
-    out.reserve(pattern.size() + 16);
-    for (size_t i = 0; i < pattern.size(); ++i) {
-        if (pattern[i] != '%') {
-            out += pattern[i];
-            continue;
-        }
-        const char code = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
-        switch (code) {
-        case 'p': out += std::to_string(names.pid); break;
-        case 'h': out += names.host; break;
-        case 'r': out += names.rank.empty() ? "x" : names.rank; break;
-        case '%': out += '%'; break;
-        default:
-            error = code ? std::string("unknown sequence %") + code + " (known: %p %h %r %%)"
-                         : std::string("a % at the end (known: %p %h %r %%)");
-            return false;
-        }
-        ++i;
-    }
-    return true;
-}
-
-namespace {
-
-std::string short_host_name()
-{
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0 || !name[0])
-        return "localhost";
-    std::string host = name;
-    return host.substr(0, host.find('.'));
-}
-
 bool is_decimal(const char *text)
 {
     if (!*text)

@@ -6,6 +6,8 @@
 // and the default is used instead: the host program always runs.
 #pragma once
 
+#include "cache/base/path_pattern.h"
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -94,19 +96,6 @@ ConfigVariables config_variables();
 
 // The table's entry for the variable `name`; nullptr if there is none.
 const ConfigVariable *find_config_variable(const std::string &name);
-
-// What a log name's pattern may say: %p the pid, %h the short host name,
-// %r the rank ("x" when unknown), %% a %.
-struct PathNames {
-    int pid = 0;
-    std::string host;
-    std::string rank;
-};
-
-// The pattern with its % sequences expanded; false (and `error` says
-// which) for any other % sequence, or a % at the end.
-bool expand_path_pattern(const std::string &pattern, const PathNames &names, std::string &out,
-                         std::string &error);
 
 // The variables that name a process's rank, in the order they are asked.
 inline constexpr const char *rank_variables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",

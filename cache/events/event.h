@@ -3,46 +3,14 @@
 // One allocation-side event, as the hook records it on the application's
 // thread and the worker later turns into a log line. Plain data on purpose:
 // it is copied into the lock-free queue by value and must never allocate.
+// Its kinds and their names are the log's (log_schema.h).
 #pragma once
+
+#include "cache/events/log_schema.h"
 
 #include <cstdint>
 
 namespace gdrhook {
-
-enum class EventKind : uint8_t {
-    alloc,
-    free,
-    pin,
-    unpin,
-    revoke,
-    ctx_destroy,
-    error,
-    sample, // the worker's periodic measurement (GDRHOOK_SAMPLE_MS)
-    skip,   // pin-on-alloc left an allocation unpinned, `reason` says why
-};
-
-// How the application obtained the function that produced the event.
-enum class Via : uint8_t {
-    symbol,        // called the exported symbol (linked with -lcuda / -lcudart)
-    dlsym,         // resolved through dlsym or dlvsym
-    proc_address,  // resolved through cuGetProcAddress(_v2)
-    runtime_entry, // resolved through cudaGetDriverEntryPoint(ByVersion)
-};
-
-// What kind of memory an allocation event describes.
-enum class MemoryKind : uint8_t {
-    none,
-    device,
-    pitch,
-    pool,
-    managed,
-    host,
-    host_registered,
-    vmm_physical, // cuMemCreate: a physical handle, addr is the handle
-    vmm_mapping,  // cuMemMap: a virtual range backed by a handle
-    ipc,
-    graph, // stream-ordered, allocated on a stream being captured
-};
 
 // What a `sample` event reports besides the common keys. Not in Event
 // itself: these four numbers mean nothing for the other kinds, and reusing
@@ -77,9 +45,5 @@ struct Event {
     Via via = Via::symbol;
     MemoryKind mem = MemoryKind::none;
 };
-
-const char *to_string(EventKind kind);
-const char *to_string(Via via);
-const char *to_string(MemoryKind kind);
 
 } // namespace gdrhook

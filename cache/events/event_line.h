@@ -21,6 +21,13 @@ inline constexpr size_t max_line_size = 512;
 // bytes. Returns the length.
 size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, char *out);
 
+// The keys every line starts with, for a line written whole rather than
+// from an Event (the `process` line, the `died` line): `ev` the name of @p kind, `api`
+// @p api (a static name, not escaped), no address, size or device, rc 0,
+// via `symbol`. The caller adds its own keys and the closing "}\n".
+std::string format_whole_line_start(EventKind kind, const char *api, uint64_t ts_ns, uint64_t seq,
+                                    int pid, int tid);
+
 // The `died` line that ends a log whose process could not write all of it
 // (docs/log-format.md): written by `gdrhook log recover` (api
 // "gdrhook_recover", `recovered` lines from the journal) and by the shim

@@ -2,6 +2,7 @@
 #include "cache/events/process_line.h"
 
 #include "cache/base/safe_file.h"
+#include "cache/events/event_line.h"
 #include "cache/events/json_text.h"
 #include "cache/prim/cycle_counter.h"
 
@@ -13,11 +14,18 @@ namespace {
 
 constexpr size_t cmdline_limit = 4096;
 
-void append_key(std::string &out, const char *key)
+// `"key":`, the first of an object's, then each further one.
+void first_key(std::string &out, const char *key)
 {
-    out += ",\"";
+    out += '"';
     out += key;
     out += "\":";
+}
+
+void append_key(std::string &out, const char *key)
+{
+    out += ',';
+    first_key(out, key);
 }
 
 } // namespace
@@ -44,22 +52,20 @@ void read_command_line(ProcessDescription &out)
 
 std::string format_process_line(const ProcessDescription &p, int pid, int tid)
 {
-    std::string out = "{\"ts_ns\":" + std::to_string(p.realtime_ns) +
-                      ",\"seq\":0,\"pid\":" + std::to_string(pid) +
-                      ",\"tid\":" + std::to_string(tid) +
-                      ",\"ev\":\"process\",\"api\":\"gdrhook\",\"addr\":\"0x0\",\"size\":0,"
-                      "\"dev\":-1,\"rc\":0,\"via\":\"symbol\"";
-    append_key(out, "host");
+    using namespace log_key;
+    std::string out =
+        format_whole_line_start(EventKind::process, "gdrhook", p.realtime_ns, 0, pid, tid);
+    append_key(out, host);
     append_json_string(out, p.host);
     if (!p.rank.empty()) {
-        append_key(out, "rank");
+        append_key(out, rank);
         out += p.rank;
-        append_key(out, "rank_from");
+        append_key(out, rank_from);
         append_json_string(out, p.rank_from);
     }
-    append_key(out, "ppid");
+    append_key(out, ppid);
     out += std::to_string(p.ppid);
-    append_key(out, "cmdline");
+    append_key(out, cmdline);
     out += '[';
     for (size_t i = 0; i < p.cmdline.size(); ++i) {
         if (i)
@@ -67,11 +73,13 @@ std::string format_process_line(const ProcessDescription &p, int pid, int tid)
         append_json_string(out, p.cmdline[i]);
     }
     out += ']';
-    if (p.cmdline_truncated)
-        out += ",\"cmdline_truncated\":true";
-    append_key(out, "version");
+    if (p.cmdline_truncated) {
+        append_key(out, cmdline_truncated);
+        out += "true";
+    }
+    append_key(out, version);
     append_json_string(out, p.version);
-    append_key(out, "config");
+    append_key(out, config);
     out += '{';
     for (size_t i = 0; i < p.config.size(); ++i) {
         if (i)
@@ -82,34 +90,41 @@ std::string format_process_line(const ProcessDescription &p, int pid, int tid)
     }
     out += '}';
     if (p.driver_version >= 0) {
-        append_key(out, "driver_version");
+        append_key(out, driver_version);
         out += std::to_string(p.driver_version);
-        append_key(out, "devices");
+        append_key(out, devices);
         out += '[';
         for (size_t i = 0; i < p.devices.size(); ++i) {
             const DeviceDescription &d = p.devices[i];
-            out += i ? ",{\"ordinal\":" : "{\"ordinal\":";
+            out += i ? ",{" : "{";
+            first_key(out, log_object_key::ordinal);
             out += std::to_string(d.ordinal);
-            append_key(out, "name");
+            append_key(out, log_object_key::name);
             append_json_string(out, d.name);
-            append_key(out, "uuid");
+            append_key(out, log_object_key::uuid);
             append_json_string(out, d.uuid);
-            append_key(out, "pci_bus_id");
+            append_key(out, log_object_key::pci_bus_id);
             append_json_string(out, d.pci_bus_id);
             out += '}';
         }
         out += ']';
     }
-    append_key(out, "clock");
+    append_key(out, clock);
     // The counter named as it is: "tsc" on x86-64, "cntvct" on aarch64,
     // its reading and rate under the same name.
     const std::string counter = p.tsc ? cycle_counter_name : "realtime";
-    out += "{\"source\":\"" + counter + "\"";
-    out += ",\"realtime_ns\":" + std::to_string(p.realtime_ns);
-    out += ",\"monotonic_ns\":" + std::to_string(p.monotonic_ns);
+    out += '{';
+    first_key(out, log_object_key::source);
+    append_json_string(out, counter);
+    append_key(out, log_object_key::realtime_ns);
+    out += std::to_string(p.realtime_ns);
+    append_key(out, log_object_key::monotonic_ns);
+    out += std::to_string(p.monotonic_ns);
     if (p.tsc) {
-        out += ",\"" + counter + "\":" + std::to_string(p.tsc_value);
-        out += ",\"" + counter + "_hz\":" + std::to_string(p.tsc_hz);
+        append_key(out, counter.c_str());
+        out += std::to_string(p.tsc_value);
+        append_key(out, (counter + "_hz").c_str());
+        out += std::to_string(p.tsc_hz);
     }
     out += "}}\n";
     return out;

@@ -266,6 +266,27 @@ run_fake_driver)
     run 0 log summary "$@"; has "$out" "cuMemFree_v2"
     run 0 log timeline "$@" -o "$tmp/demo.svg"
     ;;
+host_names)
+    # Issue 40: %h is the short host name, one for the shim (which names
+    # the log) and for `gdrhook run` (which finds it to check it): whatever
+    # the machine is called, the path gets no empty component, no leading
+    # dot and no extra folder. Each name set in a UTS namespace of its own.
+    if unshare --uts true 2>/dev/null; then in_uts="unshare --uts"
+    elif unshare --user --map-root-user --uts true 2>/dev/null; then
+        in_uts="unshare --user --map-root-user --uts"
+    else echo "SKIP: cannot make a UTS namespace here (unshare)"; exit 77; fi
+    for name in '' '.lead' 'a/b.example'; do
+        rm -rf "$tmp/h"; mkdir "$tmp/h"
+        $in_uts sh -c 'python3 -c "import socket, sys; socket.sethostname(sys.argv[1])" "$1" &&
+            shift && exec "$@"' sh "$name" $emulator "$GDRHOOK" run --events "$tmp/h/%h.%p.jsonl" \
+            -- $emulator "$GDRHOOKTEST_DEMO" >"$out" 2>"$err" || { cat "$err"; fail "host '$name': run failed"; }
+        has "$err" "gdrhook: log check: OK"
+        logs=$(ls -A "$tmp/h")
+        case $name in '') want=localhost ;; .lead) want=localhost ;; *) want=a_b ;; esac
+        case $logs in "$want".[0-9]*.jsonl) ;; *) fail "host '$name': logged to '$logs', not $want.PID.jsonl" ;; esac
+        has "$tmp/h/$logs" "\"host\":\"$want\""
+    done
+    ;;
 real_pins_and_kill)
     # Real logs from the shim over the fake driver: pin on alloc through
     # `gdrhook run` passes the check; a process killed with kill -9 while

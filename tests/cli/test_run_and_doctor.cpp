@@ -123,7 +123,7 @@ TEST_CASE("the events pattern's %h is this host and %r any rank", "[run]")
     // A host name is matched as it is, not as a pattern.
     CHECK(expand_events_pattern(dir + "/%h-rank%r.%p.jsonl", "node*") ==
           std::vector<std::string>{dir + "/node*-rank2.5.jsonl"});
-    CHECK(short_host_name().find('.') == std::string::npos);
+    CHECK(gdrhook::short_host_name().find('.') == std::string::npos);
     for (const char *name : names)
         unlink((dir + name).c_str());
     rmdir(dir.c_str());

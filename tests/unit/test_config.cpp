@@ -161,6 +161,16 @@ TEST_CASE("%p, %h and %r expand to the pid, the host and the rank; other % seque
     CHECK(expanded("bad%q", names) == "error: unknown sequence %q (known: %p %h %r %%)");
 }
 
+TEST_CASE("the short host name never makes an empty component, a hidden file or a folder")
+{
+    CHECK(short_host_name_of("node3.cluster.example") == "node3");
+    CHECK(short_host_name_of("node3") == "node3");
+    CHECK(short_host_name_of("") == "localhost");
+    CHECK(short_host_name_of(".lead") == "localhost");
+    CHECK(short_host_name_of("a/b.example") == "a_b");
+    CHECK(short_host_name_of("..") == "localhost");
+}
+
 TEST_CASE("the rank comes from the first of the launchers' variables that is set")
 {
     Diagnostics d;

@@ -1,31 +1,23 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "cache/events/log_schema.h"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace gdrhook::cli {
 
-// The "ev" values the tools act on. Anything else is `unknown` and is
-// ignored by every command (the schema only ever adds values).
-enum class EventKind : uint8_t {
-    alloc,
-    free,
-    pin,
-    unpin,
-    revoke,
-    ctx_destroy,
-    error,
-    sample,
-    process,
-    skip,
-    unknown
-};
-inline constexpr int event_kind_count = 11;
+// The "ev" values are the log's (cache/events/log_schema.h); any other is
+// EventKind::unknown and is ignored by every command (the schema only ever
+// adds values). What a command counts by kind, unknown included.
+inline constexpr size_t tallied_kind_count = event_kind_count + 1;
+using gdrhook::EventKind;
 
-std::string_view to_string(EventKind kind);
-EventKind event_kind_from(std::string_view name);
+// The kind's name in the log, "unknown" for EventKind::unknown: how the
+// tool's reports name it.
+std::string_view kind_label(EventKind kind);
 
 // Where an event came from: the index of its file in the command line and
 // its 1-based line number, so every finding can name both.

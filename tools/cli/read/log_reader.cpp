@@ -55,8 +55,9 @@ enum Required : unsigned {
     k_rc = 1u << 8,
 };
 constexpr unsigned all_required = (1u << 9) - 1;
-constexpr const char *required_names[] = {"ts_ns", "pid",  "tid", "ev", "api",
-                                          "addr",  "size", "dev", "rc"};
+constexpr const char *required_names[] = {log_key::ts_ns, log_key::pid, log_key::tid,
+                                          log_key::ev,    log_key::api, log_key::addr,
+                                          log_key::size,  log_key::dev, log_key::rc};
 
 std::string type_error(std::string_view key, const char *expected, simdjson::error_code error)
 {
@@ -88,25 +89,25 @@ std::string parse_process(simdjson::dom::object object, ProcessInfo &info)
         simdjson::dom::element value = field.value;
         std::string_view text;
         simdjson::error_code error = simdjson::SUCCESS;
-        if (key == "host") {
+        if (key == log_key::host) {
             if ((error = value.get_string().get(text)))
                 return type_error(key, "a string", error);
             info.host.assign(text);
-        } else if (key == "rank") {
+        } else if (key == log_key::rank) {
             if ((error = value.get_int64().get(info.rank)))
                 return type_error(key, "an integer", error);
             info.has_rank = true;
-        } else if (key == "ppid") {
+        } else if (key == log_key::ppid) {
             if ((error = value.get_int64().get(info.ppid)))
                 return type_error(key, "an integer", error);
-        } else if (key == "driver_version") {
+        } else if (key == log_key::driver_version) {
             if ((error = value.get_int64().get(info.driver_version)))
                 return type_error(key, "an integer", error);
-        } else if (key == "version") {
+        } else if (key == log_key::version) {
             if ((error = value.get_string().get(text)))
                 return type_error(key, "a string", error);
             info.version.assign(text);
-        } else if (key == "cmdline") {
+        } else if (key == log_key::cmdline) {
             simdjson::dom::array args;
             if ((error = value.get_array().get(args)))
                 return type_error(key, "an array of strings", error);
@@ -117,7 +118,7 @@ std::string parse_process(simdjson::dom::object object, ProcessInfo &info)
                     info.cmdline += ' ';
                 info.cmdline.append(text);
             }
-        } else if (key == "config") {
+        } else if (key == log_key::config) {
             simdjson::dom::object config;
             if ((error = value.get_object().get(config)))
                 return type_error(key, "an object of strings", error);
@@ -187,64 +188,65 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
         };
         std::string problem;
         std::string_view text;
-        if (key == "ts_ns") {
+        if (key == log_key::ts_ns) {
             problem = get_int(event.ts_ns, k_ts);
-        } else if (key == "pid") {
+        } else if (key == log_key::pid) {
             problem = get_int(event.pid, k_pid);
-        } else if (key == "tid") {
+        } else if (key == log_key::tid) {
             problem = get_int(event.tid, k_tid);
-        } else if (key == "ev") {
+        } else if (key == log_key::ev) {
             if ((problem = get_text(text, k_ev)).empty()) {
                 event.kind = event_kind_from(text);
                 event.ev = impl_->strings.intern(text);
             }
-        } else if (key == "api") {
+        } else if (key == log_key::api) {
             if ((problem = get_text(text, k_api)).empty())
                 event.api = impl_->strings.intern(text);
-        } else if (key == "addr") {
+        } else if (key == log_key::addr) {
             if ((problem = get_text(text, k_addr)).empty() && !parse_hex_address(text, event.addr))
-                problem = "key \"addr\": expected a hex address like \"0x7f00\", got \"" +
+                problem = "key \"" + std::string(key) +
+                          "\": expected a hex address like \"0x7f00\", got \"" +
                           std::string(text.substr(0, 40)) + "\"";
-        } else if (key == "size") {
+        } else if (key == log_key::size) {
             problem = get_uint(event.size, k_size);
-        } else if (key == "dev") {
+        } else if (key == log_key::dev) {
             problem = get_int(event.dev, k_dev);
-        } else if (key == "rc") {
+        } else if (key == log_key::rc) {
             problem = get_int(event.rc, k_rc);
-        } else if (key == "seq") {
+        } else if (key == log_key::seq) {
             problem = get_int(event.seq, 0);
             event.has_seq = problem.empty();
-        } else if (key == "handle") {
+        } else if (key == log_key::handle) {
             problem = get_uint(event.entry_id, 0);
             event.has_entry_id = problem.empty();
-        } else if (key == "lat_ns") {
+        } else if (key == log_key::lat_ns) {
             problem = get_int(event.lat_ns, 0);
             event.has_lat = problem.empty();
-        } else if (key == "lost") {
+        } else if (key == log_key::lost) {
             problem = get_uint(event.lost, 0);
-        } else if (key == "backend") {
+        } else if (key == log_key::backend) {
             if ((problem = get_text(text, 0)).empty())
                 event.backend = impl_->strings.intern(text);
-        } else if (key == "via") {
+        } else if (key == log_key::via) {
             if ((problem = get_text(text, 0)).empty())
                 event.via = impl_->strings.intern(text);
-        } else if (key == "kind") {
+        } else if (key == log_key::kind) {
             if ((problem = get_text(text, 0)).empty())
                 event.mem_kind = impl_->strings.intern(text);
-        } else if (key == "reason") {
+        } else if (key == log_key::reason) {
             if ((problem = get_text(text, 0)).empty())
                 event.reason = impl_->strings.intern(text);
-        } else if (key == "rss_bytes") {
+        } else if (key == log_key::rss_bytes) {
             problem = get_uint(event.rss_bytes, 0);
             event.has_rss = problem.empty();
-        } else if (key == "fds") {
+        } else if (key == log_key::fds) {
             problem = get_uint(event.fds, 0);
             event.has_fds = problem.empty();
-        } else if (key == "pinned_bytes") {
+        } else if (key == log_key::pinned_bytes) {
             problem = get_uint(event.pinned_bytes, 0);
-        } else if (key == "pins") {
+        } else if (key == log_key::pins) {
             problem = get_uint(event.pins, 0);
-        } else if (key == "msg") {
+        } else if (key == log_key::msg) {
             if ((problem = get_text(text, 0)).empty())
                 event.msg.assign(text);
         }

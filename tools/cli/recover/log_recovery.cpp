@@ -102,11 +102,10 @@ bool ends_inside_a_line(int fd)
 // gdrhook log does: recovery appends to nothing else.
 bool holds_gdrhook_lines(int fd)
 {
-    static constexpr char start[] = "{\"ts_ns\":";
-    char head[sizeof start - 1];
+    char head[log_line_start.size()];
     const ssize_t got = pread(fd, head, sizeof head, 0);
-    return got == 0 ||
-           (got == static_cast<ssize_t>(sizeof head) && memcmp(head, start, sizeof head) == 0);
+    return got == 0 || (got == static_cast<ssize_t>(sizeof head) &&
+                        std::string_view(head, sizeof head) == log_line_start);
 }
 
 std::string this_host()

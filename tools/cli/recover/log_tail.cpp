@@ -25,11 +25,12 @@ uint64_t number(std::string_view text)
 // what its threads recorded. The worker's own lines (unpin, revoke,
 // sample, the pins a forked child restates) carry the seq of the last
 // event it took, and the process line 0 (docs/log-format.md).
-bool seq_is_position(std::string_view ev, std::string_view line)
+bool seq_is_position(EventKind ev, std::string_view line)
 {
-    if (ev == "pin")
-        return value_of(line, "reason") != "inherited";
-    return ev == "alloc" || ev == "free" || ev == "ctx_destroy" || ev == "error" || ev == "skip";
+    if (ev == EventKind::pin)
+        return value_of(line, log_key::reason) != "inherited";
+    return ev == EventKind::alloc || ev == EventKind::free || ev == EventKind::ctx_destroy ||
+           ev == EventKind::error || ev == EventKind::skip;
 }
 
 bool read_at(int fd, char *out, size_t bytes, off_t offset)
@@ -76,23 +77,23 @@ ProcessTail scan_process_tail(int fd, int pid, uint64_t since_ns)
             }
             const size_t line_start = newline == std::string::npos ? 0 : newline + 1;
             std::string_view line(chunk.data() + line_start, line_end - line_start);
-            if (!line.empty() && value_of(line, "pid") == pid_text) {
-                const uint64_t ts = number(value_of(line, "ts_ns"));
+            if (!line.empty() && value_of(line, log_key::pid) == pid_text) {
+                const uint64_t ts = number(value_of(line, log_key::ts_ns));
                 if (ts < since_ns)
                     return tail; // before this process: done
-                const std::string_view ev = value_of(line, "ev");
+                const EventKind ev = event_kind_from(value_of(line, log_key::ev));
                 if (!tail.last_ts_ns) {
                     tail.last_ts_ns = ts;
-                    tail.last_seq = number(value_of(line, "seq"));
-                    tail.died = ev == "died";
+                    tail.last_seq = number(value_of(line, log_key::seq));
+                    tail.died = ev == EventKind::died;
                     if (tail.died)
                         return tail;
                 }
-                if (ev == "process")
+                if (ev == EventKind::process)
                     return tail;
                 if (seq_is_position(ev, line)) {
                     tail.wrote_positioned = true;
-                    tail.last_position = number(value_of(line, "seq"));
+                    tail.last_position = number(value_of(line, log_key::seq));
                     return tail;
                 }
             }
@@ -126,9 +127,10 @@ bool cut_torn_line_of(int fd, int pid)
     const std::string_view fragment(chunk.data() + torn, chunk.size() - torn);
     if (!starts_as_log_line(fragment))
         return false;
-    const std::string_view owner = value_of(fragment, "pid");
+    const std::string_view owner = value_of(fragment, log_key::pid);
     const bool whole_owner =
-        fragment.find("\"pid\":" + std::string(owner) + ",") != std::string_view::npos;
+        fragment.find("\"" + std::string(log_key::pid) + "\":" + std::string(owner) + ",") !=
+        std::string_view::npos;
     if (whole_owner && owner != std::to_string(pid))
         return false;
     return ftruncate(fd, start + static_cast<off_t>(torn)) == 0;

@@ -150,7 +150,7 @@ void Checker::add(const LogEvent &event, const SourceLocation &where)
     }
 
     Outcome outcome = memory_.apply(event, where);
-    if (event.ev == "died") {
+    if (event.kind == EventKind::died) {
         ++result_.deaths;
         result_.released_by_death += outcome.released_by_death;
         if (event.lost) {

@@ -24,7 +24,7 @@ bool names_a_container(const LogEvent &event)
 bool frees_a_virtual_range(const LogEvent &event)
 {
     return !names_a_container(event) && event.api != "cuMemRelease" &&
-           event.mem_kind != "vmm_physical";
+           event.mem_kind != to_string(MemoryKind::vmm_physical);
 }
 
 bool same_device(int64_t a, int64_t b)
@@ -57,10 +57,8 @@ Outcome MemoryState::apply(const LogEvent &event, const SourceLocation &where)
         break;
     case EventKind::unpin:
     case EventKind::revoke: outcome = on_release(p, event, where); break;
-    default:
-        if (event.ev == "died")
-            outcome.released_by_death = on_death(p);
-        break;
+    case EventKind::died: outcome.released_by_death = on_death(p); break;
+    default: break;
     }
     outcome.live_gpu_bytes = p.live_gpu_bytes;
     outcome.pinned_bytes = p.pinned_bytes;

@@ -173,9 +173,9 @@ JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &wher
     step.kind = JobStep::Kind::memory;
     switch (event.kind) {
     case EventKind::alloc:
-        count(
-            allocs_by_mem_kind_[names_.intern(event.mem_kind.empty() ? "device" : event.mem_kind)],
-            event);
+        count(allocs_by_mem_kind_[names_.intern(
+                  event.mem_kind.empty() ? to_string(MemoryKind::device) : event.mem_kind)],
+              event);
         break;
     case EventKind::pin:
         count(

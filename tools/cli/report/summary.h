@@ -90,7 +90,7 @@ struct Summary {
     int64_t first_ts_ns = 0;
     int64_t last_ts_ns = 0;
 
-    std::array<Tally, event_kind_count> by_kind{};
+    std::array<Tally, tallied_kind_count> by_kind{};
     std::map<std::pair<std::string, std::string>, Tally> by_api; // (ev, api)
     std::map<std::string, Tally> allocs_by_mem_kind;
     std::map<std::string, Tally> pins_by_backend;

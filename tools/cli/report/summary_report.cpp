@@ -173,14 +173,14 @@ void print_summary(std::ostream &out, const Summary &s)
         out << "  " << s.malformed_lines << " malformed line(s) skipped\n";
 
     out << "\nevents by kind\n";
-    for (int k = 0; k < event_kind_count; ++k) {
-        const Tally &t = s.by_kind[static_cast<size_t>(k)];
+    for (size_t k = 0; k < tallied_kind_count; ++k) {
+        const Tally &t = s.by_kind[k];
         if (t.count == 0)
             continue;
         auto kind = static_cast<EventKind>(k);
         out << "  "
             << padded(kind == EventKind::unknown ? "(unknown, ignored)"
-                                                 : std::string(to_string(kind)),
+                                                 : std::string(kind_label(kind)),
                       20)
             << t.count;
         if (t.failed)
@@ -294,9 +294,8 @@ std::string summary_json(const Summary &s)
         return json{{"count", t.count}, {"failed", t.failed}, {"bytes", t.bytes}};
     };
     json by_kind = json::object();
-    for (int k = 0; k < event_kind_count; ++k)
-        by_kind[std::string(to_string(static_cast<EventKind>(k)))] =
-            tally(s.by_kind[static_cast<size_t>(k)]);
+    for (size_t k = 0; k < tallied_kind_count; ++k)
+        by_kind[std::string(kind_label(static_cast<EventKind>(k)))] = tally(s.by_kind[k]);
     json by_api = json::array();
     for (const auto &entry : s.by_api) {
         json row = tally(entry.second);

@@ -11,6 +11,8 @@
 #include "report/units.h"
 #include "run/library_locator.h"
 
+#include "cache/base/path_pattern.h"
+
 #include <glob.h>
 #include <signal.h>
 #include <spawn.h>
@@ -268,15 +270,6 @@ std::vector<std::string> run_environment(const RunOptions &options, const std::s
     return env;
 }
 
-std::string short_host_name()
-{
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0)
-        return "localhost";
-    std::string host = name;
-    return host.substr(0, host.find('.'));
-}
-
 std::vector<std::string> expand_events_pattern(const std::string &pattern)
 {
     return expand_events_pattern(pattern, short_host_name());
@@ -284,31 +277,28 @@ std::vector<std::string> expand_events_pattern(const std::string &pattern)
 
 std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host)
 {
-    // Mirror the shim's expansion (%p: pid, %r: rank, %h: host, %%:
-    // percent) and escape the rest, so a path with '*' or '[' in it only
-    // matches itself.
-    auto literal = [](std::string &out, char c) {
-        if (c == '*' || c == '?' || c == '[' || c == '\\')
-            out += '\\';
-        out += c;
+    // The shim's grammar (path_pattern.h): %p any pid, %r any rank, %h the
+    // host; the rest escaped, so a path with '*' or '[' in it only matches
+    // itself. A pattern the shim refuses named no file.
+    std::vector<PathPiece> pieces;
+    std::string error;
+    if (!split_path_pattern(pattern, pieces, error))
+        return {};
+    auto literal = [](std::string &out, const std::string &text) {
+        for (char c : text) {
+            if (c == '*' || c == '?' || c == '[' || c == '\\')
+                out += '\\';
+            out += c;
+        }
     };
     std::string glob_pattern;
-    for (size_t i = 0; i < pattern.size(); ++i) {
-        char c = pattern[i], next = i + 1 < pattern.size() ? pattern[i + 1] : '\0';
-        if (c == '%' && next == 'p') {
-            glob_pattern += "[0-9]*";
-        } else if (c == '%' && next == 'r') {
-            glob_pattern += '*';
-        } else if (c == '%' && next == 'h') {
-            for (char h : host)
-                literal(glob_pattern, h);
-        } else if (c == '%' && next == '%') {
-            glob_pattern += '%';
-        } else {
-            literal(glob_pattern, c);
-            continue;
+    for (const PathPiece &piece : pieces) {
+        switch (piece.kind) {
+        case PathPiece::Kind::text: literal(glob_pattern, piece.text); break;
+        case PathPiece::Kind::pid: glob_pattern += "[0-9]*"; break;
+        case PathPiece::Kind::rank: glob_pattern += '*'; break;
+        case PathPiece::Kind::host: literal(glob_pattern, host); break;
         }
-        ++i;
     }
     glob_t found = {};
     std::vector<std::string> files;

@@ -33,9 +33,6 @@ std::vector<std::string> run_environment(const RunOptions &options, const std::s
 std::vector<std::string> expand_events_pattern(const std::string &pattern);
 std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host);
 
-// gethostname() up to its first '.'.
-std::string short_host_name();
-
 // Runs the program under the shim and returns its exit status (128 + the
 // signal if it was killed, 127 if it could not be started); a short
 // summary of its events goes to @p err when it ends.
