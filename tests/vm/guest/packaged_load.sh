@@ -16,7 +16,11 @@
 S=/sysroot
 say() { echo "packaged: $*"; }
 bad() { say "FAIL: $*"; exit 1; }
-in_root() { chroot $S /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@"; }
+# SYSTEMD_IGNORE_CHROOT=1: systemd's tools (udevadm trigger and control)
+# ignore requests when they find themselves in a chroot; this one stands
+# for the machine's root. (Untested: the one run without it found the
+# node root's after the trigger.)
+in_root() { chroot $S /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_IGNORE_CHROOT=1 "$@"; }
 loaded() { [ -e /sys/module/gdrhook ]; }
 node_is() { # what /dev/gdrhook must be: group gdrhook, 0660
 	in_root udevadm settle --timeout=30
