@@ -32,6 +32,6 @@ g++ -O2 -I"$root" -I"$cuda/include" "$root/tests/programs/coherence_churn.cpp" \
 # The fake driver, for measuring the shim's own cost without the driver's.
 mkdir -p "$bin/fake"
 # Every fake_*.cpp but the runtime's, as tests/fake_driver/meson.build lists them.
-g++ -O2 -shared -fPIC -I"$cuda/include" -I"$here/../../kmod/test_provider" \
+g++ -O2 -shared -fPIC -I"$cuda/include" -I"$here/../kmods/provider" \
     $(ls "$here"/../fake_driver/fake_*.cpp | grep -v fake_cudart) \
     -Wl,-Bsymbolic -Wl,-soname,libcuda.so.1 -lpthread -o "$bin/fake/libcuda.so.1"

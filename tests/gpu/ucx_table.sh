@@ -108,7 +108,7 @@ if [ "$fake" = 1 ]; then
         [ "${f##*/}" = fake_cudart.cpp ] || fake_sources+=("$f")
     done
     if ! g++ -O0 -fno-omit-frame-pointer -shared -fPIC -I"$cuda/include" \
-        -I"$root/kmod/test_provider" "${fake_sources[@]}" -Wl,-Bsymbolic \
+        -I"$root/tests/kmods/provider" "${fake_sources[@]}" -Wl,-Bsymbolic \
         -Wl,-soname,libcuda.so.1 -lpthread -o "$driver_dir/libcuda.so.1" ||
         ! g++ -O0 -fno-omit-frame-pointer -shared -fPIC -I"$cuda/include" \
             "$root/tests/fake_driver/fake_cudart.cpp" -Wl,-Bsymbolic -Wl,-soname,libcudart.so.13 \

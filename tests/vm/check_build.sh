@@ -44,7 +44,7 @@ for kdir in $kdirs; do
 	[ -n "$first" ] || first=$kdir
 done
 
-for kb in "$ROOT/kmod/Kbuild" "$ROOT/kmod/test_provider/Kbuild" "$ROOT/kmod/test_provider/tegra/Kbuild" "$ROOT/kmod/test_exporter/Kbuild"; do
+for kb in "$ROOT/kmod/Kbuild" "$ROOT/tests/kmods/provider/Kbuild" "$ROOT/tests/kmods/provider/tegra/Kbuild" "$ROOT/tests/kmods/exporter/Kbuild"; do
 	check "${kb#$ROOT/} adds -Werror only when GDRHOOK_WERROR=1" \
 		sh -c "make -s -f - print KDIR=/nonexistent <<'MK' | grep -qx ''
 include $kb

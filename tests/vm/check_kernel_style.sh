@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_kernel_style.sh - kmod/ under the kernel's own checkers
+# check_kernel_style.sh - kmod/ and tests/kmods/ under the kernel's own checkers
 # (kmod/README.md, "Kernel checkers"): any report fails it.
 #  - checkpatch.pl --strict --no-tree -f on every .c and .h of the module,
 #    its uapi header and the test modules, taken from Debian's
@@ -66,21 +66,24 @@ if ! wanted checkpatch; then
 elif [ -z "$checkpatch" ] || [ ! -f "$checkpatch" ]; then
 	fail "no checkpatch.pl (apt-get install linux-source-6.1)"
 else
-	cd "$ROOT/kmod"
-	for f in *.c *.h include/uapi/*.h test_provider/*.c test_provider/*.h \
-		test_provider/tegra/*.c test_provider/tegra/linux/*.h \
-		test_exporter/*.c test_exporter/*.h; do
-		[ "$f" != gdrhook_config.h ] || continue
-		# Silent and 0 when the file is clean; any report (ERROR,
-		# WARNING, CHECK) or a checkpatch that could not run fails.
-		if ! perl "$checkpatch" --strict --no-tree -f --terse --show-types \
-			--ignore "$(ignored_in "$(basename "$f")")" "$f" >"$WORK/cp" 2>&1 ||
-			[ -s "$WORK/cp" ]; then
-			cat "$WORK/cp"
-			fail "checkpatch --strict: kmod/$f"
-		fi
+	# From inside each folder: checkpatch tells the uapi header by its
+	# path (include/uapi/), and judges it by the rules for one.
+	checked=0
+	for dir in kmod tests/kmods; do
+		cd "$ROOT/$dir"
+		for f in $(find . -name '*.[ch]' ! -name gdrhook_config.h ! -name '*.mod.c' | sed 's|^\./||' | sort); do
+			checked=$((checked + 1))
+			# Silent and 0 when the file is clean; any report (ERROR,
+			# WARNING, CHECK) or a checkpatch that could not run fails.
+			if ! perl "$checkpatch" --strict --no-tree -f --terse --show-types \
+				--ignore "$(ignored_in "$(basename "$f")")" "$f" >"$WORK/cp" 2>&1 ||
+				[ -s "$WORK/cp" ]; then
+				cat "$WORK/cp"
+				fail "checkpatch --strict: $dir/$f"
+			fi
+		done
 	done
-	echo "check_kernel_style: checkpatch --strict ran on $(ls *.c *.h include/uapi/*.h test_provider/*.[ch] test_provider/tegra/*.c test_provider/tegra/linux/*.h test_exporter/*.[ch] | grep -vc gdrhook_config.h) files"
+	echo "check_kernel_style: checkpatch --strict ran on $checked files"
 fi
 
 if ! wanted sparse; then
@@ -93,19 +96,21 @@ else
 	# Sparse on every file as it compiles (KBUILD_CHECKSRC=1, the
 	# environment's spelling of make C=1): $WORK is new, so every file
 	# compiles. One pass, where building first and checking again with
-	# C=2 took twice as long.
-	sparse_build() { # out-dir flag [NV_P2P_H]
-		NV_P2P_H=${3:-} KBUILD_CHECKSRC=1 MAKEFLAGS=-j2 \
-			"$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/$1" "$kdir" "$2" >"$WORK/$1.log" 2>&1 ||
-			{ cat "$WORK/$1.log"; fail "module build ($2) against $kdir"; }
+	# C=2 took twice as long. The test modules (tests/kmods/build.sh)
+	# build against each gdrhook.ko build.
+	sparse_build() { # out-dir [NV_P2P_H] [--tegra]
+		{ NV_P2P_H=${2:-} KBUILD_CHECKSRC=1 MAKEFLAGS=-j2 \
+			"$ROOT/kmod/build.sh" "$ROOT/kmod" "$WORK/$1" "$kdir" &&
+			KBUILD_CHECKSRC=1 MAKEFLAGS=-j2 "$ROOT/tests/kmods/build.sh" "$WORK/$1" "$kdir" ${3:-}; } \
+			>"$WORK/$1.log" 2>&1 || { cat "$WORK/$1.log"; fail "module build in $1 against $kdir"; }
 		if grep -E ': (warning|error):' "$WORK/$1.log"; then
-			fail "sparse reports in the $2 build"
+			fail "sparse reports in the $1 build"
 		fi
 	}
-	sparse_build out --test-provider
+	sparse_build out
 	# And the Tegra flavour with its test provider (the probe picks it
 	# for the tests' Tegra nv-p2p.h).
-	sparse_build out-tegra --tegra-test-provider "$ROOT/kmod/test_provider/tegra/linux/nv-p2p.h"
+	sparse_build out-tegra "$ROOT/tests/kmods/provider/tegra/linux/nv-p2p.h" --tegra
 	echo "check_kernel_style: sparse ran against $kdir"
 fi
 

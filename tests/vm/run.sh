@@ -240,9 +240,12 @@ boot() {
 	# the test provider and exporter, and, in its own directory, for
 	# Tegra's, against the tests' Tegra nv-p2p.h, with the Tegra test
 	# provider. modinfo says which flavour the probe chose for each.
-	if ! MAKEFLAGS=-j2 KMOD_ARCH=$VM_ARCH "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild" "$kdir" --test-provider >"$kw/build.log" 2>&1 ||
-		! NV_P2P_H=$ROOT/kmod/test_provider/tegra/linux/nv-p2p.h MAKEFLAGS=-j2 KMOD_ARCH=$VM_ARCH \
-			"$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild-tegra" "$kdir" --tegra-test-provider >>"$kw/build.log" 2>&1 ||
+	export MAKEFLAGS=-j2 KMOD_ARCH=$VM_ARCH
+	if ! "$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild" "$kdir" >"$kw/build.log" 2>&1 ||
+		! "$ROOT/tests/kmods/build.sh" "$kbuild" "$kdir" >>"$kw/build.log" 2>&1 ||
+		! NV_P2P_H=$ROOT/tests/kmods/provider/tegra/linux/nv-p2p.h \
+			"$ROOT/kmod/build.sh" "$ROOT/kmod" "$kbuild-tegra" "$kdir" >>"$kw/build.log" 2>&1 ||
+		! "$ROOT/tests/kmods/build.sh" "$kbuild-tegra" "$kdir" --tegra >>"$kw/build.log" 2>&1 ||
 		! flavours=$(modinfo -F nv_p2p "$kbuild/gdrhook.ko" "$kbuild-tegra/gdrhook.ko" | tr '\n' ' ') ||
 		[ "$flavours" != "desktop tegra " ]; then
 		cat "$kw/build.log"

@@ -159,7 +159,7 @@ void reset_provider_params()
 {
     if (::access("/sys/module/gdrhook_tp/parameters", F_OK) != 0)
         return;
-    // The Tegra provider (kmod/test_provider/tegra/) has race_delay_us alone.
+    // The Tegra provider (tests/kmods/provider/tegra/) has race_delay_us alone.
     static const char *const defaults[][2] = {
         {"race_delay_us", "0"},     {"put_waits_for_callback", "1"}, {"fire_on_get_ms", "0"},
         {"hold_in_free_ms", "0"},   {"get_pages_errno", "0"},

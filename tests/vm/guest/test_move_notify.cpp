@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 // test_move_notify.cpp - dma-buf pins whose exporter moves the buffer
-// (kmod/test_exporter/gdrhook_te.c), the revocation path vgem never takes:
+// (tests/kmods/exporter/gdrhook_te.c), the revocation path vgem never takes:
 //  - an exporter without pin support: a move calls move_notify, the pin is
 //    revoked, one REVOKED_DMABUF event names it (poll() signals it), QUERY
 //    says REVOKED, GET_PAGES refuses it, UNPIN still answers 0 once and

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
 // test_tegra.cpp - gdrhook.ko built for Tegra's nvidia_p2p_* (Jetson Orin,
-// DRIVE), against the Tegra test provider (kmod/test_provider/tegra/),
+// DRIVE), against the Tegra test provider (tests/kmods/provider/tegra/),
 // which init.sh loads in place of the desktop one for this step.
 //
 // What Tegra changes, each checked here: the module says it is the Tegra
