@@ -72,11 +72,11 @@ struct gdrhook_file *gdrhook_file_create(void)
 
 /*
  * What `gdrhook node` reads in /proc/PID/fdinfo/FD of every holder of the
- * file: which file this is (a forked child holds the same one), who
- * opened it and is charged for its pins, whether the address space that
- * pinned is gone (killed, exited or exec'd: nobody can unpin these pins
- * any more, they live until the last holder closes the file), and what
- * the file holds pinned.
+ * file (its keys: GDRHOOK_FDINFO_* in the uapi header): which file this
+ * is (a forked child holds the same one), who opened it and is charged
+ * for its pins, whether the address space that pinned is gone (killed,
+ * exited or exec'd: nobody can unpin these pins any more, they live until
+ * the last holder closes the file), and what the file holds pinned.
  */
 void gdrhook_file_show(struct seq_file *m, struct gdrhook_file *f)
 {
@@ -86,17 +86,18 @@ void gdrhook_file_show(struct seq_file *m, struct gdrhook_file *f)
 	pins = f->nr_handles;
 	bytes = f->pinned_bytes;
 	mutex_unlock(&f->lock);
-	seq_printf(m, "gdrhook-file:\t%llu\n", f->id);
-	seq_printf(m, "gdrhook-opener-pid:\t%d\n", pid_vnr(f->opener));
-	seq_printf(m, "gdrhook-opener-uid:\t%u\n",
+	seq_printf(m, "%s:\t%llu\n", GDRHOOK_FDINFO_FILE, f->id);
+	seq_printf(m, "%s:\t%d\n", GDRHOOK_FDINFO_OPENER_PID,
+		   pid_vnr(f->opener));
+	seq_printf(m, "%s:\t%u\n", GDRHOOK_FDINFO_OPENER_UID,
 		   from_kuid_munged(seq_user_ns(m), f->opener_uid));
 	/* mmgrab() keeps the mm_struct, not its users: none left means the
 	 * opener's address space has ended.
 	 */
-	seq_printf(m, "gdrhook-orphaned:\t%d\n",
+	seq_printf(m, "%s:\t%d\n", GDRHOOK_FDINFO_ORPHANED,
 		   atomic_read(&f->mm->mm_users) == 0);
-	seq_printf(m, "gdrhook-pins:\t%llu\n", pins);
-	seq_printf(m, "gdrhook-pinned-bytes:\t%llu\n", bytes);
+	seq_printf(m, "%s:\t%llu\n", GDRHOOK_FDINFO_PINS, pins);
+	seq_printf(m, "%s:\t%llu\n", GDRHOOK_FDINFO_PINNED_BYTES, bytes);
 }
 
 static void gdrhook_file_free(struct kref *ref)

@@ -2,6 +2,7 @@
 // `gdrhook node` against made-up /proc and /sys trees: what it counts,
 // whose it says it is, and the exit status an epilog acts on.
 #include "exit_code.h"
+#include "kmod/include/uapi/gdrhook_ioctl.h"
 #include "node/node_command.h"
 
 #include <catch2/catch.hpp>
@@ -87,12 +88,17 @@ public:
     void gdrhook_fdinfo(int pid, int fd, int file, int opener, unsigned opener_uid, bool orphaned,
                         uint64_t pins, uint64_t bytes)
     {
+        // Its lines as the module writes them, keyed by the uapi header
+        // both the module and the reader use.
+        auto line = [](const char *key, uint64_t value) {
+            return std::string(key) + ":\t" + std::to_string(value) + "\n";
+        };
         fdinfo(pid, fd,
-               "pos:\t0\nflags:\t02\nmnt_id:\t20\nino:\t5\ngdrhook-file:\t" + std::to_string(file) +
-                   "\ngdrhook-opener-pid:\t" + std::to_string(opener) + "\ngdrhook-opener-uid:\t" +
-                   std::to_string(opener_uid) + "\ngdrhook-orphaned:\t" + (orphaned ? "1" : "0") +
-                   "\ngdrhook-pins:\t" + std::to_string(pins) + "\ngdrhook-pinned-bytes:\t" +
-                   std::to_string(bytes) + "\n");
+               "pos:\t0\nflags:\t02\nmnt_id:\t20\nino:\t5\n" + line(GDRHOOK_FDINFO_FILE, file) +
+                   line(GDRHOOK_FDINFO_OPENER_PID, opener) +
+                   line(GDRHOOK_FDINFO_OPENER_UID, opener_uid) +
+                   line(GDRHOOK_FDINFO_ORPHANED, orphaned) + line(GDRHOOK_FDINFO_PINS, pins) +
+                   line(GDRHOOK_FDINFO_PINNED_BYTES, bytes));
     }
     // NAME: what any holder may set (DMA_BUF_SET_NAME), newlines and all.
     void dmabuf_fd(int pid, int fd, int ino, uint64_t size, const std::string &exporter,
@@ -271,6 +277,28 @@ std::set<std::string> sampled_families(const std::string &textfile)
 }
 
 } // namespace
+
+TEST_CASE("Every line the module adds to fdinfo (the uapi header's keys) reaches the scan",
+          "[node]")
+{
+    // Each value distinct, so that a key read as another's, or not at
+    // all, shows.
+    FakeNode node;
+    node.process(210, 2000, "holder");
+    node.gdrhook_fd(210, 6, 17, 110, 1001, true, 5, 5 * MiB + 4096);
+    node.module(5, 5 * MiB + 4096, 1);
+
+    const NodeSnapshot snapshot = scan_node(node.proc(), node.sys());
+    REQUIRE(snapshot.holdings.size() == 1);
+    const PinHolding &h = snapshot.holdings[0];
+    CHECK(h.kind == PinHolding::Kind::gdrhook_file);
+    CHECK(h.key == "gdrhook:17");
+    CHECK(h.opener_pid == 110);
+    CHECK(h.opener_uid == 1001);
+    CHECK(h.orphaned);
+    CHECK(h.pins == 5);
+    CHECK(h.bytes == 5 * MiB + 4096);
+}
 
 TEST_CASE("A killed opener's pins, kept by a child that holds its file, are counted as orphaned",
           "[node]")

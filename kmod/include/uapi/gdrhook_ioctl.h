@@ -190,4 +190,20 @@ struct gdrhook_event {
 	__u64 length;
 };
 
+/*
+ * The lines a /dev/gdrhook file adds to /proc/PID/fdinfo/FD of each of its
+ * holders, after the kernel's own: "KEY:\tVALUE", VALUE a decimal number.
+ * Read by `gdrhook node`, and by anyone's scripts: renaming one breaks
+ * them.
+ */
+/* A number unique while the module is loaded (a forked child shares it). */
+#define GDRHOOK_FDINFO_FILE "gdrhook-file"
+/* The opener, in the reader's pid and user namespaces: its pins' payer. */
+#define GDRHOOK_FDINFO_OPENER_PID "gdrhook-opener-pid"
+#define GDRHOOK_FDINFO_OPENER_UID "gdrhook-opener-uid"
+/* 1 once the opener's address space is gone: nobody can unpin any more. */
+#define GDRHOOK_FDINFO_ORPHANED "gdrhook-orphaned"
+#define GDRHOOK_FDINFO_PINS "gdrhook-pins"
+#define GDRHOOK_FDINFO_PINNED_BYTES "gdrhook-pinned-bytes"
+
 #endif /* GDRHOOK_IOCTL_H */

@@ -15,7 +15,9 @@
 #include "common.hpp"
 
 #include <csignal>
+#include <dirent.h>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -56,6 +58,35 @@ void print_textfile(const std::string &text)
 {
     std::printf("GDRHOOK-VM-TEXTFILE-BEGIN\n%sGDRHOOK-VM-TEXTFILE-END\n", text.c_str());
     std::fflush(stdout);
+}
+
+// The "gdrhook-" lines of the fdinfo of PID's /dev/gdrhook file, key to
+// value; a key written twice counts as missing ("").
+std::map<std::string, std::string> module_fdinfo(pid_t pid)
+{
+    std::map<std::string, std::string> lines;
+    const std::string proc = "/proc/" + std::to_string(pid);
+    DIR *fds = ::opendir((proc + "/fd").c_str());
+    if (!fds)
+        return lines;
+    while (const dirent *e = ::readdir(fds)) {
+        char target[64] = {};
+        const std::string link = proc + "/fd/" + e->d_name;
+        if (::readlink(link.c_str(), target, sizeof target - 1) <= 0 ||
+            std::string(target) != GDRHOOK_DEVICE_PATH)
+            continue;
+        std::istringstream text(slurp((proc + "/fdinfo/" + e->d_name).c_str()));
+        std::string line;
+        while (std::getline(text, line)) {
+            const size_t tab = line.find(":\t");
+            if (line.rfind("gdrhook-", 0) != 0 || tab == std::string::npos)
+                continue;
+            const std::string key = line.substr(0, tab);
+            lines[key] = lines.count(key) ? "" : line.substr(tab + 2);
+        }
+    }
+    ::closedir(fds);
+    return lines;
 }
 
 bool has(const std::string &text, const std::string &what)
@@ -126,6 +157,24 @@ int test_node()
     CHECK(::kill(opener, SIGKILL) == 0);
     CHECK(::waitpid(opener, &st, 0) == opener && WIFSIGNALED(st));
     CHECK(gdr_counter("pins_live") == kNv + kDmabuf);
+
+    // What the module writes is what the uapi header declares, the keys
+    // gdrhook node reads: each once, with this file's values, and no other.
+    const auto info = module_fdinfo(holder);
+    for (const auto &line : info)
+        std::printf("node: fdinfo of the holder: %s:\t%s\n", line.first.c_str(),
+                    line.second.c_str());
+    CHECK(info.size() == 6);
+    CHECK(info.count(GDRHOOK_FDINFO_FILE) && !info.at(GDRHOOK_FDINFO_FILE).empty());
+    CHECK(info.count(GDRHOOK_FDINFO_OPENER_PID) &&
+          info.at(GDRHOOK_FDINFO_OPENER_PID) == std::to_string(opener));
+    CHECK(info.count(GDRHOOK_FDINFO_OPENER_UID) && info.at(GDRHOOK_FDINFO_OPENER_UID) == "0");
+    CHECK(info.count(GDRHOOK_FDINFO_ORPHANED) && info.at(GDRHOOK_FDINFO_ORPHANED) == "1");
+    CHECK(info.count(GDRHOOK_FDINFO_PINS) &&
+          info.at(GDRHOOK_FDINFO_PINS) == std::to_string(kNv + kDmabuf));
+    CHECK(info.count(GDRHOOK_FDINFO_PINNED_BYTES) &&
+          std::strtoull(info.at(GDRHOOK_FDINFO_PINNED_BYTES).c_str(), nullptr, 10) >=
+              kNv * kGpuPage);
 
     std::string out;
     CHECK(node("", &out) == 1);

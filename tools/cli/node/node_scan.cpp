@@ -2,8 +2,9 @@
 // `gdrhook node`: reading what is pinned from /proc and /sys.
 //
 // Two kinds of open file hold pinned memory. A /dev/gdrhook file holds
-// the module's pins; its fdinfo (kmod/pin_table.c, gdrhook_file_show)
-// names the file, its opener and what it holds. A dma-buf holds its
+// the module's pins; its fdinfo (kmod/pin_table.c, gdrhook_file_show, the
+// keys GDRHOOK_FDINFO_* of the uapi header) names the file, its opener
+// and what it holds. A dma-buf holds its
 // exporter's memory for as long as any fd of it is open (the shim's
 // dma-buf backend pins by keeping one); its fdinfo gives the size and the
 // exporter, and only the CUDA driver's count: a desktop's DRM buffers or
@@ -22,6 +23,7 @@
 
 #include "cache/base/safe_file.h"
 #include "epilog/job_of_process.h"
+#include "kmod/include/uapi/gdrhook_ioctl.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -166,12 +168,12 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
         h.fd = std::stoi(fd);
         if (is_module_file(dir + "/fd/" + fd, module)) {
             h.kind = PinHolding::Kind::gdrhook_file;
-            h.key = "gdrhook:" + info["gdrhook-file"];
-            h.pins = number(info, "gdrhook-pins");
-            h.bytes = number(info, "gdrhook-pinned-bytes");
-            h.opener_pid = static_cast<int>(number(info, "gdrhook-opener-pid"));
-            h.opener_uid = static_cast<unsigned>(number(info, "gdrhook-opener-uid"));
-            h.orphaned = number(info, "gdrhook-orphaned") != 0;
+            h.key = std::string("gdrhook:") + info[GDRHOOK_FDINFO_FILE];
+            h.pins = number(info, GDRHOOK_FDINFO_PINS);
+            h.bytes = number(info, GDRHOOK_FDINFO_PINNED_BYTES);
+            h.opener_pid = static_cast<int>(number(info, GDRHOOK_FDINFO_OPENER_PID));
+            h.opener_uid = static_cast<unsigned>(number(info, GDRHOOK_FDINFO_OPENER_UID));
+            h.orphaned = number(info, GDRHOOK_FDINFO_ORPHANED) != 0;
         } else if (info.count("exp_name") && is_cuda_dmabuf(info["exp_name"])) {
             h.kind = PinHolding::Kind::dmabuf;
             h.key = info.count("ino") ? "dmabuf:" + info["ino"]
