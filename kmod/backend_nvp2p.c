@@ -55,30 +55,30 @@ static struct {
 
 static void gdrhook_nvp2p_put_persistent(void)
 {
-	NV_PUT(get_pages_persistent, nvidia_p2p_get_pages_persistent);
-	NV_PUT(put_pages_persistent, nvidia_p2p_put_pages_persistent);
+	NV_PUT(nv.get_pages_persistent, nvidia_p2p_get_pages_persistent);
+	NV_PUT(nv.put_pages_persistent, nvidia_p2p_put_pages_persistent);
 }
 
 void gdrhook_nvp2p_flavour_put_all(void)
 {
-	NV_PUT_DMA();
+	NV_PUT_DMA(nv);
 	gdrhook_nvp2p_put_persistent();
-	NV_PUT_CORE();
+	NV_PUT_CORE(nv);
 }
 
 bool gdrhook_nvp2p_flavour_resolve(void)
 {
 	if (nv.get_pages)
 		return true;
-	if (!NV_GET_CORE()) {
-		NV_PUT_CORE();
+	if (!NV_GET_CORE(nv)) {
+		NV_PUT_CORE(nv);
 		return false;
 	}
-	if (!(NV_GET(get_pages_persistent, nvidia_p2p_get_pages_persistent) &&
-	      NV_GET(put_pages_persistent, nvidia_p2p_put_pages_persistent)))
+	if (!(NV_GET(nv.get_pages_persistent, nvidia_p2p_get_pages_persistent) &&
+	      NV_GET(nv.put_pages_persistent, nvidia_p2p_put_pages_persistent)))
 		gdrhook_nvp2p_put_persistent();
-	if (!NV_GET_DMA())
-		NV_PUT_DMA();
+	if (!NV_GET_DMA(nv))
+		NV_PUT_DMA(nv);
 	return true;
 }
 

@@ -74,20 +74,20 @@ static struct {
 
 void gdrhook_nvp2p_flavour_put_all(void)
 {
-	NV_PUT_DMA();
-	NV_PUT_CORE();
+	NV_PUT_DMA(nv);
+	NV_PUT_CORE(nv);
 }
 
 bool gdrhook_nvp2p_flavour_resolve(void)
 {
 	if (nv.get_pages)
 		return true;
-	if (!NV_GET_CORE()) {
-		NV_PUT_CORE();
+	if (!NV_GET_CORE(nv)) {
+		NV_PUT_CORE(nv);
 		return false;
 	}
-	if (!NV_GET_DMA())
-		NV_PUT_DMA();
+	if (!NV_GET_DMA(nv))
+		NV_PUT_DMA(nv);
 	return true;
 }
 

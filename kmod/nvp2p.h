@@ -36,27 +36,30 @@ static inline bool gdrhook_nvp2p_version_ok(u32 have, u32 want)
  */
 bool gdrhook_nvp2p_flavour_resolve(void);
 /*
- * A flavour holds its symbols in a struct named nv, one pointer per
- * function, named as below. Both resolve the same names (with the
- * flavour's types): the three no pin can do without, all-or-nothing, and
- * the two of a peer's DMA mapping, as a pair.
+ * Taking and letting go of the driver's symbols: SLOT is where a flavour
+ * keeps the function, SYMS the flavour's struct of them, one pointer per
+ * function, named as below. Both flavours resolve the same names (with
+ * their own types): the three no pin can do without, all-or-nothing, and
+ * the two of a peer's DMA mapping, as a pair. Macros, because
+ * symbol_get() and symbol_put() take the symbol's name, not a value.
  */
-#define NV_GET(field, sym) (nv.field = symbol_get(sym))
-#define NV_PUT(field, sym) \
-	do { if (nv.field) { symbol_put(sym); nv.field = NULL; } } while (0)
-#define NV_GET_CORE() (NV_GET(get_pages, nvidia_p2p_get_pages) && \
-		       NV_GET(put_pages, nvidia_p2p_put_pages) && \
-		       NV_GET(free_page_table, nvidia_p2p_free_page_table))
-#define NV_PUT_CORE() do { \
-		NV_PUT(get_pages, nvidia_p2p_get_pages); \
-		NV_PUT(put_pages, nvidia_p2p_put_pages); \
-		NV_PUT(free_page_table, nvidia_p2p_free_page_table); \
+#define NV_GET(slot, sym) ((slot) = symbol_get(sym))
+#define NV_PUT(slot, sym) \
+	do { if (slot) { symbol_put(sym); (slot) = NULL; } } while (0)
+#define NV_GET_CORE(syms) (NV_GET((syms).get_pages, nvidia_p2p_get_pages) && \
+		NV_GET((syms).put_pages, nvidia_p2p_put_pages) && \
+		NV_GET((syms).free_page_table, nvidia_p2p_free_page_table))
+#define NV_PUT_CORE(syms) do { \
+		NV_PUT((syms).get_pages, nvidia_p2p_get_pages); \
+		NV_PUT((syms).put_pages, nvidia_p2p_put_pages); \
+		NV_PUT((syms).free_page_table, nvidia_p2p_free_page_table); \
 	} while (0)
-#define NV_GET_DMA() (NV_GET(dma_map_pages, nvidia_p2p_dma_map_pages) && \
-		      NV_GET(free_dma_mapping, nvidia_p2p_free_dma_mapping))
-#define NV_PUT_DMA() do { \
-		NV_PUT(dma_map_pages, nvidia_p2p_dma_map_pages); \
-		NV_PUT(free_dma_mapping, nvidia_p2p_free_dma_mapping); \
+#define NV_GET_DMA(syms) \
+	(NV_GET((syms).dma_map_pages, nvidia_p2p_dma_map_pages) && \
+	 NV_GET((syms).free_dma_mapping, nvidia_p2p_free_dma_mapping))
+#define NV_PUT_DMA(syms) do { \
+		NV_PUT((syms).dma_map_pages, nvidia_p2p_dma_map_pages); \
+		NV_PUT((syms).free_dma_mapping, nvidia_p2p_free_dma_mapping); \
 	} while (0)
 void gdrhook_nvp2p_flavour_put_all(void);
 u32 gdrhook_nvp2p_flavour_features(void);
