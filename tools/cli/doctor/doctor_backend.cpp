@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // The doctor's judgement of the backends: the shim's rule
 // (cache/backends/backend_rule.h) over the facts the doctor gathered.
-#include "doctor/doctor.h"
+#include "doctor/doctor_judge.h"
 
 namespace gdrhook::cli {
 

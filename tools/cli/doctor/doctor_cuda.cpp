@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // The doctor's questions to the CUDA driver. cuda.h supplies the types
 // only: libcuda.so.1 is opened at run time, never linked.
-#include "doctor/doctor.h"
+#include "doctor/machine_facts.h"
 #include "doctor/shared_library.h"
 
 #include <cuda.h>

@@ -5,7 +5,7 @@
 // development package), so the few declarations needed are written here.
 // They are NVML's stable C ABI: these entry points and the layout of
 // nvmlBAR1Memory_t have not changed since NVML 3.
-#include "doctor/doctor.h"
+#include "doctor/machine_facts.h"
 #include "doctor/shared_library.h"
 
 namespace gdrhook::cli {

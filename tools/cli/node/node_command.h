@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
-#include "doctor/doctor.h"
+#include "doctor/machine_facts.h"
 #include "node/node_scan.h"
 
 #include <iosfwd>

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+// The doctor's judge (doctor_judge.h) on machines made by hand: no
+// driver, no module, no /proc is touched.
+#include "doctor/doctor_judge.h"
+
+#include "kmod/include/uapi/gdrhook_ioctl.h"
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+
+using namespace gdrhook::cli;
+
+namespace {
+
+// A machine with the shim built, a working driver with one discrete GPU
+// that exports dma-bufs, and a module that pins through nv-p2p.
+MachineFacts healthy_machine()
+{
+    MachineFacts m;
+    m.platform.architecture = "x86_64";
+    m.shim.library = "/usr/lib/x86_64-linux-gnu/libgdrhook.so";
+    m.cuda.loaded = m.cuda.initialised = true;
+    m.cuda.path = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
+    m.cuda.driver_version = 13000;
+    CudaFacts::Gpu gpu;
+    gpu.name = "made-up GPU";
+    gpu.dma_buf = gpu.gpudirect_rdma = 1;
+    gpu.integrated = 0;
+    m.cuda.gpus = {gpu};
+    m.nvml.loaded = true;
+    m.device.path = "/dev/gdrhook";
+    m.device.present = true;
+    m.device.module.open_errno = 0;
+    m.device.module.answers_version = m.device.module.abi_fits = true;
+    m.device.module.abi_major = GDRHOOK_ABI_MAJOR;
+    m.device.module.features = GDRHOOK_FEATURE_NVP2P | GDRHOOK_FEATURE_DMABUF;
+    m.device.module.nvp2p = true;
+    return m;
+}
+
+int problems(const std::vector<Finding> &findings)
+{
+    int n = 0;
+    for (const Finding &f : findings)
+        n += f.verdict == Finding::Verdict::problem;
+    return n;
+}
+
+// The finding whose text has `what`; fails the test when there is none.
+Finding find(const std::vector<Finding> &findings, const std::string &what)
+{
+    for (const Finding &f : findings)
+        if (f.what.find(what) != std::string::npos)
+            return f;
+    FAIL("no finding says: " << what);
+    return {};
+}
+
+} // namespace
+
+TEST_CASE("a healthy machine has no problem, and auto picks kmod", "[doctor]")
+{
+    const std::vector<Finding> findings = judge_machine(healthy_machine());
+    CHECK(problems(findings) == 0);
+    CHECK(find(findings, "auto would pick kmod").verdict == Finding::Verdict::ok);
+}
+
+TEST_CASE("a /dev/gdrhook this user may not open: the advice names the packaged group", "[doctor]")
+{
+    for (const int no : {EACCES, EPERM}) {
+        MachineFacts m = healthy_machine();
+        m.device.module.open_errno = no;
+        m.device.module.answers_version = m.device.module.abi_fits = false;
+        m.device.error = "cannot open: Permission denied";
+        const std::vector<Finding> findings = judge_machine(m);
+        const Finding f = find(findings, "/dev/gdrhook: present but cannot open");
+        CHECK(f.verdict == Finding::Verdict::problem);
+        // The group the packages' udev rule gives the device to
+        // (kmod/packaging/udev/70-gdrhook.rules), and nothing wider.
+        CHECK_THAT(f.advice, Catch::Contains("group gdrhook"));
+        CHECK_THAT(f.advice, !Catch::Contains("0666"));
+        CHECK_THAT(f.advice, !Catch::Contains("video"));
+        // Without the module, dma-buf is still there to pick.
+        CHECK(find(findings, "auto would pick dmabuf").verdict == Finding::Verdict::ok);
+    }
+}
+
+TEST_CASE("no driver: one problem per missing thing, each with advice", "[doctor]")
+{
+    MachineFacts m = healthy_machine();
+    m.query.libcuda = "/nowhere/libcuda.so.1";
+    m.cuda = {};
+    m.cuda.error = "cannot open shared object file";
+    m.nvml = {};
+    m.nvml.error = "not found";
+    m.device = {};
+    m.device.path = "/dev/gdrhook";
+    m.device.error = "No such file or directory";
+    m.shim = {};
+    m.shim.tried = {"/a/libgdrhook.so", "/b/libgdrhook.so"};
+    const std::vector<Finding> findings = judge_machine(m);
+
+    const Finding cuda = find(findings, "/nowhere/libcuda.so.1: not found");
+    CHECK(cuda.verdict == Finding::Verdict::problem);
+    CHECK_THAT(cuda.advice, Catch::Contains("install the NVIDIA driver"));
+    const Finding shim = find(findings, "libgdrhook.so: not found");
+    CHECK_THAT(shim.advice, Catch::Contains("/a/libgdrhook.so, /b/libgdrhook.so"));
+    CHECK(find(findings, "/dev/gdrhook: not present").verdict == Finding::Verdict::note);
+    const Finding pick = find(findings, "with no GPU, GDRHOOK_BACKEND=auto would pick none");
+    CHECK(pick.verdict == Finding::Verdict::problem);
+    CHECK(problems(findings) == 3); // the driver, the shim, the pick; NVML only without driver
+    for (const Finding &f : findings)
+        CHECK(f.what.find("libnvidia-ml") == std::string::npos);
+}
+
+TEST_CASE("BAR1 over 90% used is a note with advice, not a problem", "[doctor]")
+{
+    MachineFacts m = healthy_machine();
+    NvmlFacts::Bar1 bar1;
+    bar1.known = true;
+    bar1.total = 1000;
+    bar1.used = 901;
+    m.nvml.bar1 = {bar1};
+    const std::vector<Finding> findings = judge_machine(m);
+    const Finding f = find(findings, "BAR1 is over 90% used");
+    CHECK(f.verdict == Finding::Verdict::note);
+    CHECK_THAT(f.advice, Catch::Contains("GDRHOOK_CACHE_MAX_BYTES"));
+    CHECK(problems(findings) == 0);
+}

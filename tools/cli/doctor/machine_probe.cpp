@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+// Gathers every fact `gdrhook doctor` judges, in one pass: each probe
+// (doctor_cuda.cpp, doctor_nvml.cpp, doctor_device.cpp, ...) asks one
+// source; this asks them all.
+#include "doctor/machine_facts.h"
+
+#include "run/library_locator.h"
+
+#include <cstdlib>
+
+namespace gdrhook::cli {
+
+ShimFacts probe_shim()
+{
+    ShimFacts shim;
+    const char *env = std::getenv("GDRHOOK_LIBRARY");
+    shim.library = find_library(executable_dir(), env ? env : "", shim.tried);
+    return shim;
+}
+
+MachineFacts probe_machine(const MachineQuery &query)
+{
+    MachineFacts facts;
+    facts.query = query;
+    facts.platform = probe_platform();
+    facts.shim = probe_shim();
+    facts.cuda = probe_cuda(query.libcuda);
+    std::vector<std::string> bus_ids;
+    for (const auto &gpu : facts.cuda.gpus)
+        bus_ids.push_back(gpu.pci_bus_id);
+    facts.nvml = probe_nvml(query.libnvml, bus_ids);
+    facts.device = probe_gdrhook_device(query.device);
+    if (query.pid)
+        facts.process = probe_process(query.pid);
+    return facts;
+}
+
+} // namespace gdrhook::cli
