@@ -20,7 +20,9 @@ import os
 import re
 import sys
 
-TOP_FOLDERS = ("hook/", "cache/", "kmod/", "tests/", "tools/", "include/", "docs/", ".ci/")
+# Every folder at the top of the tree (main() lists them): .ci/, cross/,
+# packaging/ as much as hook/ or tests/.
+TOP_FOLDERS = ()
 SOURCE_SUFFIXES = (".h", ".cpp", ".c", ".py", ".sh", ".S", ".md", ".build")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 QUOTED = re.compile(r'"([^"\n]{6,})"')
@@ -41,6 +43,14 @@ def tree_files(root):
         dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
         found.update(files)
     return found
+
+
+def top_folders(root):
+    """The tree's top folders, "name/": the hidden ones but .ci, and
+    build folders, left out."""
+    return tuple(sorted(f"{d}/" for d in os.listdir(root)
+                        if os.path.isdir(os.path.join(root, d))
+                        and (d == ".ci" or not d.startswith((".", "build")))))
 
 
 def paragraphs(text):
@@ -156,6 +166,8 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 2
     root, docs = argv[0], argv[1:]
+    global TOP_FOLDERS
+    TOP_FOLDERS = top_folders(root)
     tree = (tree_files(root), sources(root))
     cache = {}
     problems = [p for doc in docs for p in check(root, doc, tree, cache)]
