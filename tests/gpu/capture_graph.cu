@@ -19,21 +19,21 @@
 
 #include "used_delta.h"
 
-#define CHECK_RT(call)                                                                       \
-    do {                                                                                     \
-        cudaError_t rc_ = (call);                                                            \
-        if (rc_ != cudaSuccess) {                                                            \
-            fprintf(stderr, "%s failed: %d\n", #call, int(rc_));                             \
-            return 1;                                                                        \
-        }                                                                                    \
+#define CHECK_RT(call)                                                                             \
+    do {                                                                                           \
+        cudaError_t rc_ = (call);                                                                  \
+        if (rc_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "%s failed: %d\n", #call, int(rc_));                                   \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
-#define CHECK_CU(call)                                                                       \
-    do {                                                                                     \
-        CUresult rc_ = (call);                                                               \
-        if (rc_ != CUDA_SUCCESS) {                                                           \
-            fprintf(stderr, "%s failed: %d\n", #call, int(rc_));                             \
-            return 1;                                                                        \
-        }                                                                                    \
+#define CHECK_CU(call)                                                                             \
+    do {                                                                                           \
+        CUresult rc_ = (call);                                                                     \
+        if (rc_ != CUDA_SUCCESS) {                                                                 \
+            fprintf(stderr, "%s failed: %d\n", #call, int(rc_));                                   \
+            return 1;                                                                              \
+        }                                                                                          \
     } while (0)
 
 __global__ void fill_and_add(int *scratch, unsigned long long *sum, int n)

@@ -26,12 +26,12 @@
 #include <sys/wait.h>
 #include <vector>
 
-#define CHECK_SYS(cond)                                                         \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            perror("ipc: " #cond);                                              \
-            exit(1);                                                            \
-        }                                                                       \
+#define CHECK_SYS(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            perror("ipc: " #cond);                                                                 \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 namespace {
@@ -115,8 +115,8 @@ int main(int argc, char **argv)
         close(to_child[1]);
         close(from_child[0]);
         std::string in = std::to_string(to_child[0]), out = std::to_string(from_child[1]);
-        execl("/proc/self/exe", argv[0], "--child", in.c_str(), out.c_str(),
-              child_device.c_str(), static_cast<char *>(nullptr));
+        execl("/proc/self/exe", argv[0], "--child", in.c_str(), out.c_str(), child_device.c_str(),
+              static_cast<char *>(nullptr));
         perror("ipc: exec");
         _exit(127);
     }

@@ -11,10 +11,10 @@
 
 static int frees_made = 0;
 
-#define FREE(call)                                                            \
-    do {                                                                      \
-        CHECK(call);                                                          \
-        ++frees_made;                                                         \
+#define FREE(call)                                                                                 \
+    do {                                                                                           \
+        CHECK(call);                                                                               \
+        ++frees_made;                                                                              \
     } while (0)
 
 __global__ void fill(float *data, int n, float value)
@@ -71,8 +71,7 @@ int main()
         const int count = n * (1 + i % 4);
         CHECK(cudaMallocFromPoolAsync(&d, count * sizeof(float), pool, stream));
         fill<<<(count + 255) / 256, 256, 0, stream>>>(d, count, 2.0f);
-        CHECK(cudaMemcpyAsync(host, d + count - 1, sizeof(float), cudaMemcpyDeviceToHost,
-                              stream));
+        CHECK(cudaMemcpyAsync(host, d + count - 1, sizeof(float), cudaMemcpyDeviceToHost, stream));
         CHECK(cudaStreamSynchronize(stream));
         checksum += host[0];
         FREE(cudaFreeAsync(d, stream));

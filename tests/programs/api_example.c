@@ -27,9 +27,11 @@ int main(void)
     }
     /* With GDRHOOK_REG_DMABUF: ibv_reg_dmabuf_mr(pd, reg.dmabuf_offset, 65536,
      * buf + 4096, reg.dmabuf_fd, access) registers it with the NIC. */
-    printf("registered %llu bytes at offset %llu of a %s pin\n",
-           (unsigned long long)reg.length, (unsigned long long)reg.dmabuf_offset,
-           reg.kind == GDRHOOK_REG_DMABUF ? "dma-buf" : reg.kind == GDRHOOK_REG_KMOD ? "kmod" : "none");
+    printf("registered %llu bytes at offset %llu of a %s pin\n", (unsigned long long)reg.length,
+           (unsigned long long)reg.dmabuf_offset,
+           reg.kind == GDRHOOK_REG_DMABUF ? "dma-buf"
+           : reg.kind == GDRHOOK_REG_KMOD ? "kmod"
+                                          : "none");
     gdrhook_put(&reg);
 
     cuMemFree(buf); /* gdrhook drops the registration and unpins it */

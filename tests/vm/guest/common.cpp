@@ -161,8 +161,8 @@ void reset_provider_params()
         return;
     // The Tegra provider (tests/kmods/provider/tegra/) has race_delay_us alone.
     static const char *const defaults[][2] = {
-        {"race_delay_us", "0"},     {"put_waits_for_callback", "1"}, {"fire_on_get_ms", "0"},
-        {"hold_in_free_ms", "0"},   {"get_pages_errno", "0"},
+        {"race_delay_us", "0"},   {"put_waits_for_callback", "1"}, {"fire_on_get_ms", "0"},
+        {"hold_in_free_ms", "0"}, {"get_pages_errno", "0"},
     };
     for (const auto &d : defaults)
         if (::access((std::string("/sys/module/gdrhook_tp/parameters/") + d[0]).c_str(), F_OK) == 0)
@@ -244,8 +244,8 @@ pid_t spawn(const std::string &program, std::vector<std::string> env, int in, in
     env.push_back("PATH=/bin");
     // The guest has no ld.so.cache: the machine's library folders, named
     // by its compiler's multiarch name (tests/meson.build), are listed.
-    env.push_back(std::string("LD_LIBRARY_PATH=") + kPackedDir + ":/lib/" GDRHOOK_MULTIARCH
-                  ":/usr/lib/" GDRHOOK_MULTIARCH);
+    env.push_back(std::string("LD_LIBRARY_PATH=") + kPackedDir +
+                  ":/lib/" GDRHOOK_MULTIARCH ":/usr/lib/" GDRHOOK_MULTIARCH);
     std::vector<const char *> envp;
     for (const auto &e : env)
         envp.push_back(e.c_str());

@@ -156,7 +156,7 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
     std::vector<std::string> fds;
     if (!numeric_entries(dir + "/fdinfo", fds)) {
         if (errno == ENOENT)
-            return true; // it ended since we listed it
+            return true;              // it ended since we listed it
         unreadable.push_back(holder); // with its job, which everyone may read
         return false;
     }
