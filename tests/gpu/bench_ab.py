@@ -3,6 +3,7 @@
 rounds of each build's median lookup time, and their ratio.
 
 usage: bench_ab.py OUT_DIR ROUNDS"""
+import glob
 import json
 import statistics
 import sys
@@ -11,13 +12,20 @@ import sys
 def medians(out, side, rounds):
     """{(cache, pattern, entries, threads): [median_ns of each round]}"""
     points = {}
+    memory = "?"
     for round_number in range(1, rounds + 1):
-        with open(f"{out}/{side}.{round_number}.json") as f:
-            run = json.load(f)
-        for point in run["lookups"]:
-            key = (point["cache"], point["pattern"], point["entries"], point["threads"])
-            points.setdefault(key, []).append(point["median_ns"])
-    return points, run.get("memory", "?")
+        # one file per process of the round (bench_ab.sh: by thread count)
+        files = sorted(glob.glob(f"{out}/{side}.{round_number}.*json"))
+        if not files:
+            raise SystemExit(f"bench_ab.py: no {out}/{side}.{round_number}.*json")
+        for path in files:
+            with open(path) as f:
+                run = json.load(f)
+            memory = run.get("memory", memory)
+            for point in run["lookups"]:
+                key = (point["cache"], point["pattern"], point["entries"], point["threads"])
+                points.setdefault(key, []).append(point["median_ns"])
+    return points, memory
 
 
 def main(out, rounds):
@@ -33,7 +41,9 @@ def main(out, rounds):
         before, after = statistics.median(previous[key]), statistics.median(this[key])
         ratio = after / before if before else float("nan")
         ratios.append(ratio)
-        print(f"{key[0]:16} {key[1]:7} {key[2]:7} {key[3]:7} {before:9.2f} {after:9.2f} {ratio:6.3f}")
+        # the spread of this side's rounds: a ratio inside it is noise
+        spread = f"this {min(this[key]):.2f}..{max(this[key]):.2f}, previous {min(previous[key]):.2f}..{max(previous[key]):.2f}"
+        print(f"{key[0]:16} {key[1]:7} {key[2]:7} {key[3]:7} {before:9.2f} {after:9.2f} {ratio:6.3f}  ({spread})")
     print(f"geometric mean of the ratios: {statistics.geometric_mean(ratios):.3f}")
     return 0
 
