@@ -43,20 +43,23 @@ struct AllocSubscriber {
     void (*libraries_may_have_loaded)();
 };
 
-// Few and fixed: one bit each on the hot line (hot_line.alloc_listeners).
+// Few and fixed: one bit each on the hot line (hot_line.alloc_listeners),
+// in the registry alloc_subscribers.cpp keeps (notify/subscriber_registry.h).
 constexpr int max_alloc_subscribers = 8;
 
 // A subscriber's place in the order.
 using AllocSubscription = int;
 
-// The runtime's, at start under its lock (and a test's), never two at
-// once: the next place in the order, or -1 when all are taken. It hears
-// nothing until it starts listening.
+// The runtime's, at start (and a test's): the next place in the order, or
+// -1 when all are taken. It hears nothing until it starts listening
+// (notify/subscriber_registry.h: from any thread).
 AllocSubscription subscribe_to_allocations(const AllocSubscriber &subscriber);
 void start_listening_to_allocations(AllocSubscription subscription);
 const AllocSubscriber *alloc_subscriber(AllocSubscription subscription);
 
 // The hot path's one test before tell_after_alloc().
+// A gate only: the walk loads the byte again, with the acquire that orders
+// the entries it reads.
 inline bool anyone_listens_to_allocations()
 {
     return GDRHOOK_UNLIKELY(hot_line.alloc_listeners.load(std::memory_order_acquire) != 0);

@@ -62,19 +62,23 @@ struct FreeSubscriber {
     void (*pool_released)();
 };
 
-// Few and fixed: one bit each on the hot line (hot_line.free_listeners).
+// Few and fixed: one bit each on the hot line (hot_line.free_listeners),
+// in the registry free_subscribers.cpp keeps (notify/subscriber_registry.h).
 constexpr int max_free_subscribers = 8;
 
 // A subscriber's place in the order.
 using FreeSubscription = int;
 
 // The runtime's, at start (and a test's): the next place in the order, or
-// -1 when all are taken. It hears nothing until start_listening().
+// -1 when all are taken. It hears nothing until start_listening()
+// (notify/subscriber_registry.h: from any thread).
 FreeSubscription subscribe_to_frees(const FreeSubscriber &subscriber);
 void start_listening(FreeSubscription subscription);
 const FreeSubscriber *free_subscriber(FreeSubscription subscription);
 
 // The hot path's one test before any walk below.
+// A gate only: the walk loads the byte again, with the acquire that orders
+// the entries it reads.
 inline bool anyone_listens_to_frees()
 {
     return GDRHOOK_UNLIKELY(hot_line.free_listeners.load(std::memory_order_acquire) != 0);
