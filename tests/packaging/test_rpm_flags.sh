@@ -1,15 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
-# The RPM builds with the distribution's flags (issue 41): rpmbuild runs
-# packaging/rpm/gdrhook.spec's %prep, %build and %install (-bi) as
+# The RPM builds with the distribution's flags (issue 41): rpmbuild builds
+# packaging/rpm/gdrhook.spec's binary packages (-bb) as
 # tools/package-rpm.sh does, with `meson` answered by a stand-in that
 # records each call and the flags it was given, and the calls checked:
 # `meson setup` with meson's own flags off (--buildtype=plain) and CFLAGS,
 # CXXFLAGS and LDFLAGS rpm's (%build_cflags, %build_cxxflags,
 # %build_ldflags: -O2 -g on Debian's rpm, with the hardening flags on
 # RHEL's), then `meson compile` and `meson install` of that folder into
-# the build root. That is what the spec's %meson, %meson_build and
-# %meson_install do; on Debian, whose rpm has no %meson macros,
+# the build root; and nothing meson installed is left unpackaged (the
+# Slurm plugin, built where slurm/spank.h is). That is what the spec's
+# %meson, %meson_build and %meson_install do; on Debian, whose rpm has no
+# %meson macros,
 # packaging/rpm/meson-macros-fallback stands in for them (written here, not
 # the distribution's text), as in tools/package-rpm.sh, while the flags are
 # Debian rpm's own %set_build_flags. The compiled objects' flags
@@ -42,11 +44,14 @@ cat >"$WORK/bin/meson" <<STUB
 	echo "LDFLAGS \${LDFLAGS-unset}"
 	echo "DESTDIR \${DESTDIR-unset}"
 } >>"$WORK/calls"
-# What the project's meson install puts in the build root, so that %files
-# finds it: the command, the shim, the header and the pkg-config file.
+# What the project's meson install puts in the build root: the command,
+# the shim, the header and the pkg-config file, and where slurm/spank.h is
+# (Debian's libslurm-dev here, slurm-devel there) the Slurm plugin and its
+# plugstack.conf.d snippet, which the RPM must not leave unpackaged.
 if [ "\$1" = install ] && [ -n "\${DESTDIR:-}" ]; then
 	libdir=\$(sed -n 's/^call setup .*--libdir=\([^ ]*\).*/\1/p' "$WORK/calls")
-	for f in /usr/bin/gdrhook "\$libdir/libgdrhook.so" /usr/include/gdrhook.h "\$libdir/pkgconfig/gdrhook.pc"; do
+	for f in /usr/bin/gdrhook "\$libdir/libgdrhook.so" /usr/include/gdrhook.h "\$libdir/pkgconfig/gdrhook.pc" \
+		"\$libdir/slurm-wlm/gdrhook_spank.so" /etc/slurm/plugstack.conf.d/gdrhook.conf; do
 		mkdir -p "\$DESTDIR\$(dirname "\$f")" && : >"\$DESTDIR\$f"
 	done
 fi
@@ -57,10 +62,10 @@ chmod +x "$WORK/bin/meson"
 set --
 [ -n "$(rpm --eval '%{?meson}')" ] || set -- --load "$ROOT/packaging/rpm/meson-macros-fallback"
 env -u CFLAGS -u CXXFLAGS -u LDFLAGS PATH="$WORK/bin:$PATH" \
-	rpmbuild "$@" -bi --nodeps --define "_topdir $WORK/top" "$ROOT/packaging/rpm/gdrhook.spec" \
+	rpmbuild "$@" -bb --nodeps --define "_topdir $WORK/top" "$ROOT/packaging/rpm/gdrhook.spec" \
 	>"$WORK/rpmbuild.log" 2>&1 || {
 	tail -20 "$WORK/rpmbuild.log" >&2
-	fail "rpmbuild -bi failed"
+	fail "rpmbuild -bb failed"
 }
 
 # One record per call: its line, then the environment it saw.
