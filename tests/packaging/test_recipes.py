@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 
-import yaml
 
 ROOT = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SPACK_REPO = os.path.join(ROOT, "packaging", "spack", "spack_repo")
@@ -64,8 +63,9 @@ def spack_package():
         fail(f"spack_repo/ holds {repos}, not one repository")
         return None
     namespace = repos[0]
+    # repo.yaml's two keys under `repo:`, read without a YAML library.
     with open(os.path.join(SPACK_REPO, namespace, "repo.yaml")) as f:
-        repo = yaml.safe_load(f)["repo"]
+        repo = dict(re.findall(r"^  (namespace|api): *(\S+)", f.read(), re.M))
     if repo.get("namespace") != namespace:
         fail(f"repo.yaml's namespace {repo.get('namespace')} is not its folder's name {namespace}")
     if not re.fullmatch(r"v2\.\d+", str(repo.get("api"))):

@@ -8,7 +8,8 @@
 # DPKG_ROOT the root). Then the folder as the plugin meets it: root's,
 # mode 1777, and as two unprivileged users (setpriv), each makes its own
 # USER/JOBID folder in it and neither can remove or rename the other's
-# (sticky, as /tmp), which the plugin's make_folder relies on.
+# (sticky, as /tmp), which the plugin's make_folder relies on. Purged, the
+# package removes it where it is empty, and leaves the users' logs.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-tmpfiles-XXXXXX")
@@ -55,4 +56,17 @@ as 65533 rmdir "$logdir/user65534/1" 2>/dev/null && fail "user 65533 removed ano
 as 65533 mv "$logdir/user65534" "$logdir/taken" 2>/dev/null &&
 	fail "user 65533 renamed another user's folder: the log folder is not sticky"
 [ "$(stat -c %u "$logdir/user65534")" = 65534 ] || fail "user 65534's folder changed hands"
-echo "test_tmpfiles: /var/tmp/gdrhook made at install, root's, 1777; users make their own folders, not each other's"
+
+# Purged: the folder goes when no job left logs in it (the logs are the
+# users', kept), so that a purge leaves nothing of the package behind.
+purge() {
+	sed 's/^#DEBHELPER#$//' "$WORK/src/debian/gdrhook.postrm" >"$WORK/postrm" 2>/dev/null ||
+		fail "the gdrhook package has no postrm (packaging/debian/gdrhook.postrm)"
+	DPKG_ROOT=$ROOT sh "$WORK/postrm" purge || fail "postrm purge failed"
+}
+purge
+[ -d "$logdir/user65534/1" ] || fail "purge removed the users' log folders"
+rm -rf "$logdir"/user*
+purge
+[ ! -e "$logdir" ] || fail "purge left the empty /var/tmp/gdrhook"
+echo "test_tmpfiles: /var/tmp/gdrhook made at install, root's, 1777; users make their own folders, not each other's; purge removes it empty"
