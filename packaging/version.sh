@@ -4,8 +4,9 @@
 # packaging/version.sh [COMMIT]: the version of the packages built from
 # COMMIT (default HEAD) of this repository, printed on one line:
 #   BASE+gitN.HASH
-# BASE is the VERSION file (the last release's number), N the number of
-# commits COMMIT has (git rev-list --count), HASH its short hash. N grows
+# BASE is the VERSION file (the last release's number; a COMMIT named: its
+# own), N the number of commits COMMIT has (git rev-list --count), HASH
+# its short hash. N grows
 # with each commit, so apt and dnf upgrade a node to the next build: dpkg
 # and rpm both compare "+gitN" after BASE as newer than BASE and N
 # numerically (tests/packaging/test_version.sh shows it for two commits).
@@ -33,6 +34,10 @@ if [ "$(git -C "$ROOT" rev-parse --is-shallow-repository)" = true ]; then
 	echo "version.sh: $ROOT is a shallow clone: the commit count is wrong (git fetch --unshallow)" >&2
 	exit 1
 fi
+# A commit named is numbered from its own VERSION file, so that its release
+# tarball stays the same bytes after a later release bumps VERSION; HEAD's
+# is the tree's, an edit not yet committed included.
+[ -z "${1:-}" ] || BASE=$(git -C "$ROOT" show "$COMMIT:VERSION" 2>/dev/null || echo "$BASE")
 N=$(git -C "$ROOT" rev-list --count "$COMMIT")
 HASH=$(git -C "$ROOT" rev-parse --short=7 "$COMMIT")
 echo "$BASE+git$N.$HASH"

@@ -190,6 +190,7 @@ if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
         install_result="install: FAILED (tests/install/clean_root.sh above)"
         failed_setup=$((failed_setup + 1))
     fi
+    tests/packaging/arm64_debs.sh build-deb-arm64 || failed_setup=$((failed_setup + 1))
     leg_time install "$install_started"
 fi
 echo "$install_result"

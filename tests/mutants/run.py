@@ -65,6 +65,11 @@ def mutant_environment(m, scratch):
     env = dict(os.environ)
     env["GDRHOOKTEST_STOP_AT_FAILURE"] = "1"  # tests/catch_main.cpp
     env.update(m.get("env", {}))
+    # This repository's history, which the scratch copy lacks, for the tests
+    # that remake a commit's release tarball (tests/packaging/test_recipes.py).
+    env.setdefault("GDRHOOKTEST_SOURCE_GIT", subprocess.run(
+        ["git", "-C", root, "rev-parse", "--absolute-git-dir"],
+        capture_output=True, text=True).stdout.strip())
     if "kmod" in m["suites"]:
         env["GDRHOOKTEST_VM_KBUILD_DIR"] = os.path.join(scratch, "kbuild")
         if "GDRHOOKTEST_VM_KVERS" not in os.environ:

@@ -37,8 +37,18 @@ done
 	fail "the version of an older commit"
 echo "  dpkg and rpm: 0.1.0 < ... < $("$R/packaging/version.sh" HEAD~3) < ... < $previous"
 
+# After a release (VERSION bumped), an older commit keeps its own base:
+# its release tarball (packaging/release-tarball.sh COMMIT, the recipes'
+# checksum) is the same bytes as before the bump.
+echo 0.2.0 >"$R/VERSION"
+git -C "$R" -c user.name=t -c user.email=t@t.invalid commit -q -am "release 0.2.0"
+[ "$("$R/packaging/version.sh" HEAD~1)" = "$previous" ] ||
+	fail "after the bump, HEAD~1 is $("$R/packaging/version.sh" HEAD~1), not $previous"
+case $("$R/packaging/version.sh") in 0.2.0+git13.*) ;; *) fail "the bump's version is $("$R/packaging/version.sh")" ;; esac
+
 # A tarball: no git; its VERSION as packaging/release-tarball.sh writes it.
 rm -rf "$R/.git"
+echo 0.1.0 >"$R/VERSION"
 [ "$("$R/packaging/version.sh")" = 0.1.0 ] || fail "outside git: not the VERSION file"
 echo "$previous" >"$R/VERSION"
 [ "$("$R/packaging/version.sh")" = "$previous" ] || fail "a release tarball's version is not its VERSION"
