@@ -1157,4 +1157,9 @@ MUTANTS = [
          file="cache/notify/subscriber_registry.h", suites=["unit"], tests=["subscriber registry"],
          find="        if (is_written(place))\n            (hot_line",
          replace="        if (place >= 0 && place < capacity)\n            (hot_line"),
+    # --- issue 40: CI runs every suite the build declares (tests/run_all.sh) ---
+    dict(name="ci_leaves_out_packaging", promise="CI runs every suite but gpu",
+         file="tests/run_all.sh", suites=["unit"], tests=["ci runs every suite"],
+         find="    sort -u | grep -vx gpu)",
+         replace="    sort -u | grep -vx -e gpu -e packaging)"),
 ]
