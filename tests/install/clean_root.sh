@@ -10,7 +10,8 @@
 #  1. a fresh Debian 12 root (mmdebstrap, from this machine's apt sources;
 #     GDRHOOKTEST_CLEAN_ROOT_TAR=FILE keeps it in FILE and reuses it next time):
 #     a machine with systemd and udev and the headers of the kernel the VM
-#     test boots (a node's running kernel), and a list of every file in it;
+#     test boots (a node's running kernel), installed with apt's defaults
+#     (Recommends too), and a list of every file in it;
 #  2. apt installs gdrhook, libgdrhook-dev and gdrhook-dkms from DEB_DIR
 #     with its defaults (Recommends too): dkms comes with them, and with
 #     dkms its Recommends, sudo among them; gdrhook-dkms's postinst creates
@@ -77,8 +78,14 @@ done
 sources=$WORK/sources
 cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
 	grep -v '^#' >"$sources.sources" || true
+# apt's defaults here too (mmdebstrap's own leave Recommends out), as on a
+# machine installed with apt: else what the root's packages recommend
+# (gcc-12's libc6-dev, and its libc-devtools and fonts) came with the
+# packages' dependencies and stayed after the purge, kept by those
+# packages' Recommends.
 debstrap() {
-	mmdebstrap --quiet --variant=apt --include="systemd,udev,linux-headers-$KVER" \
+	mmdebstrap --quiet --variant=apt --aptopt='APT::Install-Recommends "true"' \
+		--include="systemd,udev,linux-headers-$KVER" \
 		bookworm "$1" "$sources.sources" || fail "mmdebstrap"
 }
 if [ -n "${GDRHOOKTEST_CLEAN_ROOT_TAR:-}" ]; then
@@ -95,17 +102,25 @@ for m in proc sys dev; do
 	mounted="$R/$m $mounted"
 done
 # What a package could leave: every path but logs, caches and apt's state,
-# the backups shadow's tools keep of the files they edit (/etc/gshadow-)
-# and depmod's indexes of a kernel's modules (rebuilt by DKMS at install
-# and removal; checked below to name no gdrhook).
+# the backups shadow's tools keep of the files they edit (/etc/gshadow-),
+# depmod's indexes of a kernel's modules (rebuilt by DKMS at install
+# and removal; checked below to name no gdrhook), and the key DKMS made to
+# sign modules (/var/lib/dkms/mok.key, .pub: dkms's purge keeps it, as it
+# may be enrolled in the firmware's MOK list; /var/lib/dkms/gdrhook is
+# checked below).
 snapshot() {
 	in_root find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp \
 		-o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \
 		-o -path /root \) -prune -o -print | grep -v -e '^/etc/[a-z]*-$' \
-		-e '^/usr/lib/modules/[^/]*/modules\.' -e '^/lib/modules/[^/]*/modules\.' | sort
+		-e '^/usr/lib/modules/[^/]*/modules\.' -e '^/lib/modules/[^/]*/modules\.' \
+		-e '^/var/lib/dkms$' -e '^/var/lib/dkms/mok\.\(key\|pub\)$' | sort
 }
 snapshot >"$WORK/before"
 in_root getent group gdrhook >/dev/null && fail "group gdrhook exists before the install"
+for p in dkms sudo; do
+	in_root dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q "install ok installed" &&
+		fail "$p installed before the packages"
+done
 step_done "1. Debian 12 root with systemd, udev and linux-headers-$KVER: $(wc -l <"$WORK/before") paths"
 
 # 2. The packages, with apt.
