@@ -27,8 +27,9 @@ bad() {
 	exit 1
 }
 # SYSTEMD_IGNORE_CHROOT=1: systemd's udevadm (trigger, settle, control)
-# answers "Running in chroot, ignoring request." and does nothing when its
-# root is not PID 1's, as here; this chroot stands for the machine's root.
+# answers "Running in chroot, ignoring request.", does nothing and exits 0
+# when its root is not PID 1's, as here; this chroot stands for the
+# machine's root.
 # Without it the rule was never applied (/dev/gdrhook stayed devtmpfs's
 # root 0660).
 in_root() { chroot $S /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin SYSTEMD_IGNORE_CHROOT=1 "$@"; }
