@@ -8,24 +8,44 @@
 #   tools/package.sh build-deb && tests/install/clean_root.sh build-deb build-test
 #
 #  1. a fresh Debian 12 root (mmdebstrap, from this machine's apt sources;
-#     GDRHOOKTEST_CLEAN_ROOT_TAR=FILE keeps it in FILE and reuses it next time),
-#     with what the packages need from Debian (dkms and its compiler, the
-#     headers of the kernel the VM test boots) installed first, and a list
-#     of every file in it;
-#  2. apt installs gdrhook, libgdrhook-dev and gdrhook-dkms from DEB_DIR;
-#     gdrhook-dkms's postinst has DKMS build and install the module for
-#     those headers, and creates group gdrhook;
-#  3. from the installed paths only: `gdrhook --version`, `gdrhook doctor`,
-#     `pkg-config --libs gdrhook`, and the demo program (from BUILD_DIR,
-#     with the fake driver) under `gdrhook run --pin alloc`, which finds
-#     the installed shim by itself and whose log check must pass;
-#  4. the VM suite boots that kernel with the module DKMS built
-#     (GDRHOOKTEST_VM_MODULE) and runs its pin/unpin test (step basic) and the
-#     node view (step node);
-#  5. apt purges the three packages (--autoremove): every file, the DKMS
-#     tree, the module and the group must be gone, the root's file list as
-#     in 1.
-# Prints each step's wall time and "clean-root: PASS" or "FAIL". Needs root,
+#     GDRHOOKTEST_CLEAN_ROOT_TAR=FILE keeps it in FILE and reuses it next time):
+#     a machine with systemd and udev and the headers of the kernel the VM
+#     test boots (a node's running kernel), installed with apt's defaults
+#     (Recommends too), and a list of every file in it;
+#  2. apt installs gdrhook, libgdrhook-dev and gdrhook-dkms from DEB_DIR
+#     with its defaults (Recommends too): dkms comes with them, and with
+#     dkms its Recommends, sudo among them; gdrhook-dkms's postinst creates
+#     group gdrhook and has DKMS build and install the module for those
+#     headers (the postinst's modprobe finds no module for this machine's
+#     own kernel, which it says and is not an error); two users are made,
+#     one in group gdrhook and one outside it;
+#  3. from the installed paths only: `gdrhook --version` (the package's
+#     version), `gdrhook doctor`, `pkg-config --libs gdrhook` (pkg-config
+#     brought by libgdrhook-dev), a manual page per subcommand, and the
+#     demo program (from BUILD_DIR, with the fake driver) under `gdrhook
+#     run --pin alloc`, which finds the installed shim by itself and whose
+#     log check must pass;
+#  4. the VM suite boots that kernel with the root shared read-only
+#     (GDRHOOKTEST_VM_SYSROOT, tests/vm/guest/packaged_load.sh; an overlay
+#     in the guest's memory makes it writable there): the module DKMS
+#     built is loaded by the root's systemd-modules-load from the packaged
+#     modules-load.d file, systemd-udevd applies the packaged rule
+#     (/dev/gdrhook group gdrhook, 0660), the member opens it and the other
+#     user is refused; the installed prerm unloads the module; then a
+#     purge and install on the running machine in dpkg's order (postrm
+#     purge, preinst, the rule unpacked and read by udevd, postinst): the
+#     postinst loads the module and the new node is the group's; then the pin/unpin test (step basic) and the node view (step node)
+#     run with it;
+#  5. apt purges the three packages (--autoremove, apt's defaults): every
+#     file, the DKMS tree, the module, the group and what apt brought for
+#     them (dkms, sudo) must be gone. sudo refuses its own removal on a
+#     machine whose root has no password (this root, and many nodes)
+#     unless SUDO_FORCE_REMOVE=yes, sudo's own way to say the admin has
+#     another way in: the purge says it, as an operator would. What apt
+#     keeps because apt suggests it (dpkg-dev, the compiler) goes with a
+#     second autoremove; then the root's file list must be as in 1.
+# GDRHOOKTEST_CLEAN_ROOT_INSTALLED_TAR=FILE keeps the root as installed (after
+# 2) in FILE. Prints each step's wall time and "clean-root: PASS" or "FAIL". Needs root,
 # mmdebstrap, and the kernel image and qemu of the VM suite.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -58,8 +78,14 @@ done
 sources=$WORK/sources
 cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
 	grep -v '^#' >"$sources.sources" || true
+# apt's defaults here too (mmdebstrap's own leave Recommends out), as on a
+# machine installed with apt: else what the root's packages recommend
+# (gcc-12's libc6-dev, and its libc-devtools and fonts) came with the
+# packages' dependencies and stayed after the purge, kept by those
+# packages' Recommends.
 debstrap() {
-	mmdebstrap --quiet --variant=apt --include="dkms,linux-headers-$KVER,pkg-config" \
+	mmdebstrap --quiet --variant=apt --aptopt='APT::Install-Recommends "true"' \
+		--include="systemd,udev,linux-headers-$KVER" \
 		bookworm "$1" "$sources.sources" || fail "mmdebstrap"
 }
 if [ -n "${GDRHOOKTEST_CLEAN_ROOT_TAR:-}" ]; then
@@ -76,18 +102,26 @@ for m in proc sys dev; do
 	mounted="$R/$m $mounted"
 done
 # What a package could leave: every path but logs, caches and apt's state,
-# the backups shadow's tools keep of the files they edit (/etc/gshadow-)
-# and depmod's indexes of a kernel's modules (rebuilt by DKMS at install
-# and removal; checked below to name no gdrhook).
+# the backups shadow's tools keep of the files they edit (/etc/gshadow-),
+# depmod's indexes of a kernel's modules (rebuilt by DKMS at install
+# and removal; checked below to name no gdrhook), and the key DKMS made to
+# sign modules (/var/lib/dkms/mok.key, .pub: dkms's purge keeps it, as it
+# may be enrolled in the firmware's MOK list; /var/lib/dkms/gdrhook is
+# checked below).
 snapshot() {
 	in_root find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /tmp \
 		-o -path /var/log -o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \
 		-o -path /root \) -prune -o -print | grep -v -e '^/etc/[a-z]*-$' \
-		-e '^/usr/lib/modules/[^/]*/modules\.' -e '^/lib/modules/[^/]*/modules\.' | sort
+		-e '^/usr/lib/modules/[^/]*/modules\.' -e '^/lib/modules/[^/]*/modules\.' \
+		-e '^/var/lib/dkms$' -e '^/var/lib/dkms/mok\.\(key\|pub\)$' | sort
 }
 snapshot >"$WORK/before"
 in_root getent group gdrhook >/dev/null && fail "group gdrhook exists before the install"
-step_done "1. Debian 12 root with dkms and linux-headers-$KVER: $(wc -l <"$WORK/before") paths"
+for p in dkms sudo; do
+	in_root dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q "install ok installed" &&
+		fail "$p installed before the packages"
+done
+step_done "1. Debian 12 root with systemd, udev and linux-headers-$KVER: $(wc -l <"$WORK/before") paths"
 
 # 2. The packages, with apt.
 mkdir -p "$R/tmp/debs"
@@ -102,7 +136,7 @@ done
 # what the packages depend on.
 in_root apt-get update -qq >"$WORK/update.log" 2>&1 || { cat "$WORK/update.log"; fail "apt-get update"; }
 # shellcheck disable=SC2086
-in_root apt-get install -y --no-install-recommends $debs >"$WORK/install.log" 2>&1 || {
+in_root apt-get install -y $debs >"$WORK/install.log" 2>&1 || {
 	cat "$WORK/install.log"
 	fail "apt-get install"
 }
@@ -117,10 +151,30 @@ for f in /lib/udev/rules.d/70-gdrhook.rules /usr/lib/sysusers.d/gdrhook.conf \
 	/usr/lib/modules-load.d/gdrhook.conf /usr/bin/gdrhook /usr/include/gdrhook.h; do
 	[ -f "$R$f" ] || fail "$f not installed"
 done
-step_done "2. installed with apt; DKMS built the module for $KVER"
+for p in dkms sudo; do
+	in_root dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q "install ok installed" ||
+		fail "$p not installed with the packages (dkms and its Recommends)"
+done
+grep -q "gdrhook.ko not loaded into the running kernel" "$WORK/install.log" ||
+	fail "the postinst did not say it could not load the module into this machine's kernel"
+in_root useradd --system --user-group --no-create-home --groups gdrhook gdrhook-member
+in_root useradd --system --user-group --no-create-home gdrhook-outsider
+# The installed root, for running step 4 again by hand with one file of
+# it changed (tests/vm/run.sh with GDRHOOKTEST_VM_SYSROOT; README, "Packages").
+if [ -n "${GDRHOOKTEST_CLEAN_ROOT_INSTALLED_TAR:-}" ]; then
+	tar -C "$R" --one-file-system -cf "$GDRHOOKTEST_CLEAN_ROOT_INSTALLED_TAR" .
+fi
+step_done "2. installed with apt (Recommends: dkms, sudo); DKMS built the module for $KVER"
 
 # 3. The installed command and shim.
-in_root gdrhook --version | sed 's/^/  /'
+version=$(in_root gdrhook --version)
+msg "  $version"
+[ "$version" = "gdrhook $(in_root dpkg-query -W -f='${Version}' gdrhook)" ] ||
+	fail "gdrhook --version is not the package's version"
+for page in gdrhook gdrhook-run gdrhook-log gdrhook-log-check gdrhook-doctor gdrhook-node; do
+	[ -f "$R/usr/share/man/man1/$page.1.gz" ] || fail "no manual page $page(1)"
+done
+msg "  manual pages: $(ls "$R/usr/share/man/man1/" | grep -c '^gdrhook')"
 set +e
 in_root gdrhook doctor >"$WORK/doctor" 2>&1
 doctor=$?
@@ -145,21 +199,51 @@ in_root sh -c 'grep -h "\"ev\":\"pin\"" /tmp/demo.*.jsonl | head -n1' | grep -q 
 	fail "the demo's log has no pin: the installed shim did not run"
 step_done "3. gdrhook --version, doctor, the demo from the installed paths"
 
-# 4. The DKMS-built module in the VM.
-GDRHOOKTEST_VM_MODULE=$ko GDRHOOKTEST_VM_KVERS=$KVER GDRHOOKTEST_VM_STEPS="basic node" \
-	GDRHOOKTEST_VM_BUILD=$B GDRHOOKTEST_VM_LOG=$WORK/vm.log "$ROOT_DIR/tests/vm/run.sh" >"$WORK/vm" 2>&1 || {
+# 4. The module in the VM, loaded by the root's own files and commands
+# (the root shared read-only: without the host's /proc, /sys and /dev).
+for m in $mounted; do umount "$m"; done
+set +e
+GDRHOOKTEST_VM_SYSROOT=$R GDRHOOKTEST_VM_KVERS=$KVER GDRHOOKTEST_VM_STEPS="basic node" \
+	GDRHOOKTEST_VM_BUILD=$B GDRHOOKTEST_VM_LOG=$WORK/vm.log "$ROOT_DIR/tests/vm/run.sh" >"$WORK/vm" 2>&1
+vm=$?
+set -e
+for m in $mounted; do mount --bind "/${m##*/}" "$m"; done
+tr -d '\r' <"$WORK/vm.log.$KVER" 2>/dev/null | grep "^packaged: " | sed 's/^/  /' || true
+[ "$vm" = 0 ] || {
 	cat "$WORK/vm"
-	fail "the VM test of the DKMS-built module"
+	fail "the VM test of the packaged module"
 }
+tr -d '\r' <"$WORK/vm.log.$KVER" | grep -q "^packaged: PASS" ||
+	fail "the guest did not load the module by the packaged files"
 grep -E "^(vm-test: kernel .*booting|  basic:|  node:|kmod-vm:)" "$WORK/vm" | sed 's/^/  /'
-step_done "4. VM: $KVER booted with the DKMS-built module"
+in_root userdel gdrhook-member
+in_root userdel gdrhook-outsider
+step_done "4. VM: $KVER booted, the module loaded and unloaded by the packaged files and scripts"
 
-# 5. Purge.
-# --autoremove: what apt installed for them goes too (libsimdjson14).
-in_root apt-get purge --autoremove -y gdrhook gdrhook-dkms libgdrhook-dev >"$WORK/purge.log" 2>&1 || {
+# 5. Purge, with apt's defaults: --autoremove takes what apt installed for
+# the packages and nothing else needs (dkms, sudo, libsimdjson14, pkgconf);
+# SUDO_FORCE_REMOVE=yes: see 5. above.
+in_root SUDO_FORCE_REMOVE=yes apt-get purge --autoremove -y gdrhook gdrhook-dkms libgdrhook-dev \
+	>"$WORK/purge.log" 2>&1 || {
 	cat "$WORK/purge.log"
 	fail "apt-get purge"
 }
+for p in dkms sudo; do
+	in_root dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q "install ok installed" &&
+		fail "$p left installed by the purge"
+done
+# apt also keeps, by default, what an installed package suggests
+# (APT::AutoRemove::SuggestsImportant): apt itself suggests dpkg-dev, so
+# dkms's dpkg-dev and compiler stay after that purge. They are apt's to
+# keep, not the packages' leftovers: a second autoremove without that rule
+# takes them (listed), and the root must then be as it was.
+in_root apt-get autoremove --purge -y -o APT::AutoRemove::SuggestsImportant=false \
+	>"$WORK/autoremove.log" 2>&1 || {
+	cat "$WORK/autoremove.log"
+	fail "apt-get autoremove"
+}
+kept=$(sed -n 's/^Removing \([^ ]*\) .*/\1/p' "$WORK/autoremove.log" | paste -sd' ' -)
+msg "  kept by apt for its Suggests, then autoremoved: $(echo "$kept" | wc -w) packages: $kept"
 rm -rf "$R/opt/gdrhook-test"
 snapshot >"$WORK/after"
 if ! diff "$WORK/before" "$WORK/after" >"$WORK/left"; then
@@ -171,5 +255,5 @@ ls "$R/lib/modules/$KVER/updates/dkms/"gdrhook.ko* >/dev/null 2>&1 && fail "gdrh
 [ -e "$R/var/lib/dkms/gdrhook" ] && fail "/var/lib/dkms/gdrhook left behind"
 grep -l gdrhook "$R/etc/group" "$R/etc/gshadow" "$R/lib/modules/$KVER/"modules.* 2>/dev/null &&
 	fail "gdrhook still named in the files above"
-step_done "5. purged: no file, module, DKMS tree or group left"
+step_done "5. purged: no file, module, DKMS tree, group, dkms or sudo left"
 msg "PASS (wall $(( $(date +%s) - START )) s)"

@@ -1162,4 +1162,13 @@ MUTANTS = [
          file="tests/run_all.sh", suites=["unit"], tests=["ci runs every suite"],
          find="    sort -u | grep -vx gpu)",
          replace="    sort -u | grep -vx -e gpu -e packaging)"),
+    # --- issue 41 (H8): the group before the udev rule is unpacked ---------
+    # The packaged load itself (modules-load file, the rule's GROUP and
+    # MODE, prerm, postinst in a VM) is tests/install/clean_root.sh, which
+    # is no meson test (it needs tools/package.sh's .debs and a Debian
+    # mirror): its breaks were shown by hand, not here.
+    dict(name="group_made_after_rule_unpacked", promise="installing gdrhook-dkms makes its group before dpkg unpacks the udev rule that names it",
+         file="packaging/debian/gdrhook-dkms.preinst", suites=["packaging"], tests=["group ownership"],
+         find="install | upgrade)\n\tif ! getent group gdrhook",
+         replace="never)\n\tif ! getent group gdrhook"),
 ]

@@ -1,12 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 # The Debian package's gdrhook group belongs to whoever made it (issue 39):
-# the maintainer scripts (packaging/debian/gdrhook-dkms.postinst, .postrm)
-# run against a stand-in group database (getent, groupadd, groupdel and
-# systemd-sysusers as shell functions over a file) under DPKG_ROOT, the
-# root dpkg runs them for. Two installs: on a machine where the admin
-# made the group before installing, install, upgrade and purge leave it
-# there; where the package made it, purge takes it away.
+# the maintainer scripts (packaging/debian/gdrhook-dkms.preinst, .postinst,
+# .postrm) run against a stand-in group database (getent, groupadd,
+# groupdel and systemd-sysusers as shell functions over a file) under
+# DPKG_ROOT, the root dpkg runs them for. Two installs: on a machine where
+# the admin made the group before installing, install, upgrade and purge
+# leave it there; where the package made it, the preinst has made it
+# before the rule is unpacked, and purge takes it away.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 DEBIAN=$HERE/../../packaging/debian
@@ -36,6 +37,7 @@ for sysusers in yes no; do
 	rm -rf "$WORK/root" && mkdir -p "$WORK/root"
 	# The admin's own group, made before the package came.
 	echo gdrhook > "$WORK/groups"
+	run_script $sysusers gdrhook-dkms.preinst install
 	run_script $sysusers gdrhook-dkms.postinst configure
 	run_script $sysusers gdrhook-dkms.postinst configure 1.0 # an upgrade
 	run_script $sysusers gdrhook-dkms.postrm remove
@@ -45,6 +47,11 @@ for sysusers in yes no; do
 	# The package's own group.
 	rm -rf "$WORK/root" && mkdir -p "$WORK/root"
 	: > "$WORK/groups"
+	# dpkg's order: the preinst, then the files (the udev rule, which
+	# udevd may read at once: the group must exist by then), then the
+	# postinst (issue 41; tests/vm/guest/packaged_load.sh, step 3).
+	run_script $sysusers gdrhook-dkms.preinst install
+	has_group || fail "the preinst (sysusers: $sysusers) made no group before the rule is unpacked"
 	run_script $sysusers gdrhook-dkms.postinst configure
 	has_group || fail "install (sysusers: $sysusers) made no group"
 	run_script $sysusers gdrhook-dkms.postinst configure 1.0

@@ -54,8 +54,9 @@
 #                        and exporter are still built from the tree
 #   GDRHOOKTEST_VM_SYSROOT   a root with the packages installed
 #                        (tests/install/clean_root.sh): the guest mounts it
-#                        (9p) and loads gdrhook.ko as that machine would, by
-#                        its packaged files, instead of insmod
+#                        (9p, with an overlay in memory over it) and loads
+#                        gdrhook.ko as that machine would, by its packaged
+#                        files and maintainer scripts, instead of insmod
 #                        (tests/vm/guest/packaged_load.sh)
 #   GDRHOOKTEST_VM_KBUILD_DIR  build the modules in DIR/KVER and keep them there,
 #                        so that the next run rebuilds only what changed
@@ -280,11 +281,11 @@ boot() {
 	fi
 	# vgem and what it needs, in load order (modules.dep lists dependencies
 	# with the first-needed last); with GDRHOOKTEST_VM_SYSROOT, 9p over virtio
-	# too, for the guest to mount the root. A module two of them need is
-	# loaded once.
+	# too, for the guest to mount the root, and overlayfs to make it
+	# writable in memory. A module two of them need is loaded once.
 	order=
 	wanted=vgem
-	[ -z "${GDRHOOKTEST_VM_SYSROOT:-}" ] || wanted="$wanted 9p 9pnet_virtio virtio_pci"
+	[ -z "${GDRHOOKTEST_VM_SYSROOT:-}" ] || wanted="$wanted 9p 9pnet_virtio virtio_pci overlay"
 	for want in $wanted; do
 		deps=$(grep "/$want\.ko[^:]*:" "$moddir/modules.dep" | head -n1) || die "$want not in $moddir/modules.dep"
 		for m in $(echo "$deps" | sed 's/^[^:]*: *//' | tr ' ' '\n' | tac) $(echo "$deps" | sed 's/:.*//'); do
