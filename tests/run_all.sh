@@ -5,8 +5,8 @@
 # suite that applies to each build, then prints one closing line
 # "N passed, N failed, N skipped" (the skipped tests named after it). A
 # skip is not a pass: each says why in its own output.
-#   build-test   plain build: every suite (unit, shim, cache, cli, kmod, ucx,
-#                stress, hostile)
+#   build-test   plain build: every suite the tree declares but gpu (the
+#                '# suites:' lines below)
 #   build-asan   ASan+UBSan: the suites that do not preload the shim
 #   build-tsan   TSan: the same
 #   build-aarch64  cross-built for aarch64 (cross/aarch64-linux-gnu.ini), its
@@ -15,7 +15,8 @@
 #   build-fuzz   clang, libFuzzer: tests/fuzz/run.sh, each target for
 #                GDRHOOKTEST_FUZZ_SECONDS (default 60); any finding fails
 #   install      the Debian packages (tools/package.sh) on a clean Debian
-#                root (tests/install/clean_root.sh)
+#                root (tests/install/clean_root.sh), and the arm64 packages
+#                cross-built and checked (tests/packaging/arm64_debs.sh)
 #   mutants      tests/mutants/run.sh: each mutant of tests/mutants/mutants.py
 #                on a scratch copy; any survivor fails
 # GDRHOOKTEST_QUICK=1 runs the plain build only.
@@ -178,7 +179,8 @@ fi
 
 # The Debian packages on a clean machine: built from this tree
 # (tools/package.sh, lintian clean), installed with apt into a fresh
-# Debian root, DKMS's module booted in the VM, purged without a trace
+# Debian root with apt's defaults, DKMS's module loaded in the VM by the
+# packaged modules-load and udev files, purged without a trace
 # (tests/install/clean_root.sh; it needs a Debian mirror, as .ci/run's
 # apt-get does).
 install_result="install: skipped (GDRHOOKTEST_QUICK=1)"
@@ -190,12 +192,17 @@ if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
         install_result="install: FAILED (tools/package.sh, see build-deb.log)"
         failed_setup=$((failed_setup + 1))
     elif tests/install/clean_root.sh build-deb build-test; then
-        install_result="install: OK (packages built, installed on a clean root, module built by DKMS and booted, purged clean; $(( $(date +%s) - install_started )) s)"
+        install_result="install: OK (packages built, installed on a clean root with Recommends, module built by DKMS, loaded by its packaged files in the VM, its node the group's, purged clean with --autoremove; $(( $(date +%s) - install_started )) s)"
     else
         install_result="install: FAILED (tests/install/clean_root.sh above)"
         failed_setup=$((failed_setup + 1))
     fi
-    tests/packaging/arm64_debs.sh build-deb-arm64 || failed_setup=$((failed_setup + 1))
+    # The arm64 packages from Debian's cross toolchain (about 250 CPU
+    # seconds): their architecture, every ELF file AArch64, lintian clean.
+    if ! tests/packaging/arm64_debs.sh build-deb-arm64; then
+        install_result="$install_result; arm64 packages: FAILED (tests/packaging/arm64_debs.sh above)"
+        failed_setup=$((failed_setup + 1))
+    fi
     leg_time install "$install_started"
 fi
 echo "$install_result"
