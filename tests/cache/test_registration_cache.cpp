@@ -144,6 +144,28 @@ TEST_CASE("after invalidate returns lookups miss, and the worker unpins with its
     REQUIRE(f.backend->bad_unpins == 0);
 }
 
+TEST_CASE("an unpin a free made on its own thread keeps the worker told until it is logged",
+          "[cache]")
+{
+    // The worker runs its batch, and logs unpins, only while has_retired()
+    // says so; an unpin done on the free's thread waits in the cache for
+    // that batch. Were it forgotten there, a free that is the program's
+    // last event would leave its unpin out of the log.
+    Fixture f;
+    f.memory.allocate(0x78000000, MiB);
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x78000000, 4096, reg).ok());
+    REQUIRE(f.cache->invalidate(0x78000000, MiB) == 1);
+    f.cache->unpin_retired();                      // as free_invalidation.cpp's unpin_freed does
+    REQUIRE_FALSE(f.backend->is_live(reg.handle)); // unpinned on this thread
+    REQUIRE(f.cache->has_retired());               // and not yet reported
+    std::vector<UnpinRecord> unpinned;
+    REQUIRE(f.cache->drain_unpins([&](const UnpinRecord &r) { unpinned.push_back(r); }) == 1);
+    REQUIRE(unpinned.size() == 1);
+    REQUIRE(unpinned[0].handle == reg.handle);
+    REQUIRE_FALSE(f.cache->has_retired());
+}
+
 TEST_CASE("invalidating memory that holds no registration removes nothing", "[cache]")
 {
     Fixture f;

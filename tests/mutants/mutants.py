@@ -248,8 +248,10 @@ MUTANTS = [
          file="cache/pinning/free_invalidation.cpp", suites=["shim"], tests=["shim pin_pipeline"],
          find="    cache.unpin_retired();\n    pipeline.poke();",
          replace="    pipeline.poke();"),
+    # Caught by chance only in the shim suite (a free that is the last
+    # event, racing the worker): CI's run of 439164e let it survive.
     dict(name="unpins_of_frees_not_logged", promise="every unpin a free does on its own thread is logged",
-         file="cache/registration/reclaimer.cpp", suites=["shim"], tests=["shim pin_pipeline"],
+         file="cache/registration/reclaimer.cpp", suites=["cache", "shim"], tests=["cache"],
          find="    return !reports_.empty() || std::any_of(",
          replace="    return std::any_of("),
     # --- configuration -----------------------------------------------------
