@@ -7,11 +7,14 @@ there) against the suites meson knows (meson-info/intro-tests.json).
 gpu alone may be missing: without a GPU it can only skip.
 
 usage: check_ci_suites.py SOURCE_ROOT BUILD_ROOT"""
-import json
 import os
 import re
 import subprocess
 import sys
+
+# The suites of each test meson knows: read as the mutants' check reads them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mutants"))
+from check_named_tests import suites_of  # noqa: E402
 
 NOT_IN_CI = {"gpu"}
 
@@ -27,19 +30,11 @@ def ci_suites(source):
     return set(out.split())
 
 
-def meson_suites(build):
-    with open(os.path.join(build, "meson-info", "intro-tests.json")) as f:
-        tests = json.load(f)
-    # "gdrhook:unit"; a test in two suites ("unit", "format") is run by either
-    return [{s.split(":")[-1] for s in t["suite"]} for t in tests]
-
-
 def main(source, build):
     run = ci_suites(source)
     problems = []
-    known = set()
-    for suites in meson_suites(build):
-        known |= suites
+    # (a test in two suites, "unit" and "format", is run by either)
+    for suites in suites_of(build).values():
         if not suites & (run | NOT_IN_CI):
             problems.append(f"a test of suite(s) {', '.join(sorted(suites))} is never run by CI")
     # (a suite this build lacks, such as ucx without UCX, is not a problem
