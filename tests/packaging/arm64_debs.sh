@@ -4,13 +4,13 @@
 # cross-built from this tree by `ARCH=arm64 tools/package.sh OUT_DIR`
 # (dpkg-buildpackage -a arm64 with cross/aarch64-linux-gnu.ini and the
 # :arm64 libraries tests/packages/*.txt install; its log in OUT_DIR.log),
-# then checked by tests/packaging/check_debs.sh: Architecture arm64, the
-# command, the shim and the Slurm plugin AArch64 ELF files, lintian clean.
+# lintian clean (package.sh fails otherwise), then checked by
+# tests/packaging/check_debs.sh: Architecture arm64, the command, the shim
+# and the Slurm plugin AArch64 ELF files.
 # A package build, so the distribution's flags (-O2 -g, hardening), not
 # the aarch64 test leg's objects. Measured on the shared 2-core machine
 # (niced, load average 6 to 11), from a clean build folder: 643 s and
-# 431 s of wall time, 250 s and 253 s of CPU time (user and system), the
-# check (lintian again, the ELF headers) 12 s of it.
+# 431 s of wall time, 250 s and 253 s of CPU time (user and system).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$1
