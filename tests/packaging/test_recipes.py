@@ -13,7 +13,11 @@ their text and the repository can say (issue 41):
     packaging/release-tarball.sh makes again from the commit the version
     names (the tarball remade here, from this repository's history:
     GDRHOOKTEST_SOURCE_GIT where the tree is a copy without it, as a
-    mutant's scratch copy is).
+    mutant's scratch copy is), under umask 022 and 077 alike: a user
+    extracts with the umask applied, root did not;
+  - that commit is in HEAD's history, so that a clone has it: a commit
+    left only in this checkout's objects (a branch rewritten or deleted)
+    is remade here but not in CI's clone (the CI run of 259577a).
 """
 import ast
 import hashlib
@@ -167,22 +171,38 @@ def check_release(versions, config):
     env = git_env()
     if env is None:
         return
+    reachable = subprocess.run(["git", "-C", ROOT, "merge-base", "--is-ancestor", commit, "HEAD"],
+                               env=env, capture_output=True, text=True)
+    if reachable.returncode != 0:
+        fail(f"the release's commit {commit} is not in HEAD's history: a clone of the "
+             f"repository does not have it {reachable.stderr.strip()}")
+        return
+    for umask in (0o022, 0o077):
+        remade = release_sha256(commit, tarball_name, env, umask)
+        if remade is None:
+            return
+        if remade != sha:
+            fail(f"the tarball of {commit} made again under umask {umask:03o} has sha256 "
+                 f"{remade}, the recipes say {sha}")
+        else:
+            print(f"  {tarball_name} made again under umask {umask:03o}: sha256 {remade}, "
+                  "as both recipes say")
+
+
+def release_sha256(commit, tarball_name, env, umask):
     with tempfile.TemporaryDirectory() as out:
         made = subprocess.run([os.path.join(ROOT, "packaging", "release-tarball.sh"), commit, out],
-                              env=env, capture_output=True, text=True)
+                              env=env, capture_output=True, text=True,
+                              preexec_fn=lambda: os.umask(umask))
         if made.returncode != 0:
             fail(f"packaging/release-tarball.sh {commit} failed: {made.stderr.strip()}")
-            return
+            return None
         path = os.path.join(out, tarball_name)
         if not os.path.exists(path):
             fail(f"packaging/release-tarball.sh {commit} made {os.listdir(out)}, not {tarball_name}")
-            return
+            return None
         with open(path, "rb") as f:
-            remade = hashlib.sha256(f.read()).hexdigest()
-    if remade != sha:
-        fail(f"the tarball of {commit} made again has sha256 {remade}, the recipes say {sha}")
-    else:
-        print(f"  {tarball_name} made again: sha256 {remade}, as both recipes say")
+            return hashlib.sha256(f.read()).hexdigest()
 
 
 def main():

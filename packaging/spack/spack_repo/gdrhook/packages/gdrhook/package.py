@@ -12,7 +12,7 @@
 # has no public address yet (example.org stands for it): until it has, a
 # site puts the tarball in a Spack mirror of its own (spack mirror add
 # site file:///DIR, the tarball at
-# DIR/gdrhook/gdrhook-0.1.0-git437.bcc190a.tar.gz), where Spack finds it
+# DIR/gdrhook/gdrhook-0.1.0-git506.259577a.tar.gz), where Spack finds it
 # by name and checks its sha256. In a Spack spec "+" starts a variant, so
 # the packages' version 0.1.0+gitN.HASH is 0.1.0-gitN.HASH here, its url
 # given per version. maintainers() is left out until the project has
@@ -35,9 +35,9 @@ class Gdrhook(MesonPackage):
     license("MIT OR GPL-2.0-only")
 
     version(
-        "0.1.0-git437.bcc190a",
-        sha256="bd3dc9f110ba84c3ce86b309356d8aadf04f7b1d8304c21145f4fa56e58cef4d",
-        url=f"{releases}/gdrhook-0.1.0+git437.bcc190a.tar.gz",
+        "0.1.0-git506.259577a",
+        sha256="f2c1dd5f64dd3a6da53124fd745a5c341e267b674e5641986184bbbe3e32d6bb",
+        url=f"{releases}/gdrhook-0.1.0+git506.259577a.tar.gz",
     )
 
     depends_on("c", type="build")
