@@ -28,6 +28,10 @@ systemd_sysusers() { getent group gdrhook || groupadd --system gdrhook; }
 command() { [ "\$2" = systemd-sysusers ] && [ $sysusers = yes ]; }
 alias systemd-sysusers=systemd_sysusers
 STUB
+	# What dpkg has unpacked into the root by then: the scripts' shared
+	# part (kmod/packaging/running-kernel.sh).
+	mkdir -p "$WORK/root/usr/lib/gdrhook-dkms"
+	cp "$HERE/../../kmod/packaging/running-kernel.sh" "$WORK/root/usr/lib/gdrhook-dkms/"
 	sed 's/^set -e$/set -e; . "$STUBS"/' "$DEBIAN/$script" > "$WORK/script.sh"
 	STUBS=$WORK/run.sh DPKG_ROOT=$WORK/root sh "$WORK/script.sh" "$@"
 }

@@ -10,11 +10,15 @@
 # the group first, then DKMS, then udev's rules reloaded, then modprobe,
 # then the trigger; on removal modprobe -r before DKMS removes the module;
 # a kernel the module is not built for, or a module in use, is not an
-# error; a failed DKMS build of the RPM's is. clean_root.sh runs the real
-# thing in a VM (tests/install).
+# error; a failed DKMS build of the RPM's is; in a chroot (a node image
+# being built: ischroot, or systemd-detect-virt where there is no ischroot)
+# DKMS builds but neither format touches the running kernel, the build
+# host's. clean_root.sh runs the real thing in a chroot and in a VM
+# (tests/install).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 PKG=$HERE/../../packaging
+RUNNING_KERNEL=$HERE/../../kmod/packaging/running-kernel.sh
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-modscripts-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 fail() {
@@ -30,7 +34,10 @@ groupadd() { log group-created; echo gdrhook >>"$WORK/groups"; }
 systemd_sysusers() { log group-created; echo gdrhook >>"$WORK/groups"; }
 alias systemd-sysusers=systemd_sysusers
 groupdel() { log groupdel; : >"$WORK/groups"; }
-command() { return 0; }
+command() { [ "\$2" != ischroot ] || [ ! -e "$WORK/no-ischroot" ]; }
+ischroot() { [ -e "$WORK/chroot" ]; }
+systemd_detect_virt() { [ -e "$WORK/chroot" ]; }
+alias systemd-detect-virt=systemd_detect_virt
 uname() { echo 6.1.0-test; }
 dkms() { log "dkms \$*"; [ "\$1 \${7:-}" != "install \$(cat "$WORK/dkms-fails" 2>/dev/null)" ] || return \$(cat "$WORK/dkms-rc"); }
 modprobe() { log "modprobe \$*"; return \$(cat "$WORK/modprobe-rc"); }
@@ -42,7 +49,7 @@ reset() {
 	: >"$WORK/calls"
 	: >"$WORK/groups"
 	echo 0 >"$WORK/modprobe-rc"
-	rm -f "$WORK/dkms-fails" "$WORK/var"/gdrhook-dkms/* 2>/dev/null || true
+	rm -f "$WORK/dkms-fails" "$WORK/chroot" "$WORK/no-ischroot" "$WORK/var"/gdrhook-dkms/* 2>/dev/null || true
 	rm -rf "$WORK/modules" && mkdir -p "$WORK/modules/k1/build" "$WORK/modules/k2/build" "$WORK/modules/k3"
 }
 # Debian: the script with debhelper's part (#DEBHELPER#, dh_dkms) a logged
@@ -51,6 +58,7 @@ deb() { # script args...
 	script=$1
 	shift
 	sed -e 's/^set -e$/set -e; . "$STUBS"/' -e 's/^#DEBHELPER#$/log "dkms debhelper"/' \
+		-e "s|/usr/lib/gdrhook-dkms/running-kernel.sh|$RUNNING_KERNEL|" \
 		"$PKG/debian/gdrhook-dkms.$script" >"$WORK/script.sh"
 	STUBS=$WORK/stubs.sh sh "$WORK/script.sh" "$@" 2>"$WORK/stderr"
 }
@@ -60,7 +68,8 @@ deb() { # script args...
 rpm_scriptlet() { # section count
 	awk -v sec="%$1 dkms" '$0 == sec { on = 1; next } on && /^%[a-z]/ { exit } on' "$PKG/rpm/gdrhook.spec" |
 		sed -e 's/%{name}/gdrhook/g' -e 's/%{version}/1.0/g' -e "s|%{_localstatedir}|$WORK/var|g" \
-			-e "s|/lib/modules/|$WORK/modules/|g" >"$WORK/script.sh"
+			-e "s|%{_prefix}/lib/gdrhook-dkms/running-kernel.sh|$RUNNING_KERNEL|" \
+		-e "s|/lib/modules/|$WORK/modules/|g" >"$WORK/script.sh"
 	(set +eu && set -- "$2" && . "$WORK/stubs.sh" && . "$WORK/script.sh") 2>"$WORK/stderr"
 }
 at() { grep -n -m1 -e "$1" "$WORK/calls" | cut -d: -f1; } # line of the first call matching $1
@@ -140,4 +149,32 @@ rpm_scriptlet post 1 || fail "%post failed for a kernel dkms.conf excludes"
 reset
 echo 1 >"$WORK/modprobe-rc"
 rpm_scriptlet post 1 || fail "%post failed where the running kernel has no module"
-echo "test_module_scripts: load at install after the group, unload before removal, DKMS for every kernel, failures shown (deb and rpm)"
+# A node image built in a chroot: DKMS builds for the image's kernels, the
+# running kernel (the build host's) is neither loaded into nor unloaded,
+# and the postinst says why; with ischroot (Debian) and without it (RPM
+# distributions: systemd-detect-virt --chroot).
+for detector in ischroot systemd-detect-virt; do
+	reset
+	: >"$WORK/chroot"
+	[ $detector = ischroot ] || : >"$WORK/no-ischroot"
+	deb postinst configure || fail "postinst in a chroot failed ($detector)"
+	[ -n "$(at "dkms debhelper")" ] || fail "postinst in a chroot: no DKMS build ($detector)"
+	never "^modprobe" "postinst in a chroot ($detector)"
+	never "^udevadm" "postinst in a chroot ($detector)"
+	grep -q "installed in a chroot: the running kernel .* is left alone" "$WORK/stderr" ||
+		fail "postinst in a chroot did not say it left the running kernel alone ($detector)"
+	deb prerm remove || fail "prerm in a chroot failed ($detector)"
+	never "^modprobe" "prerm remove in a chroot ($detector)"
+	rpm_scriptlet post 2 || fail "%post of an upgrade in a chroot failed ($detector)"
+	[ -n "$(at "dkms install -m gdrhook -v 1.0 -k k1")" ] || fail "%post in a chroot: no DKMS build ($detector)"
+	rpm_scriptlet preun 0
+	never "^modprobe" "%post and %preun in a chroot ($detector)"
+	never "^udevadm" "%post in a chroot ($detector)"
+done
+# A chroot that stands for the machine (systemd's SYSTEMD_IGNORE_CHROOT, as
+# the VM test runs the installed scripts) is the machine.
+reset
+: >"$WORK/chroot"
+SYSTEMD_IGNORE_CHROOT=1 deb postinst configure || fail "postinst with SYSTEMD_IGNORE_CHROOT failed"
+[ -n "$(at "^modprobe gdrhook")" ] || fail "postinst with SYSTEMD_IGNORE_CHROOT did not load the module"
+echo "test_module_scripts: load at install after the group, unload before removal, DKMS for every kernel, failures shown, a chroot's host kernel left alone (deb and rpm)"
