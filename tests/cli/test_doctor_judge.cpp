@@ -114,6 +114,25 @@ TEST_CASE("no driver: one problem per missing thing, each with advice", "[doctor
         CHECK(f.what.find("libnvidia-ml") == std::string::npos);
 }
 
+TEST_CASE("no /dev/gdrhook: a packaged module is loaded with modprobe, a built one with insmod",
+          "[doctor]")
+{
+    MachineFacts m = healthy_machine();
+    m.device = {};
+    m.device.path = "/dev/gdrhook";
+    m.device.error = "No such file or directory";
+    m.device.installed_module = "/lib/modules/6.1.0-56-amd64/updates/dkms/gdrhook.ko.xz";
+    const Finding packaged = find(judge_machine(m), "/dev/gdrhook: not present");
+    CHECK_THAT(packaged.advice, Catch::Contains("sudo modprobe gdrhook"));
+    CHECK_THAT(packaged.advice, Catch::Contains(m.device.installed_module));
+    CHECK_THAT(packaged.advice, !Catch::Contains("insmod"));
+
+    m.device.installed_module.clear();
+    const Finding built = find(judge_machine(m), "/dev/gdrhook: not present");
+    CHECK_THAT(built.advice, Catch::Contains("sudo insmod BUILD/kmod/gdrhook.ko"));
+    CHECK_THAT(built.advice, !Catch::Contains("modprobe"));
+}
+
 TEST_CASE("BAR1 over 90% used is a note with advice, not a problem", "[doctor]")
 {
     MachineFacts m = healthy_machine();

@@ -9,6 +9,7 @@
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +239,26 @@ TEST_CASE("the doctor says a Tegra by L4T's release file or the device tree", "[
     std::filesystem::create_directories(root + "/etc");
     std::ofstream(root + "/etc/nv_tegra_release") << "# R36 (release), REVISION: 4.0\n";
     CHECK(probe_platform(root).tegra_evidence == "/etc/nv_tegra_release");
+    std::filesystem::remove_all(root);
+}
+
+TEST_CASE("the doctor finds the running kernel's installed module as modprobe does", "[doctor]")
+{
+    struct utsname names {};
+    REQUIRE(uname(&names) == 0);
+    char tmpl[] = "/tmp/gdrhook-modules-test-XXXXXX";
+    const std::string root = mkdtemp(tmpl);
+    const std::string folder = root + "/lib/modules/" + names.release;
+    std::filesystem::create_directories(folder);
+    CHECK(probe_installed_module(root).empty()); // no modules.dep
+    std::ofstream(folder + "/modules.dep")
+        << "kernel/drivers/a/a.ko.xz:\n"
+           "kernel/drivers/gdrhook_other.ko:\n"
+           "updates/dkms/gdrhook.ko.xz: kernel/drivers/a/a.ko.xz\n";
+    CHECK(probe_installed_module(root) ==
+          std::string("/lib/modules/") + names.release + "/updates/dkms/gdrhook.ko.xz");
+    std::ofstream(folder + "/modules.dep") << "kernel/drivers/gdrhook_other.ko:\n";
+    CHECK(probe_installed_module(root).empty());
     std::filesystem::remove_all(root);
 }
 

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // The doctor's question to the kernel module: is /dev/gdrhook there, can
-// this user open it, and does its ABI match the one this tool knows. The
+// this user open it, and does its ABI match the one this tool knows; and
+// where it is not there, whether the running kernel has one installed. The
 // asking is the shim's probe (cache/backends/module_probe.h); here it is
 // put in words.
 #include "doctor/doctor.h"
 
 #include "cache/backends/module_probe.h"
+#include "cache/base/safe_file.h"
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 
 namespace gdrhook::cli {
 
@@ -65,6 +69,30 @@ GdrhookDeviceFacts probe_gdrhook_device(const std::string &path)
     facts.module = probe_module(path).facts;
     facts.error = problem_in_words(facts.module);
     return facts;
+}
+
+std::string probe_installed_module(const std::string &root)
+{
+    struct utsname names {};
+    if (uname(&names) != 0)
+        return "";
+    // depmod's index, which modprobe reads: one line per module, its path
+    // (relative to the kernel's folder) before the colon. DKMS runs depmod
+    // after it installs the module, wherever it puts it (updates/dkms/ on
+    // Debian, extra/ on RHEL) and however it is compressed.
+    const std::string folder = std::string("/lib/modules/") + names.release;
+    std::string index;
+    if (!read_small_file((root + folder + "/modules.dep").c_str(), index, 16 << 20).empty())
+        return "";
+    std::istringstream lines(index);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const std::string file = line.substr(0, line.find(':'));
+        const std::string name = file.substr(file.rfind('/') + 1);
+        if (name == "gdrhook.ko" || name.rfind("gdrhook.ko.", 0) == 0)
+            return file[0] == '/' ? file : folder + "/" + file;
+    }
+    return "";
 }
 
 } // namespace gdrhook::cli

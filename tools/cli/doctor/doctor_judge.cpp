@@ -118,8 +118,15 @@ void judge_device(Findings &r, const GdrhookDeviceFacts &device)
     if (!device.present) {
         r.note(device.path + ": not present (" + device.error +
                "): the kmod backend is unavailable");
-        r.advice("to use it, load the module: sudo insmod kmod/gdrhook.ko (after building it: "
-                 "kmod/build.sh), or modprobe gdrhook once installed");
+        // A packaged install (gdrhook-dkms) has the module in the running
+        // kernel's tree; a source build has it in kmod/.
+        if (!device.installed_module.empty())
+            r.advice("to use it, load the installed module: sudo modprobe gdrhook (" +
+                     device.installed_module + ")");
+        else
+            r.advice("to use it, install the gdrhook-dkms package, or load the module a "
+                     "build made (meson builds it where the kernel's headers are): sudo insmod "
+                     "BUILD/kmod/gdrhook.ko");
         return;
     }
     const ModuleFacts &module = device.module;

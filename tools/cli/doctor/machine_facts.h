@@ -54,11 +54,17 @@ struct GdrhookDeviceFacts {
     bool present = false; // stat() found it
     ModuleFacts module;   // opened? GET_VERSION? ABI, features
     std::string error;    // what went wrong, in words, or empty
+    // The running kernel's gdrhook.ko where one is installed (DKMS's, a
+    // package's), as modprobe finds it; empty where there is none.
+    std::string installed_module;
 };
 
 CudaFacts probe_cuda(const std::string &library);
 NvmlFacts probe_nvml(const std::string &library, const std::vector<std::string> &pci_bus_ids);
 GdrhookDeviceFacts probe_gdrhook_device(const std::string &path);
+// The module file of the running kernel (uname's release) that modprobe
+// would load, from modules.dep under `root`/lib/modules; "" if none.
+std::string probe_installed_module(const std::string &root = "");
 
 // The machine (doctor_platform.cpp): uname's architecture, and whether
 // it is a Tegra (L4T's /etc/nv_tegra_release, or the device tree's
