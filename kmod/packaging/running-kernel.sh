@@ -23,14 +23,21 @@ gdrhook_kernel_elsewhere() {
 		return 0
 	fi
 	[ -z "${SYSTEMD_IGNORE_CHROOT:-}" ] || return 1
-	# ischroot (Debian's debianutils) cannot tell without a /proc: a
-	# running machine has one, a bare chroot often has none.
+	# Where neither can tell (no /proc: a running machine has one, a bare
+	# chroot often has none), the kernel is left alone: loading it is
+	# the step that cannot be taken back.
 	if command -v ischroot >/dev/null 2>&1; then
+		# Debian's debianutils: 0 a chroot, 1 not, 2 cannot tell.
 		ischroot --default-true || return 1
-	elif ! systemd-detect-virt --quiet --chroot 2>/dev/null; then
+		echo "a chroot"
+	elif why=$(systemd-detect-virt --chroot 2>&1); then
+		echo "a chroot"
+	elif [ -n "$why" ]; then
+		# Not a chroot is a bare exit 1; one it cannot tell says why.
+		echo "a root systemd-detect-virt cannot place ($why)"
+	else
 		return 1
 	fi
-	echo "a chroot"
 }
 
 # Loads the module into the running kernel (`replace`: a loaded older

@@ -36,7 +36,10 @@ alias systemd-sysusers=systemd_sysusers
 groupdel() { log groupdel; : >"$WORK/groups"; }
 command() { [ "\$2" != ischroot ] || [ ! -e "$WORK/no-ischroot" ]; }
 ischroot() { [ -e "$WORK/chroot" ]; }
-systemd_detect_virt() { [ -e "$WORK/chroot" ]; }
+systemd_detect_virt() {
+	[ ! -e "$WORK/cannot-tell" ] || { echo "Failed to check for chroot() environment: Permission denied" >&2; return 1; }
+	[ -e "$WORK/chroot" ]
+}
 alias systemd-detect-virt=systemd_detect_virt
 uname() { echo 6.1.0-test; }
 dkms() { log "dkms \$*"; [ "\$1 \${7:-}" != "install \$(cat "$WORK/dkms-fails" 2>/dev/null)" ] || return \$(cat "$WORK/dkms-rc"); }
@@ -49,7 +52,7 @@ reset() {
 	: >"$WORK/calls"
 	: >"$WORK/groups"
 	echo 0 >"$WORK/modprobe-rc"
-	rm -f "$WORK/dkms-fails" "$WORK/chroot" "$WORK/no-ischroot" "$WORK/var"/gdrhook-dkms/* 2>/dev/null || true
+	rm -f "$WORK/dkms-fails" "$WORK/chroot" "$WORK/no-ischroot" "$WORK/cannot-tell" "$WORK/var"/gdrhook-dkms/* 2>/dev/null || true
 	rm -rf "$WORK/modules" && mkdir -p "$WORK/modules/k1/build" "$WORK/modules/k2/build" "$WORK/modules/k3"
 }
 # Debian: the script with debhelper's part (#DEBHELPER#, dh_dkms) a logged
@@ -171,6 +174,20 @@ for detector in ischroot systemd-detect-virt; do
 	never "^modprobe" "%post and %preun in a chroot ($detector)"
 	never "^udevadm" "%post in a chroot ($detector)"
 done
+# systemd-detect-virt, where it cannot tell (no /proc in the root, or
+# none of PID 1's to see), is taken as a chroot: the kernel is left alone.
+reset
+: >"$WORK/no-ischroot"
+: >"$WORK/cannot-tell"
+rpm_scriptlet post 1 || fail "%post where systemd-detect-virt cannot tell failed"
+never "^modprobe" "%post where systemd-detect-virt cannot tell"
+grep -q "cannot place (Failed to check" "$WORK/stderr" ||
+	fail "%post did not say why it left the running kernel alone"
+# Outside a chroot, without ischroot: the module is loaded.
+reset
+: >"$WORK/no-ischroot"
+rpm_scriptlet post 1 || fail "%post outside a chroot without ischroot failed"
+[ -n "$(at "^modprobe gdrhook")" ] || fail "%post outside a chroot without ischroot did not load the module"
 # A chroot that stands for the machine (systemd's SYSTEMD_IGNORE_CHROOT, as
 # the VM test runs the installed scripts) is the machine.
 reset
