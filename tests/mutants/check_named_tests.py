@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 """Every mutant of mutants.py names, in `tests`, at least one test, and
-each test it names is one meson knows, in one of the mutant's suites.
+each test it names is one meson knows, in one of the mutant's suites; and
+its edit still applies: `find` occurs once in `file` (a change that moved
+the line leaves a stale mutant, which CI's mutants leg reports only after
+some twenty minutes: the run of 6e7cb4c).
 
 usage: check_named_tests.py BUILD_DIR
 
@@ -17,8 +20,9 @@ import os
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(here, "..", "..")
 sys.path.insert(0, here)
-from mutants import MUTANTS  # noqa: E402
+from mutants import MUTANTS, times_found  # noqa: E402
 
 
 def suites_of(build):
@@ -32,6 +36,10 @@ def problems(mutants, known):
     found, unjudged = [], []
     present = set().union(*known.values()) if known else set()
     for m in mutants:
+        with open(os.path.join(ROOT, m["file"])) as f:
+            found_times = times_found(m, f.read())
+        if found_times != 1:
+            found.append(f"{m['name']}: its edit matches {found_times} times in {m['file']}, not once")
         named = m.get("tests", [])
         if not named:
             found.append(f"{m['name']}: names no test (its whole suites run: {', '.join(m['suites'])})")

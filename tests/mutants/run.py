@@ -21,7 +21,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.dirname(here))
-from mutants import MUTANTS  # noqa: E402
+from mutants import MUTANTS, times_found  # noqa: E402
 from test_targets import MesonTests  # noqa: E402
 
 
@@ -235,8 +235,8 @@ def main(argv):
         path = os.path.join(scratch, m["file"])
         with open(path) as f:
             original = f.read()
-        if original.count(m["find"]) != 1:
-            print(f"{m['name']:34} STALE: its edit matches {original.count(m['find'])} times in {m['file']}")
+        if times_found(m, original) != 1:
+            print(f"{m['name']:34} STALE: its edit matches {times_found(m, original)} times in {m['file']}")
             broken += 1
             continue
         with open(path, "w") as f:
