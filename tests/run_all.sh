@@ -98,8 +98,8 @@ for line in open(sys.argv[1]):
 PY
 }
 
-# suites: begin (tests/ci_suites_test.sh runs these lines and compares
-# them with the suites meson knows)
+# suites: begin (tests/docs/check_ci_suites.py runs these lines and
+# compares them with the suites meson knows)
 # Every suite a meson.build under tests/ or tools/ declares, so that a new
 # suite runs here without an edit (the packaging suite's 7 tests were
 # left out of a fixed list). gpu alone is not run: without a GPU it can
@@ -107,9 +107,10 @@ PY
 mapfile -t all_suites < <(grep -rhoP "suite *: *\[?'\K[a-z0-9_]+" --include=meson.build tests tools |
     sort -u | grep -vx gpu)
 # suites: end
-sanitizer_suites=(unit)
-for s in cache; do
-    if grep -rqs "suite *: *'$s'" tests/*/meson.build; then sanitizer_suites+=("$s"); fi
+# Those of them that do not preload the shim.
+sanitizer_suites=()
+for s in unit cache; do
+    if [[ " ${all_suites[*]} " == *" $s "* ]]; then sanitizer_suites+=("$s"); fi
 done
 
 # build-test without debug info: the mutation check's scratch build

@@ -9,6 +9,7 @@ usage: run.py [--only NAME[,NAME...]] [--keep] [--list]
 Prints one line per mutant, "caught by SUITE/TEST" or "SURVIVED", and ends
 with "N caught, M survived"; any survivor, or a mutant whose edit no longer
 matches the source exactly once, fails the run."""
+import functools
 import json
 import os
 import shutil
@@ -44,6 +45,7 @@ def run(command, cwd, log, env=None):
                               env=env).returncode
 
 
+@functools.lru_cache(maxsize=None)  # the same for every mutant of a run
 def one_debian_kernel():
     """A Debian kernel tests/vm/run.sh can boot (image and headers), not
     PREEMPT_RT: a module mutant boots one kernel, not all of them."""
@@ -57,6 +59,15 @@ def one_debian_kernel():
     return found[0] if found else None
 
 
+@functools.lru_cache(maxsize=None)  # asked once per run, not per mutant
+def source_git_dir():
+    """This repository's history, which the scratch copy lacks, for the
+    tests that remake a commit's release tarball
+    (tests/packaging/test_recipes.py)."""
+    return subprocess.run(["git", "-C", root, "rev-parse", "--absolute-git-dir"],
+                          capture_output=True, text=True).stdout.strip()
+
+
 def mutant_environment(m, scratch):
     """The environment of a mutant's test run: its own settings (the module
     steps that apply) and, for the module, one kernel unless the caller
@@ -65,11 +76,7 @@ def mutant_environment(m, scratch):
     env = dict(os.environ)
     env["GDRHOOKTEST_STOP_AT_FAILURE"] = "1"  # tests/catch_main.cpp
     env.update(m.get("env", {}))
-    # This repository's history, which the scratch copy lacks, for the tests
-    # that remake a commit's release tarball (tests/packaging/test_recipes.py).
-    env.setdefault("GDRHOOKTEST_SOURCE_GIT", subprocess.run(
-        ["git", "-C", root, "rev-parse", "--absolute-git-dir"],
-        capture_output=True, text=True).stdout.strip())
+    env.setdefault("GDRHOOKTEST_SOURCE_GIT", source_git_dir())
     if "kmod" in m["suites"]:
         env["GDRHOOKTEST_VM_KBUILD_DIR"] = os.path.join(scratch, "kbuild")
         if "GDRHOOKTEST_VM_KVERS" not in os.environ:

@@ -72,7 +72,7 @@ rpm_scriptlet() { # section count
 	awk -v sec="%$1 dkms" '$0 == sec { on = 1; next } on && /^%[a-z]/ { exit } on' "$PKG/rpm/gdrhook.spec" |
 		sed -e 's/%{name}/gdrhook/g' -e 's/%{version}/1.0/g' -e "s|%{_localstatedir}|$WORK/var|g" \
 			-e "s|%{_prefix}/lib/gdrhook-dkms/running-kernel.sh|$RUNNING_KERNEL|" \
-		-e "s|/lib/modules/|$WORK/modules/|g" >"$WORK/script.sh"
+			-e "s|/lib/modules/|$WORK/modules/|g" >"$WORK/script.sh"
 	(set +eu && set -- "$2" && . "$WORK/stubs.sh" && . "$WORK/script.sh") 2>"$WORK/stderr"
 }
 at() { grep -n -m1 -e "$1" "$WORK/calls" | cut -d: -f1; } # line of the first call matching $1

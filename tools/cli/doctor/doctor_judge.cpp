@@ -119,7 +119,7 @@ void judge_device(Findings &r, const GdrhookDeviceFacts &device)
         r.note(device.path + ": not present (" + device.error +
                "): the kmod backend is unavailable");
         // A packaged install (gdrhook-dkms) has the module in the running
-        // kernel's tree; a source build has it in kmod/.
+        // kernel's tree; a source build has it in its build folder's kmod/.
         if (!device.installed_module.empty())
             r.advice("to use it, load the installed module: sudo modprobe gdrhook (" +
                      device.installed_module + ")");
