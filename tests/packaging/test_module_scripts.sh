@@ -13,7 +13,7 @@
 # error; a failed DKMS build of the RPM's is; in a chroot (a node image
 # being built: ischroot, or systemd-detect-virt where there is no ischroot)
 # DKMS builds but neither format touches the running kernel, the build
-# host's. clean_root.sh runs the real thing in a chroot and in a VM
+# host's; nor under `dpkg --root`. clean_root.sh runs the real thing in a chroot and in a VM
 # (tests/install).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -173,6 +173,23 @@ for detector in ischroot systemd-detect-virt; do
 	rpm_scriptlet preun 0
 	never "^modprobe" "%post and %preun in a chroot ($detector)"
 	never "^udevadm" "%post in a chroot ($detector)"
+done
+# `dpkg --root DIR` (DPKG_ROOT) installs into another root from a machine
+# that is no chroot: the running kernel is this machine's, not the root's,
+# so neither the postinst nor the prerm touches it, and the postinst says
+# why. The maintainer scripts source running-kernel.sh from inside the root.
+reset
+mkdir -p "$WORK/root$(dirname "$RUNNING_KERNEL")"
+cp "$RUNNING_KERNEL" "$WORK/root$RUNNING_KERNEL"
+DPKG_ROOT=$WORK/root deb postinst configure || fail "postinst under dpkg --root failed"
+[ -n "$(at "dkms debhelper")" ] || fail "postinst under dpkg --root: no DKMS build"
+never "^modprobe" "postinst under dpkg --root"
+never "^udevadm" "postinst under dpkg --root"
+grep -q "installed in dpkg --root $WORK/root: the running kernel .* is left alone" "$WORK/stderr" ||
+	fail "postinst under dpkg --root did not say it left the running kernel alone"
+for op in remove upgrade; do
+	DPKG_ROOT=$WORK/root deb prerm $op || fail "prerm $op under dpkg --root failed"
+	never "^modprobe" "prerm $op under dpkg --root"
 done
 # systemd-detect-virt, where it cannot tell (no /proc in the root, or
 # none of PID 1's to see), is taken as a chroot: the kernel is left alone.
