@@ -223,11 +223,19 @@ int dispatch(int argc, char **argv)
                 "files and the CUDA driver's dma-bufs (from /proc/*/fdinfo), the module's "
                 "counters, BAR1");
     node->add_option("--user", node_options.user,
-                     "only what is charged to this user (name or uid) is judged")
+                     "only what is charged to this user (name or uid) is judged; with --job, "
+                     "the job's user (SLURM_JOB_UID) instead: its processes in no Slurm cgroup "
+                     "are the job's by their SLURM_JOB_ID (proctrack/linuxproc)")
         ->type_name("USER");
     node->add_option("--job", node_options.job,
-                     "only what the processes of this Slurm job hold is judged: for its epilog")
+                     "only what is this Slurm job's is judged, as `gdrhook epilog` charges it: "
+                     "its processes by Slurm's cgroups (the job's user from --user, else from "
+                     "them), by their environment only where of the job's user")
         ->type_name("JOBID");
+    node->add_option("--fd-budget", node_options.fd_budget,
+                     "read at most this many fds in all (the job's processes first); a process "
+                     "past it counts as unreadable, never as holding nothing")
+        ->capture_default_str();
     node->add_option("-o,--prometheus", node_options.prometheus,
                      "also write the whole node's figures to FILE as a node-exporter textfile "
                      "(replaced whole); '-': to stdout, instead of the text report")
@@ -248,12 +256,19 @@ int dispatch(int argc, char **argv)
     epilog->add_option("--job", epilog_options.job, "the Slurm job id")->required();
     epilog->add_option("--step", epilog_options.step, "only this step of the job");
     epilog->add_option("--uid", epilog_options.uid,
-                       "the job's user: an unreadable process of another user is not the job's; "
-                       "run as root, the logs are read and the summary written as this user");
+                       "the job's user (else the one its Slurm cgroups show): a process of "
+                       "another uid is never the job's, and one in no Slurm cgroup is the job's "
+                       "by its SLURM_JOB_ID only if of this uid; run as root, the logs are read "
+                       "and the summary written as this user alone");
     epilog->add_option("--events", epilog_options.events,
                        "the job's GDRHOOK_EVENTS pattern: this host's logs are checked");
     epilog->add_option("--summary", epilog_options.summary,
                        "also write the verdict and its details to FILE (%h: this host)");
+    epilog
+        ->add_option("--fd-budget", epilog_options.fd_budget,
+                     "read at most this many fds in all (the job's processes first); a process "
+                     "past it counts as unreadable, never as holding nothing")
+        ->capture_default_str();
     add_machine_roots(epilog, epilog_options.proc_root, epilog_options.sys_root);
     epilog->footer("Run as root. Exit status: 0 the job left nothing pinned here and its logs "
                    "pass; 1 it left pins, its logs have problems, or a process could not be "

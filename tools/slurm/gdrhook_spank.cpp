@@ -20,6 +20,7 @@
 //   gdrhook=PATH    the gdrhook tool (default: the installed one)
 //   proc=DIR sys=DIR  where `gdrhook epilog` reads /proc and /sys (tests)
 #include "cache/base/safe_file.h"
+#include "tools/cli/job/slurm_ids.h"
 
 // spank.h declares the slurm_spank_* functions outside its extern "C".
 extern "C" {
@@ -123,13 +124,15 @@ bool enabled(spank_t sp)
     return job_mode(sp) != "off";
 }
 
-// "batch", "extern", "interactive" or the step's number.
+// The step's word (tools/cli/job/slurm_ids.h, which `gdrhook epilog`
+// reads them by) or its number.
 std::string step_name(uint32_t step)
 {
+    using namespace gdrhook::cli;
     switch (step) {
-    case SLURM_BATCH_SCRIPT: return "batch";
-    case SLURM_EXTERN_CONT: return "extern";
-    case SLURM_INTERACTIVE_STEP: return "interactive";
+    case SLURM_BATCH_SCRIPT: return std::string(step_batch);
+    case SLURM_EXTERN_CONT: return std::string(step_extern);
+    case SLURM_INTERACTIVE_STEP: return std::string(step_interactive);
     default: return std::to_string(step);
     }
 }

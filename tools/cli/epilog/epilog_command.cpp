@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "epilog/epilog_command.h"
 #include "exit_code.h"
+#include "job/slurm_ids.h"
 
 #include "log_commands.h"
 #include "report/units.h"
@@ -20,19 +21,6 @@
 
 namespace gdrhook::cli {
 namespace {
-
-bool is_job_id(const std::string &text)
-{
-    return !text.empty() && text.size() <= 10 &&
-           text.find_first_not_of("0123456789") == std::string::npos;
-}
-
-// A step id as Slurm names it: a number, or batch, extern, interactive.
-bool is_step_id(const std::string &text)
-{
-    return text.empty() || is_job_id(text) || text == "batch" || text == "extern" ||
-           text == "interactive";
-}
 
 // Takes the ids of user UID (its primary group, no other): for good,
 // as setuid does for root.
@@ -54,47 +42,9 @@ std::string describe(const PinHolding &h)
 
 } // namespace
 
-JobPins pins_of_job(const NodeSnapshot &snapshot, const std::string &proc_root,
-                    const std::string &job, const std::string &step, std::optional<unsigned> uid)
-{
-    JobPins result;
-    std::map<int, JobOfProcess> jobs; // by pid, each read once
-    auto job_of = [&](int pid) -> const JobOfProcess & {
-        auto found = jobs.find(pid);
-        if (found == jobs.end())
-            found = jobs.emplace(pid, job_of_process(proc_root, pid)).first;
-        return found->second;
-    };
-    auto is_ours = [&](const JobOfProcess &of) {
-        return of.job == job && (step.empty() || of.step.empty() || of.step == step);
-    };
-    result.unattributed_pins = total_node(snapshot).unattributed_pins;
-    for (const PinHolding &p : snapshot.unreadable_processes) {
-        const JobOfProcess &of = job_of(p.pid); // its cgroup is anyone's to read
-        if (of.job.empty() ? !uid || *uid == p.uid : is_ours(of))
-            result.unreadable++;
-    }
-    std::set<std::string> counted; // a file held by several processes: once
-    for (const PinHolding &h : snapshot.holdings) {
-        const bool first = counted.insert(h.key).second;
-        // The holder's job, or, for a module file another process holds
-        // now, its opener's while that one lives.
-        const bool ours =
-            is_ours(job_of(h.pid)) || (h.kind == PinHolding::Kind::gdrhook_file && !h.orphaned &&
-                                       h.opener_pid > 0 && is_ours(job_of(h.opener_pid)));
-        if (ours)
-            result.job.push_back(h);
-        else if (first && !job_of(h.pid).job.empty())
-            result.other_jobs_pins += h.pins;
-        else if (first)
-            result.no_job_pins += h.pins;
-    }
-    return result;
-}
-
 int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &err)
 {
-    if (!is_job_id(options.job) || !is_step_id(options.step) ||
+    if (!is_job_id(options.job) || (!options.step.empty() && !is_step_id(options.step)) ||
         (!options.uid.empty() && !is_job_id(options.uid))) {
         err << "gdrhook epilog: --job takes a Slurm job id, --step a step id, --uid a uid\n";
         return exit_input;
@@ -111,8 +61,12 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
     }
 
     // What the job's processes hold: as root, who may read every process.
-    const JobPins pins = pins_of_job(scan_node(options.proc_root, options.sys_root),
-                                     options.proc_root, options.job, options.step, uid);
+    ScanOptions scan;
+    scan.fd_budget = options.fd_budget;
+    scan.job = options.job;
+    scan.job_user = uid;
+    const JobPins pins = pins_of_job(scan_node(options.proc_root, options.sys_root, scan),
+                                     options.job, options.step);
     // The rest as the job's user: its folder is the user's to change (a
     // link put there while root writes would aim root's summary anywhere),
     // its logs the user's to read.
@@ -160,9 +114,12 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
     } else if (!blind) {
         verdict << "; nothing of the job left pinned";
     }
-    if (blind)
-        verdict << "; could not see " << pins.unreadable
-                << " process(es) (run as root), so cannot tell what is pinned";
+    if (blind) {
+        verdict << "; could not see " << pins.unreadable << " process(es) (run as root";
+        if (pins.past_budget)
+            verdict << "; " << pins.past_budget << " past the fd budget, --fd-budget";
+        verdict << "), so cannot tell what is pinned";
+    }
     verdict << "; log check: ";
     if (logs.files.empty())
         verdict << "no event log (no CUDA call, or the shim was not loaded)";

@@ -5,6 +5,7 @@
 // pinned on a node").
 #include "node/node_command.h"
 #include "exit_code.h"
+#include "job/slurm_ids.h"
 #include "node/node_gpus.h"
 
 #include "cache/base/safe_file.h"
@@ -39,12 +40,16 @@ std::optional<unsigned> parse_user(const std::string &user)
 // unattributed over three reads SETTLE_MS apart are held by what the
 // caller cannot see (or by nothing), not in flight. Of the reads, the
 // latest with the fewest such pins is kept.
-NodeSnapshot scan_settled(const NodeOptions &options)
+NodeSnapshot scan_settled(const NodeOptions &options, std::optional<unsigned> uid)
 {
-    NodeSnapshot best = scan_node(options.proc_root, options.sys_root);
+    ScanOptions scan;
+    scan.fd_budget = options.fd_budget;
+    scan.job = options.job;
+    scan.job_user = uid;
+    NodeSnapshot best = scan_node(options.proc_root, options.sys_root, scan);
     for (int read = 1; read < 3 && total_node(best).unattributed_pins > 0; read++) {
         std::this_thread::sleep_for(std::chrono::milliseconds(options.settle_ms));
-        NodeSnapshot again = scan_node(options.proc_root, options.sys_root);
+        NodeSnapshot again = scan_node(options.proc_root, options.sys_root, scan);
         if (total_node(again).unattributed_pins <= total_node(best).unattributed_pins)
             best = std::move(again);
     }
@@ -69,8 +74,13 @@ NodeView build_node_view(const NodeSnapshot &snapshot, std::optional<unsigned> u
     view.uid = uid;
     view.job = job;
     view.shown = uid ? only_user(snapshot, *uid) : snapshot;
-    if (!job.empty())
-        view.shown = only_job(view.shown, job);
+    if (!job.empty()) {
+        // The job's, as its epilog charges it; a uid named with it is the
+        // job's user, which the scan was told.
+        const JobPins pins = pins_of_job(snapshot, job);
+        view.shown.holdings = pins.job;
+        view.job_unseen = pins.unreadable;
+    }
     view.totals = total_node(view.shown);
     // Whose the module's unaccounted pins are cannot be told: they come
     // from every file, not from the user's alone.
@@ -95,8 +105,7 @@ int unseen_processes(const NodeView &view)
 {
     if (view.job.empty())
         return view.all.unreadable;
-    const auto found = view.all.unreadable_by_job.find(view.job);
-    return found == view.all.unreadable_by_job.end() ? 0 : found->second;
+    return view.job_unseen;
 }
 
 NodeVerdict node_verdict(const NodeView &view)
@@ -113,11 +122,11 @@ int run_node(const NodeOptions &options, std::ostream &out, std::ostream &err)
         err << "gdrhook node: no user '" << options.user << "'\n";
         return exit_input;
     }
-    if (options.job.find_first_not_of("0123456789") != std::string::npos) {
+    if (!options.job.empty() && !is_job_id(options.job)) {
         err << "gdrhook node: '" << options.job << "' is not a Slurm job id\n";
         return exit_input;
     }
-    NodeView view = build_node_view(scan_settled(options), uid, options.job);
+    NodeView view = build_node_view(scan_settled(options, uid), uid, options.job);
     view.gpus = read_node_gpus(options.sys_root, options.libnvml, view.bar1_error);
     view.hostname = host_name();
     const bool to_stdout = options.prometheus == "-";

@@ -13,8 +13,10 @@ namespace gdrhook::cli {
 struct NodeOptions {
     std::string proc_root = "/proc";
     std::string sys_root = "/sys";
-    std::string user; // a name or a uid: only what is charged to it
-    std::string job;  // a Slurm job id: only what its processes hold
+    // A name or a uid: only what is charged to it; with JOB, the job's user
+    // (job/job_of_process.h: whose processes its environment may charge).
+    std::string user;
+    std::string job; // a Slurm job id: only what is its (pins_of_job)
     // Write a node-exporter textfile here too; "-": to stdout, instead of
     // the text report.
     std::string prometheus;
@@ -22,6 +24,7 @@ struct NodeOptions {
     // How long to wait before reading the node again while module pins look
     // unattributed (node_command.cpp, scan_settled).
     int settle_ms = 100;
+    uint64_t fd_budget = ScanOptions::default_fd_budget; // fds read in all, at most
 };
 
 // An NVIDIA GPU as DCGM names it, and its BAR1 where NVML reports it.
@@ -39,6 +42,7 @@ struct NodeGpu {
 struct NodeView {
     NodeSnapshot all;            // every holding the caller can read
     NodeSnapshot shown;          // those of the user or job asked for (else all)
+    int job_unseen = 0;          // with a job: its processes not read (pins_of_job)
     std::optional<unsigned> uid; // the user asked for
     std::string job;             // the job asked for
     NodeTotals totals;           // of shown; unattributed from all
@@ -59,9 +63,9 @@ bool whole_node(const NodeView &view);
 bool node_has_pins(const NodeView &view);
 
 // The processes the verdict needed and could not read: every unreadable
-// one, or with --job, the job's (its pins are what its processes hold;
-// a process's job is readable by everyone). With --user, every one: any
-// process may hold a file the user opened.
+// one, or with --job, those that may be the job's (pins_of_job, as the
+// epilog counts them). With --user, every one: any process may hold a file
+// the user opened.
 int unseen_processes(const NodeView &view);
 
 // What `gdrhook node` concludes: pinned wins; else, where processes

@@ -77,9 +77,13 @@ void print_node_text(const NodeView &view, std::ostream &out)
             out << " (whose they are cannot be told: not counted here)";
         out << "\n";
     }
-    if (s.unreadable)
+    if (s.unreadable) {
         out << "unreadable: " << s.unreadable << " of " << s.processes
-            << " processes (their fds are their owners' and root's to read)\n";
+            << " processes (their fds are their owners' and root's to read";
+        if (s.past_budget)
+            out << "; " << s.past_budget << " not read past the fd budget, --fd-budget";
+        out << ")\n";
+    }
     if (!view.bar1_error.empty())
         out << "BAR1: not reported (" << view.bar1_error << ")\n";
     for (const NodeGpu &gpu : view.gpus) {

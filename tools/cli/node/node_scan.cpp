@@ -22,7 +22,6 @@
 #include "node/node_scan.h"
 
 #include "cache/base/safe_file.h"
-#include "epilog/job_of_process.h"
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 
 #include <dirent.h>
@@ -135,36 +134,47 @@ bool is_module_file(const std::string &path, const ModuleCounters &module)
            st.st_rdev == module.device;
 }
 
-// The process's fds that hold pins, or false when they cannot be read
-// (the process, with its job, which everyone may read, then in UNREADABLE).
-bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
-                  std::vector<PinHolding> &out, std::vector<PinHolding> &unreadable)
+// What one process of a scan is, read before its fds.
+struct Process {
+    int pid = 0;
+    std::string dir;
+    PinHolding holder; // pid, uid, comm, job; no fd
+};
+
+// The fds left to read in a scan (ScanOptions::fd_budget).
+struct FdBudget {
+    uint64_t left = 0;
+};
+
+// PROCESS's fds that hold pins, into OUT; false when they cannot all be
+// read: not the caller's to read, or past the budget (the process then
+// in UNREADABLE, with its job, which everyone may read).
+bool scan_fds(const Process &process, const ModuleCounters &module, FdBudget &budget,
+              std::vector<PinHolding> &out, std::vector<PinHolding> &unreadable)
 {
-    bool readable = false;
-    auto status = read_fields(dir + "/status", readable);
-    if (!readable)
-        return true; // gone while we looked: nothing to count
-    PinHolding holder;
-    holder.pid = pid;
-    std::istringstream(status["Uid"]) >> holder.uid;
-    std::string comm;
-    read_small_file((dir + "/comm").c_str(), comm, 64);
-    std::getline(std::istringstream(comm), holder.comm); // a name may hold spaces
-    std::string cgroup;
-    read_small_file((dir + "/cgroup").c_str(), cgroup);
-    holder.job = slurm_job_of_cgroup(cgroup);
-    std::vector<std::string> fds;
-    if (!numeric_entries(dir + "/fdinfo", fds)) {
+    const std::string &dir = process.dir;
+    DIR *listing = opendir((dir + "/fdinfo").c_str());
+    if (!listing) {
         if (errno == ENOENT)
-            return true;              // it ended since we listed it
-        unreadable.push_back(holder); // with its job, which everyone may read
+            return true; // it ended since we listed it
+        unreadable.push_back(process.holder);
         return false;
     }
-    for (const std::string &fd : fds) {
+    bool past_budget = false;
+    while (const dirent *entry = readdir(listing)) {
+        const std::string fd = entry->d_name;
+        if (fd.find_first_not_of("0123456789") != std::string::npos || fd.empty())
+            continue;
+        if (budget.left == 0) {
+            past_budget = true;
+            break;
+        }
+        budget.left--;
+        bool readable = false;
         auto info = read_fields(dir + "/fdinfo/" + fd, readable);
         if (!readable)
             continue; // closed since the listing
-        PinHolding h = holder;
+        PinHolding h = process.holder;
         h.fd = std::stoi(fd);
         if (is_module_file(dir + "/fd/" + fd, module)) {
             h.kind = PinHolding::Kind::gdrhook_file;
@@ -177,7 +187,7 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
         } else if (info.count("exp_name") && is_cuda_dmabuf(info["exp_name"])) {
             h.kind = PinHolding::Kind::dmabuf;
             h.key = info.count("ino") ? "dmabuf:" + info["ino"]
-                                      : "dmabuf:" + std::to_string(pid) + ":" + fd;
+                                      : "dmabuf:" + std::to_string(process.pid) + ":" + fd;
             h.pins = 1;
             h.bytes = number(info, "size");
             h.exporter = info["exp_name"];
@@ -187,21 +197,54 @@ bool scan_process(const std::string &dir, int pid, const ModuleCounters &module,
         }
         out.push_back(h);
     }
-    return true;
+    closedir(listing);
+    if (past_budget) {
+        unreadable.push_back(process.holder);
+        unreadable.back().past_budget = true;
+    }
+    return !past_budget;
 }
 
-// A module file's pins belong to the job of the process that opened it
-// while that process still holds it (a helper of another job may hold the
-// file too); once it is gone, to the job of whoever holds the file.
-void charge_openers_jobs(std::vector<PinHolding> &holdings)
+// The processes of PROC_ROOT, each met by JOBS (its cgroup read): every
+// one before any is asked its job, which may need another's cgroup.
+std::vector<Process> list_processes(const std::string &proc_root, ProcessJobs &jobs)
 {
-    std::map<int, std::string> job_of;
-    for (const PinHolding &h : holdings)
-        job_of.emplace(h.pid, h.job);
+    std::vector<std::string> pids;
+    numeric_entries(proc_root, pids);
+    std::vector<Process> processes;
+    for (const std::string &pid : pids) {
+        Process p;
+        p.pid = std::stoi(pid);
+        p.dir = proc_root + "/" + pid;
+        bool readable = false;
+        auto status = read_fields(p.dir + "/status", readable);
+        p.holder.pid = p.pid;
+        if (readable) {
+            std::istringstream(status["Uid"]) >> p.holder.uid;
+            std::string comm;
+            read_small_file((p.dir + "/comm").c_str(), comm, 64);
+            std::getline(std::istringstream(comm), p.holder.comm); // a name may hold spaces
+            jobs.meet(p.pid, p.holder.uid);
+        }
+        p.holder.pid = readable ? p.pid : 0; // 0: gone while we looked
+        processes.push_back(p);
+    }
+    return processes;
+}
+
+// A module file's pins are charged to the job of the process that opened
+// it while that process lives (a helper of another job may hold the file
+// too); once it is gone, to the job of whoever holds the file.
+void charge_jobs(std::vector<PinHolding> &holdings, ProcessJobs &jobs)
+{
     for (PinHolding &h : holdings) {
-        const auto opener = job_of.find(h.opener_pid);
-        if (h.kind == PinHolding::Kind::gdrhook_file && !h.orphaned && opener != job_of.end())
-            h.job = opener->second;
+        h.holder_job = jobs.job_of(h.pid);
+        h.job = h.holder_job.job;
+        if (h.kind == PinHolding::Kind::gdrhook_file && !h.orphaned && h.opener_pid > 0 &&
+            jobs.met(h.opener_pid)) {
+            h.opener_job = jobs.job_of(h.opener_pid);
+            h.job = h.opener_job->job;
+        }
     }
 }
 
@@ -214,20 +257,6 @@ bool is_cuda_dmabuf(const std::string &exp_name)
     // read there); "nvidia": what older drivers' exports are called (the
     // module's name, the kernel's default for an exporter's name).
     return exp_name == "nv_dmabuf" || exp_name == "nvidia";
-}
-
-std::string slurm_job_of_cgroup(const std::string &cgroup)
-{
-    // One rule for a process's job, the epilog's (job_of_process.h):
-    // the first line of /proc/PID/cgroup that names one.
-    std::istringstream lines(cgroup);
-    std::string line;
-    while (std::getline(lines, line)) {
-        const JobOfProcess found = job_of_cgroup_line(line);
-        if (!found.job.empty())
-            return found.job;
-    }
-    return "";
 }
 
 bool list_directory(const std::string &dir, std::vector<std::string> &names)
@@ -244,22 +273,36 @@ bool list_directory(const std::string &dir, std::vector<std::string> &names)
     return true;
 }
 
-NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root)
+NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root,
+                       const ScanOptions &options)
 {
     NodeSnapshot snapshot;
     const ModuleCounters device = read_device(sys_root);
     const ModuleCounters before = read_counters(sys_root, device);
-    std::vector<std::string> pids;
-    numeric_entries(proc_root, pids);
-    for (const std::string &pid : pids) {
+    ProcessJobs jobs(proc_root);
+    if (!options.job.empty() && options.job_user)
+        jobs.name_user(options.job, *options.job_user);
+    std::vector<Process> processes = list_processes(proc_root, jobs);
+    // The job asked about first: the budget is spent on its processes
+    // before any other's.
+    std::stable_partition(processes.begin(), processes.end(), [&](const Process &p) {
+        return p.holder.pid != 0 && in_job(jobs.job_of(p.pid), options.job, "");
+    });
+    FdBudget budget{options.fd_budget};
+    for (const Process &p : processes) {
+        if (p.holder.pid == 0)
+            continue; // gone while we looked: nothing to count
         snapshot.processes++;
-        if (!scan_process(proc_root + "/" + pid, std::stoi(pid), device, snapshot.holdings,
-                          snapshot.unreadable_processes)) {
+        if (!scan_fds(p, device, budget, snapshot.holdings, snapshot.unreadable_processes)) {
             snapshot.unreadable++;
-            snapshot.unreadable_by_job[snapshot.unreadable_processes.back().job]++;
+            PinHolding &unread = snapshot.unreadable_processes.back();
+            unread.holder_job = jobs.job_of(unread.pid);
+            unread.job = unread.holder_job.job;
+            snapshot.past_budget += unread.past_budget;
         }
     }
-    charge_openers_jobs(snapshot.holdings);
+    charge_jobs(snapshot.holdings, jobs);
+    snapshot.job_users = jobs.users();
     snapshot.module = read_counters(sys_root, device);
     snapshot.steady_pins = std::min(before.pins_live, snapshot.module.pins_live);
     snapshot.steady_bytes = std::min(before.pinned_bytes, snapshot.module.pinned_bytes);
@@ -328,9 +371,31 @@ NodeSnapshot only_user(const NodeSnapshot &snapshot, unsigned uid)
     return only(snapshot, [uid](const PinHolding &h) { return h.opener_uid == uid; });
 }
 
-NodeSnapshot only_job(const NodeSnapshot &snapshot, const std::string &job)
+JobPins pins_of_job(const NodeSnapshot &snapshot, const std::string &job, const std::string &step)
 {
-    return only(snapshot, [&job](const PinHolding &h) { return h.job == job; });
+    JobPins result;
+    const auto named = snapshot.job_users.find(job);
+    const std::optional<unsigned> user =
+        named == snapshot.job_users.end() ? std::nullopt : std::optional(named->second);
+    result.unattributed_pins = total_node(snapshot).unattributed_pins;
+    for (const PinHolding &p : snapshot.unreadable_processes)
+        if (may_be_of_job(p.holder_job, p.uid, job, step, user)) {
+            result.unreadable++;
+            result.past_budget += p.past_budget;
+        }
+    std::set<std::string> counted; // a file held by several processes: once
+    for (const PinHolding &h : snapshot.holdings) {
+        const bool first = counted.insert(h.key).second;
+        // The holder's job, or, for a module file another process holds
+        // now, its opener's while that one lives.
+        if (in_job(h.holder_job, job, step) || (h.opener_job && in_job(*h.opener_job, job, step)))
+            result.job.push_back(h);
+        else if (first && !h.holder_job.job.empty())
+            result.other_jobs_pins += h.pins;
+        else if (first)
+            result.no_job_pins += h.pins;
+    }
+    return result;
 }
 
 } // namespace gdrhook::cli

@@ -3,8 +3,11 @@
 // What is pinned on this machine now, as /proc and /sys show it to the
 // caller: `gdrhook node` (README, "What is pinned on a node").
 
+#include "job/job_of_process.h"
+
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <tuple>
@@ -34,18 +37,21 @@ struct PinHolding {
     unsigned opener_uid = 0;
     bool orphaned = false;
     std::string exporter; // dma-buf: exp_name
-    // The Slurm job the holder runs in (from its cgroup), or "".
+    // The Slurm job the holder runs for (job/job_of_process.h); and, for a
+    // module file whose opener still lives, the opener's.
+    JobOfProcess holder_job;
+    std::optional<JobOfProcess> opener_job;
+    // The job its pins are charged to in the node's figures, each file
+    // under one job: its opener's while that lives, else its holder's.
     std::string job;
+    // Unread: its fds were not all read for the fd budget (ScanOptions).
+    bool past_budget = false;
 };
 
 // Whether a dma-buf of exporter EXP_NAME is one gdrhook pins by holding:
 // the CUDA driver's exports. Other dma-bufs (DRM PRIME buffers, an RDMA
 // device's, a heap's) are no pin of gdrhook's and never count.
 bool is_cuda_dmabuf(const std::string &exp_name);
-
-// The Slurm job id in a /proc/PID/cgroup text (Slurm's cgroup plugins put
-// a job's tasks under .../job_ID/...), or "".
-std::string slurm_job_of_cgroup(const std::string &cgroup);
 
 // The module's node-wide counters (/sys/class/misc/gdrhook/stats/,
 // kmod/stats.c).
@@ -76,24 +82,37 @@ struct NodeSnapshot {
     // so it is not taken for a pin no file accounts for.
     uint64_t steady_pins = 0;
     uint64_t steady_bytes = 0;
-    int processes = 0;  // processes looked at
-    int unreadable = 0; // ... whose fds the caller may not read
-    // Those processes (pid, uid, comm; no fd): whose they are, for a
-    // verdict on one job (tools/cli/epilog).
+    int processes = 0;   // processes looked at
+    int unreadable = 0;  // ... whose fds the caller may not read, or did not
+    int past_budget = 0; // ... of them, not read for the fd budget
+    // Those processes (pid, uid, comm, job; no fd): whose they may be, for
+    // a verdict on one job (pins_of_job).
     std::vector<PinHolding> unreadable_processes;
-    // The same by Slurm job ("": in none), which /proc/PID/cgroup tells
-    // everyone: a job's verdict needs only its own processes read.
-    std::map<std::string, int> unreadable_by_job;
+    // The user of each job, as named to the scan or shown by its cgroups.
+    std::map<std::string, unsigned> job_users;
+};
+
+// How much of /proc a scan reads. Every fd of every process is read as
+// root: a user may hold millions. Past FD_BUDGET fds read in all, a
+// process's fds are not read (what was read of it stays): it counts as
+// unreadable, never as holding nothing. The processes of JOB are read
+// first, so that another user's fds cannot spend the budget of its verdict.
+struct ScanOptions {
+    static constexpr uint64_t default_fd_budget = 250000; // ~10 s
+    uint64_t fd_budget = default_fd_budget;
+    std::string job;
+    std::optional<unsigned> job_user; // JOB's user, as Slurm names it
 };
 
 // The entries of DIR but . and ..; false when DIR cannot be listed.
 bool list_directory(const std::string &dir, std::vector<std::string> &names);
 
-// Reads PROC_ROOT/[0-9]*/{status,comm,cgroup,fd/*,fdinfo/*} and
+// Reads PROC_ROOT/[0-9]*/{status,comm,cgroup,environ,fd/*,fdinfo/*} and
 // SYS_ROOT/class/misc/gdrhook/{dev,stats/*}, the counters before /proc and
 // again after it. Processes that vanish while being read are skipped;
-// those whose fdinfo is not readable are counted.
-NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root);
+// those whose fdinfo is not readable, or not read, are counted.
+NodeSnapshot scan_node(const std::string &proc_root, const std::string &sys_root,
+                       const ScanOptions &options = {});
 
 // Node-wide figures from a snapshot, each file counted once however many
 // processes hold it.
@@ -130,7 +149,20 @@ std::map<OwnerKey, NodeTotals::Row> total_by_owner(const NodeSnapshot &snapshot)
 // opener), dma-bufs held by UID's processes.
 NodeSnapshot only_user(const NodeSnapshot &snapshot, unsigned uid);
 
-// Only the holdings of processes in Slurm job JOB.
-NodeSnapshot only_job(const NodeSnapshot &snapshot, const std::string &job);
+// What of a node snapshot is job JOB's (of step STEP; "": every step),
+// for `gdrhook epilog` and `gdrhook node --job` alike: holdings of its
+// processes, and module files its live processes opened that others hold.
+struct JobPins {
+    std::vector<PinHolding> job;    // charged to the job
+    uint64_t other_jobs_pins = 0;   // held by other jobs' processes
+    uint64_t no_job_pins = 0;       // held by processes of no job
+    uint64_t unattributed_pins = 0; // module pins no readable process holds
+    // Processes whose fds were not read (unreadable, or past the fd
+    // budget) and that may be the job's (may_be_of_job).
+    int unreadable = 0;
+    int past_budget = 0; // ... of them, not read for the budget
+};
+JobPins pins_of_job(const NodeSnapshot &snapshot, const std::string &job,
+                    const std::string &step = "");
 
 } // namespace gdrhook::cli
