@@ -57,6 +57,16 @@ Finding find(const std::vector<Finding> &findings, const std::string &what)
     return {};
 }
 
+// A healthy machine where /dev/gdrhook does not exist.
+MachineFacts machine_without_device()
+{
+    MachineFacts m = healthy_machine();
+    m.device = {};
+    m.device.path = "/dev/gdrhook";
+    m.device.error = "No such file or directory";
+    return m;
+}
+
 } // namespace
 
 TEST_CASE("a healthy machine has no problem, and auto picks kmod", "[doctor]")
@@ -117,10 +127,7 @@ TEST_CASE("no driver: one problem per missing thing, each with advice", "[doctor
 TEST_CASE("no /dev/gdrhook: a packaged module is loaded with modprobe, a built one with insmod",
           "[doctor]")
 {
-    MachineFacts m = healthy_machine();
-    m.device = {};
-    m.device.path = "/dev/gdrhook";
-    m.device.error = "No such file or directory";
+    MachineFacts m = machine_without_device();
     m.device.installed_module = "/lib/modules/6.1.0-56-amd64/updates/dkms/gdrhook.ko.xz";
     const Finding packaged = find(judge_machine(m), "/dev/gdrhook: not present");
     CHECK_THAT(packaged.advice, Catch::Contains("sudo modprobe gdrhook"));
@@ -131,6 +138,44 @@ TEST_CASE("no /dev/gdrhook: a packaged module is loaded with modprobe, a built o
     const Finding built = find(judge_machine(m), "/dev/gdrhook: not present");
     CHECK_THAT(built.advice, Catch::Contains("sudo insmod BUILD/kmod/gdrhook.ko"));
     CHECK_THAT(built.advice, !Catch::Contains("modprobe"));
+}
+
+TEST_CASE("no /dev/gdrhook with gdrhook-dkms installed: DKMS's state says what is missing",
+          "[doctor]")
+{
+    MachineFacts m = machine_without_device();
+    m.device.dkms.running_release = "6.1.0-99-amd64";
+    m.device.dkms.versions = {"0.1.0+git506.259577a"};
+    m.device.dkms.built_kernels = {"6.1.0-56-amd64"};
+
+    // The commonest packaged failure: a new kernel booted without headers.
+    const Finding no_headers = find(judge_machine(m), "/dev/gdrhook: not present");
+    CHECK_THAT(no_headers.what, Catch::Contains("6.1.0-99-amd64"));
+    CHECK_THAT(no_headers.what, Catch::Contains("headers"));
+    CHECK_THAT(no_headers.advice, Catch::Contains("linux-headers-6.1.0-99-amd64"));
+    CHECK_THAT(no_headers.advice, Catch::Contains("kernel-devel-6.1.0-99-amd64"));
+    CHECK_THAT(no_headers.advice,
+               Catch::Contains("sudo dkms install gdrhook/0.1.0+git506.259577a -k 6.1.0-99-amd64"));
+    CHECK_THAT(no_headers.advice, !Catch::Contains("install the gdrhook-dkms package"));
+    CHECK_THAT(no_headers.advice, !Catch::Contains("insmod"));
+
+    // Headers there, no module built for them: DKMS's build failed or never ran.
+    m.device.dkms.headers_for_running = true;
+    const Finding not_built = find(judge_machine(m), "/dev/gdrhook: not present");
+    CHECK_THAT(not_built.what, Catch::Contains("not built"));
+    CHECK_THAT(not_built.advice,
+               Catch::Contains("sudo dkms install gdrhook/0.1.0+git506.259577a -k 6.1.0-99-amd64"));
+    CHECK_THAT(not_built.advice, Catch::Contains("make.log"));
+    CHECK_THAT(not_built.advice, !Catch::Contains("linux-headers"));
+
+    // Built but not in modprobe's index (depmod not run, or installed by hand).
+    m.device.dkms.built_kernels.push_back("6.1.0-99-amd64");
+    m.device.dkms.built_for_running = true;
+    const Finding built = find(judge_machine(m), "/dev/gdrhook: not present");
+    CHECK_THAT(built.advice,
+               Catch::Contains("sudo dkms install gdrhook/0.1.0+git506.259577a -k 6.1.0-99-amd64"));
+    CHECK_THAT(built.advice, Catch::Contains("sudo modprobe gdrhook"));
+    CHECK_THAT(built.advice, !Catch::Contains("linux-headers"));
 }
 
 TEST_CASE("BAR1 over 90% used is a note with advice, not a problem", "[doctor]")

@@ -262,6 +262,39 @@ TEST_CASE("the doctor finds the running kernel's installed module as modprobe do
     std::filesystem::remove_all(root);
 }
 
+TEST_CASE("the doctor reads DKMS's state of gdrhook for the running kernel", "[doctor]")
+{
+    struct utsname names {};
+    REQUIRE(uname(&names) == 0);
+    char tmpl[] = "/tmp/gdrhook-dkms-test-XXXXXX";
+    const std::string root = mkdtemp(tmpl);
+    CHECK(probe_dkms(root).versions.empty()); // no DKMS at all
+    CHECK(probe_dkms(root).running_release == names.release);
+
+    // DKMS's tree (dkms 3): a version folder with a `source` link and one
+    // folder per kernel it built for; the running kernel has no headers.
+    const std::string module = root + "/var/lib/dkms/gdrhook";
+    std::filesystem::create_directories(module +
+                                        "/0.1.0+git506.259577a/6.1.0-56-amd64/x86_64/module");
+    std::filesystem::create_directory_symlink("/usr/src/gdrhook-0.1.0+git506.259577a",
+                                              module + "/0.1.0+git506.259577a/source");
+    std::filesystem::create_directories(module + "/0.1.0+git506.259577a/build");
+    std::filesystem::create_directories(root + "/var/lib/dkms/other/1.0/" + names.release);
+    DkmsFacts dkms = probe_dkms(root);
+    CHECK(dkms.versions == std::vector<std::string>{"0.1.0+git506.259577a"});
+    CHECK(dkms.built_kernels == std::vector<std::string>{"6.1.0-56-amd64"});
+    CHECK_FALSE(dkms.built_for_running);
+    CHECK_FALSE(dkms.headers_for_running);
+
+    std::filesystem::create_directories(root + "/lib/modules/" + names.release + "/build");
+    std::filesystem::create_directories(module + "/0.1.0+git506.259577a/" + names.release +
+                                        "/x86_64/module");
+    dkms = probe_dkms(root);
+    CHECK(dkms.headers_for_running);
+    CHECK(dkms.built_for_running);
+    std::filesystem::remove_all(root);
+}
+
 TEST_CASE("the doctor reports a missing driver without crashing", "[doctor]")
 {
     CudaFacts cuda = probe_cuda("/nonexistent/libcuda.so.1");

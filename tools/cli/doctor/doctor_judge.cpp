@@ -113,20 +113,62 @@ void judge_nvml(Findings &r, const std::string &libnvml, const NvmlFacts &nvml, 
         "NVML comes with the driver (Debian: libnvidia-ml1); it is only used for BAR1 figures");
 }
 
+// No /dev/gdrhook: what is missing, from where the module would come. A
+// packaged install (gdrhook-dkms) has the module in the running kernel's
+// tree once DKMS built it, which needs that kernel's headers; a source
+// build has it in its build folder's kmod/.
+void judge_absent_device(Findings &r, const GdrhookDeviceFacts &device)
+{
+    const std::string absent = device.path + ": not present (" + device.error + ")";
+    const DkmsFacts &dkms = device.dkms;
+    if (!device.installed_module.empty()) {
+        r.note(absent + ": the kmod backend is unavailable");
+        r.advice("to use it, load the installed module: sudo modprobe gdrhook (" +
+                 device.installed_module + ")");
+        return;
+    }
+    if (dkms.versions.empty()) {
+        r.note(absent + ": the kmod backend is unavailable");
+        r.advice("to use it, install the gdrhook-dkms package, or load the module a "
+                 "build made (meson builds it where the kernel's headers are): sudo insmod "
+                 "BUILD/kmod/gdrhook.ko");
+        return;
+    }
+    const std::string release = dkms.running_release;
+    const std::string build =
+        "sudo dkms install gdrhook/" + dkms.versions.back() + " -k " + release;
+    std::string built = "built for no kernel";
+    if (!dkms.built_kernels.empty()) {
+        built = "built for";
+        for (const std::string &kernel : dkms.built_kernels)
+            built += " " + kernel;
+    }
+    const std::string known = "DKMS has gdrhook " + dkms.versions.back() + ", " + built;
+    if (!dkms.headers_for_running) {
+        r.note(absent + ": gdrhook-dkms is installed but the running kernel " + release +
+               " has no headers, so DKMS could not build the module for it (" + known + ")");
+        r.advice("install the running kernel's headers (Debian: sudo apt-get install "
+                 "linux-headers-" +
+                 release + "; RHEL: sudo dnf install kernel-devel-" + release +
+                 "), then: " + build + " && sudo modprobe gdrhook");
+    } else if (!dkms.built_for_running) {
+        r.note(absent + ": gdrhook-dkms is installed and the running kernel " + release +
+               " has headers, but the module is not built for it (" + known + ")");
+        r.advice("build and load it: " + build +
+                 " && sudo modprobe gdrhook; a failed build leaves its log in /var/lib/dkms/"
+                 "gdrhook/" +
+                 dkms.versions.back() + "/build/make.log");
+    } else {
+        r.note(absent + ": DKMS built the module for the running kernel " + release +
+               " but it is not installed where modprobe looks (" + known + ")");
+        r.advice("install and load it: " + build + " && sudo modprobe gdrhook");
+    }
+}
+
 void judge_device(Findings &r, const GdrhookDeviceFacts &device)
 {
     if (!device.present) {
-        r.note(device.path + ": not present (" + device.error +
-               "): the kmod backend is unavailable");
-        // A packaged install (gdrhook-dkms) has the module in the running
-        // kernel's tree; a source build has it in its build folder's kmod/.
-        if (!device.installed_module.empty())
-            r.advice("to use it, load the installed module: sudo modprobe gdrhook (" +
-                     device.installed_module + ")");
-        else
-            r.advice("to use it, install the gdrhook-dkms package, or load the module a "
-                     "build made (meson builds it where the kernel's headers are): sudo insmod "
-                     "BUILD/kmod/gdrhook.ko");
+        judge_absent_device(r, device);
         return;
     }
     const ModuleFacts &module = device.module;

@@ -47,6 +47,18 @@ struct NvmlFacts {
     std::vector<Bar1> bar1; // in the order of the bus ids asked for
 };
 
+// What DKMS holds of gdrhook (doctor_dkms.cpp): the gdrhook-dkms package
+// registers the module's source with DKMS, which builds it for each kernel
+// whose headers are installed. A kernel booted without its headers is the
+// commonest reason a packaged node has no /dev/gdrhook.
+struct DkmsFacts {
+    std::string running_release;            // uname's
+    std::vector<std::string> versions;      // gdrhook versions DKMS knows
+    std::vector<std::string> built_kernels; // kernels some version is built for
+    bool built_for_running = false;
+    bool headers_for_running = false; // /lib/modules/RELEASE/build
+};
+
 // What /dev/gdrhook says: the shim's own probe (cache/backends/
 // module_probe.h), and whether the file exists at all.
 struct GdrhookDeviceFacts {
@@ -57,6 +69,7 @@ struct GdrhookDeviceFacts {
     // The running kernel's gdrhook.ko where one is installed (DKMS's, a
     // package's), as modprobe finds it; empty where there is none.
     std::string installed_module;
+    DkmsFacts dkms; // read where the device is not present
 };
 
 CudaFacts probe_cuda(const std::string &library);
@@ -65,6 +78,9 @@ GdrhookDeviceFacts probe_gdrhook_device(const std::string &path);
 // The module file of the running kernel (uname's release) that modprobe
 // would load, from modules.dep under `root`/lib/modules; "" if none.
 std::string probe_installed_module(const std::string &root = "");
+// DKMS's state of gdrhook under `root`/var/lib/dkms, and whether the
+// running kernel's headers are under `root`/lib/modules.
+DkmsFacts probe_dkms(const std::string &root = "");
 
 // The machine (doctor_platform.cpp): uname's architecture, and whether
 // it is a Tegra (L4T's /etc/nv_tegra_release, or the device tree's

@@ -30,8 +30,10 @@ MachineFacts probe_machine(const MachineQuery &query)
         bus_ids.push_back(gpu.pci_bus_id);
     facts.nvml = probe_nvml(query.libnvml, bus_ids);
     facts.device = probe_gdrhook_device(query.device);
-    if (!facts.device.present)
+    if (!facts.device.present) {
         facts.device.installed_module = probe_installed_module();
+        facts.device.dkms = probe_dkms();
+    }
     if (query.pid)
         facts.process = probe_process(query.pid);
     return facts;
