@@ -36,12 +36,19 @@ dirty=$(git -C "$ROOT" status --porcelain 2>/dev/null | grep -q . && echo " and 
 name=${DEBFULLNAME:-$(git -C "$ROOT" config user.name || echo "gdrhook packages")}
 email=${DEBEMAIL:-$(git -C "$ROOT" config user.email || echo "packages@gdrhook.invalid")}
 sed -i "s|@MAINTAINER@|$name <$email>|" "$STAGE/debian/control"
+# The changelog's date is the commit's, not the build's: dpkg-buildpackage
+# takes SOURCE_DATE_EPOCH from it, and every file's time in the packages
+# from that, so that a package built twice from one commit is the same
+# bytes. The architecture-independent gdrhook-dkms_VERSION_all.deb is
+# built by both the amd64 and the arm64 build, and two different files of
+# one name clash in a repository (tests/packaging/arm64_debs.sh compares them).
+built_at=$(git -C "$ROOT" log -1 --format=%aD HEAD 2>/dev/null || date -R)
 cat >"$STAGE/debian/changelog" <<CHANGELOG
 gdrhook ($VERSION) unstable; urgency=medium
 
   * Built by tools/package.sh from commit $commit$dirty.
 
- -- $name <$email>  $(date -R)
+ -- $name <$email>  $built_at
 CHANGELOG
 
 # -nc: the build folder of the last run is kept (packaging/stage-source.sh);
