@@ -149,9 +149,14 @@ in_root getent group gdrhook | sed 's/^/  group: /'
 in_root getent group gdrhook >/dev/null || fail "no group gdrhook after the install"
 for f in /lib/udev/rules.d/70-gdrhook.rules /usr/lib/sysusers.d/gdrhook.conf \
 	/usr/lib/modules-load.d/gdrhook.conf /usr/lib/gdrhook-dkms/running-kernel.sh /usr/bin/gdrhook \
-	/usr/include/gdrhook.h; do
+	/usr/include/gdrhook.h /lib/systemd/system/gdrhook-node-metrics.service \
+	/lib/systemd/system/gdrhook-node-metrics.timer; do
 	[ -f "$R$f" ] || fail "$f not installed"
 done
+# The node-metrics timer ships off: nothing enables it (an operator does,
+# with systemctl enable --now).
+ls "$R"/etc/systemd/system/*.wants/gdrhook-node-metrics.* >/dev/null 2>&1 &&
+	fail "the install enabled gdrhook-node-metrics (it ships off)"
 for p in dkms sudo; do
 	in_root dpkg-query -W -f='${Status}\n' $p 2>/dev/null | grep -q "install ok installed" ||
 		fail "$p not installed with the packages (dkms and its Recommends)"

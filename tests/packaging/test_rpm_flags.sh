@@ -33,7 +33,7 @@ command -v rpmbuild >/dev/null || fail "rpmbuild not found (apt-get install rpm)
 version=$(sed -n 's/^Version: *//p' "$ROOT/packaging/rpm/gdrhook.spec")
 mkdir -p "$WORK/top/SOURCES" "$WORK/bin"
 tar -C "$ROOT" --transform "s,^,gdrhook-$version/," -czf "$WORK/top/SOURCES/gdrhook-$version.tar.gz" \
-	kmod VERSION LICENSE README.md
+	kmod packaging/systemd VERSION LICENSE README.md
 cat >"$WORK/bin/meson" <<STUB
 #!/bin/sh
 {
