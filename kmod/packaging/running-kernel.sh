@@ -52,15 +52,24 @@ gdrhook_load_module() { # [replace]
 			"alone; gdrhook.ko loads when a machine boots this root (modules-load.d)" >&2
 		return 0
 	fi
+	# A running kernel without the module (booted without its headers, so
+	# DKMS could not build for it) is said in our words first, not as
+	# modprobe's "FATAL" that reads like a failed install.
+	if ! modinfo gdrhook >/dev/null 2>&1; then
+		echo "gdrhook-dkms: the running kernel $(uname -r) has no gdrhook.ko (DKMS builds it" \
+			"where a kernel's headers are installed; gdrhook doctor says what is missing); it" \
+			"loads at boot of a kernel DKMS built it for (dkms status gdrhook)" >&2
+		return 0
+	fi
 	udevadm control --reload-rules >/dev/null 2>&1 || :
 	if [ "${1:-}" = replace ]; then
 		modprobe -r gdrhook 2>/dev/null || :
 	fi
-	if modprobe gdrhook; then
+	if why=$(modprobe gdrhook 2>&1); then
 		udevadm trigger --action=add --subsystem-match=misc --sysname-match=gdrhook >/dev/null 2>&1 || :
 	else
-		echo "gdrhook-dkms: gdrhook.ko not loaded into the running kernel $(uname -r);" \
-			"it loads at boot of a kernel DKMS built it for (dkms status gdrhook)" >&2
+		echo "gdrhook-dkms: gdrhook.ko not loaded into the running kernel $(uname -r) ($why);" \
+			"it loads at the next boot (dkms status gdrhook)" >&2
 	fi
 }
 

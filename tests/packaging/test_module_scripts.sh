@@ -43,7 +43,13 @@ systemd_detect_virt() {
 alias systemd-detect-virt=systemd_detect_virt
 uname() { echo 6.1.0-test; }
 dkms() { log "dkms \$*"; [ "\$1 \${7:-}" != "install \$(cat "$WORK/dkms-fails" 2>/dev/null)" ] || return \$(cat "$WORK/dkms-rc"); }
-modprobe() { log "modprobe \$*"; return \$(cat "$WORK/modprobe-rc"); }
+modprobe() {
+	log "modprobe \$*"
+	rc=\$(cat "$WORK/modprobe-rc")
+	[ "\$rc" = 0 ] || echo "modprobe: ERROR: could not insert 'gdrhook': Exec format error" >&2
+	return \$rc
+}
+modinfo() { [ ! -e "$WORK/no-module" ]; }
 udevadm() { log "udevadm \$*"; }
 STUB
 # A fresh machine: no group, modprobe works, the kernels k1 and k2 have
@@ -52,7 +58,7 @@ reset() {
 	: >"$WORK/calls"
 	: >"$WORK/groups"
 	echo 0 >"$WORK/modprobe-rc"
-	rm -f "$WORK/dkms-fails" "$WORK/chroot" "$WORK/no-ischroot" "$WORK/cannot-tell" "$WORK/var"/gdrhook-dkms/* 2>/dev/null || true
+	rm -f "$WORK/dkms-fails" "$WORK/chroot" "$WORK/no-ischroot" "$WORK/no-module" "$WORK/cannot-tell" "$WORK/var"/gdrhook-dkms/* 2>/dev/null || true
 	rm -rf "$WORK/modules" && mkdir -p "$WORK/modules/k1/build" "$WORK/modules/k2/build" "$WORK/modules/k3"
 }
 # Debian: the script with debhelper's part (#DEBHELPER#, dh_dkms) a logged
@@ -94,8 +100,19 @@ before "udevadm control --reload-rules" "^modprobe gdrhook" "postinst: udev's ru
 before "^modprobe gdrhook" "udevadm trigger.*sysname-match=gdrhook" "postinst: the rule applied to the node"
 reset
 echo 1 >"$WORK/modprobe-rc"
+deb postinst configure || fail "postinst failed where the module does not load"
+grep -q "^gdrhook-dkms: gdrhook.ko not loaded .*Exec format error" "$WORK/stderr" ||
+	fail "postinst did not say, in its words with modprobe's reason, that the module was not loaded"
+grep -q "^modprobe" "$WORK/stderr" && fail "postinst let modprobe's own message through first"
+# The commonest packaged case: a kernel booted without its headers, for
+# which DKMS built nothing. Said plainly, modprobe not run (its "FATAL:
+# Module gdrhook not found" read like a failed install).
+reset
+: >"$WORK/no-module"
 deb postinst configure || fail "postinst failed where the running kernel has no module"
-grep -q "not loaded" "$WORK/stderr" || fail "postinst did not say the module was not loaded"
+never "^modprobe" "postinst where the running kernel has no module"
+[ "$(head -c 13 "$WORK/stderr")" = "gdrhook-dkms:" ] || fail "postinst's first word on a kernel without the module is not its own"
+grep -q "has no gdrhook.ko" "$WORK/stderr" || fail "postinst did not say the running kernel has no module"
 # Debian, prerm.
 for op in remove upgrade; do
 	reset
