@@ -91,6 +91,17 @@ std::map<std::string, unsigned> ProcessJobs::users() const
     return all;
 }
 
+bool ProcessJobs::is_some_jobs_user(unsigned uid) const
+{
+    for (const auto &[job, user] : named_)
+        if (user == uid)
+            return true;
+    for (const auto &[job, uids] : shown_)
+        if (uids.size() == 1 && *uids.begin() == uid && !named_.count(job))
+            return true;
+    return false;
+}
+
 JobOfProcess ProcessJobs::job_of(int pid)
 {
     const auto found = met_.find(pid);
@@ -109,7 +120,9 @@ JobOfProcess ProcessJobs::job_of(int pid)
             of.job = met.cgroup.job;
             of.step = met.cgroup.step;
         }
-    } else {
+    } else if (is_some_jobs_user(met.uid)) {
+        // Only then: another user's environment, however large, charges
+        // no job, so it is not read.
         std::string block;
         read_small_file((proc_root_ + "/" + std::to_string(pid) + "/environ").c_str(), block,
                         1024 * 1024);

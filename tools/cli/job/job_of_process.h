@@ -66,6 +66,7 @@ public:
     JobOfProcess job_of(int pid);
 
 private:
+    bool is_some_jobs_user(unsigned uid) const;
     struct Met {
         unsigned uid = 0;
         SlurmCgroup cgroup;
