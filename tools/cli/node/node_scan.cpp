@@ -211,6 +211,11 @@ std::vector<Process> list_processes(const std::string &proc_root, ProcessJobs &j
 {
     std::vector<std::string> pids;
     numeric_entries(proc_root, pids);
+    // In pid order, not the directory's: which processes a budget reaches
+    // is then the same on every read of the same /proc.
+    std::sort(pids.begin(), pids.end(), [](const std::string &a, const std::string &b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;
+    });
     std::vector<Process> processes;
     for (const std::string &pid : pids) {
         Process p;
