@@ -197,6 +197,16 @@ std::string read_small_file(const char *path, std::string &text, size_t limit)
     return why;
 }
 
+mode_t private_file_mode(const std::string &path)
+{
+    const size_t slash = path.rfind('/');
+    const std::string folder = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    struct stat st;
+    const bool readers =
+        stat(folder.c_str(), &st) == 0 && (st.st_mode & S_ISGID) && (st.st_mode & S_IRGRP);
+    return readers ? 0640 : 0600;
+}
+
 std::string replace_by_rename(const std::string &path, const std::string &text, mode_t mode)
 {
     const size_t slash = path.rfind('/');

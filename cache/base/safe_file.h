@@ -101,6 +101,13 @@ OpenedFile open_device(const char *path);
 // `text`: "" with the reason where it cannot.
 std::string read_small_file(const char *path, std::string &text, size_t limit = 64 * 1024);
 
+// The mode of a file gdrhook makes at `path` for its user (a log, a
+// journal, a verdict): 0600, its user's alone, since it holds the
+// program's command line and what it did; 0640 where the folder is
+// set-group-ID and its group may read it, which is how a site hands a
+// folder's files to a group of readers (the Slurm plugin's group=).
+mode_t private_file_mode(const std::string &path);
+
 // Replaces `path` whole with `text`: written to a new file of a random
 // name in the same folder (O_EXCL), synced, then renamed over `path`, so
 // that a reader sees the old file or the new one, never half of one.

@@ -175,10 +175,11 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     const std::string folder = slash_at == std::string::npos ? "."
                                : slash_at == 0               ? "/"
                                                              : path.substr(0, slash_at);
-    OpenedFile made = create_unnamed(folder.c_str(), 0644);
+    const mode_t mode = private_file_mode(path);
+    OpenedFile made = create_unnamed(folder.c_str(), mode);
     const bool named = made.fd < 0;
     if (named)
-        made = create_exclusive(AT_FDCWD, path.c_str(), 0644);
+        made = create_exclusive(AT_FDCWD, path.c_str(), mode);
     // Moved out of the program's way before it is locked: closing the
     // number it had would drop an fcntl lock taken through it.
     OwnedFd fd = OwnedFd::adopt(made.fd, true);

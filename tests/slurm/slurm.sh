@@ -10,8 +10,12 @@
 #           on srun's standard error and in the summary beside the logs,
 #           while a sibling job of the same user holds a pin all along;
 #   leftover a job that leaves a process holding its pin is named, with the
-#           process, and its verdict fails;
-#   planted  a job whose log folder another user made runs without gdrhook.
+#           process, and its verdict fails; the process's name, which holds
+#           a terminal's escape, reaches slurmd's log and srun's standard
+#           error escaped;
+# Then what a second user of the node can try against a job's logs, its
+# verdict and the time root waits for it (log_tree_cases.sh,
+# time_limit_cases.sh).
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -72,7 +76,9 @@ mkdir -p "$tmp/bin" "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/view
 cp -L "$GDRHOOKTEST_SHIM" "$GDRHOOKTEST_DEMO" "$HOLDS_PIN" "$GDRHOOKTEST_SPANK" "$tmp/bin/"
 cp -L "$GDRHOOKTEST_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
 chmod -R a+rX "$tmp/bin"
-chmod 1777 "$tmp/logs" "$tmp/view" "$tmp/run"
+chmod 1777 "$tmp/view" "$tmp/run"
+# The log root as the package makes it: root's, only root writes in it.
+chmod 755 "$tmp/logs"
 chmod 700 "$tmp/munge"
 shim=$tmp/bin/$(basename "$GDRHOOKTEST_SHIM")
 logs=$tmp/logs
@@ -115,10 +121,16 @@ PlugStackConfig=$tmp/plugstack.conf
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
+# plugstack ARGUMENTS...: the plugin's arguments, the later ones of the
+# same name winning; each step reads the file anew (slurmstepd and srun).
 # The site's default is off: only --gdrhook turns it on.
-echo "required $tmp/bin/$(basename "$GDRHOOKTEST_SPANK") default=off logdir=$logs library=$shim" \
-    "gdrhook=$GDRHOOK proc=$tmp/view" >"$tmp/plugstack.conf"
-chmod 644 "$tmp/slurm.conf" "$tmp/plugstack.conf"
+plugstack() {
+    echo "required $tmp/bin/$(basename "$GDRHOOKTEST_SPANK") default=off logdir=$logs" \
+        "library=$shim gdrhook=$GDRHOOK proc=$tmp/view $*" >"$tmp/plugstack.conf"
+    chmod 644 "$tmp/plugstack.conf"
+}
+plugstack
+chmod 644 "$tmp/slurm.conf"
 export SLURM_CONF=$tmp/slurm.conf
 
 slurmctld -i >"$tmp/log/slurmctld.out" 2>&1 || fail "slurmctld did not start: $(cat "$tmp/log/slurmctld.out")"
@@ -129,9 +141,15 @@ for _ in $(seq 100); do
 done
 sinfo --noheader --states=idle | grep -q . || { cat "$tmp/log/"*; fail "the node never came up"; }
 
-# as_user CMD...: CMD as the unprivileged user, with the fake driver.
+# as_user CMD...: CMD as the unprivileged user, with the fake driver;
+# as_victim: as a second one, whom the first attacks.
 as_user() {
     setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups \
+        env LD_LIBRARY_PATH="$tmp/bin" SLURM_CONF="$SLURM_CONF" "$@"
+}
+victim=daemon
+as_victim() {
+    setpriv --reuid="$victim" --regid="$(id -g "$victim")" --clear-groups \
         env LD_LIBRARY_PATH="$tmp/bin" SLURM_CONF="$SLURM_CONF" "$@"
 }
 
@@ -181,17 +199,30 @@ has "$folder/$host.step0.verdict.txt" "gdrhook: job $job step 0 on $host: OK"
 # it: listed, never held against this job.
 has "$folder/$host.step0.verdict.txt" "1 of processes of no job"
 [ "$(stat -c %U "$folder")" = "$user" ] || fail "the job's folder is not its user's"
+# The user's alone: folders 0700, logs and the summary 0600, which another
+# user cannot read.
+[ "$(stat -c '%a %U' "$logs/$user")" = "700 $user" ] ||
+    fail "the plugin did not make $logs/$user the user's, mode 700: $(stat -c '%a %U' "$logs/$user")"
+[ "$(stat -c %a "$folder")" = 700 ] || fail "the job's folder is mode $(stat -c %a "$folder"), not 700"
+for file in "$folder"/"$host".step0.rank0.*.jsonl "$folder/$host.step0.verdict.txt"; do
+    [ "$(stat -c %a "$file")" = 600 ] || fail "$file is mode $(stat -c %a "$file"), not 600"
+done
+as_victim cat "$folder/$host.step0.verdict.txt" >/dev/null 2>&1 &&
+    fail "another user read the job's verdict"
 # Written as the user: root never writes in a folder the user may change.
 [ "$(stat -c %U "$folder/$host.step0.verdict.txt")" = "$user" ] ||
     fail "the summary was not written as the job's user"
 
 # leftover: the task starts a process that keeps its pin past the task's
-# end; the job is named with it.
+# end; the job is named with it. Its name clears the screen of whoever
+# prints it raw.
+holder=$'pin\e[2J'
+cp "$tmp/bin/holds_pin" "$tmp/bin/$holder"
 as_user srun --gdrhook=alloc --job-name=leftover sh -c '
     echo "job=$SLURM_JOB_ID"
     setsid "$0" "$1" </dev/null >/dev/null 2>&1 &
     while [ ! -f "$2" ]; do sleep 0.05; done' \
-    "$tmp/bin/holds_pin" "$tmp/run/leftover.ready" "$tmp/run/leftover.viewed" \
+    "$tmp/bin/$holder" "$tmp/run/leftover.ready" "$tmp/run/leftover.viewed" \
     >"$tmp/leftover.out" 2>"$tmp/leftover.err" &
 srun_pid=$!
 wait_for "$tmp/run/leftover.ready"
@@ -201,24 +232,16 @@ wait "$srun_pid"
 job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/leftover.out")
 leftover=$(cat "$tmp/run/leftover.ready")
 has "$tmp/leftover.err" "gdrhook: job $job step 0 on $host: FAILED; left 1 pin(s), 4 MiB, "
-has "$tmp/leftover.err" "held by pid $leftover (holds_pin); log check: problems in 1 log(s)"
-has "$logs/$user/$job/$host.step0.verdict.txt" "pid $leftover (holds_pin) fd"
+has "$tmp/leftover.err" "held by pid $leftover (pin"
+has "$tmp/leftover.err" "x1b[2J); log check: problems in 1 log(s)"
+has "$logs/$user/$job/$host.step0.verdict.txt" "pid $leftover (pin"
 grep -q "gdrhook: job $job step 0 on $host: FAILED" "$tmp/log/slurmd.log" ||
     fail "slurmd's log lacks the verdict: $(tail -20 "$tmp/log/slurmd.log")"
+for file in "$tmp/leftover.err" "$tmp/log/slurmd.log"; do
+    lacks "$file" $'\e'
+done
 
-# planted: another user made the folder a job's logs would go to; the job
-# runs without gdrhook, and says so, rather than log into it.
-victim=daemon
-mkdir -m 777 "$logs/$victim" && chown "$user" "$logs/$victim"
-setpriv --reuid="$victim" --regid="$(id -g "$victim")" --clear-groups \
-    env SLURM_CONF="$SLURM_CONF" srun --gdrhook --job-name=planted \
-    sh -c 'echo "preload=$LD_PRELOAD"' >"$tmp/planted.out" 2>"$tmp/planted.err" ||
-    fail "the job under a planted folder failed"
-has "$tmp/planted.out" "preload="
-lacks "$tmp/planted.out" "$shim"
-has "$tmp/planted.err" "gdrhook: $logs/$victim is owned by another user; the job runs without gdrhook"
-has "$tmp/planted.err" "step 0: no verdict in $logs/$victim/"
-lacks "$tmp/planted.err" "gdrhook epilog"
-[ -z "$(ls -A "$logs/$victim")" ] || fail "the job wrote into another user's folder"
+. "$(dirname "$0")/log_tree_cases.sh"
+. "$(dirname "$0")/time_limit_cases.sh"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"

@@ -14,13 +14,22 @@
 // Plugin arguments (plugstack.conf), each optional:
 //   default=MODE    for jobs that do not give --gdrhook (default off)
 //   logdir=DIR      logs in DIR/USER/JOBID (default /var/tmp/gdrhook); DIR
-//                   must let users make their folder (mode 1777, like /tmp)
-//                   and be the same path on every node and where srun runs
+//                   a folder of root (or owner=), which no one else may
+//                   write in unless it is sticky (log_tree.h)
+//   owner=USER      who may own DIR besides root
+//   group=GROUP     who may read every job's logs (default: only its user)
+//   timeout=SECONDS how long a step's `gdrhook epilog` may run (default 60)
 //   library=PATH    the shim (default: the installed libgdrhook.so)
 //   gdrhook=PATH    the gdrhook tool (default: the installed one)
 //   proc=DIR sys=DIR  where `gdrhook epilog` reads /proc and /sys (tests)
-#include "cache/base/safe_file.h"
+#include "cache/base/path_pattern.h"
 #include "tools/cli/job/slurm_ids.h"
+#include "tools/cli/report/terminal_text.h"
+#include "tools/slurm/limited_run.h"
+#include "tools/slurm/log_tree.h"
+#include "tools/slurm/plugin_arguments.h"
+#include "tools/slurm/step_verdicts.h"
+#include "tools/slurm/write_as_user.h"
 
 // spank.h declares the slurm_spank_* functions outside its extern "C".
 extern "C" {
@@ -28,15 +37,9 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
-#include <fcntl.h>
-#include <glob.h>
 #include <pwd.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -49,7 +52,8 @@ SPANK_PLUGIN(gdrhook, 1);
 }
 
 using gdrhook::OpenedFile;
-using gdrhook::Owner;
+using gdrhook::cli::terminal_text;
+using namespace gdrhook::slurm;
 
 #ifndef GDRHOOK_SPANK_LIBRARY
 #define GDRHOOK_SPANK_LIBRARY "/usr/lib/libgdrhook.so"
@@ -60,13 +64,7 @@ using gdrhook::Owner;
 
 namespace {
 
-struct Arguments {
-    std::string default_mode = "off";
-    std::string log_dir = "/var/tmp/gdrhook";
-    std::string library = GDRHOOK_SPANK_LIBRARY;
-    std::string tool = GDRHOOK_SPANK_TOOL;
-    std::string proc_root, sys_root;
-} arguments;
+PluginArguments arguments;
 
 // The job's --gdrhook, as its callback saw it: srun's slurm_spank_exit
 // may not ask spank_option_getopt.
@@ -87,23 +85,12 @@ spank_option gdrhook_option = {option_name, option_arginfo, option_usage, 2, 0, 
 
 bool read_arguments(int ac, char **av)
 {
-    const std::pair<const char *, std::string *> known[] = {
-        {"default=", &arguments.default_mode}, {"logdir=", &arguments.log_dir},
-        {"library=", &arguments.library},      {"gdrhook=", &arguments.tool},
-        {"proc=", &arguments.proc_root},       {"sys=", &arguments.sys_root}};
-    for (int i = 0; i < ac; i++) {
-        bool found = false;
-        for (const auto &[prefix, value] : known)
-            if (std::strncmp(av[i], prefix, std::strlen(prefix)) == 0) {
-                *value = av[i] + std::strlen(prefix);
-                found = true;
-            }
-        if (!found) {
-            slurm_error("gdrhook: plugstack.conf: unknown argument '%s' (known: default= logdir= "
-                        "library= gdrhook= proc= sys=)",
-                        av[i]);
-            return false;
-        }
+    arguments = PluginArguments();
+    arguments.library = GDRHOOK_SPANK_LIBRARY;
+    arguments.tool = GDRHOOK_SPANK_TOOL;
+    if (const std::string why = read_plugin_arguments(ac, av, arguments); !why.empty()) {
+        slurm_error("gdrhook: plugstack.conf: %s", why.c_str());
+        return false;
     }
     return true;
 }
@@ -150,7 +137,7 @@ bool name_job(uint32_t job, uint32_t step, uid_t uid, JobNames &names)
     names.user = pw->pw_name;
     names.job = std::to_string(job);
     names.step = step_name(step);
-    names.folder = arguments.log_dir + "/" + names.user + "/" + names.job;
+    names.folder = arguments.log_tree.root + "/" + names.user + "/" + names.job;
     return true;
 }
 
@@ -170,84 +157,58 @@ std::string events_pattern(const JobNames &names)
     return names.folder + "/%h.step" + names.step + ".rank%r.%p.jsonl";
 }
 
-// LOGDIR/USER/JOBID made, or found, as folders of the job's user (this
-// runs with the user's ids): a link or another user's folder is refused.
-std::string make_job_folder(const JobNames &names, uid_t uid)
-{
-    OpenedFile root = gdrhook::open_folder(AT_FDCWD, arguments.log_dir.c_str(),
-                                           gdrhook::FolderName::named_by_user);
-    if (root.fd < 0)
-        return arguments.log_dir + " " + root.why;
-    OpenedFile user = gdrhook::make_folder(root.fd, names.user.c_str(), 0755, Owner::is(uid));
-    close(root.fd);
-    if (user.fd < 0)
-        return arguments.log_dir + "/" + names.user + " " + user.why;
-    OpenedFile job = gdrhook::make_folder(user.fd, names.job.c_str(), 0755, Owner::is(uid));
-    close(user.fd);
-    if (job.fd < 0)
-        return names.folder + " " + job.why;
-    close(job.fd);
-    return {};
-}
-
-// Runs `gdrhook epilog` for this step on this node; its verdict line goes
-// to slurmd's log, the summary beside the logs (srun prints it).
+// Runs `gdrhook epilog` for this step on this node, for no longer than
+// the site's limit; its verdict line goes to slurmd's log, the summary
+// beside the logs (srun prints it). A step not judged says so in both.
 void judge_step(spank_t sp)
 {
     uid_t uid = 0;
+    gid_t gid = 0;
     JobNames names;
-    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS || !job_names(sp, uid, names))
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS || !job_names(sp, uid, names))
         return;
-    std::vector<std::string> words = {
-        arguments.tool, "epilog",
-        "--job",        names.job,
-        "--step",       names.step,
-        "--uid",        std::to_string(uid),
-        "--events",     events_pattern(names),
-        "--summary",    names.folder + "/%h.step" + names.step + ".verdict.txt"};
+    const std::string summary = names.folder + "/%h.step" + names.step + ".verdict.txt";
+    std::vector<std::string> words = {arguments.tool, "epilog",
+                                      "--job",        names.job,
+                                      "--step",       names.step,
+                                      "--uid",        std::to_string(uid),
+                                      "--events",     events_pattern(names),
+                                      "--summary",    summary};
     if (!arguments.proc_root.empty())
         words.insert(words.end(), {"--proc", arguments.proc_root});
     if (!arguments.sys_root.empty())
         words.insert(words.end(), {"--sys", arguments.sys_root});
-    std::vector<char *> argv;
-    for (std::string &word : words)
-        argv.push_back(word.data());
-    argv.push_back(nullptr);
-    std::string path = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
-    char *envp[] = {path.data(), nullptr};
-
-    int out[2];
-    if (pipe2(out, O_CLOEXEC) != 0)
-        return;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp);
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    if (rc != 0) {
-        close(out[0]);
-        slurm_error("gdrhook: cannot run %s: %s", argv[0], std::strerror(rc));
+    const LimitedRun run =
+        run_with_limit(words, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, arguments.epilog_seconds);
+    if (!run.timed_out && run.why_not.empty()) {
+        slurm_info("%s", run.first_line.empty() ? "gdrhook: epilog gave no verdict"
+                                                : terminal_text(run.first_line).c_str());
         return;
     }
-    std::string line;
-    char buffer[1024];
-    ssize_t got;
-    while ((got = read(out[0], buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
-        if (got > 0 && line.size() < 4096)
-            line.append(buffer, static_cast<size_t>(got));
-    close(out[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    line = line.substr(0, line.find('\n'));
-    slurm_info("%s", line.empty() ? "gdrhook: epilog gave no verdict" : line.c_str());
+    const std::string host = gdrhook::short_host_name();
+    const std::string verdict =
+        "gdrhook: job " + names.job + " step " + names.step + " on " + host + ": not judged: " +
+        (run.timed_out ? "time limit (" + std::to_string(arguments.epilog_seconds) + " s)"
+                       : "cannot run " + arguments.tool + " (" + run.why_not + ")");
+    slurm_info("%s", terminal_text(verdict).c_str());
+    const std::string why = replace_as_user(
+        names.folder + "/" + host + ".step" + names.step + ".verdict.txt",
+        verdict + "\n\nThe epilog (gdrhook epilog) " +
+            (run.timed_out ? "was killed at the plugin's time limit (timeout=)" : "did not run") +
+            ": what the step left pinned and its logs were not checked.\n",
+        uid, gid);
+    if (!why.empty())
+        slurm_error("gdrhook: %s/%s.step%s.verdict.txt %s", names.folder.c_str(), host.c_str(),
+                    names.step.c_str(), why.c_str());
 }
 
 // Whether this step's tasks run under gdrhook here (slurmstepd, one per
 // step): only then is the step judged at its end.
 bool step_set_up;
+// Set where the log tree was refused for this step, which slurmd's log
+// has said once: the step runs without gdrhook.
+bool step_refused;
 // Tasks of this step that ended on this node.
 uint32_t tasks_ended;
 
@@ -270,18 +231,44 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     return 0;
 }
 
+// Remote, as root, before privileges are dropped: the user's folder in
+// the log root, made for the user, or the one there checked to be theirs.
+int slurm_spank_init_post_opt(spank_t sp, int, char **)
+{
+    uid_t uid = 0;
+    gid_t gid = 0;
+    JobNames names;
+    if (!spank_remote(sp) || !enabled(sp))
+        return 0;
+    step_refused = true;
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS || !job_names(sp, uid, names)) {
+        slurm_error("gdrhook: cannot name the job's log folder; the job runs without gdrhook");
+        return 0;
+    }
+    if (const std::string why = prepare_user_folder(arguments.log_tree, names.user, uid, gid);
+        !why.empty()) {
+        slurm_error("gdrhook: %s; the job runs without gdrhook", why.c_str());
+        return 0;
+    }
+    step_refused = false;
+    return 0;
+}
+
 // Remote, as the job's user, before the tasks start: the shim preloaded
 // ahead of what the tasks preload already, the logs in the job's folder.
 int slurm_spank_user_init(spank_t sp, int, char **)
 {
-    if (!spank_remote(sp) || !enabled(sp))
+    if (!spank_remote(sp) || !enabled(sp) || step_refused)
         return 0;
     JobNames names;
     if (!job_names(sp, geteuid(), names)) {
         slurm_error("gdrhook: cannot name the job's log folder; the job runs without gdrhook");
         return 0;
     }
-    if (const std::string why = make_job_folder(names, geteuid()); !why.empty()) {
+    if (const std::string why =
+            make_job_folder(arguments.log_tree, names.user, names.job, geteuid());
+        !why.empty()) {
         slurm_error("gdrhook: %s; the job runs without gdrhook", why.c_str());
         return 0;
     }
@@ -321,25 +308,32 @@ int slurm_spank_local_user_init(spank_t sp, int, char **)
 
 // srun, once the step is over: each node's verdict, from the summaries
 // beside the logs, as one line each on srun's standard error (the job's
-// output).
+// output); or, plainly, that the step ran without gdrhook.
 int slurm_spank_exit(spank_t sp, int, char **)
 {
     JobNames names;
     if (spank_context() != S_CTX_LOCAL || !enabled(sp) || !local_known ||
         !name_job(local_job, local_step, getuid(), names))
         return 0;
-    const std::string pattern = names.folder + "/*.step" + names.step + ".verdict.txt";
-    glob_t found = {};
-    if (glob(pattern.c_str(), 0, nullptr, &found) != 0)
+    std::string why_off;
+    OpenedFile folder =
+        open_job_folder(arguments.log_tree, names.user, names.job, getuid(), why_off);
+    if (!why_off.empty()) {
+        slurm_spank_log("gdrhook: job %s step %s ran without gdrhook: %s", names.job.c_str(),
+                        names.step.c_str(), terminal_text(why_off).c_str());
+        return 0;
+    }
+    std::vector<std::string> lines;
+    if (folder.fd >= 0) {
+        lines = step_verdicts(folder.fd, names.folder, names.step);
+        close(folder.fd);
+    }
+    if (lines.empty())
         slurm_spank_log("gdrhook: job %s step %s: no verdict in %s (the step ran without "
                         "gdrhook, or the folder is not the same on every node)",
-                        names.job.c_str(), names.step.c_str(), names.folder.c_str());
-    for (size_t i = 0; i < found.gl_pathc; i++) {
-        std::string text;
-        if (gdrhook::read_small_file(found.gl_pathv[i], text, 4096).empty() && !text.empty())
-            slurm_spank_log("%s (%s)", text.substr(0, text.find('\n')).c_str(), found.gl_pathv[i]);
-    }
-    globfree(&found);
+                        names.job.c_str(), names.step.c_str(), terminal_text(names.folder).c_str());
+    for (const std::string &line : lines)
+        slurm_spank_log("%s", line.c_str());
     return 0;
 }
 

@@ -143,7 +143,8 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
              << check_text.str() << check_errors.str();
         // Beside the user's logs, as the user: a link or another user's
         // file at the name is refused (safe_file.h).
-        const std::string why = replace_by_rename(summary_path, text.str(), 0644);
+        const std::string why =
+            replace_by_rename(summary_path, text.str(), private_file_mode(summary_path));
         if (!why.empty()) {
             err << "gdrhook epilog: " << summary_path << " " << why << '\n';
             return exit_input;
