@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/events/event_clock.h"
 
+#include "cache/base/safe_file.h"
 #include "cache/events/thread_state.h"
 
 #include <algorithm>
@@ -74,12 +75,26 @@ Anchor take_anchor()
     return fresh;
 }
 
+// The clocksource the kernel keeps time with ("tsc", "hpet", ...), or ""
+// where /sys does not say.
+std::string kernel_clocksource()
+{
+    std::string name;
+    if (!read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", name,
+                         32)
+             .empty())
+        return "";
+    if (!name.empty() && name.back() == '\n')
+        name.pop_back();
+    return name;
+}
+
 } // namespace
 
 void start_event_clock(bool allow_tsc)
 {
     hot_line.event_clock_counts_tsc = false;
-    if (!allow_tsc || !cycle_counter_keeps_time())
+    if (!allow_tsc || !cycle_counter_keeps_time(kernel_clocksource().c_str()))
         return;
     reference = read_with_tsc(raw_ns);
     hot_line.event_clock_counts_tsc = true;

@@ -66,7 +66,9 @@ inline uint64_t cycle_counter_nominal_hz()
 #endif
 
 // Whether the kernel vouches for the counter: constant rate, synchronized
-// across CPUs (the conditions above). Reads /sys on x86-64; decided once.
-bool cycle_counter_keeps_time();
+// across CPUs (the conditions above), given the kernel's current
+// clocksource as /sys names it ("tsc"; aarch64 needs none). The caller
+// reads it: the primitives sit below every folder that opens files.
+bool cycle_counter_keeps_time(const char *kernel_clocksource);
 
 } // namespace gdrhook

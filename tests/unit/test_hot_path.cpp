@@ -71,6 +71,18 @@ TEST_CASE("the process line's clock anchor names the counter events carry")
           std::string::npos);
 }
 
+#if defined(__x86_64__)
+TEST_CASE("on x86-64 the TSC keeps time only where the kernel keeps time with it")
+{
+    // Whatever this CPU's invariance bit says, a kernel that moved off the
+    // TSC (it found it unstable or unsynchronized) is believed.
+    CHECK_FALSE(cycle_counter_keeps_time("hpet"));
+    CHECK_FALSE(cycle_counter_keeps_time("acpi_pm"));
+    CHECK_FALSE(cycle_counter_keeps_time(""));
+    CHECK_FALSE(cycle_counter_keeps_time("tsc-early"));
+}
+#endif
+
 #if defined(__aarch64__)
 TEST_CASE("on aarch64 events carry the generic timer's count, at CNTFRQ_EL0's rate")
 {
