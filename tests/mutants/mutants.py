@@ -1369,6 +1369,15 @@ MUTANTS = [
          file="tools/cli/node/node_scan.cpp", suites=["cli"], tests=["cli units"],
          find="           st.st_rdev == module.device;",
          replace="           st.st_rdev != 0;"),
+    # --- issues 45 and 46: what the tool prints and which logs it reads -----
+    dict(name="terminal_text_passes_del", promise="terminal text escapes DEL (0x7f)",
+         file="tools/cli/report/terminal_text.cpp", suites=["cli"], tests=["cli units"],
+         find="        } else if (byte >= 0x20 && byte < 0x7f) {",
+         replace="        } else if (byte >= 0x20 && byte <= 0x7f) {"),
+    dict(name="terminal_text_passes_c1", promise="terminal text escapes the C1 controls and every byte past ASCII",
+         file="tools/cli/report/terminal_text.cpp", suites=["cli"], tests=["cli units"],
+         find="        } else if (byte >= 0x20 && byte < 0x7f) {",
+         replace="        } else if (byte >= 0x20 && byte != 0x7f) {"),
 ]
 
 
