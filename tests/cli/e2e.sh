@@ -231,11 +231,25 @@ run_exit_status)
     run 3 run --events "$tmp/e.%p.jsonl" -- sh -c 'exit 3'
     has "$err" "no event log was written"
     run 137 run --events "$tmp/e.%p.jsonl" -- sh -c 'kill -9 $$'; has "$err" "killed by signal 9"
+    # As env says it: 127 where there is no such program, 126 where there
+    # is one that cannot be run (no execute permission, a folder), named
+    # with a path or found in PATH; the same under emulation, whatever the
+    # emulator makes of a failed exec (qemu-user's posix_spawn forks, and
+    # its child's exit status is 127 for any of them).
     run 127 run -- /nonexistent/program
-    # posix_spawn learns of a failed exec through the memory its vfork'd
-    # child shares; qemu-user makes that child a plain fork, so under
-    # emulation only the child's status 127 says it.
-    [ -n "$emulator" ] || has "$err" "cannot run '/nonexistent/program'"
+    has "$err" "cannot run '/nonexistent/program'"
+    run 127 run --no-summary -- gdrhook-no-such-program
+    has "$err" "not found"
+    printf '#!/bin/sh\nexit 0\n' >"$tmp/not-executable"; chmod 644 "$tmp/not-executable"
+    run 126 run --no-summary -- "$tmp/not-executable"
+    has "$err" "cannot run '$tmp/not-executable': it has no execute permission"
+    mkdir "$tmp/folder"
+    run 126 run --no-summary -- "$tmp/folder"
+    has "$err" "cannot run '$tmp/folder': it is a folder"
+    mkdir "$tmp/bin"; cp "$tmp/not-executable" "$tmp/bin/gdrhook-test-tool"
+    PATH="$tmp/bin:$PATH" run 126 run --no-summary -- gdrhook-test-tool
+    has "$err" "it has no execute permission"
+    run 0 run --help; has "$out" "126 if it exists but cannot be executed"
     # The build's own program (a host `true` under a cross build would
     # have its loader complain of the target's shim).
     run 0 run --no-summary -- $emulator "$GDRHOOKTEST_SLEEPER" 0

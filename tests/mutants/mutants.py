@@ -1378,6 +1378,14 @@ MUTANTS = [
          file="tools/cli/report/terminal_text.cpp", suites=["cli"], tests=["cli units"],
          find="        } else if (byte >= 0x20 && byte < 0x7f) {",
          replace="        } else if (byte >= 0x20 && byte != 0x7f) {"),
+    dict(name="run_missing_program_126", promise="gdrhook run exits 127, as env, for a program that does not exist",
+         file="tools/cli/run/program_lookup.cpp", suites=["cli"], tests=["cli run_exit_status"],
+         find="        return {error == ENOENT ? not_found : cannot_execute,",
+         replace="        return {cannot_execute,"),
+    dict(name="run_unexecutable_program_127", promise="gdrhook run exits 126, as env, for a program that exists but cannot be executed",
+         file="tools/cli/run/program_lookup.cpp", suites=["cli"], tests=["cli run_exit_status"],
+         find='        return {cannot_execute, "it has no execute permission"};',
+         replace='        return {not_found, "it has no execute permission"};'),
 ]
 
 

@@ -114,8 +114,9 @@ int dispatch(int argc, char **argv)
                 "every word from PROGRAM on is the program's; it inherits gdrhook run's signal "
                 "dispositions and mask (SIGCHLD at its default).\n"
                 "Example: gdrhook run --pin alloc --backend dmabuf -- python3 train.py\n"
-                "Exit status: the program's; 128+N if it was killed by signal N; 127 if it or "
-                "libgdrhook.so cannot be found.");
+                "Exit status: the program's; 128+N if it was killed by signal N; as env: 127 if "
+                "it or libgdrhook.so cannot be found, 126 if it exists but cannot be executed "
+                "(no execute permission, a folder).");
     run->add_option("--events", run_options.events,
                     "event log path: %p pid, %h host, %r rank (default: ./gdrhook-<pid>.%p.jsonl)");
     run->add_option("--backend", run_options.backend, "pinning backend (GDRHOOK_BACKEND)")

@@ -8,8 +8,10 @@
 #include "read/malformed_line_report.h"
 #include "report/check.h"
 #include "report/summary.h"
+#include "report/terminal_text.h"
 #include "report/units.h"
 #include "run/library_locator.h"
+#include "run/program_lookup.h"
 
 #include "cache/base/path_pattern.h"
 
@@ -343,6 +345,14 @@ int run_program(const RunOptions &options, std::ostream &err)
         argv.push_back(arg.data());
     argv.push_back(nullptr);
 
+    // posix_spawnp searches our own PATH, which the program inherits.
+    const ProgramLookup program = look_up_program(options.command[0], std::getenv("PATH"));
+    if (program.exit_status != 0) {
+        err << "gdrhook: cannot run '" << terminal_text(options.command[0]) << "': " << program.why
+            << '\n';
+        return program.exit_status;
+    }
+
     int64_t started_ns = realtime_ns();
     SignalGuard guard;
     posix_spawnattr_t attr;
@@ -352,7 +362,8 @@ int run_program(const RunOptions &options, std::ostream &err)
     int rc = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {
-        err << "gdrhook: cannot run '" << options.command[0] << "': " << std::strerror(rc) << '\n';
+        err << "gdrhook: cannot run '" << terminal_text(options.command[0])
+            << "': " << std::strerror(rc) << '\n';
         return rc == ENOENT ? 127 : 126;
     }
     guard.forward_from(pid);
@@ -363,7 +374,7 @@ int run_program(const RunOptions &options, std::ostream &err)
     }
     child_pid = 0;
     if (waited != pid) {
-        err << "gdrhook: lost the status of '" << options.command[0]
+        err << "gdrhook: lost the status of '" << terminal_text(options.command[0])
             << "': " << std::strerror(errno) << '\n';
         return 70; // EX_SOFTWARE: never the 0 of a program that may have failed
     }
@@ -372,8 +383,8 @@ int run_program(const RunOptions &options, std::ostream &err)
         exit_code = WEXITSTATUS(status);
     } else if (WIFSIGNALED(status)) {
         exit_code = 128 + WTERMSIG(status);
-        err << "gdrhook: '" << options.command[0] << "' was killed by signal " << WTERMSIG(status)
-            << " (" << strsignal(WTERMSIG(status)) << ")\n";
+        err << "gdrhook: '" << terminal_text(options.command[0]) << "' was killed by signal "
+            << WTERMSIG(status) << " (" << strsignal(WTERMSIG(status)) << ")\n";
     }
     // Processes that died without writing their logs left journals
     // (`<log>.<pid>.<ns>.journal`): their events go into the logs first.

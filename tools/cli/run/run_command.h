@@ -34,7 +34,8 @@ std::vector<std::string> expand_events_pattern(const std::string &pattern);
 std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host);
 
 // Runs the program under the shim and returns its exit status (128 + the
-// signal if it was killed, 127 if it could not be started); a short
+// signal if it was killed; as env: 127 if there is no such program, 126
+// if there is one that cannot be executed (program_lookup.h)); a short
 // summary of its events goes to @p err when it ends.
 int run_program(const RunOptions &options, std::ostream &err);
 
