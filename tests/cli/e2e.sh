@@ -18,6 +18,21 @@ trap 'rm -rf "$tmp"' EXIT
 out=$tmp/out err=$tmp/err
 
 D=$CLI_DATA
+
+# kill_while_holding LOG N: the churn program under the shim, over the
+# fake driver, pins N allocations (logged to LOG) and is killed with
+# kill -9 while it holds them: it leaves its journal beside LOG.
+kill_while_holding() {
+    GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf GDRHOOK_EVENTS="$1" \
+        LD_PRELOAD=$GDRHOOKTEST_SHIM LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR \
+        $emulator "$GDRHOOKTEST_CHURN" hold "$2" 0 2 >"$1.out" &
+    held=$!
+    for _ in $(seq 100); do
+        [ "$(grep -c '"ev":"pin"' "$1" 2>/dev/null)" = "$2" ] && break
+        sleep 0.1
+    done
+    kill -9 $held; wait $held 2>/dev/null
+}
 case $1 in
 help)
     run 0 --version; has "$out" "gdrhook $(sed -n "s/^  version : '\(.*\)',$/\1/p" "$(dirname "$0")/../../meson.build")"
@@ -311,15 +326,7 @@ real_pins_and_kill)
         --events "$tmp/churn.%p.jsonl" -- $emulator "$GDRHOOKTEST_CHURN" gdrhook 2 20 2
     has "$err" "gdrhook: log check: OK"
     run 0 log check "$tmp"/churn.*.jsonl; has "$out" "40 pin(s)"
-    GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf GDRHOOK_EVENTS="$tmp/held.jsonl" \
-        LD_PRELOAD=$GDRHOOKTEST_SHIM LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR \
-        $emulator "$GDRHOOKTEST_CHURN" hold 3 0 2 >"$tmp/held.out" &
-    held=$!
-    for _ in $(seq 100); do
-        [ "$(grep -c '"ev":"pin"' "$tmp/held.jsonl" 2>/dev/null)" = 3 ] && break
-        sleep 0.1
-    done
-    kill -9 $held; wait $held 2>/dev/null
+    kill_while_holding "$tmp/held.jsonl" 3
     cp "$tmp/held.jsonl" "$tmp/unrecovered.jsonl"
     run 0 log check "$tmp/held.jsonl"
     has "$err" "ended without writing its log"
@@ -327,6 +334,41 @@ real_pins_and_kill)
     run 1 log check "$tmp/unrecovered.jsonl"
     [ "$(grep -c "jsonl:[0-9]*: pin never unpinned: \(host [^,]*, \)\?pid" "$out")" = 3 ] || { cat "$out"; fail "expected 3 pins never unpinned"; }
     has "$out" "FAILED: 3 problem(s)"
+    ;;
+hard_linked_logs)
+    # A log with a second name (where fs.protected_hardlinks is 0, another
+    # user's hard link to a file of theirs, or of root's) is refused by
+    # every command that reads logs, as a symbolic link is: named alone or
+    # found in a folder; nothing of it is read, and the exit is 2 (epilog:
+    # 1, its verdict names the refusal).
+    mkdir "$tmp/logs" "$tmp/no-proc" "$tmp/no-sys"
+    cp "$D/good_pid100.jsonl" "$tmp/logs/100.log.jsonl"
+    ln "$tmp/logs/100.log.jsonl" "$tmp/second-name"
+    for cmd in summary check timeline; do
+        extra=""; [ $cmd = timeline ] && extra="-o $tmp/t.svg"
+        for input in "$tmp/logs/100.log.jsonl" "$tmp/logs"; do
+            # shellcheck disable=SC2086
+            run 2 log $cmd "$input" $extra
+            has "$err" "will not read a file with other names"
+            lacks "$out" "pid 100"
+            lacks "$out" "8 event(s)"
+        done
+    done
+    run 1 epilog --job 7 --events "$tmp/logs/%p.log.jsonl" --summary "$tmp/summary.txt" \
+        --proc "$tmp/no-proc" --sys "$tmp/no-sys"
+    has "$tmp/summary.txt" "will not read a file with other names"
+    # log recover: a journal is never appended to a log with a second
+    # name; both stay as they were.
+    kill_while_holding "$tmp/held.jsonl" 1
+    ls "$tmp"/held.jsonl.*.journal >/dev/null 2>&1 || fail "the killed process left no journal"
+    ln "$tmp/held.jsonl" "$tmp/held-second-name"
+    cp "$tmp/held.jsonl" "$tmp/held.before"
+    for cmd in recover check summary; do
+        run 2 log $cmd "$tmp/held.jsonl"
+        has "$err" "other names"
+        cmp -s "$tmp/held.jsonl" "$tmp/held.before" || fail "log $cmd appended to a log with a second name"
+        ls "$tmp"/held.jsonl.*.journal >/dev/null 2>&1 || fail "log $cmd removed the journal"
+    done
     ;;
 run_arguments)
     # Row 9 of issue 31: the program gets exactly its arguments.

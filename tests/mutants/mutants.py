@@ -1386,6 +1386,14 @@ MUTANTS = [
          file="tools/cli/run/program_lookup.cpp", suites=["cli"], tests=["cli run_exit_status"],
          find='        return {cannot_execute, "it has no execute permission"};',
          replace='        return {not_found, "it has no execute permission"};'),
+    dict(name="log_reader_reads_second_name", promise="every log command refuses a log with a second name (a planted hard link)",
+         file="tools/cli/read/line_reader.cpp", suites=["cli"], tests=["cli hard_linked_logs"],
+         find="    return open_for_reading(AT_FDCWD, path.c_str(), Owner::anyone(), true);",
+         replace="    return open_for_reading(AT_FDCWD, path.c_str(), Owner::anyone(), false);"),
+    dict(name="recover_appends_to_second_name", promise="log recover never appends a journal to a log with a second name",
+         file="cache/base/safe_file.cpp", suites=["cli"], tests=["cli hard_linked_logs"],
+         find="        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), true, O_APPEND);",
+         replace="        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), false, O_APPEND);"),
 ]
 
 
