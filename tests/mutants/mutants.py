@@ -1394,6 +1394,15 @@ MUTANTS = [
          file="cache/base/safe_file.cpp", suites=["cli"], tests=["cli hard_linked_logs"],
          find="        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), true, O_APPEND);",
          replace="        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), false, O_APPEND);"),
+    # --- the shim and the cache: promises no test held (issue 46) --------
+    dict(name="pool_release_waits_for_a_request", promise="a pool trim or destroy unpins what is retired before it returns with no earlier request to the worker pending",
+         file="cache/events/event_pipeline.cpp", suites=["cache"], tests=["pool release"],
+         find="    // worker that took the request to finish it.\n    poked_.store(true, std::memory_order_release);\n    drain_now();",
+         replace="    // worker that took the request to finish it.\n    drain_now();"),
+    dict(name="pool_release_only_drains", promise="a pool trim or destroy unpins what is retired before it returns with no earlier request to the worker pending",
+         file="cache/pinning/free_invalidation.cpp", suites=["cache"], tests=["pool release"],
+         find="        hot_line.pipeline->run_batch_hook_now();",
+         replace="        hot_line.pipeline->drain_now();"),
 ]
 
 
