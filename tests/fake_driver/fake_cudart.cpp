@@ -9,6 +9,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -28,13 +30,35 @@ namespace {
 
 constexpr int runtime_version = 13000;
 
+// The driver's cuGetProcAddress_v2, found with dlsym as the real runtime
+// finds it; with FAKECUDART_FIND_DRIVER=export_table in the driver's
+// private table for its runtime (cuGetExportTable, fake_proc_address.cpp),
+// which no interposer sees: every driver function this runtime calls is
+// then the driver's own, as for a runtime that reaches the driver by a way
+// the shim does not know, and only the shim's wrappers of the runtime's
+// own calls see them.
 decltype(&cuGetProcAddress_v2) get_proc_address()
 {
     static decltype(&cuGetProcAddress_v2) found = [] {
         void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-        return driver ? reinterpret_cast<decltype(&cuGetProcAddress_v2)>(
-                            dlsym(driver, "cuGetProcAddress_v2"))
-                      : nullptr;
+        if (!driver)
+            return decltype(&cuGetProcAddress_v2)(nullptr);
+        const char *how = getenv("FAKECUDART_FIND_DRIVER");
+        if (!how || strcmp(how, "export_table") != 0)
+            return reinterpret_cast<decltype(&cuGetProcAddress_v2)>(
+                dlsym(driver, "cuGetProcAddress_v2"));
+        struct RuntimeTable {
+            size_t size;
+            decltype(&cuGetProcAddress_v2) get_proc_address;
+        };
+        static const CUuuid runtime_table_id = {
+            {'f', 'a', 'k', 'e', 'c', 'u', 'd', 'a', 'r', 't', 'p', 'r', 'o', 'c', 's', '1'}};
+        auto export_table =
+            reinterpret_cast<decltype(&cuGetExportTable)>(dlsym(driver, "cuGetExportTable"));
+        const void *table = nullptr;
+        if (!export_table || export_table(&table, &runtime_table_id) != CUDA_SUCCESS)
+            return decltype(&cuGetProcAddress_v2)(nullptr);
+        return static_cast<const RuntimeTable *>(table)->get_proc_address;
     }();
     return found;
 }

@@ -148,6 +148,31 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
     return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
+// The driver's private interface to its own runtime: the real runtime asks
+// cuGetExportTable for tables of internal functions, by UUID, and calls
+// them without passing any exported symbol. The fake's one table (its UUID
+// is the fake runtime's, fake_cudart.cpp) holds its cuGetProcAddress_v2:
+// -Bsymbolic, so its own, whoever interposes the exported name.
+CUresult cuGetExportTable(const void **table, const CUuuid *id)
+{
+    static const CUuuid runtime_table_id = {
+        {'f', 'a', 'k', 'e', 'c', 'u', 'd', 'a', 'r', 't', 'p', 'r', 'o', 'c', 's', '1'}};
+    struct RuntimeTable {
+        size_t size;
+        CUresult (*get_proc_address)(const char *, void **, int, cuuint64_t,
+                                     CUdriverProcAddressQueryResult *);
+    };
+    static const RuntimeTable runtime_table = {sizeof(RuntimeTable), cuGetProcAddress_v2};
+    if (CUresult injected = count_call("cuGetExportTable"))
+        return injected;
+    if (!table || !id)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (memcmp(id, &runtime_table_id, sizeof(*id)) != 0)
+        return CUDA_ERROR_NOT_FOUND;
+    *table = &runtime_table;
+    return CUDA_SUCCESS;
+}
+
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
 {
     if (CUresult injected = count_call("cuGetProcAddress"))

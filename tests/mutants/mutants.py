@@ -1403,6 +1403,14 @@ MUTANTS = [
          file="cache/pinning/free_invalidation.cpp", suites=["cache"], tests=["pool release"],
          find="        hot_line.pipeline->run_batch_hook_now();",
          replace="        hot_line.pipeline->drain_now();"),
+    dict(name="runtime_end_unseen_invalidated_not_over", promise="a capture ended through the runtime and invalidated ends the pin pause where the shim never sees the driver's end",
+         file="hook/capture_wrappers.cpp", suites=["shim"], tests=["shim capture"],
+         find="    if (captures_counted_on_thread == before && capture_ended(rc))",
+         replace="    if (captures_counted_on_thread == before && rc == cudaSuccess)"),
+    dict(name="runtime_legacy_end_not_counted", promise="a capture ended through the runtime's legacy cudaStreamEndCapture ends the pin pause where the shim never sees the driver's end",
+         file="hook/capture_wrappers.cpp", suites=["shim"], tests=["shim capture"],
+         find="    GDRHOOK_REAL_OR_RETURN(real, cudaStreamEndCapture, cudaErrorInitializationError);\n    return runtime_end([&] { return real(stream, graph); });",
+         replace="    GDRHOOK_REAL_OR_RETURN(real, cudaStreamEndCapture, cudaErrorInitializationError);\n    return real(stream, graph);"),
 ]
 
 

@@ -55,7 +55,10 @@
 //                          (begin_capture=RC), a cudaMalloc the driver
 //                          refuses, cudaStreamEndCapture_ptsz
 //                          (cudaErrorStreamCaptureInvalidated); then a
-//                          cudaMalloc and cudaFree (frees_made=1)
+//                          cuMemAlloc and cuMemFree (frees_made=1)
+//   capture runtime_invalidated_legacy
+//                          the same with cudaStreamBeginCapture and
+//                          cudaStreamEndCapture of a stream of its own
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
 //                          mapped and freed (frees_made=3; a GPU without
 //                          compression: nothing, frees_made=0)
@@ -218,23 +221,37 @@ int invalidated()
     return 0;
 }
 
-int runtime_invalidated()
+// Through the runtime: the thread's own default stream with the _ptsz
+// calls (a program built with per-thread default streams), or a stream of
+// its own with the legacy calls. The allocation after the capture is the
+// driver's, which the shim sees however the runtime reaches the driver.
+int runtime_invalidated(bool per_thread)
 {
-    cudaStream_t own_default = nullptr; // the thread's, with the _ptsz calls
-    const cudaError_t begin = cudaStreamBeginCapture_ptsz(own_default, cudaStreamCaptureModeGlobal);
+    cudaStream_t stream = nullptr; // the thread's own, with the _ptsz calls
+    if (!per_thread) {
+        CUstream own;
+        CHECK_CU(cuStreamCreate(&own, CU_STREAM_NON_BLOCKING));
+        stream = reinterpret_cast<cudaStream_t>(own);
+    }
+    const cudaError_t begin = per_thread
+                                  ? cudaStreamBeginCapture_ptsz(stream, cudaStreamCaptureModeGlobal)
+                                  : cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
     std::printf("begin_capture=%d\n", int(begin));
     if (begin != cudaSuccess)
         return 1;
     void *refused = nullptr;
     std::printf("alloc_during_capture=%d\n", int(cudaMalloc(&refused, 4 << 20)));
     cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture_ptsz(own_default, &graph);
+    const cudaError_t end = per_thread ? cudaStreamEndCapture_ptsz(stream, &graph)
+                                       : cudaStreamEndCapture(stream, &graph);
     std::printf("end_capture=%d\n", int(end));
     if (end != cudaErrorStreamCaptureInvalidated)
         return 1;
-    void *after = nullptr;
-    if (cudaMalloc(&after, 4 << 20) != cudaSuccess || cudaFree(after) != cudaSuccess)
-        return failed("cudaMalloc/cudaFree after the capture", CUDA_ERROR_UNKNOWN);
+    if (!per_thread)
+        CHECK_CU(cuStreamDestroy(reinterpret_cast<CUstream>(stream)));
+    CUdeviceptr after = 0;
+    CHECK_CU(cuMemAlloc(&after, 4 << 20));
+    CHECK_CU(cuMemFree(after));
     std::printf("frees_made=1\n");
     return 0;
 }
@@ -477,7 +494,9 @@ int main(int argc, char **argv)
     if (!std::strcmp(mode, "invalidated"))
         return invalidated();
     if (!std::strcmp(mode, "runtime_invalidated"))
-        return runtime_invalidated();
+        return runtime_invalidated(true);
+    if (!std::strcmp(mode, "runtime_invalidated_legacy"))
+        return runtime_invalidated(false);
     if (!std::strcmp(mode, "pool_release_idle")) {
         CUdevice dev;
         CHECK_CU(cuCtxGetDevice(&dev));
@@ -498,6 +517,6 @@ int main(int argc, char **argv)
     std::fprintf(
         stderr,
         "usage: capture global_async|cross_free|stream_ordered [N]|pool_lookup [N [ROUNDS]]|"
-        "pool_release_idle [N]|invalidated|runtime_invalidated|compressible|vmm\n");
+        "pool_release_idle [N]|invalidated|runtime_invalidated[_legacy]|compressible|vmm\n");
     return 2;
 }

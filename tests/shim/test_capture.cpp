@@ -215,13 +215,14 @@ namespace {
 // ..._UNSUPPORTED) and ended with 901 (..._INVALIDATED), driver or runtime
 // answer alike: the program answers as without the shim, and the
 // allocation after the capture is pinned, not skipped as captured.
-void check_invalidated_capture_ends(const std::string &mode)
+void check_invalidated_capture_ends(const std::string &mode,
+                                    const std::map<std::string, std::string> &extra = {})
 {
     std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult plain = run_capture({mode}, log, false);
+    RunResult plain = run_test_program("GDRHOOKTEST_CAPTURE", {mode}, log, false, extra);
     INFO(plain.output);
     REQUIRE(plain.exit_status == 0);
-    RunResult run = run_capture({mode}, log, true);
+    RunResult run = run_test_program("GDRHOOKTEST_CAPTURE", {mode}, log, true, extra);
     INFO(run.output);
     REQUIRE(run.exit_status == 0);
     CHECK(output_field(run.output, "alloc_during_capture") == 900);
@@ -247,4 +248,25 @@ TEST_CASE("an invalidated capture of the per-thread default stream through the r
     // 0 is the thread's own stream (the legacy one cannot be captured:
     // handed it, the program's begin failed with 900 under the shim only).
     check_invalidated_capture_ends("runtime_invalidated");
+}
+
+TEST_CASE("an invalidated capture ended through the runtime ends too where the shim never sees the "
+          "driver's capture calls")
+{
+    // The runtime found the driver's cuGetProcAddress in the driver's
+    // private table for it (cuGetExportTable), which nothing interposes:
+    // its answers are the driver's own functions, so only the shim's
+    // wrappers of the runtime's begin and end see the capture.
+    // Legacy calls on a stream of the program's own, and the _ptsz calls
+    // on the thread's default stream.
+    const std::map<std::string, std::string> unseen = {{"FAKECUDART_FIND_DRIVER", "export_table"}};
+    for (const char *mode : {"runtime_invalidated_legacy", "runtime_invalidated"}) {
+        INFO(mode);
+        check_invalidated_capture_ends(mode, unseen);
+    }
+}
+
+TEST_CASE("an invalidated capture ended through the runtime's legacy calls ends too")
+{
+    check_invalidated_capture_ends("runtime_invalidated_legacy");
 }
