@@ -1411,6 +1411,14 @@ MUTANTS = [
          file="hook/capture_wrappers.cpp", suites=["shim"], tests=["shim capture"],
          find="    GDRHOOK_REAL_OR_RETURN(real, cudaStreamEndCapture, cudaErrorInitializationError);\n    return runtime_end([&] { return real(stream, graph); });",
          replace="    GDRHOOK_REAL_OR_RETURN(real, cudaStreamEndCapture, cudaErrorInitializationError);\n    return real(stream, graph);"),
+    dict(name="host_alias_kept_after_free", promise="gdrhook_get by a freed host allocation's device address finds nothing, at any offset, while another alias is noted",
+         file="cache/core/host_aliases.cpp", suites=["shim"], tests=["shim integrated_host"],
+         find="            it = a.by_device.erase(it);",
+         replace="            ++it;"),
+    dict(name="host_free_keeps_alias", promise="gdrhook_get by a freed host allocation's device address finds nothing, at any offset, while another alias is noted",
+         file="hook/driver_wrappers.cpp", suites=["shim"], tests=["shim integrated_host"],
+         find="    GDRHOOK_REAL_OR_RETURN(real, cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);\n    forget_device_aliases(as_u64(p));",
+         replace="    GDRHOOK_REAL_OR_RETURN(real, cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);"),
 ]
 
 

@@ -11,12 +11,17 @@
 // same_registration=0|1 (the three name one pinned range),
 // device_base_matches=0|1 (base is told in the device address asked with),
 // pins_during=N misses_during=N (the cache's counts across the gets),
-// get_after_free=RC (the device address after cudaFreeHost), and where the
-// device address differs, for a second allocation whose size is not a page
-// multiple (its last page holds bytes past its end, inside its pinned
-// range) get_last_byte=RC and get_device_end=RC: gdrhook_get by the device
-// address of its last byte and of its end (one past the last byte, not
-// memory of the allocation). Exit status 0 when every CUDA call succeeded.
+// and where the device address differs, for a second allocation whose
+// size is not a page multiple (its last page holds bytes past its end,
+// inside its pinned range) get_last_byte=RC and get_device_end=RC:
+// gdrhook_get by the device address of its last byte and of its end (one
+// past the last byte, not memory of the allocation). Then, after
+// cudaFreeHost of the first while the second lives, and an allocation of
+// the same size that took the first's host address again
+// (host_address_reused=0|1): get_after_free_0=RC, _1=RC and _2=RC (the
+// first's old device address at offset 0, 4096 and its last byte) and
+// get_other_alias=RC (the second's device address, still noted). Exit
+// status 0 when every CUDA call succeeded.
 #include "driver_checks.h"
 
 #include "include/gdrhook.h"
@@ -108,16 +113,32 @@ int main()
             if (r->opaque[0] || r->opaque[2])
                 put(r);
     }
-    if (cudaFreeHost(odd) != cudaSuccess)
-        return failed("cudaFreeHost", CUDA_ERROR_UNKNOWN);
+    // The first allocation goes while the second's device address is still
+    // noted, and the same size again gets its host address back (the
+    // driver hands freed addresses out again): the old device address, at
+    // any offset, names nothing now.
     if (cudaFreeHost(host) != cudaSuccess)
         return failed("cudaFreeHost", CUDA_ERROR_UNKNOWN);
+    void *again = nullptr;
+    if (cudaHostAlloc(&again, size, cudaHostAllocMapped) != cudaSuccess)
+        return failed("cudaHostAlloc", CUDA_ERROR_UNKNOWN);
+    std::printf("host_address_reused=%d\n", again == host);
     if (get) {
-        gdrhook_registration stale{};
-        const int rc = get(device, 4096, &stale);
-        std::printf("get_after_free=%d\n", rc);
+        const size_t offsets[] = {0, 4096, size - 1};
+        for (size_t i = 0; i < 3; ++i) {
+            gdrhook_registration stale{};
+            const int rc = get(static_cast<char *>(device) + offsets[i], 1, &stale);
+            std::printf("get_after_free_%zu=%d\n", i, rc);
+            if (rc == 0)
+                put(&stale);
+        }
+        gdrhook_registration other{};
+        const int rc = get(odd_device, 1, &other);
+        std::printf("get_other_alias=%d\n", rc);
         if (rc == 0)
-            put(&stale);
+            put(&other);
     }
+    if (cudaFreeHost(again) != cudaSuccess || cudaFreeHost(odd) != cudaSuccess)
+        return failed("cudaFreeHost", CUDA_ERROR_UNKNOWN);
     return 0;
 }

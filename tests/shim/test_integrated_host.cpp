@@ -7,7 +7,8 @@
 // gdrhook_get() by its host address, its device address or an interior
 // device address hits that one registration, with base told in the
 // address asked with; after cudaFreeHost the device address resolves to
-// nothing. No module here: host memory pins through dma-buf
+// nothing, at any offset, though the host address was handed out again
+// and another allocation's device address is noted. No module here: host memory pins through dma-buf
 // (FAKECUDA_HOST_DMABUF=1), and `auto` says why it did not take
 // pin_user_pages. The module's pin_user_pages backend under the shim is
 // the kmod suite's `integrated` step (tests/vm).
@@ -64,10 +65,16 @@ TEST_CASE("on an integrated GPU, a lookup by the host or the device address of h
     // The device address meant the allocation only while it lived, and
     // only inside it: its end is no byte of it, though the pinned range
     // (whole pages) holds the host byte at the same offset.
-    CHECK(output_field(r.run.output, "get_after_free") != 0);
+    // After its free no alias of it is found at any offset, though its host
+    // address is memory again and another allocation's alias is noted.
+    CHECK(output_field(r.run.output, "host_address_reused") == 1);
+    CHECK(output_field(r.run.output, "get_after_free_0") != 0);
+    CHECK(output_field(r.run.output, "get_after_free_1") != 0);
+    CHECK(output_field(r.run.output, "get_after_free_2") != 0);
+    CHECK(output_field(r.run.output, "get_other_alias") == 0);
     CHECK(output_field(r.run.output, "get_last_byte") == 0);
     CHECK(output_field(r.run.output, "get_device_end") != 0);
-    CHECK(count_events(r.events, "pin") == 2); // one per allocation, at cudaHostAlloc
+    CHECK(count_events(r.events, "pin") == 3); // one per allocation, at cudaHostAlloc
     // No module: auto says the GPU is integrated and why pin_user_pages is out.
     CHECK(r.run.output.find("the GPU is integrated but") != std::string::npos);
 }
