@@ -13,9 +13,11 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -200,6 +202,89 @@ TEST_CASE("the kmod backend reports an absent device clearly", "[backend]")
     std::vector<uint64_t> revoked;
     REQUIRE(backend.take_revocations(revoked) == 0);
     REQUIRE(revoked.empty());
+}
+
+namespace {
+
+// A kmod backend attached to `device` as if it were /dev/gdrhook (the
+// module's answers made up: it pins GPU memory).
+std::unique_ptr<KmodBackend> attached_to(const char *device)
+{
+    ModuleProbe probe;
+    probe.facts.open_errno = 0;
+    probe.facts.answers_version = true;
+    probe.facts.abi_fits = true;
+    probe.facts.nvp2p = true;
+    probe.facts.unpin_batch_max = 8;
+    probe.device = UniqueFd(::open(device, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    REQUIRE(probe.device.valid());
+    auto backend = std::make_unique<KmodBackend>(fake_api());
+    REQUIRE(backend->attach(std::move(probe)).ok());
+    return backend;
+}
+
+struct stat stat_of(const char *path)
+{
+    struct stat st = {};
+    REQUIRE(::stat(path, &st) == 0);
+    return st;
+}
+
+} // namespace
+
+TEST_CASE("an unpin touches the descriptor /dev/gdrhook had only while it names the same device "
+          "and inode",
+          "[backend]")
+{
+    // Any ioctl on a directory fails (ENOTTY), so an unpin that reached the
+    // file under the number says so. /proc and /sys are the roots of two
+    // file systems that both number their root 1: the same inode on
+    // another device, as a file of a fresh tmpfs can be; /proc/self is
+    // another inode on /proc's device.
+    const struct stat device = stat_of("/proc");
+    const struct stat same_inode = stat_of("/sys");
+    const struct stat same_device = stat_of("/proc/self/");
+    REQUIRE(same_inode.st_ino == device.st_ino);
+    REQUIRE(same_inode.st_dev != device.st_dev);
+    REQUIRE(same_device.st_dev == device.st_dev);
+    REQUIRE(same_device.st_ino != device.st_ino);
+
+    SECTION("still its own file: the unpin reaches it")
+    {
+        auto backend = attached_to("/proc");
+        Pin pins[1];
+        pins[0].handle = 7;
+        CHECK(backend->unpin(pins, 1).code == StatusCode::io_error);
+    }
+    for (const char *impostor : {"/sys", "/proc/self/"}) {
+        DYNAMIC_SECTION("the program's own file took the number: " << impostor)
+        {
+            int number = -1;
+            {
+                auto backend = attached_to("/proc");
+                number = backend->revocation_fd();
+                REQUIRE(number >= 0);
+                // The program closes every descriptor and opens its own
+                // file, which gets the number.
+                ::close(number);
+                const int own = ::open(impostor, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                REQUIRE(own >= 0);
+                REQUIRE(::dup2(own, number) == number);
+                ::close(own);
+                Pin pins[2];
+                pins[0].handle = 7;
+                pins[1].handle = 8;
+                CHECK(backend->unpin(pins, 2).ok());
+                CHECK(pins[0].handle == 0); // released when the program closed it
+                CHECK(pins[1].handle == 0);
+                std::vector<uint64_t> revoked;
+                CHECK(backend->take_revocations(revoked) == 0);
+            }
+            // Nor closed it, as the backend went.
+            CHECK(::fcntl(number, F_GETFD) != -1);
+            ::close(number);
+        }
+    }
 }
 
 TEST_CASE("GDRHOOK_BACKEND selects kmod, then dma-buf, then none, and says why", "[backend]")

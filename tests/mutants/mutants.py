@@ -1419,6 +1419,14 @@ MUTANTS = [
          file="hook/driver_wrappers.cpp", suites=["shim"], tests=["shim integrated_host"],
          find="    GDRHOOK_REAL_OR_RETURN(real, cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);\n    forget_device_aliases(as_u64(p));",
          replace="    GDRHOOK_REAL_OR_RETURN(real, cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);"),
+    dict(name="descriptor_identity_inode_only", promise="an unpin touches the number /dev/gdrhook had only while it names the same device and inode",
+         file="cache/base/owned_fd.cpp", suites=["cache"], tests=["cache"],
+         find="fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;",
+         replace="fstat(fd_, &st) == 0 && st.st_ino == ino_;"),
+    dict(name="descriptor_identity_device_only", promise="an unpin touches the number /dev/gdrhook had only while it names the same device and inode",
+         file="cache/base/owned_fd.cpp", suites=["cache"], tests=["cache"],
+         find="fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;",
+         replace="fstat(fd_, &st) == 0 && st.st_dev == dev_;"),
 ]
 
 
