@@ -10,6 +10,7 @@
 #include "cache/backends/pin_backend.h"
 #include "cache/registration/registration_cache.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -100,6 +101,7 @@ struct FakeBackendState {
     uint64_t used_bytes = 0;
     uint64_t capacity = 0; // 0: unlimited
     std::atomic<uint64_t> pins{0};
+    size_t most_live = 0; // the most pins alive at once (under mutex)
     std::atomic<uint64_t> unpin_calls{0};
     std::atomic<uint64_t> unpins{0};
     std::atomic<uint64_t> bad_unpins{0}; // unknown or already unpinned handle
@@ -146,6 +148,7 @@ public:
             return Status::error(StatusCode::no_space, 2, "fake: out of BAR space");
         uint64_t handle = state_->next_handle++;
         state_->live[handle] = {addr, len};
+        state_->most_live = std::max(state_->most_live, state_->live.size());
         state_->used_bytes += len;
         state_->pins++;
         out.handle = handle;

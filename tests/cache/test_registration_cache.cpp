@@ -497,3 +497,84 @@ TEST_CASE("destroying the cache unpins everything, held or retired", "[cache]")
     REQUIRE(state->live_count() == 0);
     REQUIRE(state->bad_unpins == 0);
 }
+
+TEST_CASE("pins never hold more descriptors than their budget", "[cache]")
+{
+    // Counted where the pins are made (the fake backend's most alive at
+    // once), one thread at a time or with a pin held in flight by a gate:
+    // nothing here depends on how fast anything runs.
+    constexpr uint64_t budget = 4;
+    Fixture f([](CacheOptions &o) { o.max_descriptors = budget; });
+    constexpr uint64_t base = 0x600000000;
+    for (uint64_t i = 0; i < 16; ++i)
+        f.memory.allocate(base + i * 4 * MiB, 2 * MiB);
+    auto at = [](uint64_t i) { return base + i * 4 * MiB; };
+
+    SECTION("nothing held: every lookup pins, the least recently used going first")
+    {
+        for (uint64_t i = 0; i < 16; ++i) {
+            Registration reg;
+            REQUIRE(f.cache->lookup(at(i), 4096, reg).ok());
+            CHECK(f.backend->live_count() <= budget);
+        }
+        CHECK(f.backend->pins == 16);
+        CHECK(f.backend->most_live == budget);
+    }
+    SECTION("every descriptor held: the next pin is refused, not made")
+    {
+        std::vector<HeldRegistration> held(budget);
+        for (uint64_t i = 0; i < budget; ++i)
+            REQUIRE(f.cache->get(at(i), 4096, held[i]).ok());
+        Registration reg;
+        CHECK(f.cache->lookup(at(budget), 4096, reg).code == StatusCode::no_descriptors);
+        CHECK(f.backend->most_live == budget);
+        // Retired while held, they still hold their descriptors.
+        f.cache->invalidate(at(0), 2 * MiB);
+        CHECK(f.cache->lookup(at(budget), 4096, reg).code == StatusCode::no_descriptors);
+        CHECK(f.backend->most_live == budget);
+        f.cache->put(held[0]);
+        CHECK(f.cache->lookup(at(budget), 4096, reg).ok());
+        CHECK(f.backend->most_live == budget);
+        for (uint64_t i = 1; i < budget; ++i)
+            f.cache->put(held[i]);
+    }
+    SECTION("a pin in flight on another thread counts")
+    {
+        std::vector<HeldRegistration> held(budget - 1);
+        for (uint64_t i = 0; i < budget - 1; ++i)
+            REQUIRE(f.cache->get(at(i), 4096, held[i]).ok());
+        // The next pin stops inside the backend until the other thread's
+        // lookup has been answered.
+        std::mutex m;
+        std::condition_variable cv;
+        bool in_flight = false, answered = false;
+        f.backend->during_pin = [&](uint64_t, uint64_t) {
+            std::unique_lock<std::mutex> lock(m);
+            if (in_flight)
+                return; // the other thread's own pin, if it makes one
+            in_flight = true;
+            cv.notify_all();
+            cv.wait(lock, [&] { return answered; });
+        };
+        std::thread first([&] {
+            Registration reg;
+            CHECK(f.cache->lookup(at(budget), 4096, reg).ok());
+        });
+        {
+            std::unique_lock<std::mutex> lock(m);
+            cv.wait(lock, [&] { return in_flight; });
+        }
+        Registration reg;
+        CHECK(f.cache->lookup(at(budget + 1), 4096, reg).code == StatusCode::no_descriptors);
+        {
+            std::lock_guard<std::mutex> lock(m);
+            answered = true;
+        }
+        cv.notify_all();
+        first.join();
+        f.backend->during_pin = nullptr;
+        CHECK(f.backend->most_live == budget);
+        for (HeldRegistration &h : held)
+            f.cache->put(h);
+    }
+}

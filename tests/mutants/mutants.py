@@ -1427,6 +1427,14 @@ MUTANTS = [
          file="cache/base/owned_fd.cpp", suites=["cache"], tests=["cache"],
          find="fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;",
          replace="fstat(fd_, &st) == 0 && st.st_dev == dev_;"),
+    dict(name="fd_budget_one_over", promise="dma-buf pins never hold more descriptors than their budget",
+         file="cache/registration/cache_writer.cpp", suites=["cache"], tests=["cache"],
+         find="        if (held < options_.max_descriptors)\n            return true;",
+         replace="        if (held <= options_.max_descriptors)\n            return true;"),
+    dict(name="fd_budget_full_of_holds_pins_anyway", promise="dma-buf pins never hold more descriptors than their budget, when every one is held too",
+         file="cache/registration/cache_writer.cpp", suites=["cache"], tests=["cache"],
+         find="    return descriptors_held() < options_.max_descriptors;\n}",
+         replace="    return descriptors_held() <= options_.max_descriptors;\n}"),
 ]
 
 
