@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cache/backends/pin_backend.h"
+#include "cache/events/event_clock.h"
 #include "cache/registration/registration_cache.h"
 
 #include <algorithm>
@@ -106,6 +107,11 @@ struct FakeBackendState {
     std::atomic<uint64_t> unpins{0};
     std::atomic<uint64_t> bad_unpins{0}; // unknown or already unpinned handle
     std::atomic<int> pin_delay_us{0};
+    // The slow mode of unpin(): each call takes this long, between the
+    // times it records as it begins and as it ends (the event clock's
+    // queued form, event_clock.h).
+    std::atomic<int> unpin_delay_us{0};
+    std::atomic<uint64_t> last_unpin_began{0}, last_unpin_ended{0};
     // Called inside pin(), before it succeeds (to race an invalidation).
     std::function<void(uint64_t addr, uint64_t len)> during_pin;
     // Called for every handle unpinned; a checker returns false on a
@@ -157,6 +163,17 @@ public:
 
     Status unpin(Pin *pins, size_t count) override
     {
+        state_->last_unpin_began = queued_time_now();
+        if (int us = state_->unpin_delay_us.load())
+            std::this_thread::sleep_for(std::chrono::microseconds(us));
+        unpin_now(pins, count);
+        state_->last_unpin_ended = queued_time_now();
+        return Status::success();
+    }
+
+private:
+    void unpin_now(Pin *pins, size_t count)
+    {
         state_->unpin_calls++;
         for (size_t i = 0; i < count; ++i) {
             uint64_t handle = pins[i].handle;
@@ -173,10 +190,8 @@ public:
             state_->live.erase(it);
             state_->unpins++;
         }
-        return Status::success();
     }
 
-private:
     std::shared_ptr<FakeBackendState> state_;
     FakeMemory *memory_;
 };

@@ -578,3 +578,22 @@ TEST_CASE("pins never hold more descriptors than their budget", "[cache]")
             f.cache->put(h);
     }
 }
+
+TEST_CASE("an unpin is stamped when its release began, not when the backend finished", "[cache]")
+{
+    // The backend's slow mode: each unpin takes 20 ms between the times it
+    // notes as it begins and as it ends.
+    Fixture f;
+    f.backend->unpin_delay_us = 20000;
+    f.memory.allocate(0x610000000, 2 * MiB);
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x610000000, 4096, reg).ok());
+    f.cache->invalidate(0x610000000, 2 * MiB);
+    std::vector<UnpinRecord> records;
+    REQUIRE(f.cache->drain_unpins([&](const UnpinRecord &r) { records.push_back(r); }) == 1);
+    REQUIRE(records.size() == 1);
+    const uint64_t began = f.backend->last_unpin_began, ended = f.backend->last_unpin_ended;
+    REQUIRE(ended - began >= 20'000'000); // the clock's ns here (no TSC started)
+    CHECK(records[0].started != 0);
+    CHECK(records[0].started <= began);
+}

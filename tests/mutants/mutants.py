@@ -1435,6 +1435,14 @@ MUTANTS = [
          file="cache/registration/cache_writer.cpp", suites=["cache"], tests=["cache"],
          find="    return descriptors_held() < options_.max_descriptors;\n}",
          replace="    return descriptors_held() <= options_.max_descriptors;\n}"),
+    dict(name="unpin_stamped_when_backend_done", promise="an unpin's time is when its release began, not when the backend finished",
+         file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
+         find="    const uint64_t started = queued_time_now();\n    Status status = backend_.unpin(pins.data(), pins.size());",
+         replace="    Status status = backend_.unpin(pins.data(), pins.size());\n    const uint64_t started = queued_time_now();"),
+    dict(name="unpin_record_stamped_after_backend", promise="an unpin's time is when its release began, not when the backend finished",
+         file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
+         find="        record.started = started;",
+         replace="        record.started = std::max(started, queued_time_now());"),
 ]
 
 
