@@ -150,7 +150,7 @@ in_root getent group gdrhook >/dev/null || fail "no group gdrhook after the inst
 for f in /lib/udev/rules.d/70-gdrhook.rules /usr/lib/sysusers.d/gdrhook.conf \
 	/usr/lib/modules-load.d/gdrhook.conf /usr/lib/gdrhook-dkms/running-kernel.sh /usr/bin/gdrhook \
 	/usr/include/gdrhook.h /lib/systemd/system/gdrhook-node-metrics.service \
-	/lib/systemd/system/gdrhook-node-metrics.timer; do
+	/lib/systemd/system/gdrhook-node-metrics.timer /usr/lib/gdrhook/slurm-epilog; do
 	[ -f "$R$f" ] || fail "$f not installed"
 done
 # The node-metrics timer ships off: nothing enables it (an operator does,

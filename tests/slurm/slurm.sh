@@ -15,7 +15,9 @@
 #           error escaped;
 # Then what a second user of the node can try against a job's logs, its
 # verdict and the time root waits for it (log_tree_cases.sh,
-# time_limit_cases.sh).
+# time_limit_cases.sh); and the packaged Epilog= script, run after every
+# job, which drains the node only for pins a job left
+# (epilog_script_cases.sh).
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -75,6 +77,13 @@ trap stop_all EXIT
 mkdir -p "$tmp/bin" "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/view" "$tmp/logs" "$tmp/run"
 cp -L "$GDRHOOKTEST_SHIM" "$GDRHOOKTEST_DEMO" "$HOLDS_PIN" "$GDRHOOKTEST_SPANK" "$tmp/bin/"
 cp -L "$GDRHOOKTEST_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
+# The packaged Epilog= script, its gdrhook the file epilog-tool names
+# (epilog_script_cases.sh changes it).
+sed "s|^gdrhook=/usr/bin/gdrhook\$|gdrhook=$tmp/bin/epilog-tool|" \
+    "$(dirname "$0")/../../tools/slurm/slurm-epilog" >"$tmp/bin/slurm-epilog"
+chmod 755 "$tmp/bin/slurm-epilog"
+grep -q "^gdrhook=$tmp/bin/epilog-tool\$" "$tmp/bin/slurm-epilog" || fail "slurm-epilog names no gdrhook to replace"
+ln -s "$GDRHOOK" "$tmp/bin/epilog-tool"
 chmod -R a+rX "$tmp/bin"
 chmod 1777 "$tmp/view" "$tmp/run"
 # The log root as the package makes it: root's, only root writes in it.
@@ -118,6 +127,7 @@ AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 MpiDefault=none
 PlugStackConfig=$tmp/plugstack.conf
+Epilog=$tmp/bin/slurm-epilog
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
@@ -243,5 +253,6 @@ done
 
 . "$(dirname "$0")/log_tree_cases.sh"
 . "$(dirname "$0")/time_limit_cases.sh"
+. "$(dirname "$0")/epilog_script_cases.sh"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"
