@@ -6,6 +6,7 @@
 #   root      the log root a link to the attacker's folder, a folder the
 #             attacker made, or one anyone writes in: refused, with one
 #             line in slurmd's log, and the job says it ran without gdrhook;
+#             a root srun's host lacks gives "no verdict" there;
 #             a root of the owner the site names (owner=) is taken;
 #   premade   in a sticky root, the attacker made LOGDIR/<victim> first and
 #             planted "OK" verdicts, escapes included, for the victim's
@@ -42,6 +43,17 @@ as_user mkdir -m 755 "$tmp/run/owned"
 refused owned "$tmp/run/owned" "is owned by user $user, not root"
 mkdir -m 777 "$tmp/open" && chmod 777 "$tmp/open"
 refused open "$tmp/open" "is writable by others and not sticky (mode 777)"
+# A root srun's host lacks (a login node's /var/tmp): no verdict there,
+# which srun says without claiming the job ran without gdrhook (the
+# nodes may have one); slurmd's log says why the job did, here.
+plugstack "logdir=$tmp/none"
+as_victim srun --gdrhook sh -c 'echo "job=$SLURM_JOB_ID"' >"$tmp/none.out" 2>"$tmp/none.err" ||
+    fail "the job under a missing log root failed"
+job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/none.out")
+has "$tmp/none.err" "gdrhook: job $job step 0: no verdict in $tmp/none/$victim/$job"
+lacks "$tmp/none.err" "ran without gdrhook: $tmp/none"
+grep -q "\[$job\.0\] .*gdrhook: $tmp/none cannot be opened" "$tmp/log/slurmd.log" ||
+    fail "slurmd's log does not say why job $job ran without gdrhook"
 # The site named the root's owner: taken.
 plugstack "logdir=$tmp/run/owned" "owner=$user"
 as_user srun --gdrhook sh -c 'echo "preload=$LD_PRELOAD"' >"$tmp/owner.out" 2>"$tmp/owner.err" ||

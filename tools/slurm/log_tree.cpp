@@ -174,7 +174,10 @@ OpenedFile open_job_folder(const LogTreeRules &rules, const std::string &user,
 {
     OpenedFile root = open_log_root(rules);
     if (root.fd < 0) {
-        why_off = root.why;
+        // Missing is not refused: srun's host (a login node) may have no
+        // LOGDIR where the job's nodes have one.
+        if (root.error != ENOENT)
+            why_off = root.why;
         return root;
     }
     UniqueFd root_fd(root.fd);

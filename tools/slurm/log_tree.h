@@ -45,8 +45,8 @@ std::string make_job_folder(const LogTreeRules &rules, const std::string &user,
 
 // As srun's user: LOGDIR/USER/JOBID opened to read the step's verdicts,
 // each folder checked to be the user's. `why_off`: set where LOGDIR or
-// LOGDIR/USER is refused (the job ran without gdrhook), not where the
-// job's folder is only missing.
+// LOGDIR/USER is refused (the job ran without gdrhook), not where a
+// folder is only missing (srun's host may not be the job's nodes).
 OpenedFile open_job_folder(const LogTreeRules &rules, const std::string &user,
                            const std::string &job, uid_t uid, std::string &why_off);
 
