@@ -403,6 +403,7 @@ int test_move_notify();
 int test_node();
 int test_host_pages();
 int test_pin_limits();
+int test_memlock_user();
 int test_integrated();
 int test_closed_device();
 int test_tegra();

@@ -21,7 +21,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 export PATH=/bin
 
 # The tests, in order; GDRHOOKTEST_VM_STEPS (from /env) may name a subset.
-STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access provider_life move_notify host_pages pin_limits integrated races fuzz kill node"
+STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access provider_life move_notify host_pages pin_limits memlock_user integrated races fuzz kill node"
 # Allocation failures in turn, where the kernel has fault injection (the
 # suite's debug kernel); the host's result line names the kernel.
 [ -e /proc/self/fail-nth ] && STEPS="$STEPS failslab"

@@ -28,6 +28,7 @@ int main(int argc, char **argv)
         {"node", vmtest::test_node},
         {"host_pages", vmtest::test_host_pages},
         {"pin_limits", vmtest::test_pin_limits},
+        {"memlock_user", vmtest::test_memlock_user},
         {"integrated", vmtest::test_integrated},
         {"closed_device", vmtest::test_closed_device},
         {"tegra", vmtest::test_tegra},

@@ -14,58 +14,16 @@
 // what MAP_SHARED|MAP_ANONYMOUS gives) still is.
 // get_pages: physical addresses of host pages are for CAP_SYS_RAWIO only,
 // allow_unprivileged_get_pages or not.
-#include "common.hpp"
+#include "unprivileged.hpp"
 
 #include <fstream>
 #include <sys/mount.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 
 namespace vmtest {
 namespace {
 
-constexpr size_t kPage = 4096;
-constexpr rlim_t kMemlock = 64 * 1024;
-constexpr uid_t kNobody = 65534;
 constexpr const char *kRamfs = "/mnt/gdrhook-ramfs";
-
-// The process's pinned memory as the kernel counts it (mm->pinned_vm).
-uint64_t vm_pin_kib()
-{
-    std::ifstream status("/proc/self/status");
-    std::string line;
-    while (std::getline(status, line))
-        if (line.rfind("VmPin:", 0) == 0)
-            return std::stoull(line.substr(6));
-    fail(__FILE__, __LINE__, "no VmPin in /proc/self/status");
-}
-
-// Becomes nobody with a 64 KiB memlock limit (a child only).
-void become_nobody()
-{
-    const rlimit r{kMemlock, kMemlock};
-    CHECK(::setrlimit(RLIMIT_MEMLOCK, &r) == 0);
-    CHECK(::setresgid(kNobody, kNobody, kNobody) == 0);
-    CHECK(::setresuid(kNobody, kNobody, kNobody) == 0);
-}
-
-int pin_host(const Gdrhook &dev, const void *addr, size_t len, uint64_t *handle)
-{
-    gdrhook_ioc_pin p = Gdrhook::host_req(addr, len);
-    const int e = dev.pin(&p);
-    if (!e)
-        *handle = p.handle;
-    return e;
-}
-
-// Opened by nobody: the node is 0660 root's, so it is opened up while the
-// children run.
-class NodeOpenToAll {
-public:
-    NodeOpenToAll() { CHECK(::chmod(GDRHOOK_DEVICE_PATH, 0666) == 0); }
-    ~NodeOpenToAll() { ::chmod(GDRHOOK_DEVICE_PATH, 0660); }
-};
 
 bool check_memlock()
 {
@@ -74,7 +32,7 @@ bool check_memlock()
         become_nobody();
         Gdrhook dev(O_RDWR | O_CLOEXEC | O_NONBLOCK);
         CHECK(dev.ok());
-        const size_t limit_pages = kMemlock / kPage;
+        const size_t limit_pages = kMemlockPages;
         char *mem = map_touched_pages(limit_pages + 1);
         uint64_t h = 0, extra = 0;
         CHECK_OK(pin_host(dev, mem, limit_pages * kPage, &h));
