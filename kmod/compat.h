@@ -28,6 +28,17 @@
 #error "gdrhook.ko needs Linux 5.8 or later"
 #endif
 
+/*
+ * Host-pages pins are charged to the user's locked memory, struct
+ * user_struct's locked_vm (pin_account.c), which a kernel has with any of
+ * its other chargers: networking (MSG_ZEROCOPY), io_uring, memfd_secret,
+ * VFIO's or IOMMUFD's. A kernel with none of them has no network either,
+ * and nothing for an RDMA registration cache to do.
+ */
+#ifndef HAVE_USER_LOCKED_VM
+#error "gdrhook.ko needs struct user_struct's locked_vm (CONFIG_NET or CONFIG_IO_URING)"
+#endif
+
 /* 5.5: the ioctl that only turns a compat pointer into a native one. */
 #ifdef HAVE_COMPAT_PTR_IOCTL
 #define gdrhook_compat_ptr_ioctl compat_ptr_ioctl

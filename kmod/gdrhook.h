@@ -45,6 +45,7 @@
 
 #include "include/uapi/gdrhook_ioctl.h"
 
+struct cred;
 struct dma_buf;
 struct dma_buf_attachment;
 struct file;
@@ -55,6 +56,7 @@ struct nvidia_p2p_page_table;
 struct pci_dev;
 struct poll_table_struct;
 struct sg_table;
+struct user_struct;
 
 /* ---- module parameters (main.c) ---- */
 extern unsigned int gdrhook_max_handles_per_file;
@@ -106,9 +108,12 @@ __poll_t gdrhook_events_poll(struct gdrhook_events *ev, struct file *filp,
 /* ---- per-open-file state (pin_table.c) ---- */
 struct gdrhook_file {
 	struct kref ref;
-	struct mm_struct *mm;    /* the opener's; compared, never dereferenced */
+	struct mm_struct *mm;    /* the opener's, kept (mmgrab) until the file goes */
 	struct pid *opener;      /* the opening process, for fdinfo */
 	kuid_t opener_uid;       /* the user its pins are charged to */
+	const struct cred *cred; /* the opener's, counted: keeps user */
+	/* The opener's user: its locked_vm pays for host pins. */
+	struct user_struct *user;
 	bool ipc_lock_exempt;    /* the opener had CAP_IPC_LOCK (pin_account.c) */
 	u64 id;                  /* unique while the module is loaded, for fdinfo */
 	struct mutex lock;       /* handle table and the two totals below */
@@ -146,7 +151,7 @@ struct gdrhook_pin {
 	u32 callbacks;              /* running callbacks; under the id table's lock */
 	/* What pin_account.c charged the file's opener, given back once. */
 	u64 charged_pages;          /* to the per-user cap */
-	u64 memlock_pages;          /* to the opener's mm->pinned_vm */
+	u64 memlock_pages;          /* to the opener's user's locked_vm */
 	u32 id;                     /* global, what callbacks receive */
 	u32 handle;                 /* per file, what user space receives */
 	struct gdrhook_file *file;  /* counted reference */
@@ -279,8 +284,8 @@ void gdrhook_quota_exit(void);
 /*
  * The one accounting path of every pin (pin_account.c): charges the file's
  * opener for pages (the per-user cap, ENOSPC past it; for host memory
- * also RLIMIT_MEMLOCK, ENOMEM past it), all or nothing; uncharge gives
- * back whatever was charged, once.
+ * also its user's locked memory, ENOMEM past RLIMIT_MEMLOCK), all or
+ * nothing; uncharge gives back whatever was charged, once.
  */
 int gdrhook_pin_charge(struct gdrhook_pin *pin, u64 pages);
 void gdrhook_pin_uncharge(struct gdrhook_pin *pin);

@@ -63,6 +63,15 @@ struct gdrhook_file *gdrhook_file_create(void)
 	mmgrab(f->mm);
 	f->opener = get_task_pid(current, PIDTYPE_TGID);
 	f->opener_uid = current_uid();
+	/*
+	 * Held until the file goes, so that whoever closes it uncharges the
+	 * opener's user: a counted reference to the credentials, which hold
+	 * the user (put_cred() is there for modules on every kernel the
+	 * module builds for; free_uid(), for a reference to the user alone,
+	 * is exported by recent kernels only).
+	 */
+	f->cred = get_current_cred();
+	f->user = f->cred->user;
 	/* The opener's, as its credentials stay the file's (f_cred). */
 	f->ipc_lock_exempt = has_capability_noaudit(current, CAP_IPC_LOCK);
 	f->id = atomic64_inc_return(&gdrhook_next_file_id);
@@ -108,6 +117,7 @@ static void gdrhook_file_free(struct kref *ref)
 	xa_destroy(&f->handles);
 	gdrhook_events_free(&f->events);
 	mmdrop(f->mm);
+	put_cred(f->cred);
 	put_pid(f->opener);
 	kfree(f);
 	atomic64_dec(&gdrhook_stats.files_live);

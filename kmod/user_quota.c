@@ -3,8 +3,8 @@
  * The per-user cap on pinned pages.
  *
  * Every pin is charged, once the backend has pinned, with the pages it
- * actually holds pinned (pin_table.c decides how many), to the user that
- * issued PIN; the charge goes when the pin is destroyed. The cap
+ * actually holds pinned (pin_table.c decides how many), to the file's
+ * opener (pin_account.c); the charge goes when the pin is destroyed. The cap
  * (max_pinned_pages_per_user) is across every open file of that user, so
  * opening more files, or pinning the same memory again, does not get
  * around it. Users are kept in a small hash table, one entry per user
