@@ -36,6 +36,14 @@ kill_while_holding() {
 case $1 in
 help)
     run 0 --version; has "$out" "gdrhook $(sed -n "s/^  version : '\(.*\)',$/\1/p" "$(dirname "$0")/../../meson.build")"
+    # Where the Slurm plugin is built, the release it is for, as the
+    # header it was built against says (the system's, or -Dslurm's).
+    if [ -n "${GDRHOOKTEST_SLURM_HEADER:-}" ]; then
+        number=$(sed -n 's/^#define SLURM_VERSION_NUMBER \(0x[0-9a-fA-F]*\)$/\1/p' "$GDRHOOKTEST_SLURM_HEADER")
+        [ -n "$number" ] || fail "no SLURM_VERSION_NUMBER in $GDRHOOKTEST_SLURM_HEADER"
+        slurm=$(printf '%d.%02d.%d' $((number >> 16 & 255)) $((number >> 8 & 255)) $((number & 255)))
+        has "$out" "Slurm plugin built for Slurm $slurm (slurmd ${slurm%.*}.x loads it"
+    fi
     run 0 --help; has "$out" "run"; has "$out" "doctor"; has "$out" "node"
     for cmd in "run" "log" "log summary" "log check" "log timeline" "doctor" "node" "epilog"; do
         # shellcheck disable=SC2086

@@ -175,8 +175,10 @@ step_done "2. installed with apt (Recommends: dkms, sudo); DKMS built the module
 # 3. The installed command and shim.
 version=$(in_root gdrhook --version)
 msg "  $version"
-[ "$version" = "gdrhook $(in_root dpkg-query -W -f='${Version}' gdrhook)" ] ||
+[ "$(echo "$version" | head -n1)" = "gdrhook $(in_root dpkg-query -W -f='${Version}' gdrhook)" ] ||
 	fail "gdrhook --version is not the package's version"
+echo "$version" | grep -q "^Slurm plugin built for Slurm [0-9]" ||
+	fail "gdrhook --version does not name the Slurm its plugin is for"
 for page in gdrhook gdrhook-run gdrhook-log gdrhook-log-check gdrhook-doctor gdrhook-node; do
 	[ -f "$R/usr/share/man/man1/$page.1.gz" ] || fail "no manual page $page(1)"
 done

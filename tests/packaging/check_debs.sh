@@ -33,6 +33,17 @@ for package in gdrhook libgdrhook-dev gdrhook-dkms; do
 	[ $package = gdrhook-dkms ] && want=all
 	got=$(dpkg-deb -f "$deb" Architecture)
 	[ "$got" = "$want" ] || fail "$deb says Architecture $got, not $want"
+	# The Slurm plugin is for the release of the header it was built
+	# against: gdrhook breaks Debian's slurmd of every other release.
+	if [ $package = gdrhook ]; then
+		number=$(sed -n 's/^#define SLURM_VERSION_NUMBER \(0x[0-9a-fA-F]*\)$/\1/p' /usr/include/slurm/slurm_version.h)
+		series=$(printf '%d.%02d' $((number >> 16 & 255)) $((number >> 8 & 255)))
+		next=$(printf '%d.%02d' $((number >> 16 & 255)) $(((number >> 8 & 255) + 1)))
+		breaks=$(dpkg-deb -f "$deb" Breaks)
+		[ "$breaks" = "slurmd (<< $series~), slurmd (>= $next~)" ] ||
+			fail "$deb breaks '$breaks', not every slurmd but $series's"
+		echo "  Breaks: $breaks"
+	fi
 	dpkg-deb -x "$deb" "$WORK/$package"
 	for f in $(find "$WORK/$package" -type f); do
 		head -c 4 "$f" | grep -q "^.ELF" || continue

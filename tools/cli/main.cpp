@@ -98,11 +98,24 @@ bool holds_an_unknown_option(int parsed, char **argv, const std::vector<std::str
     return first.size() > 1 && first[0] == '-';
 }
 
+// The first line is the package's version, alone (scripts compare it);
+// the second the Slurm release the plugin was built for, where it was
+// built: slurmd loads a plugin of its own major.minor release only.
+std::string version_text()
+{
+    std::string text = std::string("gdrhook ") + GDRHOOK_VERSION;
+    const std::string slurm = GDRHOOK_SLURM_VERSION;
+    if (!slurm.empty())
+        text += "\nSlurm plugin built for Slurm " + slurm + " (slurmd " +
+                slurm.substr(0, slurm.rfind('.')) + ".x loads it, no other release)";
+    return text;
+}
+
 int dispatch(int argc, char **argv)
 {
     CLI::App app{"gdrhook: run CUDA programs under the gdrhook shim, and read its event logs",
                  "gdrhook"};
-    app.set_version_flag("--version", std::string("gdrhook ") + GDRHOOK_VERSION);
+    app.set_version_flag("--version", version_text());
     app.require_subcommand(1);
     app.footer(exit_footer);
 
