@@ -62,7 +62,15 @@ void unpin_freed(RegistrationCache &cache, EventPipeline &pipeline)
 
 void invalidate_freed(uint64_t addr, uint64_t size)
 {
-    if (RegistrationCache *cache = existing_process_cache(); cache && cache->invalidate(addr, size))
+    RegistrationCache *cache = existing_process_cache();
+    if (!cache)
+        return;
+    // Where this free removed nothing, another free of the address may
+    // have retired the pin of this memory while its owner held it (a pin
+    // that began before that free read its clock looks as old as the
+    // freed memory); the owner put it back since, and this free is the
+    // memory's own: it must not stay exported past it.
+    if (cache->invalidate(addr, size) || cache->retired_waited_for_put())
         unpin_freed(*cache, *hot_line.pipeline);
 }
 

@@ -123,6 +123,13 @@ public:
     // Whether retired entries, or unpins not yet reported, wait for
     // drain_unpins().
     bool has_retired() const;
+    // Whether a retired entry waited for its put() at the last reclaim (it
+    // may have been put back since): lock-free, for a free that removed
+    // nothing, which then unpins it before it returns.
+    bool retired_waited_for_put() const
+    {
+        return published_.pending_held.load(std::memory_order_relaxed) != 0;
+    }
 
     CacheStats stats() const;
 

@@ -1446,11 +1446,11 @@ MUTANTS = [
          replace="        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), false, O_APPEND);"),
     # --- the shim and the cache: promises no test held (issue 46) --------
     dict(name="pool_release_waits_for_a_request", promise="a pool trim or destroy unpins what is retired before it returns with no earlier request to the worker pending",
-         file="cache/events/event_pipeline.cpp", suites=["cache"], tests=["pool release"],
+         file="cache/events/event_pipeline.cpp", suites=["cache"], tests=["unpin before return"],
          find="    // worker that took the request to finish it.\n    poked_.store(true, std::memory_order_release);\n    drain_now();",
          replace="    // worker that took the request to finish it.\n    drain_now();"),
     dict(name="pool_release_only_drains", promise="a pool trim or destroy unpins what is retired before it returns with no earlier request to the worker pending",
-         file="cache/pinning/free_invalidation.cpp", suites=["cache"], tests=["pool release"],
+         file="cache/pinning/free_invalidation.cpp", suites=["cache"], tests=["unpin before return"],
          find="        hot_line.pipeline->run_batch_hook_now();",
          replace="        hot_line.pipeline->drain_now();"),
     dict(name="runtime_end_unseen_invalidated_not_over", promise="a capture ended through the runtime and invalidated ends the pin pause where the shim never sees the driver's end",
@@ -1493,6 +1493,10 @@ MUTANTS = [
          file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
          find="        record.started = started;",
          replace="        record.started = std::max(started, queued_time_now());"),
+    dict(name="free_leaves_put_back_pin_to_worker", promise="a free unpins before it returns what an earlier free retired while held and a put released since",
+         file="cache/pinning/free_invalidation.cpp", suites=["cache", "stress"], tests=["unpin before return"],
+         find="    if (cache->invalidate(addr, size) || cache->retired_waited_for_put())",
+         replace="    if (cache->invalidate(addr, size))"),
 ]
 
 

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// A pool's trim or destroy (before_pool_release(), cache/record/recorder.h)
-// unpins what frees left retired before the pool gives its memory back,
-// whether or not anything asked the worker to do it first.
+// The steps of a free that unpin before they return (cache/pinning/
+// free_invalidation.h), whether or not anything asked the worker first: a
+// pool's trim or destroy (before_pool_release(), cache/record/recorder.h)
+// before the pool gives its memory back, and a free of a range whose pin
+// an earlier free retired while it was held, and which was put back since.
 //
 // In a whole program a put() or a free always pokes the worker, and the
-// trim that follows finds that request still pending, or already done: a
-// trim that only drained what was asked would look right there. Here the
-// runtime runs in the test's own process over a cache whose wake-ups go
-// nowhere, so the trim finds retired pins that nobody asked to unpin, with
-// the queue empty, the state a pin that raced a free leaves behind.
+// step that follows finds that request still pending, or already done (or,
+// loaded, not yet done): a step that only drained what was asked would
+// look right there, and one that left it to the worker would too, often.
+// Here the runtime runs in the test's own process over a cache whose
+// wake-ups go nowhere, so the step finds retired pins that nobody asked
+// to unpin, with the queue empty.
 //
 // Its own program: it starts the runtime and sets the process's cache on
 // the hot line.
@@ -69,8 +72,9 @@ struct ProcessCache {
         hot_line.cache.store(nullptr);
     }
 
-    // A pin held across the invalidation of its range and put back after:
-    // retired, held by nobody, and not yet unpinned.
+    // A pin held across the invalidation of its range (another thread's
+    // free of the address, whose new allocation this pin was made for) and
+    // put back after: retired, held by nobody, and not yet unpinned.
     void leave_retired_pin(uint64_t base)
     {
         f.memory.allocate(base, 2 * MiB);
@@ -126,4 +130,20 @@ TEST_CASE("a pool release unpins what is retired before it returns, though nobod
         CHECK(process.f.backend->live_count() == 0);
         CHECK(process.f.backend->bad_unpins == 0);
     }
+}
+
+TEST_CASE("a free unpins what a put left retired over its range before it returns, though it "
+          "removed nothing")
+{
+    // Another thread's free of the address retired the pin while this one
+    // held it (a false invalidation: the pin began before that free read
+    // its clock), and took nothing out of the index for this free to find.
+    // The memory is this one's: it must not stay exported past its free.
+    start_runtime_here();
+    hot_line.pipeline->drain_now();
+    ProcessCache process;
+    process.leave_retired_pin(0x720000000);
+    tell_before_free(MemoryKind::device, 0x720000000, 2 * MiB);
+    CHECK(process.f.backend->live_count() == 0);
+    CHECK(process.f.backend->bad_unpins == 0);
 }
