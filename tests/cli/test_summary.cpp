@@ -154,7 +154,7 @@ TEST_CASE("the summary counts skips per reason, in text and in JSON", "[summary]
     Summary s = builder.finish(1, 0, 0);
     CHECK(s.by_kind[static_cast<size_t>(EventKind::skip)].count == 4);
     CHECK(s.skips_by_reason ==
-          std::map<std::string, uint64_t>{{"host", 2}, {"managed", 1}, {"not_exportable", 1}});
+          std::map<UntrustedText, uint64_t>{{"host", 2}, {"managed", 1}, {"not_exportable", 1}});
     std::ostringstream text;
     print_summary(text, s);
     CHECK(text.str().find("skips            4: host 2, managed 1, not_exportable 1") !=

@@ -1497,6 +1497,22 @@ MUTANTS = [
          file="cache/pinning/free_invalidation.cpp", suites=["cache", "stress"], tests=["unpin before return"],
          find="    if (cache->invalidate(addr, size) || cache->retired_waited_for_put())",
          replace="    if (cache->invalidate(addr, size))"),
+    dict(name="terminal_stream_passes_controls", promise="no control byte a command prints reaches stdout or stderr (doctor's file names among them)",
+         file="tools/cli/report/terminal_stream.cpp", suites=["cli"], tests=["cli hostile_text"],
+         find="    return (byte >= 0x20 && byte < 0x7f) || byte == '\\n';",
+         replace="    return true;"),
+    dict(name="summary_text_unescaped", promise="log summary prints a log's command lines, versions and settings escaped, newlines too",
+         file="tools/cli/report/summary_report.cpp", suites=["cli"], tests=["cli hostile_text"],
+         find="            << (text.empty() ? \"(none given)\" : text.shown()) << '\\n';",
+         replace="            << (text.empty() ? \"(none given)\" : text.raw()) << '\\n';"),
+    dict(name="check_file_name_unescaped", promise="log check prints a log's file name escaped, newlines too",
+         file="tools/cli/report/check.cpp", suites=["cli"], tests=["cli hostile_text"],
+         find="    return terminal_text(paths[where.file]) + \":\" + std::to_string(where.line);",
+         replace="    return paths[where.file] + \":\" + std::to_string(where.line);"),
+    dict(name="epilog_comm_raw", promise="the epilog's verdict and summary print a process's name escaped",
+         file="tools/cli/epilog/epilog_command.cpp", suites=["cli"], tests=["cli hostile_text"],
+         find="                verdict << ' ' << h.pid << \" (\" << UntrustedText(h.comm) << \")\";",
+         replace="                verdict << ' ' << h.pid << \" (\" << h.comm << \")\";"),
 ]
 
 

@@ -11,6 +11,7 @@
 #include "recover/log_recovery.h"
 #include "report/check.h"
 #include "report/summary.h"
+#include "report/terminal_text.h"
 #include "report/timeline.h"
 
 #include "cache/base/safe_file.h"
@@ -60,7 +61,7 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, JobStepConsu
     outcome.unreadable += report_recoveries(recover_paths(options.files), err);
     LogInputs inputs = expand_log_inputs(options.files);
     for (const std::string &message : inputs.errors) {
-        err << "gdrhook: " << message << '\n';
+        err << "gdrhook: " << UntrustedText(message) << '\n';
         ++outcome.unreadable;
     }
     outcome.files = std::move(inputs.files);
@@ -68,13 +69,13 @@ ReadOutcome read_logs(const LogOptions &options, std::ostream &err, JobStepConsu
     BatchedLogReader reader(outcome.files, report, consumer, threads, steps);
     reader.set_min_ts(options.min_ts_ns);
     for (const std::string &message : reader.open()) {
-        err << "gdrhook: " << message << '\n';
+        err << "gdrhook: " << UntrustedText(message) << '\n';
         ++outcome.unreadable;
         ++outcome.unopened_files;
     }
     reader.run();
     for (const std::string &message : reader.read_errors()) {
-        err << "gdrhook: " << message << '\n';
+        err << "gdrhook: " << UntrustedText(message) << '\n';
         ++outcome.unreadable;
     }
     report.finish();
@@ -136,11 +137,12 @@ int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err
 
     // Replaced whole, never written through a link planted at its name.
     if (const std::string why = replace_by_rename(options.output, text, 0644); !why.empty()) {
-        err << "gdrhook: cannot write '" << options.output << "': it " << why << '\n';
+        err << "gdrhook: cannot write '" << UntrustedText(options.output) << "': it " << why
+            << '\n';
         return exit_input;
     }
-    out << "gdrhook log timeline: wrote " << options.output << " (" << timeline.processes
-        << " process(es), " << timeline.events << " event(s))\n";
+    out << "gdrhook log timeline: wrote " << UntrustedText(options.output) << " ("
+        << timeline.processes << " process(es), " << timeline.events << " event(s))\n";
     return read.input_ok() ? exit_ok : exit_input;
 }
 

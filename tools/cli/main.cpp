@@ -11,6 +11,7 @@
 #include "log_commands.h"
 #include "node/node_command.h"
 #include "recover/log_recovery.h"
+#include "report/terminal_stream.h"
 #include "run/run_command.h"
 
 #include <CLI/CLI.hpp>
@@ -345,6 +346,9 @@ int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    // Whatever any command prints, bytes of logs, of /proc and of file
+    // names among it, reaches the terminal escaped.
+    TerminalStreams terminal;
     try {
         const int status = dispatch(argc, argv);
         // What a command printed must have reached its reader (a full

@@ -4,6 +4,7 @@
 #include "doctor/doctor.h"
 
 #include "exit_code.h"
+#include "report/terminal_text.h"
 
 #include <ostream>
 
@@ -33,9 +34,10 @@ int run_doctor(const DoctorOptions &options, std::ostream &out)
     int problems = 0;
     for (const Finding &f : findings) {
         const std::string label = tag(f.verdict);
-        out << "  " << label << std::string(7 - label.size(), ' ') << f.what << '\n';
+        // A finding names files the machine or the caller chose.
+        out << "  " << label << std::string(7 - label.size(), ' ') << on_one_line(f.what) << '\n';
         if (!f.advice.empty())
-            out << "         -> " << f.advice << '\n';
+            out << "         -> " << on_one_line(f.advice) << '\n';
         problems += f.verdict == Finding::Verdict::problem;
     }
     if (problems) {

@@ -4,6 +4,7 @@
 #include "job/slurm_ids.h"
 
 #include "log_commands.h"
+#include "report/terminal_text.h"
 #include "report/units.h"
 #include "run/run_command.h"
 
@@ -34,7 +35,7 @@ bool become_user(unsigned uid)
 std::string describe(const PinHolding &h)
 {
     std::ostringstream line;
-    line << "pid " << h.pid << " (" << h.comm << ") fd " << h.fd << ": "
+    line << "pid " << h.pid << " (" << UntrustedText(h.comm) << ") fd " << h.fd << ": "
          << (h.kind == PinHolding::Kind::gdrhook_file ? "gdrhook" : "dmabuf") << ", " << h.pins
          << " pins, " << format_bytes(static_cast<double>(h.bytes));
     return line.str();
@@ -110,7 +111,7 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
         std::set<int> pids;
         for (const PinHolding &h : pins.job)
             if (pids.insert(h.pid).second)
-                verdict << ' ' << h.pid << " (" << h.comm << ")";
+                verdict << ' ' << h.pid << " (" << UntrustedText(h.comm) << ")";
     } else if (!blind) {
         verdict << "; nothing of the job left pinned";
     }
@@ -139,14 +140,14 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
         text << "not the job's, not held against it: " << pins.other_jobs_pins
              << " pin(s) of other jobs, " << pins.no_job_pins << " of processes of no job, "
              << pins.unattributed_pins << " module pin(s) no readable process holds\n";
-        text << "\nlog check of " << options.events << " on " << host << ":\n"
+        text << "\nlog check of " << UntrustedText(options.events) << " on " << host << ":\n"
              << check_text.str() << check_errors.str();
         // Beside the user's logs, as the user: a link or another user's
         // file at the name is refused (safe_file.h).
         const std::string why =
             replace_by_rename(summary_path, text.str(), private_file_mode(summary_path));
         if (!why.empty()) {
-            err << "gdrhook epilog: " << summary_path << " " << why << '\n';
+            err << "gdrhook epilog: " << UntrustedText(summary_path) << " " << why << '\n';
             return exit_input;
         }
     }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "read/malformed_line_report.h"
 
+#include "report/terminal_text.h"
+
 #include <cstdint>
 #include <ostream>
 
@@ -14,12 +16,13 @@ void MalformedLineReport::malformed(uint32_t file, uint64_t line, const std::str
 {
     ++total_;
     if (++per_file_[file] <= shown_per_file)
-        out_ << paths_[file] << ':' << line << ": malformed line: " << reason << '\n';
+        out_ << UntrustedText(paths_[file]) << ':' << line << ": malformed line: " << reason
+             << '\n';
 }
 
 void MalformedLineReport::unfinished_last_line(uint32_t file, uint64_t line)
 {
-    out_ << paths_[file] << ':' << line
+    out_ << UntrustedText(paths_[file]) << ':' << line
          << ": the last line stops short (the process was killed while writing it?); skipped\n";
 }
 
@@ -27,7 +30,7 @@ void MalformedLineReport::finish()
 {
     for (size_t i = 0; i < per_file_.size(); ++i)
         if (per_file_[i] > shown_per_file)
-            out_ << paths_[i] << ": " << per_file_[i] - shown_per_file
+            out_ << UntrustedText(paths_[i]) << ": " << per_file_[i] - shown_per_file
                  << " more malformed line(s) not shown\n";
 }
 

@@ -20,6 +20,7 @@
 //  4. Append the rest and the `died` line in one write(2), then remove the
 //     journal.
 #include "recover/log_recovery.h"
+#include "report/terminal_text.h"
 
 #include "exit_code.h"
 #include "recover/journal_reader.h"
@@ -398,24 +399,27 @@ int log_recover(const std::vector<std::string> &paths, std::ostream &out, std::o
     for (const Recovery &r : recover_paths(paths)) {
         switch (r.result) {
         case Recovery::Result::recovered:
-            out << r.log << ": process " << r.pid << " ended without writing its log; recovered "
-                << r.events << " event" << (r.events == 1 ? "" : "s") << " from " << r.journal;
+            out << UntrustedText(r.log) << ": process " << r.pid
+                << " ended without writing its log; recovered " << r.events << " event"
+                << (r.events == 1 ? "" : "s") << " from " << UntrustedText(r.journal);
             if (r.lost)
                 out << "; " << r.lost << " event(s) lost";
             out << '\n';
             break;
         case Recovery::Result::still_running:
-            out << r.journal << ": its process still runs; left as it is\n";
+            out << UntrustedText(r.journal) << ": its process still runs; left as it is\n";
             break;
         case Recovery::Result::already_complete:
-            out << r.journal << ": nothing to recover; removed\n";
+            out << UntrustedText(r.journal) << ": nothing to recover; removed\n";
             break;
         case Recovery::Result::unreadable:
-            err << "gdrhook: " << r.journal << ": " << r.message << '\n';
+            err << "gdrhook: " << UntrustedText(r.journal) << ": " << UntrustedText(r.message)
+                << '\n';
             status = exit_input;
             break;
         case Recovery::Result::not_a_journal:
-            out << r.journal << ": " << r.message << "; left as it is\n";
+            out << UntrustedText(r.journal) << ": " << UntrustedText(r.message)
+                << "; left as it is\n";
             break;
         }
     }
@@ -427,14 +431,15 @@ size_t report_recoveries(const std::vector<Recovery> &recoveries, std::ostream &
     size_t not_recovered = 0;
     for (const Recovery &r : recoveries) {
         if (r.result == Recovery::Result::recovered) {
-            err << "gdrhook: " << r.log << ": process " << r.pid
+            err << "gdrhook: " << UntrustedText(r.log) << ": process " << r.pid
                 << " ended without writing its log; recovered " << r.events << " event"
                 << (r.events == 1 ? "" : "s") << " from its journal";
             if (r.lost)
                 err << "; " << r.lost << " event(s) lost";
             err << '\n';
         } else if (r.result == Recovery::Result::unreadable) {
-            err << "gdrhook: " << r.journal << ": " << r.message << "; not recovered\n";
+            err << "gdrhook: " << UntrustedText(r.journal) << ": " << UntrustedText(r.message)
+                << "; not recovered\n";
             ++not_recovered;
         }
     }

@@ -114,7 +114,7 @@ bool Checker::allowed(const Problem &problem) const
     if (problem.kind != ProblemKind::error_event)
         return false;
     for (const std::string &prefix : options_.allowed_error_prefixes)
-        if (problem.detail.compare(0, prefix.size(), prefix) == 0)
+        if (problem.detail.raw().compare(0, prefix.size(), prefix) == 0)
             return true;
     return false;
 }
@@ -209,7 +209,7 @@ constexpr size_t max_processes_listed = 20;
 
 std::string at(const std::vector<std::string> &paths, const SourceLocation &where)
 {
-    return paths[where.file] + ":" + std::to_string(where.line);
+    return terminal_text(paths[where.file]) + ":" + std::to_string(where.line);
 }
 
 std::string range(const Problem &p)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "report/terminal_text.h"
+
 #include "read/log_event.h"
 #include "report/memory_state.h"
 #include "report/process_table.h"
@@ -64,13 +66,13 @@ struct Problem {
     bool has_entry_id = false;
     uint64_t addr = 0;
     uint64_t size = 0;
-    std::string api;    // of the pin, the free or the error
-    std::string detail; // backend of the pin; msg of a finding or an error
-    int64_t rc = 0;     // of an error event
+    UntrustedText api;    // of the pin, the free or the error
+    UntrustedText detail; // backend of the pin; msg of a finding or an error
+    int64_t rc = 0;       // of an error event
     SourceLocation pinned_at;
     bool has_free = false; // freed_while_pinned, and never_unpinned if freed
     SourceLocation freed_at;
-    std::string freed_by;
+    UntrustedText freed_by;
     bool has_failed_unpin = false;
     SourceLocation failed_unpin_at;
     int64_t failed_unpin_rc = 0;

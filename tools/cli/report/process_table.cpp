@@ -9,7 +9,7 @@ std::string describe(const ProcessIdentity &who)
     if (who.has_rank)
         text = "rank " + std::to_string(who.rank) + ", ";
     if (!who.host.empty())
-        text += "host " + who.host + ", ";
+        text += "host " + who.host.shown() + ", ";
     return text + "pid " + std::to_string(who.key.pid);
 }
 
@@ -18,7 +18,7 @@ std::string short_label(const ProcessIdentity &who)
     std::string text =
         who.has_rank ? "rank " + std::to_string(who.rank) : "pid " + std::to_string(who.key.pid);
     if (!who.host.empty())
-        text += " (" + who.host + ")";
+        text += " (" + who.host.shown() + ")";
     return text;
 }
 
@@ -43,7 +43,7 @@ ProcessIdentity ProcessTable::identity(const ProcessKey &key) const
             return who;
         found = own_.find(first->second);
     }
-    who.host = found->second.host;
+    who.host = UntrustedText(found->second.host);
     who.has_rank = found->second.has_rank;
     who.rank = found->second.rank;
     return who;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "read/log_event.h"
+#include "report/terminal_text.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -39,7 +40,7 @@ inline ProcessKey process_key(const LogEvent &event, const SourceLocation &where
 // Who a process is, as far as the logs say.
 struct ProcessIdentity {
     ProcessKey key;
-    std::string host; // "" when no `process` line says
+    UntrustedText host; // "" when no `process` line says
     bool has_rank = false;
     int64_t rank = 0;
 };

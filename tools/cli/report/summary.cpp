@@ -39,7 +39,7 @@ size_t SummaryBuilder::host_index(const std::string &host)
     if (found != host_of_name_.end())
         return found->second;
     hosts_.emplace_back();
-    hosts_.back().summary.host = host;
+    hosts_.back().summary.host = UntrustedText(host);
     host_of_name_.emplace(host, hosts_.size() - 1);
     return hosts_.size() - 1;
 }
@@ -57,7 +57,7 @@ uint32_t SummaryBuilder::process_for(const ProcessKey &key)
         // What the file's `process` lines said so far, which is what the
         // event order gives this file at this point whatever the others.
         ProcessBytes &bytes = process_bytes_.emplace_back();
-        bytes.host = host_index(table_.identity(key).host);
+        bytes.host = host_index(table_.identity(key).host.raw());
         ++hosts_[bytes.host].summary.processes;
     }
     last = {key.pid, found->second};
@@ -70,14 +70,15 @@ void SummaryBuilder::note_process_line(ProcessBytes &process, const LogEvent &ev
 {
     Summary &s = summary_;
     ++s.process_lines;
-    auto count_distinct = [](std::map<std::string, uint64_t> &map, const std::string &key) {
+    auto count_distinct = [](std::map<UntrustedText, uint64_t> &map, const std::string &text) {
+        UntrustedText key(text);
         auto found = map.find(key);
         if (found != map.end())
             ++found->second;
         else if (map.size() < max_distinct_processes)
-            map.emplace(key, 1);
+            map.emplace(std::move(key), 1);
         else
-            ++map["(other)"];
+            ++map[UntrustedText("(other)")];
     };
     count_distinct(s.versions, event.process.version);
     count_distinct(s.configurations, event.process.config);
@@ -99,14 +100,14 @@ void SummaryBuilder::note_process_line(ProcessBytes &process, const LogEvent &ev
 void SummaryBuilder::count_error_message(const LogEvent &event)
 {
     auto &messages = summary_.error_messages;
-    std::string message = event.msg.empty() ? std::string(event.api) : event.msg;
+    UntrustedText message(event.msg.empty() ? std::string(event.api) : event.msg);
     auto found = messages.find(message);
     if (found != messages.end())
         ++found->second;
     else if (messages.size() < max_error_messages)
         messages.emplace(std::move(message), 1);
     else
-        ++messages["(other)"];
+        ++messages[UntrustedText("(other)")];
 }
 
 // The process's, its host's and the job's live and pinned bytes after an
@@ -276,13 +277,14 @@ Summary SummaryBuilder::finish(uint64_t files, uint64_t bytes_read, uint64_t mal
     for (auto &[key, samples] : s.samples)
         samples.who = table_.identity({key.first, key.second});
     for (const auto &entry : by_api_)
-        s.by_api[{std::string(entry.first.first), std::string(entry.first.second)}] = entry.second;
+        s.by_api[{UntrustedText(std::string(entry.first.first)),
+                  UntrustedText(std::string(entry.first.second))}] = entry.second;
     for (const auto &entry : allocs_by_mem_kind_)
-        s.allocs_by_mem_kind[std::string(entry.first)] = entry.second;
+        s.allocs_by_mem_kind[UntrustedText(std::string(entry.first))] = entry.second;
     for (const auto &entry : skips_by_reason_)
-        s.skips_by_reason[std::string(entry.first)] = entry.second;
+        s.skips_by_reason[UntrustedText(std::string(entry.first))] = entry.second;
     for (const auto &entry : pins_by_backend_)
-        s.pins_by_backend[std::string(entry.first)] = entry.second;
+        s.pins_by_backend[UntrustedText(std::string(entry.first))] = entry.second;
     s.live_allocations_at_end = memory_.live_allocations();
     s.live_gpu_bytes_at_end = memory_.total_live_gpu_bytes();
     s.pins_held_at_end = memory_.pins_held();

@@ -74,7 +74,7 @@ struct ProcessSummary {
 
 // One host of a job: its processes together.
 struct HostSummary {
-    std::string host; // "" for processes whose log has no `process` line
+    UntrustedText host; // "" for processes whose log has no `process` line
     uint64_t processes = 0;
     JobFigures figures;
 };
@@ -91,11 +91,11 @@ struct Summary {
     int64_t last_ts_ns = 0;
 
     std::array<Tally, tallied_kind_count> by_kind{};
-    std::map<std::pair<std::string, std::string>, Tally> by_api; // (ev, api)
-    std::map<std::string, Tally> allocs_by_mem_kind;
-    std::map<std::string, Tally> pins_by_backend;
+    std::map<std::pair<UntrustedText, UntrustedText>, Tally> by_api; // (ev, api)
+    std::map<UntrustedText, Tally> allocs_by_mem_kind;
+    std::map<UntrustedText, Tally> pins_by_backend;
     // What pin-on-alloc left unpinned, and why (docs/log-format.md, `skip`).
-    std::map<std::string, uint64_t> skips_by_reason;
+    std::map<UntrustedText, uint64_t> skips_by_reason;
 
     uint64_t live_allocations_at_end = 0;
     uint64_t live_gpu_bytes_at_end = 0;
@@ -110,18 +110,18 @@ struct Summary {
     LatencyHistogram unpin_delay;
 
     uint64_t verify_findings = 0;
-    std::map<std::string, uint64_t> error_messages; // capped, see SummaryBuilder
+    std::map<UntrustedText, uint64_t> error_messages; // capped, see SummaryBuilder
 
     // By (file, pid); processes with samples only.
     std::map<std::pair<uint32_t, int64_t>, ProcessSamples> samples;
 
     // The job: what the `process` lines say, and every process and host.
     uint64_t process_lines = 0;
-    std::map<std::string, uint64_t> versions;       // gdrhook version -> processes
-    std::map<std::string, uint64_t> configurations; // GDRHOOK_* settings -> processes
-    std::map<std::string, uint64_t> commands;       // command line -> processes
-    std::vector<ProcessSummary> by_process;         // by file, then pid
-    std::vector<HostSummary> by_host;               // by host name
+    std::map<UntrustedText, uint64_t> versions;       // gdrhook version -> processes
+    std::map<UntrustedText, uint64_t> configurations; // GDRHOOK_* settings -> processes
+    std::map<UntrustedText, uint64_t> commands;       // command line -> processes
+    std::vector<ProcessSummary> by_process;           // by file, then pid
+    std::vector<HostSummary> by_host;                 // by host name
 };
 
 // Builds the Summary from events, in two stages (JobStepConsumer): what an

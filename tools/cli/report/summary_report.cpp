@@ -48,7 +48,8 @@ std::string delay_text(const DelayFigures &d)
 
 // "(other)" and "" stand for what the map could not keep and for a
 // `process` line without the key.
-void print_distinct(std::ostream &out, const char *what, const std::map<std::string, uint64_t> &map)
+void print_distinct(std::ostream &out, const char *what,
+                    const std::map<UntrustedText, uint64_t> &map)
 {
     if (map.empty())
         return;
@@ -56,7 +57,7 @@ void print_distinct(std::ostream &out, const char *what, const std::map<std::str
         << '\n';
     for (const auto &[text, processes] : map)
         out << "    " << padded(std::to_string(processes), 8)
-            << (text.empty() ? "(none given)" : text) << '\n';
+            << (text.empty() ? "(none given)" : text.shown()) << '\n';
 }
 
 // The first max_job_rows processes by @p better, with @p describe's text;
@@ -118,7 +119,7 @@ void print_job(std::ostream &out, const Summary &s)
     for (size_t i = 0; i < hosts.size() && i < max_job_rows; ++i) {
         const HostSummary &host = *hosts[i];
         const JobFigures &h = host.figures;
-        out << "  " << padded(host.host.empty() ? "(no process line)" : host.host, 20)
+        out << "  " << padded(host.host.empty() ? "(no process line)" : host.host.shown(), 20)
             << host.processes << " process(es), " << h.events << " event(s), " << h.pins
             << " pin(s), peak pinned " << format_bytes(static_cast<double>(h.peak_pinned_bytes))
             << ", " << delay_text(h.unpin_delay) << ", " << h.errors << " error(s)\n";
@@ -190,8 +191,8 @@ void print_summary(std::ostream &out, const Summary &s)
 
     out << "\nevents by API\n";
     for (const auto &entry : s.by_api) {
-        out << "  " << padded(entry.first.first, 12) << padded(entry.first.second, 34)
-            << entry.second.count;
+        out << "  " << padded(entry.first.first.shown(), 12)
+            << padded(entry.first.second.shown(), 34) << entry.second.count;
         if (entry.second.failed)
             out << "  (" << entry.second.failed << " failed)";
         out << '\n';
@@ -290,6 +291,12 @@ void print_summary(std::ostream &out, const Summary &s)
 std::string summary_json(const Summary &s)
 {
     using nlohmann::json;
+    auto counts = [](const std::map<UntrustedText, uint64_t> &map) {
+        json object = json::object();
+        for (const auto &[text, count] : map)
+            object[text.raw()] = count;
+        return object;
+    };
     auto tally = [](const Tally &t) {
         return json{{"count", t.count}, {"failed", t.failed}, {"bytes", t.bytes}};
     };
@@ -299,22 +306,22 @@ std::string summary_json(const Summary &s)
     json by_api = json::array();
     for (const auto &entry : s.by_api) {
         json row = tally(entry.second);
-        row["ev"] = entry.first.first;
-        row["api"] = entry.first.second;
+        row["ev"] = entry.first.first.raw();
+        row["api"] = entry.first.second.raw();
         by_api.push_back(row);
     }
     json mem_kinds = json::object();
     for (const auto &entry : s.allocs_by_mem_kind)
-        mem_kinds[entry.first] = tally(entry.second);
+        mem_kinds[entry.first.raw()] = tally(entry.second);
     json backends = json::object();
     for (const auto &entry : s.pins_by_backend)
-        backends[entry.first] = tally(entry.second);
+        backends[entry.first.raw()] = tally(entry.second);
     json skip_reasons = json::object();
     for (const auto &entry : s.skips_by_reason)
-        skip_reasons[entry.first] = entry.second;
+        skip_reasons[entry.first.raw()] = entry.second;
     json messages = json::object();
     for (const auto &entry : s.error_messages)
-        messages[entry.first] = entry.second;
+        messages[entry.first.raw()] = entry.second;
     const LatencyHistogram &d = s.unpin_delay;
     auto range = [](const SampleRange &r) {
         return json{{"first", r.first}, {"last", r.last}, {"max", r.max}};
@@ -322,7 +329,7 @@ std::string summary_json(const Summary &s)
     auto identity = [](const ProcessIdentity &who) {
         json row = {{"pid", who.key.pid}, {"file", who.key.file}};
         if (!who.host.empty())
-            row["host"] = who.host;
+            row["host"] = who.host.raw();
         if (who.has_rank)
             row["rank"] = who.rank;
         return row;
@@ -348,7 +355,7 @@ std::string summary_json(const Summary &s)
     }
     json by_host = json::array();
     for (const HostSummary &h : s.by_host) {
-        json row = {{"host", h.host}, {"processes", h.processes}};
+        json row = {{"host", h.host.raw()}, {"processes", h.processes}};
         row.update(figures(h.figures));
         by_host.push_back(row);
     }
@@ -400,13 +407,19 @@ std::string summary_json(const Summary &s)
           {"messages", messages}}},
         {"samples", samples},
         {"process_lines", s.process_lines},
-        {"versions", s.versions},
-        {"configurations", s.configurations},
-        {"commands", s.commands},
+        {"versions", counts(s.versions)},
+        {"configurations", counts(s.configurations)},
+        {"commands", counts(s.commands)},
         {"by_process", by_process},
         {"by_host", by_host},
     };
-    return out.dump(2) + "\n";
+    // For a script, but often read on a terminal: every byte past ASCII
+    // as \uXXXX, and DEL, which JSON leaves as it is, too; a file name
+    // that is not UTF-8 has U+FFFD for its odd bytes.
+    std::string text = out.dump(2, ' ', true, json::error_handler_t::replace);
+    for (size_t at = text.find('\x7f'); at != std::string::npos; at = text.find('\x7f', at))
+        text.replace(at, 1, "\\u007f");
+    return text + "\n";
 }
 
 } // namespace gdrhook::cli

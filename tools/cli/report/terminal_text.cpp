@@ -25,4 +25,13 @@ std::string terminal_text(std::string_view text)
     return shown;
 }
 
+std::string on_one_line(std::string_view line)
+{
+    std::string shown;
+    shown.reserve(line.size());
+    for (const char c : line)
+        shown += c == '\n' ? std::string_view("\\x0a") : std::string_view(&c, 1);
+    return shown;
+}
+
 } // namespace gdrhook::cli

@@ -197,7 +197,7 @@ void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
                        const std::string &pattern, size_t unrecovered, std::ostream &err)
 {
     if (files.empty()) {
-        err << "gdrhook: no event log was written (" << pattern
+        err << "gdrhook: no event log was written (" << UntrustedText(pattern)
             << "): the program made no CUDA allocation or free call, or the shim was not loaded\n";
         return;
     }
@@ -212,7 +212,7 @@ void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
     BatchedLogReader reader(files, report, every, 0, every_event_steps);
     reader.set_min_ts(since_ns);
     for (const std::string &message : reader.open())
-        err << "gdrhook: " << message << '\n';
+        err << "gdrhook: " << UntrustedText(message) << '\n';
     reader.run();
     report.finish();
     Summary s = summary_builder.finish(files.size(), reader.bytes_read(), report.total());
@@ -222,7 +222,7 @@ void print_run_summary(const std::vector<std::string> &files, int64_t since_ns,
         return t.count - t.failed;
     };
     err << "gdrhook: " << s.events << " event(s) from " << s.processes << " process(es) in "
-        << files.size() << " file(s): " << pattern << '\n'
+        << files.size() << " file(s): " << UntrustedText(pattern) << '\n'
         << "gdrhook:   allocs " << count(EventKind::alloc) << ", frees " << count(EventKind::free)
         << ", pins " << count(EventKind::pin) << ", unpins " << count(EventKind::unpin)
         << ", revocations " << s.by_kind[static_cast<size_t>(EventKind::revoke)].count
