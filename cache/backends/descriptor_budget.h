@@ -3,7 +3,7 @@
 // How many descriptors the pins of a backend whose pins hold one (dma-buf:
 // each pin is an fd) may hold at once. The program's own open() must never
 // fail because of our pins: a program holding 1,100 pinned allocations at
-// the usual RLIMIT_NOFILE of 1024 got EMFILE before (issue 39). The budget
+// the usual RLIMIT_NOFILE of 1024 got EMFILE before. The budget
 // is an eighth of the soft limit the process had when the shim started,
 // well below it; the pins' fds are moved up out of the program's low
 // numbers (owned_fd.h), and past the budget the registration cache evicts

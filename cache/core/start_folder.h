@@ -4,7 +4,7 @@
 // run`'s default, `gdrhook-<pid>.%p.jsonl`) names a file there, wherever the
 // program moves after: resolved at the first write, a program that changes
 // folder (chdir) after, or before, its first CUDA call would write its log
-// elsewhere, and a killed one split its events over two folders (issue 39).
+// elsewhere, and a killed one split its events over two folders.
 #pragma once
 
 #include <string>

@@ -65,7 +65,7 @@ int64_t realtime_ns()
     return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-// Signals as env and timeout treat them (issue 39): the program starts
+// Signals as env and timeout treat them: the program starts
 // with the dispositions gdrhook run inherited (nohup's SIGHUP, a
 // background job's SIGINT and SIGQUIT stay ignored) and the signal mask
 // it inherited. What gdrhook run does for itself: it ignores the
@@ -93,7 +93,7 @@ class SignalGuard {
 public:
     // Blocks what it catches until forward_from() knows the program: a
     // SIGTERM that arrives while posix_spawn starts it waits, and is then
-    // passed on, not lost (issue 39, item 14).
+    // passed on, not lost.
     SignalGuard()
     {
         sigset_t caught;
