@@ -91,10 +91,20 @@ malformed_lines)
     run 2 log timeline "$D/malformed.jsonl" -o "$tmp/t.svg"; [ -s "$tmp/t.svg" ] || fail "no SVG"
     ;;
 unfinished_last_line)
-    # A process killed while writing may cut its last line: said, skipped.
+    # A writer stopped inside its last line: said, skipped.
     run 0 log summary "$D/torn_tail.jsonl"
     has "$err" "torn_tail.jsonl:$(($(wc -l < "$D/torn_tail.jsonl") + 1)): the last line stops short"
-    run 0 log check "$D/torn_tail.jsonl"
+    # With no journal to hold the rest and no `died` line after it, events
+    # were lost and nothing says how many: log check fails on it.
+    run 1 log check "$D/torn_tail.jsonl"
+    has "$out" "torn_tail.jsonl: incomplete: it ends inside a line"
+    has "$out" "FAILED: 0 problem(s) in 8 event(s); 1 incomplete log(s)"
+    # A good log truncated inside a line, likewise; whole, it passes.
+    head -c -20 "$D/good_pid100.jsonl" >"$tmp/truncated.jsonl"
+    run 1 log check "$tmp/truncated.jsonl"; has "$out" "incomplete"
+    run 1 log check "$D/good_pid200.jsonl" "$tmp/truncated.jsonl" --allow error
+    has "$out" "1 incomplete log(s)"
+    run 0 log check "$D/good_pid100.jsonl"
     # Cut anywhere else, a line is malformed.
     run 2 log summary "$D/torn_middle.jsonl"; has "$err" "torn_middle.jsonl:3: malformed line"
     ;;
@@ -342,6 +352,22 @@ real_pins_and_kill)
     run 1 log check "$tmp/unrecovered.jsonl"
     [ "$(grep -c "jsonl:[0-9]*: pin never unpinned: \(host [^,]*, \)\?pid" "$out")" = 3 ] || { cat "$out"; fail "expected 3 pins never unpinned"; }
     has "$out" "FAILED: 3 problem(s)"
+    ;;
+file_size_limit)
+    # A file-size limit (as a 256 KiB file system) stops the log inside a
+    # line and leaves no room for a journal or for the line that counts
+    # the loss: log check must fail on what it cannot see.
+    (
+        ulimit -f 32 # 16 KiB (dash counts 512-byte blocks), or 32 KiB
+        trap '' XFSZ # the writes fail with EFBIG instead of killing it
+        GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf GDRHOOK_EVENTS="$tmp/limited.jsonl" \
+            LD_PRELOAD=$GDRHOOKTEST_SHIM LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR \
+            $emulator "$GDRHOOKTEST_CHURN" gdrhook 2 100 2 >"$tmp/limited.out" 2>&1
+    )
+    [ "$(wc -c <"$tmp/limited.jsonl")" -le 32768 ] || fail "the file-size limit did not hold"
+    has "$tmp/limited.out" "event(s) lost; there is no journal"
+    run 1 log check "$tmp/limited.jsonl"
+    has "$out" "limited.jsonl: incomplete: it ends inside a line"
     ;;
 hard_linked_logs)
     # A log with a second name (where fs.protected_hardlinks is 0, another

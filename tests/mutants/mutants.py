@@ -1513,6 +1513,14 @@ MUTANTS = [
          file="tools/cli/epilog/epilog_command.cpp", suites=["cli"], tests=["cli hostile_text"],
          find="                verdict << ' ' << h.pid << \" (\" << UntrustedText(h.comm) << \")\";",
          replace="                verdict << ' ' << h.pid << \" (\" << h.comm << \")\";"),
+    dict(name="check_passes_incomplete_log", promise="log check fails on a log that ends inside a line with no died line and no journal",
+         file="tools/cli/report/check.h", suites=["cli"], tests=["cli unfinished_last_line", "cli file_size_limit"],
+         find="    bool passed() const { return total_problems == 0 && incomplete_logs == 0; }",
+         replace="    bool passed() const { return total_problems == 0; }"),
+    dict(name="incomplete_log_forgotten", promise="a log cut inside its last line is incomplete, even where what is left of the line parses",
+         file="tools/cli/log_commands.cpp", suites=["cli"], tests=["cli unfinished_last_line", "cli file_size_limit"],
+         find="    return last != '\\n';",
+         replace="    return false;"),
 ]
 
 

@@ -320,6 +320,8 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
     if (sep == ", ")
         out << ')';
     out << allowed;
+    if (r.incomplete_logs)
+        out << "; " << r.incomplete_logs << " incomplete log(s): events were lost";
     if (malformed_lines)
         out << "; " << malformed_lines << " malformed line(s) could not be checked";
     if (unreadable_inputs)
