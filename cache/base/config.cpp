@@ -180,7 +180,7 @@ void read_rank(const char *variable, const char *value, Config &config, Diagnost
         }
     }
     diagnostics.push_back(std::string("gdrhook: ") + variable + "='" + value +
-                          "' is not a rank (0 … " + std::to_string(max_rank) +
+                          "' is not a rank (0 to " + std::to_string(max_rank) +
                           "); the log names none, and %r is x");
 }
 
@@ -230,7 +230,8 @@ const ConfigVariable variables[] = {
                          "' is not valid: " + error + "; no events are logged");
      },
      [](const Config &c) { return c.events_pattern; }},
-    {"GDRHOOK_QUEUE_CAPACITY", "2 … 1048576 (K/M suffixes), rounded up to a power of two", "`4096`",
+    {"GDRHOOK_QUEUE_CAPACITY", "2 to 1048576 (K/M suffixes), rounded up to a power of two",
+     "`4096`",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          uint64_t capacity = c.queue_capacity;
          parse_size_var(name, value, 2, 1u << 20, capacity, d);
@@ -263,12 +264,12 @@ const ConfigVariable variables[] = {
          parse_size_var(name, value, 0, UINT64_MAX, c.cache_max_bytes, d);
      },
      [](const Config &c) { return shown_size(c.cache_max_bytes); }},
-    {"GDRHOOK_CACHE_MAX_ENTRIES", "1 … 2^32", "`65536`",
+    {"GDRHOOK_CACHE_MAX_ENTRIES", "1 to 2^32", "`65536`",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_size_var(name, value, 1, 1ull << 32, c.cache_max_entries, d);
      },
      [](const Config &c) { return shown_size(c.cache_max_entries); }},
-    {"GDRHOOK_SAMPLE_MS", "`0`, or milliseconds 10 … 3600000", "`0` (off)",
+    {"GDRHOOK_SAMPLE_MS", "`0`, or milliseconds 10 to 3600000", "`0` (off)",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_sample_ms(name, value, c.sample_ms, d);
      },
