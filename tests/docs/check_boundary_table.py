@@ -28,8 +28,12 @@ def test_cases(root):
 def meson_tests(root):
     names = set()
     for path in glob.glob(os.path.join(root, "**", "meson.build"), recursive=True):
-        for match in re.finditer(r"\btest\(\s*'([^']+)'", open(path).read()):
+        text = open(path).read()
+        for match in re.finditer(r"\btest\(\s*'([^']+)'", text):
             names.add(match.group(1))
+        # A test per case of a list: foreach case : [...] test('PREFIX' + case, ...)
+        for loop in re.finditer(r"foreach (\w+) : \[([^\]]*)\]\s*test\('([^']*)' \+ \1\b", text):
+            names.update(loop.group(3) + case for case in re.findall(r"'([^']+)'", loop.group(2)))
     return names
 
 
