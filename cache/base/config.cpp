@@ -230,6 +230,11 @@ const ConfigVariable variables[] = {
                          "' is not valid: " + error + "; no events are logged");
      },
      [](const Config &c) { return c.events_pattern; }},
+    {"GDRHOOK_LOG_MAX_BYTES", "bytes (K/M/G/T suffixes), 0 = no cap", "`256M`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_size_var(name, value, 0, UINT64_MAX, c.log_max_bytes, d);
+     },
+     [](const Config &c) { return shown_size(c.log_max_bytes); }},
     {"GDRHOOK_QUEUE_CAPACITY", "2 to 1048576 (K/M suffixes), rounded up to a power of two",
      "`4096`",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {

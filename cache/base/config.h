@@ -25,11 +25,12 @@ struct Config {
     bool disabled = false;               // GDRHOOK_DISABLE
     LogLevel log_level = LogLevel::warn; // GDRHOOK_LOG_LEVEL
     std::string events_path;             // GDRHOOK_EVENTS, %p %h %r expanded
-    std::string events_pattern;   // GDRHOOK_EVENTS as written (a forked child expands it again)
-    std::string host;             // the short host name (%h)
-    std::string rank;             // the rank (%r), "" when unknown
-    std::string rank_from;        // the variable the rank came from
-    size_t queue_capacity = 4096; // GDRHOOK_QUEUE_CAPACITY
+    std::string events_pattern; // GDRHOOK_EVENTS as written (a forked child expands it again)
+    std::string host;           // the short host name (%h)
+    std::string rank;           // the rank (%r), "" when unknown
+    std::string rank_from;      // the variable the rank came from
+    uint64_t log_max_bytes = 256ull << 20;          // GDRHOOK_LOG_MAX_BYTES, 0 = no cap
+    size_t queue_capacity = 4096;                   // GDRHOOK_QUEUE_CAPACITY
     Backend backend = Backend::auto_select;         // GDRHOOK_BACKEND
     PinPolicy pin = PinPolicy::demand;              // GDRHOOK_PIN
     uint64_t pin_min_size = 1 << 20;                // GDRHOOK_PIN_MIN_SIZE

@@ -75,6 +75,20 @@ void keep_journal_or_remove()
                                            "' for `gdrhook log recover " + rt.log.path() + "`");
 }
 
+// The cap (GDRHOOK_LOG_MAX_BYTES) kept events out of the log: its last line
+// says how many, and so does stderr, so that no event goes unaccounted.
+void end_capped_log()
+{
+    Runtime &rt = *the_runtime;
+    const uint64_t not_written = rt.log.not_written();
+    if (!not_written)
+        return;
+    rt.log.end_with_capped_line(rt.pid, rt.pipeline->last_seq());
+    diagnostics().warn("the event log '{}' reached GDRHOOK_LOG_MAX_BYTES ({} bytes): {} event(s) "
+                       "not written",
+                       rt.log.path(), rt.config.log_max_bytes, not_written);
+}
+
 // `others_wait`: nothing of the program's runs after us on this thread or
 // any other (finish_before_process_ends()).
 void finish_recording(bool others_wait)
@@ -87,6 +101,7 @@ void finish_recording(bool others_wait)
     if (others_wait)
         the_runtime->pipeline->close_for_process_end();
     the_runtime->pipeline->shutdown();
+    end_capped_log();
     keep_journal_or_remove();
     print_statistics();
     print_process_cache_statistics();
@@ -138,6 +153,8 @@ void after_fork_in_child()
         std::string error = rt.log.open(path);
         if (!error.empty())
             diagnostics().error("{}", error);
+    } else {
+        rt.log.count_anew(); // the cap is the child's own, in its parent's file
     }
     if (rt.unpinner)
         rt.unpinner->note_fork_in_child();
@@ -217,6 +234,7 @@ void initialize(const DriverQueries &queries)
     if (!error.empty())
         diagnostics().error("{}; events are not logged", error);
     rt->log.set_first_line([rt](int pid) { return describe_process(*rt, pid); });
+    rt->log.set_max_bytes(rt->config.log_max_bytes);
     // Where events are written down, the queue lives in the journal beside
     // the log, so that they outlive the process however it ends.
     if (rt->log.is_open()) {

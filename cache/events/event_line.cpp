@@ -71,6 +71,15 @@ std::string format_whole_line_start(EventKind kind, const char *api, uint64_t ts
                        to_string(Via::symbol));
 }
 
+std::string format_capped_line(int pid, uint64_t ts_ns, uint64_t seq, uint64_t max_bytes,
+                               uint64_t not_written)
+{
+    return format_whole_line_start(EventKind::capped, "gdrhook", ts_ns, seq, pid, pid) +
+           fmt::format(R"(,"{}":{},"{}":{}}})", log_key::max_bytes, max_bytes, log_key::not_written,
+                       not_written) +
+           "\n";
+}
+
 std::string format_died_line(const char *api, int pid, uint64_t ts_ns, uint64_t seq,
                              uint64_t recovered, uint64_t at_ns, uint64_t lost)
 {

@@ -36,4 +36,10 @@ std::string format_whole_line_start(EventKind kind, const char *api, uint64_t ts
 std::string format_died_line(const char *api, int pid, uint64_t ts_ns, uint64_t seq,
                              uint64_t recovered, uint64_t at_ns, uint64_t lost);
 
+// The `capped` line that ends a log the process's byte cap cut short
+// (GDRHOOK_LOG_MAX_BYTES, docs/log-format.md): the cap, and how many events
+// were not written past it.
+std::string format_capped_line(int pid, uint64_t ts_ns, uint64_t seq, uint64_t max_bytes,
+                               uint64_t not_written);
+
 } // namespace gdrhook

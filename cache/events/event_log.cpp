@@ -28,6 +28,7 @@ std::string EventLog::open(const std::string &path)
     logger_.reset();
     sink_.reset();
     failed_ = false;
+    count_anew();
     if (path.empty())
         return {};
     size_t slash = path.rfind('/');
@@ -54,8 +55,21 @@ bool EventLog::create_file(int pid)
     logger_->flush_on(spdlog::level::off); // the worker flushes per batch
     if (first_line_) {
         const std::string line = first_line_(pid);
+        written_bytes_ += line.size();
         logger_->info(fmt::string_view(line.data(), line.size()));
     }
+    return true;
+}
+
+bool EventLog::within_cap(size_t length)
+{
+    // Once over, always over: the log is whole up to the cap, and the
+    // events after it are one count, not a log with holes.
+    if (not_written_ || (max_bytes_ && written_bytes_ + length > max_bytes_)) {
+        ++not_written_;
+        return false;
+    }
+    written_bytes_ += length;
     return true;
 }
 
@@ -65,6 +79,8 @@ void EventLog::write(const Event &event, int pid)
         return;
     char line[max_line_size];
     size_t length = format_event_line(event, pid, line);
+    if (!within_cap(length))
+        return;
     logger_->info(fmt::string_view(line, length));
 }
 
@@ -102,6 +118,18 @@ void EventLog::keep_room_for_loss_line()
     room_ = OwnedFd::adopt(create_unnamed(folder.c_str(), 0600).fd, true);
     if (room_.valid() && posix_fallocate(room_.get(), 0, room_bytes) != 0)
         room_.reset();
+}
+
+void EventLog::end_with_capped_line(int pid, uint64_t seq)
+{
+    // Once, unless more were kept out since (an exec that failed, and the
+    // process ended later).
+    if (not_written_ == capped_line_said_ || !logger_)
+        return;
+    const std::string line = format_capped_line(pid, realtime_ns(), seq, max_bytes_, not_written_);
+    capped_line_said_ = not_written_;
+    logger_->info(fmt::string_view(line.data(), line.size()));
+    logger_->flush();
 }
 
 uint64_t EventLog::end_with_loss_line(uint64_t lost, int pid, uint64_t seq)

@@ -44,6 +44,15 @@ public:
     using FirstLine = std::function<std::string(int pid)>;
     void set_first_line(FirstLine first_line) { first_line_ = std::move(first_line); }
 
+    // The process's byte cap (GDRHOOK_LOG_MAX_BYTES; 0: none): once a line
+    // would take the lines this process wrote past it, no further event is
+    // written, only counted, and end_with_capped_line() says how many.
+    void set_max_bytes(uint64_t max_bytes) { max_bytes_ = max_bytes; }
+    // A forked child writing on in its parent's file counts its own bytes.
+    void count_anew() { written_bytes_ = not_written_ = capped_line_said_ = 0; }
+    // Events the cap kept out of the log so far.
+    uint64_t not_written() const { return not_written_; }
+
     // Callers serialize write/flush (the pipeline's consumer lock).
     void write(const Event &event, int pid);
     // Returns whether every line so far reached the file; those that did
@@ -66,9 +75,15 @@ public:
     // were lost, `lost` and every line the log dropped or could not write.
     // Returns that count.
     uint64_t end_with_loss_line(uint64_t lost, int pid, uint64_t seq);
+    // After the last write, where the cap kept events out: ends the log with
+    // the one `capped` line (event_line.h) that says how many, past the cap.
+    void end_with_capped_line(int pid, uint64_t seq);
 
 private:
     bool create_file(int pid); // on the first line
+    // Whether a line of `length` bytes still fits under the cap; counts it
+    // either way (written, or not written).
+    bool within_cap(size_t length);
 
     std::shared_ptr<AppendFileSink> sink_;
     std::shared_ptr<spdlog::logger> logger_;
@@ -76,6 +91,10 @@ private:
     bool failed_ = false;
     OwnedFd room_; // keep_room_for_loss_line()
     FirstLine first_line_;
+    uint64_t max_bytes_ = 0;        // 0: no cap
+    uint64_t written_bytes_ = 0;    // this process's lines, handed to the file
+    uint64_t not_written_ = 0;      // events past the cap
+    uint64_t capped_line_said_ = 0; // not_written_ as the last `capped` line said it
 };
 
 } // namespace gdrhook

@@ -35,11 +35,12 @@ enum class EventKind : uint8_t {
     skip,   // pin-on-alloc left an allocation unpinned, `reason` says why
     process,
     died,
+    capped,  // the log reached GDRHOOK_LOG_MAX_BYTES: how many events were not written
     unknown, // a reader's: an `ev` this build does not know; never written
 };
 inline constexpr const char *const event_kind_names[] = {
     "alloc", "free",   "pin",  "unpin",   "revoke", "ctx_destroy",
-    "error", "sample", "skip", "process", "died",
+    "error", "sample", "skip", "process", "died",   "capped",
 };
 inline constexpr size_t event_kind_count = std::size(event_kind_names);
 static_assert(event_kind_count == static_cast<size_t>(EventKind::unknown),
@@ -145,6 +146,9 @@ inline constexpr char clock[] = "clock";
 inline constexpr char recovered[] = "recovered";
 inline constexpr char recovered_at_ns[] = "recovered_at_ns";
 inline constexpr char lost[] = "lost";
+// A `capped` line's.
+inline constexpr char max_bytes[] = "max_bytes";
+inline constexpr char not_written[] = "not_written";
 } // namespace log_key
 
 // The keys inside a `process` line's objects: each of `devices`, and

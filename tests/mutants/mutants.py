@@ -1529,6 +1529,22 @@ MUTANTS = [
          file="tools/cli/log_commands.cpp", suites=["cli"], tests=["cli unfinished_last_line", "cli file_size_limit"],
          find="    return last != '\\n';",
          replace="    return false;"),
+    dict(name="log_cap_ignored", promise="a process writes at most GDRHOOK_LOG_MAX_BYTES to its log",
+         file="cache/events/event_log.cpp", suites=["unit", "shim"], tests=["core"],
+         find="    if (not_written_ || (max_bytes_ && written_bytes_ + length > max_bytes_)) {",
+         replace="    if (not_written_) {"),
+    dict(name="log_cap_leaves_holes", promise="a capped log stops at its cap: no event after the first one kept out is written",
+         file="cache/events/event_log.cpp", suites=["unit", "shim"], tests=["core"],
+         find="    if (not_written_ || (max_bytes_ && written_bytes_ + length > max_bytes_)) {",
+         replace="    if (max_bytes_ && written_bytes_ + length > max_bytes_) {"),
+    dict(name="log_cap_loss_silent", promise="a capped log ends with one line counting the events not written (never a silent loss)",
+         file="cache/core/runtime.cpp", suites=["shim"], tests=["shim log_cap"],
+         find="    end_capped_log();\n    keep_journal_or_remove();",
+         replace="    (void)end_capped_log;\n    keep_journal_or_remove();"),
+    dict(name="log_check_passes_capped_log", promise="gdrhook log check fails on a capped log: it is incomplete",
+         file="tools/cli/report/check.cpp", suites=["shim", "cli"], tests=["shim log_cap"],
+         find="    if (event.kind == EventKind::capped) {",
+         replace="    if (event.kind == EventKind::capped && false) {"),
 ]
 
 

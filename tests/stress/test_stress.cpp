@@ -203,6 +203,9 @@ TEST_CASE("16 threads churn through a queue of 64: every free logged once, no st
     std::string log = make_temp_dir() + "/events.jsonl";
     auto env = pinning_environment(log);
     env["GDRHOOK_QUEUE_CAPACITY"] = "64";
+    // ~800 MB of log, every line of which is read below: past the default
+    // byte cap.
+    env["GDRHOOK_LOG_MAX_BYTES"] = "0";
 
     auto start = std::chrono::steady_clock::now();
     RunResult run = run_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "gdrhook",

@@ -314,3 +314,91 @@ TEST_CASE("the event log file appears with its first line, not before")
     log.flush();
     CHECK(read_event_file(path).size() == 1);
 }
+
+TEST_CASE("a log past its byte cap writes no more events and ends with one line that counts them")
+{
+    std::string path = make_temp_dir() + "/capped.jsonl";
+    const std::string first = "{\"ts_ns\":1,\"ev\":\"process\"}\n";
+    // Events of two sizes; seq of three digits, so each size is one length.
+    auto event = [](uint64_t seq, bool long_one) {
+        Event e;
+        e.kind = long_one ? EventKind::error : EventKind::free;
+        e.api = "cuMemFree_v2";
+        e.msg = long_one ? "a message long enough to make this line the longer one by far, "
+                           "longer than any room the short lines leave under the cap"
+                         : nullptr;
+        e.seq = seq;
+        return e;
+    };
+    char buffer[max_line_size];
+    const uint64_t short_bytes = format_event_line(event(100, false), 7, buffer);
+    const uint64_t long_bytes = format_event_line(event(100, true), 7, buffer);
+    REQUIRE(long_bytes > short_bytes + 1);
+    // Room for the first line and three short ones, and then for one more
+    // short one, not for the long one that comes next.
+    const uint64_t cap = first.size() + 4 * short_bytes + 1;
+
+    EventLog log;
+    REQUIRE(log.open(path).empty());
+    log.set_max_bytes(cap);
+    log.set_first_line([&first](int) { return first; });
+    constexpr int events = 20;
+    for (int i = 0; i < events; ++i)
+        log.write(event(100 + static_cast<uint64_t>(i), i == 3), 7);
+    log.flush();
+    const uint64_t not_written = log.not_written();
+    log.end_with_capped_line(7, 99);
+    log.end_with_capped_line(7, 99); // said once
+
+    FILE *f = std::fopen(path.c_str(), "r");
+    REQUIRE(f);
+    std::vector<std::string> lines;
+    char text[4096];
+    uint64_t bytes_before_last = 0;
+    while (std::fgets(text, sizeof text, f))
+        lines.emplace_back(text);
+    std::fclose(f);
+    REQUIRE(lines.size() >= 2);
+    for (size_t i = 0; i + 1 < lines.size(); ++i)
+        bytes_before_last += lines[i].size();
+    CHECK(bytes_before_last <= cap);
+    // The three short ones, then nothing: the log stops at the cap, and a
+    // short line that would still fit after the long one is not written
+    // either (no holes). Every event is written or counted.
+    CHECK(lines.size() == 1 + 3 + 1);
+    CHECK(not_written == events - 3);
+    for (size_t i = 1; i + 1 < lines.size(); ++i) {
+        EventLine written;
+        std::string line = lines[i];
+        line.pop_back();
+        REQUIRE(parse_event_line(line, written));
+        CHECK(written.number("seq") == static_cast<long long>(100 + i - 1));
+    }
+    EventLine last;
+    std::string line = lines.back();
+    line.pop_back();
+    REQUIRE(parse_event_line(line, last));
+    CHECK(last["ev"] == "capped");
+    CHECK(last.number("not_written") == static_cast<long long>(not_written));
+    CHECK(last.number("max_bytes") == static_cast<long long>(cap));
+    CHECK(last.number("seq") == 99);
+}
+
+TEST_CASE("a log under its byte cap, or with none, ends with no capped line")
+{
+    for (uint64_t cap : {uint64_t{0}, uint64_t{1} << 20}) {
+        std::string path = make_temp_dir() + "/whole.jsonl";
+        EventLog log;
+        REQUIRE(log.open(path).empty());
+        log.set_max_bytes(cap);
+        Event e;
+        e.kind = EventKind::free;
+        e.api = "cuMemFree_v2";
+        for (int i = 0; i < 100; ++i)
+            log.write(e, 7);
+        log.end_with_capped_line(7, 1);
+        log.flush();
+        CHECK(log.not_written() == 0);
+        CHECK(read_event_file(path).size() == 100);
+    }
+}

@@ -187,7 +187,8 @@ int dispatch(int argc, char **argv)
                      "problems you expect, counted but not failing the check (repeatable): "
                      "error (any error event that is not a verify finding), error:TEXT (those "
                      "whose msg starts with TEXT), never-unpinned, freed-while-pinned, "
-                     "verify-finding, double-release, pin-replaced, revoked-never-unpinned")
+                     "verify-finding, double-release, pin-replaced, revoked-never-unpinned, "
+                     "events-lost, log-capped")
         ->type_name("KIND")
         ->allow_extra_args(false) // one value per --allow; the files follow
         ->check([](const std::string &value) {

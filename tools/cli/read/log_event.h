@@ -67,6 +67,8 @@ struct LogEvent {
     std::string_view reason;   // "reason" on skip, unpin and pin, "" when absent
     std::string msg;           // "msg" on error, "" when absent
     uint64_t lost = 0;         // "lost" on died: events neither logged nor kept
+    uint64_t max_bytes = 0;    // "max_bytes" on capped: the process's byte cap
+    uint64_t not_written = 0;  // "not_written" on capped: events past the cap
     ProcessInfo process;       // of a `process` line; empty otherwise
 
     // A sample's measurements (GDRHOOK_SAMPLE_MS); has_* as above.

@@ -224,6 +224,10 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
             event.has_lat = problem.empty();
         } else if (key == log_key::lost) {
             problem = get_uint(event.lost, 0);
+        } else if (key == log_key::max_bytes) {
+            problem = get_uint(event.max_bytes, 0);
+        } else if (key == log_key::not_written) {
+            problem = get_uint(event.not_written, 0);
         } else if (key == log_key::backend) {
             if ((problem = get_text(text, 0)).empty())
                 event.backend = impl_->strings.intern(text);

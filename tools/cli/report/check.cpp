@@ -24,6 +24,7 @@ constexpr KindNames kind_names[problem_kind_count] = {
     {"revoked pin never unpinned", "revoked-never-unpinned"},
     {"error event", "error"},
     {"events lost", "events-lost"},
+    {"log capped", "log-capped"},
 };
 
 } // namespace
@@ -159,6 +160,13 @@ void Checker::add(const LogEvent &event, const SourceLocation &where)
             keep(std::move(p));
         }
     }
+    if (event.kind == EventKind::capped) {
+        // Incomplete: what happened past the cap is not in the log.
+        Problem p = from_event(ProblemKind::log_capped, event, where);
+        p.detail = std::to_string(event.not_written);
+        p.size = event.max_bytes;
+        keep(std::move(p));
+    }
     if (outcome.revoked_not_unpinned)
         keep(from_revoked(*outcome.revoked_not_unpinned));
     if (outcome.displaced)
@@ -267,6 +275,11 @@ void print_check(std::ostream &out, const CheckResult &r, const std::vector<std:
             out << p.detail
                 << " event(s) lost: the process could not write its log and its journal "
                    "could not hold them";
+            break;
+        case ProblemKind::log_capped:
+            out << p.detail << " event(s) not written: the log reached its cap of "
+                << format_bytes(static_cast<double>(p.size))
+                << " (GDRHOOK_LOG_MAX_BYTES); it is incomplete past that point";
             break;
         case ProblemKind::pin_replaced:
             out << pin_name(p) << " (" << range(p)

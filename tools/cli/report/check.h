@@ -36,13 +36,14 @@ enum class ProblemKind : uint8_t {
     revoked_never_unpinned, // revoked, and the unpin that frees the handle never came
     error_event,            // an "error" event that is not a verify finding
     events_lost,            // a `died` line counts events neither logged nor kept
+    log_capped,             // a `capped` line: the byte cap kept events out of the log
 };
-inline constexpr int problem_kind_count = 8;
+inline constexpr int problem_kind_count = 9;
 const char *describe(ProblemKind kind);
 
 // The name `log check --allow` takes for a kind: "never-unpinned",
 // "freed-while-pinned", "verify-finding", "double-release", "pin-replaced",
-// "revoked-never-unpinned", "error", "events-lost".
+// "revoked-never-unpinned", "error", "events-lost", "log-capped".
 const char *allow_name(ProblemKind kind);
 
 // Problems the user expects, which are counted but do not fail the check.

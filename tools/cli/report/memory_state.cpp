@@ -58,6 +58,9 @@ Outcome MemoryState::apply(const LogEvent &event, const SourceLocation &where)
     case EventKind::unpin:
     case EventKind::revoke: outcome = on_release(p, event, where); break;
     case EventKind::died: outcome.released_by_death = on_death(p); break;
+    // Written as the process ended, after its teardown: what it held then
+    // went with it, whether or not the lines past the cap said so.
+    case EventKind::capped: outcome.released_by_death = on_death(p); break;
     default: break;
     }
     outcome.live_gpu_bytes = p.live_gpu_bytes;
