@@ -70,6 +70,10 @@ struct ProcessCache {
     {
         hot_line.free_listeners.store(0);
         hot_line.cache.store(nullptr);
+        // A free's poke may have the worker inside the cache now: its batch
+        // runs under the consumer lock, which this drain waits for; the
+        // next one finds no cache.
+        hot_line.pipeline->drain_now();
     }
 
     // A pin held across the invalidation of its range (another thread's
