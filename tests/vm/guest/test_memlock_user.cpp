@@ -4,10 +4,11 @@
 //
 // fd_passing: pins live as long as their file, and a file outlives its
 // opener when its fd is passed on: 32 children of nobody, each at a
-// 64 KiB limit, each pin 64 KiB and pass their fd to one holder over
-// SCM_RIGHTS, one after the other. The first pins; every later one is
-// refused (ENOMEM), its opener long gone or not; the holder's close()
-// gives the charge back, and a new opener pins 64 KiB again.
+// 64 KiB limit, each pin 64 KiB and hand their file to one holder (as
+// SCM_RIGHTS would, by pidfd_getfd), one after the other. The first
+// pins; every later one is refused (ENOMEM), its opener long gone or
+// not; the holder's close() gives the charge back, and a new opener pins
+// 64 KiB again.
 // cap_refused: a host PIN that the per-user cap refuses (ENOSPC) gives
 // its memlock charge back exactly once: the user's locked memory is then
 // what its live pins hold, no more and no less, as PIN's own answers
@@ -19,7 +20,6 @@
 
 #include <linux/capability.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 
 namespace vmtest {
@@ -27,65 +27,43 @@ namespace {
 
 constexpr int kChildren = 32;
 
-// Sends fd and the errno its PIN got over a unix socket.
-void send_fd(int sock, int fd, int pin_errno)
-{
-    char cbuf[CMSG_SPACE(sizeof(int))] = {};
-    iovec iov{&pin_errno, sizeof pin_errno};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf;
-    msg.msg_controllen = sizeof cbuf;
-    cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    CHECK(::sendmsg(sock, &msg, 0) == static_cast<ssize_t>(sizeof pin_errno));
-}
-
-// Receives what send_fd sent: the fd, and the errno in *pin_errno.
-Fd receive_fd(int sock, int *pin_errno)
-{
-    char cbuf[CMSG_SPACE(sizeof(int))] = {};
-    iovec iov{pin_errno, sizeof *pin_errno};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = cbuf;
-    msg.msg_controllen = sizeof cbuf;
-    CHECK(::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) == static_cast<ssize_t>(sizeof *pin_errno));
-    cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    CHECK(c && c->cmsg_type == SCM_RIGHTS);
-    int fd = -1;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return Fd(fd);
-}
-
 // What one opener handed on: the errno its PIN got, and its file.
 struct Passed {
     int pin_errno = -1;
     Fd file;
 };
 
-// A child that opens the device, pins its whole limit and sends the file
-// to the holder (this process) over the socket pair sv; it has exited
-// when this returns.
-Passed pin_and_pass_on(const int sv[2])
+// A child that opens the device, pins its whole limit and hands the file
+// to the holder (this process), which takes it with pidfd_getfd (5.6): the
+// file as SCM_RIGHTS would pass it, on the debug kernel too, which has no
+// unix sockets. The child has exited when this returns.
+Passed pin_and_pass_on()
 {
+    int report[2], done[2];
+    CHECK(::pipe2(report, O_CLOEXEC) == 0 && ::pipe2(done, O_CLOEXEC) == 0);
+    const Fd report_in(report[0]), report_out(report[1]), done_in(done[0]), done_out(done[1]);
     const pid_t pid = ::fork();
     CHECK(pid >= 0);
     if (pid == 0) {
         Gdrhook dev;
         CHECK(dev.ok());
         uint64_t h = 0;
-        const int e = pin_host(dev, map_touched_pages(kMemlockPages), kMemlock, &h);
-        send_fd(sv[1], dev.fd(), e);
+        const int msg[2] = {pin_host(dev, map_touched_pages(kMemlockPages), kMemlock, &h),
+                            dev.fd()};
+        CHECK(::write(report_out.get(), msg, sizeof msg) == sizeof msg);
+        char c = 0;
+        CHECK(::read(done_in.get(), &c, 1) == 1); // the holder has the file
         std::_Exit(0);
     }
+    int msg[2] = {-1, -1};
+    CHECK(::read(report_in.get(), msg, sizeof msg) == sizeof msg);
+    const Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    CHECK(pidfd.ok());
     Passed p;
-    p.file = receive_fd(sv[0], &p.pin_errno);
+    p.pin_errno = msg[0];
+    p.file = Fd(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), msg[1], 0)));
+    CHECK(p.file.ok());
+    CHECK(::write(done_out.get(), "x", 1) == 1);
     CHECK(exited_ok(pid));
     return p;
 }
@@ -95,12 +73,13 @@ bool check_fd_passing()
     NodeOpenToAll open_to_all;
     return in_child([] {
         become_nobody();
-        int sv[2];
-        CHECK(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+        // pidfd_getfd needs the children traceable by their parent, which
+        // a process that changed uid is not until it says so.
+        CHECK(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0);
         std::vector<Fd> held;
         int pinned = 0;
         for (int i = 0; i < kChildren; ++i) {
-            Passed p = pin_and_pass_on(sv);
+            Passed p = pin_and_pass_on();
             CHECK(p.pin_errno == 0 || p.pin_errno == ENOMEM);
             if (i == 0)
                 CHECK_OK(p.pin_errno);
@@ -115,7 +94,7 @@ bool check_fd_passing()
         // The holder's close() gives the charge back, whoever opened the
         // files: the next opener has its whole limit again.
         held.clear();
-        CHECK_OK(pin_and_pass_on(sv).pin_errno);
+        CHECK_OK(pin_and_pass_on().pin_errno);
         return 0;
     });
 }
