@@ -39,9 +39,11 @@ for package in gdrhook libgdrhook-dev gdrhook-dkms; do
 		number=$(sed -n 's/^#define SLURM_VERSION_NUMBER \(0x[0-9a-fA-F]*\)$/\1/p' /usr/include/slurm/slurm_version.h)
 		series=$(printf '%d.%02d' $((number >> 16 & 255)) $((number >> 8 & 255)))
 		next=$(printf '%d.%02d' $((number >> 16 & 255)) $(((number >> 8 & 255) + 1)))
+		# dpkg-gencontrol orders the relations itself: compared as a set.
 		breaks=$(dpkg-deb -f "$deb" Breaks)
-		[ "$breaks" = "slurmd (<< $series~), slurmd (>= $next~)" ] ||
-			fail "$deb breaks '$breaks', not every slurmd but $series's"
+		got=$(echo "$breaks" | tr ',' '\n' | sed 's/^ *//' | sort | tr '\n' ';')
+		want=$(printf 'slurmd (<< %s~)\nslurmd (>= %s~)\n' "$series" "$next" | sort | tr '\n' ';')
+		[ "$got" = "$want" ] || fail "$deb breaks '$breaks', not every slurmd but $series's"
 		echo "  Breaks: $breaks"
 	fi
 	dpkg-deb -x "$deb" "$WORK/$package"
