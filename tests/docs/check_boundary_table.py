@@ -31,9 +31,16 @@ def meson_tests(root):
         text = open(path).read()
         for match in re.finditer(r"\btest\(\s*'([^']+)'", text):
             names.add(match.group(1))
-        # A test per case of a list: foreach case : [...] test('PREFIX' + case, ...)
-        for loop in re.finditer(r"foreach (\w+) : \[([^\]]*)\]\s*test\('([^']*)' \+ \1\b", text):
-            names.update(loop.group(3) + case for case in re.findall(r"'([^']+)'", loop.group(2)))
+        # A test per case of a list, written in the loop or named by a
+        # variable: foreach case : [...] / LIST, test('PREFIX' + case, ...)
+        lists = {}
+        for assign in re.finditer(r"^(\w+) (\+?)= (\[[^\]]*\]|'[^']*')", text, re.M):
+            cases = re.findall(r"'([^']+)'", assign.group(3))
+            lists[assign.group(1)] = lists.get(assign.group(1), []) + cases if assign.group(2) else cases
+        for loop in re.finditer(r"foreach (\w+) : (\[[^\]]*\]|\w+)\n(?:[^\n]*\n)*?\s*test\('([^']*)' \+ \1\b", text):
+            cases = (re.findall(r"'([^']+)'", loop.group(2)) if loop.group(2).startswith("[")
+                     else lists.get(loop.group(2), []))
+            names.update(loop.group(3) + case for case in cases)
     return names
 
 
