@@ -178,6 +178,30 @@ TEST_CASE("no /dev/gdrhook with gdrhook-dkms installed: DKMS's state says what i
     CHECK_THAT(built.advice, !Catch::Contains("linux-headers"));
 }
 
+TEST_CASE("doctor's findings on a process hold none of the process's control bytes", "[doctor]")
+{
+    // What the process chose (its mapped paths, its GDRHOOK_* values) is
+    // escaped where the finding is made, whatever prints it later.
+    MachineFacts m = healthy_machine();
+    m.query.pid = 4242;
+    ProcessFacts process;
+    process.pid = 4242;
+    process.found = true;
+    process.gdrhook = "/tmp/\x1b[2J/libgdrhook.so";
+    process.rejected = {"GDRHOOK_PIN='\x1b]8;;http://x\x07click\x1b]8;;\x07\r\x7f' is not a mode",
+                        "second line\nroot# "};
+    m.process = process;
+    int seen = 0;
+    for (const Finding &f : judge_machine(m)) {
+        if (f.what.rfind("process 4242", 0) != 0)
+            continue;
+        ++seen;
+        for (const unsigned char c : f.what + f.advice)
+            CHECK((c >= 0x20 && c != 0x7f));
+    }
+    CHECK(seen >= 3); // the libraries' line and both rejected values
+}
+
 TEST_CASE("BAR1 over 90% used is a note with advice, not a problem", "[doctor]")
 {
     MachineFacts m = healthy_machine();
