@@ -15,9 +15,10 @@
 #           error escaped;
 # Then what a second user of the node can try against a job's logs, its
 # verdict and the time root waits for it (log_tree_cases.sh,
-# time_limit_cases.sh); and the packaged Epilog= script, run after every
-# job, which drains the node only for pins a job left
-# (epilog_script_cases.sh).
+# time_limit_cases.sh); a verdict's control bytes escaped by the plugin
+# itself, in slurmd's log and srun's output (verdict_text_cases.sh); and
+# the packaged Epilog= script, run after every job, which drains the node
+# only for pins a job left (epilog_script_cases.sh).
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -253,6 +254,7 @@ done
 
 . "$(dirname "$0")/log_tree_cases.sh"
 . "$(dirname "$0")/time_limit_cases.sh"
+. "$(dirname "$0")/verdict_text_cases.sh"
 . "$(dirname "$0")/epilog_script_cases.sh"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"
