@@ -272,6 +272,18 @@ void name_first_pci_device_as_peer(gdrhook_ioc_pin *p)
     p->peer_bdf = a.bdf;
 }
 
+int run_named_checks(const char *step, const std::vector<NamedCheck> &checks)
+{
+    int failed = 0;
+    for (const NamedCheck &c : checks) {
+        const bool ok = c.check();
+        std::printf("%s: %s %s\n", step, c.name, ok ? "held" : "FAILED");
+        failed += ok ? 0 : 1;
+    }
+    check_no_leaks((std::string("after ") + step).c_str());
+    return failed ? 1 : 0;
+}
+
 void check_no_leaks(const char *when)
 {
     check_zero(when, true);

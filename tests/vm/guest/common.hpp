@@ -348,6 +348,15 @@ void check_no_leaks(const char *when);
 // The same, for a test that still holds its own open files.
 void check_no_leaks_but_files(const char *when);
 
+// A step made of several promises, each its own check: all run (one that
+// fails does not hide the rest), each printed as "STEP: NAME held" or
+// "FAILED", then nothing may be left pinned. 0 when every check held.
+struct NamedCheck {
+    const char *name;
+    bool (*check)();
+};
+int run_named_checks(const char *step, const std::vector<NamedCheck> &checks);
+
 // Runs fn in a forked child; true when it exited 0.
 template <typename Fn> bool in_child(Fn fn)
 {

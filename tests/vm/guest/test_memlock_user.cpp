@@ -205,20 +205,9 @@ bool check_ipc_lock()
 
 int test_memlock_user()
 {
-    const struct {
-        const char *name;
-        bool (*check)();
-    } checks[] = {{"fd_passing", check_fd_passing},
-                  {"cap_refused", check_cap_refused},
-                  {"ipc_lock", check_ipc_lock}};
-    int failed = 0;
-    for (const auto &c : checks) {
-        const bool ok = c.check();
-        std::printf("memlock_user: %s %s\n", c.name, ok ? "held" : "FAILED");
-        failed += ok ? 0 : 1;
-    }
-    check_no_leaks("after memlock_user");
-    return failed ? 1 : 0;
+    return run_named_checks("memlock_user", {{"fd_passing", check_fd_passing},
+                                             {"cap_refused", check_cap_refused},
+                                             {"ipc_lock", check_ipc_lock}});
 }
 
 } // namespace vmtest

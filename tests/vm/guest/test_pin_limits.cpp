@@ -153,21 +153,10 @@ bool check_get_pages_needs_rawio()
 int test_pin_limits()
 {
     // Each is its own promise: all run, and each says how it ended.
-    const struct {
-        const char *name;
-        bool (*check)();
-    } checks[] = {{"memlock", check_memlock},
-                  {"opener_uid", check_opener_uid},
-                  {"shared_file", check_shared_file_refused},
-                  {"get_pages", check_get_pages_needs_rawio}};
-    int failed = 0;
-    for (const auto &c : checks) {
-        const bool ok = c.check();
-        std::printf("pin_limits: %s %s\n", c.name, ok ? "held" : "FAILED");
-        failed += ok ? 0 : 1;
-    }
-    check_no_leaks("after pin_limits");
-    return failed ? 1 : 0;
+    return run_named_checks("pin_limits", {{"memlock", check_memlock},
+                                           {"opener_uid", check_opener_uid},
+                                           {"shared_file", check_shared_file_refused},
+                                           {"get_pages", check_get_pages_needs_rawio}});
 }
 
 } // namespace vmtest
