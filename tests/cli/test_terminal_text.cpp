@@ -2,7 +2,7 @@
 // Text a process, a log or a file name chose, as the tool prints it: no
 // byte a terminal acts on gets through, and the escaped text still says
 // which bytes it held.
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 #include <catch2/catch.hpp>
 

@@ -6,8 +6,8 @@ exist.
 usage: check_citations.py ROOT DOC...
 
 In each DOC, a code span that names a path of the repository (it contains
-a "/" and starts with one of the top-level folders, or is a top-level
-file) must exist; one that names a bare source file (`unpinner.h`) must
+a "/" and starts with one of the top-level folders or with a hidden
+folder, or is a top-level file) must exist; one that names a bare source file (`unpinner.h`) must
 exist somewhere in the tree. A quoted phrase ("...") in a paragraph or
 list item that cites a test file (tests/.../test_*.cpp) is a test's
 name, or a part of one where the doc elides the rest with "...": some
@@ -75,6 +75,10 @@ def cited_path(span):
         return None
     span = span.split(":")[0]  # a path with a line or function after it
     if span.startswith(TOP_FOLDERS) or span in ("meson.build", "README.md", "meson_options.txt"):
+        return span
+    # A hidden folder (`.carry/gpu`) is a path too: one the tree lacks is
+    # a file the reader cannot find.
+    if re.match(r"\.[\w-]+/", span):
         return span
     return None
 

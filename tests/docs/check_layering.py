@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
-"""cache/'s folders are layered as docs/design.md lists them ("The folders
-of cache/": each folder uses only the folders listed before it). Reads that
-table's order and fails on any #include in cache/ of a folder listed after
-the including file's own, naming the file, the line and both folders.
+"""cache/'s folders and tools/cli/'s rooms are layered as docs/design.md
+lists them ("The folders of cache/", "The rooms of tools/cli/": each uses
+only those listed before it). Reads each table's order and fails on any
+#include in cache/ or tools/cli/ of a folder listed after the including
+file's own, naming the file, the line and both folders.
 
 usage: check_layering.py [ROOT]"""
 import os
@@ -11,36 +12,58 @@ import re
 import sys
 
 
-def folder_order(design):
+# Each layered tree: its folder in the repository, the heading of its table
+# in docs/design.md, and how an include names one of its folders (cache/'s
+# from the root; tools/cli/'s rooms from tools/cli, or from the root).
+TREES = [
+    ("cache", "### The folders of `cache/`", re.compile(r'\s*#\s*include\s+"cache/([a-z_]+)/')),
+    ("tools/cli", "### The rooms of `tools/cli/`",
+     re.compile(r'\s*#\s*include\s+"(?:tools/cli/)?([a-z_]+)/')),
+]
+
+
+def folder_order(design, tree, heading):
     text = open(design).read()
-    section = text.split("### The folders of `cache/`", 1)[1].split("\n## ", 1)[0]
-    return re.findall(r"^\| `cache/([a-z_]+)/` \|", section, re.M)
+    if heading not in text:
+        return []
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+    return re.findall(r"^\| `" + re.escape(tree) + r"/([a-z_]+)/` \|", section, re.M)
 
 
-def violations(root):
-    order = folder_order(os.path.join(root, "docs", "design.md"))
+def tree_violations(root, tree, heading, include):
+    order = folder_order(os.path.join(root, "docs", "design.md"), tree, heading)
     if len(order) < 2:
-        return [f"docs/design.md: no folder order found in \"The folders of cache/\" ({order})"]
+        return [f"docs/design.md: no folder order found in \"{heading.lstrip('# ')}\" ({order})"]
     rank = {name: i for i, name in enumerate(order)}
     found = []
-    for folder in sorted(os.listdir(os.path.join(root, "cache"))):
-        path = os.path.join(root, "cache", folder)
+    for folder in sorted(os.listdir(os.path.join(root, tree))):
+        path = os.path.join(root, tree, folder)
         if not os.path.isdir(path):
             continue
         if folder not in rank:
-            found.append(f"cache/{folder}/: not in docs/design.md's folder table")
+            found.append(f"{tree}/{folder}/: not in docs/design.md's folder table")
             continue
         for name in sorted(os.listdir(path)):
             if not name.endswith((".h", ".cpp")):
                 continue
             for number, line in enumerate(open(os.path.join(path, name)), 1):
-                used = re.match(r'\s*#\s*include\s+"cache/([a-z_]+)/', line)
-                if used and used.group(1) in rank and rank[used.group(1)] > rank[folder]:
-                    found.append(f"cache/{folder}/{name}:{number}: includes cache/{used.group(1)}/, "
-                                 f"listed after cache/{folder}/ in docs/design.md")
-                elif used and used.group(1) not in rank:
-                    found.append(f"cache/{folder}/{name}:{number}: cache/{used.group(1)}/ "
+                used = include.match(line)
+                if not used or (tree != "cache" and used.group(1) in ("cache", "kmod")):
+                    continue
+                where = f"{tree}/{folder}/{name}:{number}"
+                if used.group(1) in rank and rank[used.group(1)] > rank[folder]:
+                    found.append(f"{where}: includes {tree}/{used.group(1)}/, "
+                                 f"listed after {tree}/{folder}/ in docs/design.md")
+                elif used.group(1) not in rank:
+                    found.append(f"{where}: {tree}/{used.group(1)}/ "
                                  "is not in docs/design.md's folder table")
+    return found
+
+
+def violations(root):
+    found = []
+    for tree, heading, include in TREES:
+        found += tree_violations(root, tree, heading, include)
     return found
 
 
@@ -49,7 +72,7 @@ def main():
     found = violations(root)
     for line in found:
         print(line)
-    print(f"check_layering: {len(found)} include(s) against the order of cache/'s folders")
+    print(f"check_layering: {len(found)} include(s) against the order of cache/'s folders and tools/cli/'s rooms")
     return 1 if found else 0
 
 

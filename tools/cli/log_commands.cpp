@@ -11,8 +11,8 @@
 #include "recover/log_recovery.h"
 #include "report/check.h"
 #include "report/summary.h"
-#include "report/terminal_text.h"
 #include "report/timeline.h"
+#include "terminal/terminal_text.h"
 
 #include "cache/base/safe_file.h"
 

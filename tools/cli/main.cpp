@@ -11,8 +11,8 @@
 #include "log_commands.h"
 #include "node/node_command.h"
 #include "recover/log_recovery.h"
-#include "report/terminal_stream.h"
 #include "run/run_command.h"
+#include "terminal/terminal_stream.h"
 
 #include <CLI/CLI.hpp>
 

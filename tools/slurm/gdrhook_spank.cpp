@@ -24,7 +24,7 @@
 //   proc=DIR sys=DIR  where `gdrhook epilog` reads /proc and /sys (tests)
 #include "cache/base/path_pattern.h"
 #include "tools/cli/job/slurm_ids.h"
-#include "tools/cli/report/terminal_text.h"
+#include "tools/cli/terminal/terminal_text.h"
 #include "tools/slurm/limited_run.h"
 #include "tools/slurm/log_tree.h"
 #include "tools/slurm/plugin_arguments.h"

@@ -4,7 +4,7 @@
 #include "doctor/doctor.h"
 
 #include "exit_code.h"
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 #include <ostream>
 

@@ -3,8 +3,8 @@
 // and what to do about it. Pure: facts in, findings out.
 #include "doctor/doctor_judge.h"
 
-#include "report/terminal_text.h"
 #include "report/units.h"
+#include "terminal/terminal_text.h"
 
 #include <cerrno>
 

@@ -3,7 +3,7 @@
 // /proc, and whether gdrhook or UCX's own CUDA hooks tell UCX's caches of
 // frees (README, "Using gdrhook with UCX").
 #include "doctor/doctor.h"
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 #include "cache/base/safe_file.h"
 #include "cache/base/unknown_variables.h"

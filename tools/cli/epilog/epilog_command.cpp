@@ -4,9 +4,9 @@
 #include "job/slurm_ids.h"
 
 #include "log_commands.h"
-#include "report/terminal_text.h"
 #include "report/units.h"
 #include "run/run_command.h"
+#include "terminal/terminal_text.h"
 
 #include "cache/base/config.h"
 #include "cache/base/safe_file.h"

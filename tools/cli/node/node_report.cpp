@@ -2,8 +2,8 @@
 // `gdrhook node`'s text report, for people (node_prometheus.cpp writes
 // the textfile for the cluster's monitoring).
 #include "node/node_command.h"
-#include "report/terminal_text.h"
 #include "report/units.h"
+#include "terminal/terminal_text.h"
 
 #include <pwd.h>
 

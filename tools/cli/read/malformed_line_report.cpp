@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "read/malformed_line_report.h"
 
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 #include <cstdint>
 #include <ostream>

@@ -20,7 +20,7 @@
 //  4. Append the rest and the `died` line in one write(2), then remove the
 //     journal.
 #include "recover/log_recovery.h"
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 #include "exit_code.h"
 #include "recover/journal_reader.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 #include "read/log_event.h"
 #include "report/memory_state.h"

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "read/log_event.h"
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -8,10 +8,10 @@
 #include "read/malformed_line_report.h"
 #include "report/check.h"
 #include "report/summary.h"
-#include "report/terminal_text.h"
 #include "report/units.h"
 #include "run/library_locator.h"
 #include "run/program_lookup.h"
+#include "terminal/terminal_text.h"
 
 #include "cache/base/path_pattern.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "report/terminal_stream.h"
+#include "terminal/terminal_stream.h"
 
 #include <iostream>
 

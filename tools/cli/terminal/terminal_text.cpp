@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "report/terminal_text.h"
+#include "terminal/terminal_text.h"
 
 namespace gdrhook::cli {
 
