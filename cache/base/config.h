@@ -102,12 +102,19 @@ const ConfigVariable *find_config_variable(const std::string &name);
 inline constexpr const char *rank_variables[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK",
                                                  "PMI_RANK", "SLURM_PROCID"};
 
+// The file where the shim, as it is loaded, marks that it was
+// (cache/core/load_mark.cpp): the Slurm plugin names one per step and
+// node, and `gdrhook epilog --load-marks` reads it.
+inline constexpr const char *load_marks_variable = "GDRHOOK_LOAD_MARKS";
+
 // The GDRHOOK_* variables of the product that are not the shim's
 // settings, so that the shim takes none for a misspelling
 // (unknown_variables.h): the library `gdrhook run` preloads
-// (tools/cli/run/library_locator.h), and the module's make variable that
-// turns warnings into errors in the project's own builds (kmod/Kbuild).
-inline constexpr const char *other_product_variables[] = {"GDRHOOK_LIBRARY", "GDRHOOK_WERROR"};
+// (tools/cli/run/library_locator.h), the module's make variable that
+// turns warnings into errors in the project's own builds (kmod/Kbuild),
+// and the load marks the Slurm plugin asks for.
+inline constexpr const char *other_product_variables[] = {"GDRHOOK_LIBRARY", "GDRHOOK_WERROR",
+                                                          load_marks_variable};
 
 // The effective value of every GDRHOOK_* setting, by variable name, as
 // text: GDRHOOK_EVENTS as written.

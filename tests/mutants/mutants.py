@@ -1567,6 +1567,23 @@ MUTANTS = [
          find='    if re.match(r"\\.[\\w-]+/", span):\n        return span\n',
          replace=''),
 
+    # --- issue 47: a step whose processes could not load the shim (a container) --
+    dict(name="shim_leaves_no_load_mark", promise="the shim marks, as it is loaded, that it was: a step that loaded it is judged on its logs",
+         file="cache/core/load_mark.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find="    if (!path || path[0] != '/')",
+         replace="    if (path || !path)"),
+    dict(name="epilog_no_mark_taken_as_ok", promise="a step where no process loaded the shim (a task started in a container that lacks it) ran without gdrhook, never OK",
+         file="tools/cli/epilog/load_marks.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find="    if (namespaces.empty())",
+         replace="    if (false && namespaces.empty())"),
+    dict(name="epilog_runtime_only_taken_as_ok", promise="a step where only a container runtime loaded the shim, nothing in its container, ran without gdrhook",
+         file="tools/cli/epilog/load_marks.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find="    if (!no_logs || namespaces.size() != 1 || runtimes_seen.empty())",
+         replace="    if (true)"),
+    dict(name="spank_load_marks_not_read", promise="the plugin has the epilog read the step's load marks",
+         file="tools/slurm/gdrhook_spank.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find='                                      "--load-marks", load_marks_path(names)};',
+         replace='                                      };'),
 ]
 
 

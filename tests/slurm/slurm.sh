@@ -18,7 +18,9 @@
 # time_limit_cases.sh); a verdict's control bytes escaped by the plugin
 # itself, in slurmd's log and srun's output (verdict_text_cases.sh); and
 # the packaged Epilog= script, run after every job, which drains the node
-# only for pins a job left (epilog_script_cases.sh).
+# only for pins a job left (epilog_script_cases.sh); and steps run in a
+# mount namespace that hides the shim, as a container does, which must
+# say they ran without gdrhook (container_cases.sh, with busybox-static).
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -32,7 +34,7 @@ set -u
 . "$(dirname "$0")/../cli/tool_checks.sh"
 skip() { echo "SKIP: $*"; exit 77; }
 
-for program in munged slurmctld slurmd srun squeue scancel; do
+for program in munged slurmctld slurmd srun squeue scancel unshare; do
     command -v "$program" >/dev/null ||
         skip "$program not found (Debian: apt-get install munge slurmctld slurmd slurm-client libslurm-dev)"
 done
@@ -76,7 +78,11 @@ trap stop_all EXIT
 # What the unprivileged user runs must be readable by it: the build tree may
 # sit where it cannot look (the mutation run's is mode 700).
 mkdir -p "$tmp/bin" "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/view" "$tmp/logs" "$tmp/run"
-cp -L "$GDRHOOKTEST_SHIM" "$GDRHOOKTEST_DEMO" "$HOLDS_PIN" "$GDRHOOKTEST_SPANK" "$tmp/bin/"
+cp -L "$GDRHOOKTEST_DEMO" "$HOLDS_PIN" "$GDRHOOKTEST_SPANK" "$tmp/bin/"
+# The shim in a folder of its own, which a container can hide
+# (container_cases.sh).
+mkdir -p "$tmp/shim"
+cp -L "$GDRHOOKTEST_SHIM" "$tmp/shim/"
 cp -L "$GDRHOOKTEST_FAKE_DRIVER_DIR"/lib*.so* "$tmp/bin/" 2>/dev/null
 # The packaged Epilog= script, its gdrhook the file epilog-tool names
 # (epilog_script_cases.sh changes it).
@@ -85,12 +91,12 @@ sed "s|^gdrhook=/usr/bin/gdrhook\$|gdrhook=$tmp/bin/epilog-tool|" \
 chmod 755 "$tmp/bin/slurm-epilog"
 grep -q "^gdrhook=$tmp/bin/epilog-tool\$" "$tmp/bin/slurm-epilog" || fail "slurm-epilog names no gdrhook to replace"
 ln -s "$GDRHOOK" "$tmp/bin/epilog-tool"
-chmod -R a+rX "$tmp/bin"
+chmod -R a+rX "$tmp/bin" "$tmp/shim"
 chmod 1777 "$tmp/view" "$tmp/run"
 # The log root as the package makes it: root's, only root writes in it.
 chmod 755 "$tmp/logs"
 chmod 700 "$tmp/munge"
-shim=$tmp/bin/$(basename "$GDRHOOKTEST_SHIM")
+shim=$tmp/shim/$(basename "$GDRHOOKTEST_SHIM")
 logs=$tmp/logs
 
 # munged with a key of its own, on a socket of its own.
@@ -256,5 +262,6 @@ done
 . "$(dirname "$0")/time_limit_cases.sh"
 . "$(dirname "$0")/verdict_text_cases.sh"
 . "$(dirname "$0")/epilog_script_cases.sh"
+. "$(dirname "$0")/container_cases.sh"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"

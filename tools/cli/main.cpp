@@ -280,15 +280,20 @@ int dispatch(int argc, char **argv)
                        "the job's GDRHOOK_EVENTS pattern: this host's logs are checked");
     epilog->add_option("--summary", epilog_options.summary,
                        "also write the verdict and its details to FILE (%h: this host)");
+    epilog->add_option("--load-marks", epilog_options.load_marks,
+                       "the file where the shim marks each process that loaded it "
+                       "(GDRHOOK_LOAD_MARKS): a step whose processes did not ran without "
+                       "gdrhook, which the verdict says (never OK)");
     epilog
         ->add_option("--fd-budget", epilog_options.fd_budget,
                      "read at most this many fds in all (the job's processes first); a process "
                      "past it counts as unreadable, never as holding nothing")
         ->capture_default_str();
     add_machine_roots(epilog, epilog_options.proc_root, epilog_options.sys_root);
-    epilog->footer("Run as root. Exit status: 0 the job left nothing pinned here and its logs "
-                   "pass; 1 it left pins, its logs have problems, or a process could not be "
-                   "read; 2 bad arguments or an unwritable --summary FILE.");
+    epilog->footer(
+        "Run as root. Exit status: 0 the job left nothing pinned here and its logs "
+        "pass; 1 it left pins, its logs have problems, a process could not be "
+        "read, or it ran without gdrhook; 2 bad arguments or an unwritable --summary FILE.");
 
     const int parsed = before_first_dashes(argc, argv);
     try {

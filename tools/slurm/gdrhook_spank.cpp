@@ -22,6 +22,7 @@
 //   library=PATH    the shim (default: the installed libgdrhook.so)
 //   gdrhook=PATH    the gdrhook tool (default: the installed one)
 //   proc=DIR sys=DIR  where `gdrhook epilog` reads /proc and /sys (tests)
+#include "cache/base/config.h"
 #include "cache/base/path_pattern.h"
 #include "tools/cli/job/slurm_ids.h"
 #include "tools/cli/terminal/terminal_text.h"
@@ -157,6 +158,15 @@ std::string events_pattern(const JobNames &names)
     return names.folder + "/%h.step" + names.step + ".rank%r.%p.jsonl";
 }
 
+// Where the shim marks, as the loader maps it in each of the step's
+// processes on this node, that it was loaded (cache/core/load_mark.cpp):
+// a step that leaves no mark ran without gdrhook, as in a container that
+// lacks the shim, and `gdrhook epilog` says so.
+std::string load_marks_path(const JobNames &names)
+{
+    return names.folder + "/" + gdrhook::short_host_name() + ".step" + names.step + ".shim-loaded";
+}
+
 // Runs `gdrhook epilog` for this step on this node, for no longer than
 // the site's limit; its verdict line goes to slurmd's log, the summary
 // beside the logs (srun prints it). A step not judged says so in both.
@@ -174,7 +184,8 @@ void judge_step(spank_t sp)
                                       "--step",       names.step,
                                       "--uid",        std::to_string(uid),
                                       "--events",     events_pattern(names),
-                                      "--summary",    summary};
+                                      "--summary",    summary,
+                                      "--load-marks", load_marks_path(names)};
     if (!arguments.proc_root.empty())
         words.insert(words.end(), {"--proc", arguments.proc_root});
     if (!arguments.sys_root.empty())
@@ -279,6 +290,8 @@ int slurm_spank_user_init(spank_t sp, int, char **)
     const std::string mode = job_mode(sp);
     if (spank_setenv(sp, "LD_PRELOAD", preload.c_str(), 1) != ESPANK_SUCCESS ||
         spank_setenv(sp, "GDRHOOK_EVENTS", events_pattern(names).c_str(), 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, gdrhook::load_marks_variable, load_marks_path(names).c_str(), 1) !=
+            ESPANK_SUCCESS ||
         (mode != "on" && spank_setenv(sp, "GDRHOOK_PIN", mode.c_str(), 1) != ESPANK_SUCCESS))
         slurm_error("gdrhook: cannot set the job's environment");
     else

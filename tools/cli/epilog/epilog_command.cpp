@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "epilog/epilog_command.h"
+#include "epilog/load_marks.h"
 #include "exit_code.h"
 #include "job/slurm_ids.h"
 
@@ -39,6 +40,61 @@ std::string describe(const PinHolding &h)
          << (h.kind == PinHolding::Kind::gdrhook_file ? "gdrhook" : "dmabuf") << ", " << h.pins
          << " pins, " << format_bytes(static_cast<double>(h.bytes));
     return line.str();
+}
+
+// What the verdict line says beside the pins: the job's own figures.
+struct StepFindings {
+    uint64_t pins = 0, bytes = 0; // what the job's processes still hold
+    size_t logs = 0;              // event logs of this host
+    bool bad_logs = false;        // their check failed
+    std::string without;          // why the step ran without gdrhook, or ""
+};
+
+// One line: the step's state first (OK, FAILED, or that it ran without
+// gdrhook: never OK then), then what it left pinned, what could not be
+// seen, and its logs.
+std::string verdict_line(const EpilogOptions &options, const std::string &host, const JobPins &pins,
+                         const StepFindings &found)
+{
+    std::ostringstream verdict;
+    verdict << "gdrhook: job " << options.job;
+    if (!options.step.empty())
+        verdict << " step " << options.step;
+    verdict << " on " << host << ": ";
+    const bool left_pins = !pins.job.empty();
+    const bool blind = pins.unreadable > 0;
+    if (left_pins || found.bad_logs || blind)
+        verdict << "FAILED";
+    else if (!found.without.empty())
+        verdict << "ran without gdrhook: " << found.without;
+    else
+        verdict << "OK";
+    if (left_pins) {
+        verdict << "; left " << found.pins << " pin(s), "
+                << format_bytes(static_cast<double>(found.bytes)) << ", held by pid";
+        std::set<int> pids;
+        for (const PinHolding &h : pins.job)
+            if (pids.insert(h.pid).second)
+                verdict << ' ' << h.pid << " (" << UntrustedText(h.comm) << ")";
+    } else if (!blind) {
+        verdict << "; nothing of the job left pinned";
+    }
+    if (blind) {
+        verdict << "; could not see " << pins.unreadable << " process(es) (run as root";
+        if (pins.past_budget)
+            verdict << "; " << pins.past_budget << " past the fd budget, --fd-budget";
+        verdict << "), so cannot tell what is pinned";
+    }
+    verdict << "; log check: ";
+    if (found.logs == 0)
+        verdict << "no event log (no CUDA call, or the shim was not loaded)";
+    else if (found.bad_logs)
+        verdict << "problems in " << found.logs << " log(s)";
+    else
+        verdict << "OK, " << found.logs << " log(s)";
+    if ((left_pins || found.bad_logs || blind) && !found.without.empty())
+        verdict << "; ran without gdrhook: " << found.without;
+    return verdict.str();
 }
 
 } // namespace
@@ -93,46 +149,19 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
             job_bytes += h.bytes;
         }
 
-    std::ostringstream verdict;
-    verdict << "gdrhook: job " << options.job;
-    if (!options.step.empty())
-        verdict << " step " << options.step;
-    verdict << " on " << host << ": ";
     const bool left_pins = !pins.job.empty();
     const bool bad_logs = check_status != exit_ok;
     const bool blind = pins.unreadable > 0;
-    if (!left_pins && !bad_logs && !blind)
-        verdict << "OK";
-    else
-        verdict << "FAILED";
-    if (left_pins) {
-        verdict << "; left " << job_pins << " pin(s), "
-                << format_bytes(static_cast<double>(job_bytes)) << ", held by pid";
-        std::set<int> pids;
-        for (const PinHolding &h : pins.job)
-            if (pids.insert(h.pid).second)
-                verdict << ' ' << h.pid << " (" << UntrustedText(h.comm) << ")";
-    } else if (!blind) {
-        verdict << "; nothing of the job left pinned";
-    }
-    if (blind) {
-        verdict << "; could not see " << pins.unreadable << " process(es) (run as root";
-        if (pins.past_budget)
-            verdict << "; " << pins.past_budget << " past the fd budget, --fd-budget";
-        verdict << "), so cannot tell what is pinned";
-    }
-    verdict << "; log check: ";
-    if (logs.files.empty())
-        verdict << "no event log (no CUDA call, or the shim was not loaded)";
-    else if (bad_logs)
-        verdict << "problems in " << logs.files.size() << " log(s)";
-    else
-        verdict << "OK, " << logs.files.size() << " log(s)";
-    out << verdict.str() << '\n';
+    const std::string without = options.load_marks.empty()
+                                    ? ""
+                                    : ran_without_gdrhook(options.load_marks, logs.files.empty());
+    const std::string verdict = verdict_line(
+        options, host, pins, {job_pins, job_bytes, logs.files.size(), bad_logs, without});
+    out << verdict << '\n';
 
     if (!summary_path.empty()) {
         std::ostringstream text;
-        text << verdict.str() << "\n\nwhat the job holds pinned on " << host << ":\n";
+        text << verdict << "\n\nwhat the job holds pinned on " << host << ":\n";
         for (const PinHolding &h : pins.job)
             text << "  " << describe(h) << '\n';
         if (pins.job.empty())
@@ -151,7 +180,7 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
             return exit_input;
         }
     }
-    return left_pins || bad_logs || blind ? exit_findings : exit_ok;
+    return left_pins || bad_logs || blind || !without.empty() ? exit_findings : exit_ok;
 }
 
 } // namespace gdrhook::cli

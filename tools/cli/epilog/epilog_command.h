@@ -21,6 +21,9 @@ struct EpilogOptions {
     std::string uid;     // the job's user: another user's process is not the job's
     std::string events;  // the job's GDRHOOK_EVENTS pattern; this host's logs
     std::string summary; // the summary file to write (%h: this host)
+    // The shim's load marks of the step on this host (GDRHOOK_LOAD_MARKS):
+    // a step whose processes did not load the shim ran without gdrhook.
+    std::string load_marks;
     std::string proc_root = "/proc";
     std::string sys_root = "/sys";
     uint64_t fd_budget = ScanOptions::default_fd_budget; // fds read in all, at most
