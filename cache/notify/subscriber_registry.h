@@ -38,7 +38,7 @@
 // a later value still synchronizes with every earlier bit's release. A
 // relaxed store or load at any of the three steps lets the walk read an
 // entry half written (ThreadSanitizer reports it as a race:
-// tests/unit/test_subscriber_registry.cpp). The place itself needs no
+// tests/cache/notify/test_subscriber_registry.cpp). The place itself needs no
 // ordering, only atomicity: fetch_add hands each caller its own.
 #pragma once
 

@@ -17,24 +17,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "../programs/cuda_checks.h"
 #include "used_delta.h"
-
-#define CHECK_RT(call)                                                                             \
-    do {                                                                                           \
-        cudaError_t rc_ = (call);                                                                  \
-        if (rc_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "%s failed: %d\n", #call, int(rc_));                                   \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
-#define CHECK_CU(call)                                                                             \
-    do {                                                                                           \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s failed: %d\n", #call, int(rc_));                                   \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 __global__ void fill_and_add(int *scratch, unsigned long long *sum, int n)
 {
@@ -56,29 +40,29 @@ static int graph_mode()
 {
     const int n = 1 << 20, launches = 200;
     cudaStream_t stream;
-    CHECK_RT(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK_CU(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     unsigned long long *sum = nullptr;
-    CHECK_RT(cudaMalloc(&sum, sizeof(*sum)));
-    CHECK_RT(cudaMemset(sum, 0, sizeof(*sum)));
+    CHECK_CU(cudaMalloc(&sum, sizeof(*sum)));
+    CHECK_CU(cudaMemset(sum, 0, sizeof(*sum)));
     cudaGraph_t graph;
-    CHECK_RT(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    CHECK_CU(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
     int *scratch = nullptr;
-    CHECK_RT(cudaMallocAsync(&scratch, n * sizeof(int), stream));
+    CHECK_CU(cudaMallocAsync(&scratch, n * sizeof(int), stream));
     fill_and_add<<<(n + 255) / 256, 256, 0, stream>>>(scratch, sum, n);
-    CHECK_RT(cudaFreeAsync(scratch, stream));
-    CHECK_RT(cudaStreamEndCapture(stream, &graph));
+    CHECK_CU(cudaFreeAsync(scratch, stream));
+    CHECK_CU(cudaStreamEndCapture(stream, &graph));
     cudaGraphExec_t exec;
-    CHECK_RT(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK_CU(cudaGraphInstantiate(&exec, graph, 0));
     for (int i = 0; i < launches; ++i)
-        CHECK_RT(cudaGraphLaunch(exec, stream));
-    CHECK_RT(cudaStreamSynchronize(stream));
+        CHECK_CU(cudaGraphLaunch(exec, stream));
+    CHECK_CU(cudaStreamSynchronize(stream));
     unsigned long long host = 0;
-    CHECK_RT(cudaMemcpy(&host, sum, sizeof(host), cudaMemcpyDeviceToHost));
-    CHECK_RT(cudaGraphExecDestroy(exec));
-    CHECK_RT(cudaGraphDestroy(graph));
-    CHECK_RT(cudaDeviceGraphMemTrim(0));
-    CHECK_RT(cudaFree(sum));
-    CHECK_RT(cudaStreamDestroy(stream));
+    CHECK_CU(cudaMemcpy(&host, sum, sizeof(host), cudaMemcpyDeviceToHost));
+    CHECK_CU(cudaGraphExecDestroy(exec));
+    CHECK_CU(cudaGraphDestroy(graph));
+    CHECK_CU(cudaDeviceGraphMemTrim(0));
+    CHECK_CU(cudaFree(sum));
+    CHECK_CU(cudaStreamDestroy(stream));
     // The captured cudaFreeAsync (a free node), the executable graph and the
     // graph (they release the graph memory), the trim, cudaFree.
     printf("checksum=%llu\nfrees_made=5\n", host);
@@ -88,8 +72,8 @@ static int graph_mode()
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    CHECK_RT(cudaSetDevice(0));
-    CHECK_RT(cudaFree(nullptr)); // the primary context, current
+    CHECK_CU(cudaSetDevice(0));
+    CHECK_CU(cudaFree(nullptr)); // the primary context, current
     long long at_start = used_bytes();
     int rc = 2;
     if (!strcmp(mode, "graph"))

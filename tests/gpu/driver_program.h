@@ -4,6 +4,7 @@
 // own by tests/gpu/build_programs.sh).
 #pragma once
 
+#include "../programs/cuda_checks.h"
 #include "used_delta.h"
 
 #include <cuda.h>
@@ -11,14 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s failed: %d\n", #call, rc_);                                        \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+// A failed call ends the program (cuda_checks.h says how).
+#define CHECK(call) CHECK_CU_OR_EXIT(call, 1)
 
 /// Initializes the driver and makes device 0's primary context current;
 /// returns the device (for cuDevicePrimaryCtxRelease).

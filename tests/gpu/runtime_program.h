@@ -4,6 +4,7 @@
 // own by tests/gpu/build_programs.sh).
 #pragma once
 
+#include "../programs/cuda_checks.h"
 #include "used_delta.h"
 
 #include <cuda_runtime.h>
@@ -12,15 +13,8 @@
 #include <cstdlib>
 #include <unistd.h>
 
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        cudaError_t rc_ = (call);                                                                  \
-        if (rc_ != cudaSuccess) {                                                                  \
-            fprintf(stderr, "[%d] %s failed: %s\n", static_cast<int>(getpid()), #call,             \
-                    cudaGetErrorString(rc_));                                                      \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+// A failed call ends the program (cuda_checks.h says how).
+#define CHECK(call) CHECK_CU_OR_EXIT(call, 1)
 
 /// Device memory in use on the current device.
 inline long long used_bytes()

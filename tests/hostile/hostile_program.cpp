@@ -30,7 +30,7 @@
 // Prints `events_made=M` (allocations and frees that succeeded) and, for
 // closefrom, `own_files_intact=K/8`. Exit status 0 when the program's own
 // work went as it should.
-#include "tests/programs/driver_checks.h"
+#include "tests/programs/cuda_checks.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -1584,6 +1584,15 @@ MUTANTS = [
          file="tools/slurm/gdrhook_spank.cpp", suites=["slurm"], tests=["slurm plugin"],
          find='                                      "--load-marks", load_marks_path(names)};',
          replace='                                      };'),
+    dict(name="gpu_program_checks_on_its_own", promise="a CUDA call in a test program is checked by tests/programs/cuda_checks.h alone",
+         file="tests/gpu/driver_program.h", suites=["unit"], tests=["tests keep one check and one name each"],
+         find="#define CHECK(call) CHECK_CU_OR_EXIT(call, 1)\n",
+         replace="#define CHECK(call)                                                                                \\\n    do {                                                                                           \\\n        if ((call) != CUDA_SUCCESS)                                                                \\\n            exit(1);                                                                               \\\n    } while (0)\n"),
+    dict(name="program_checks_with_a_function_of_its_own", promise="a CUDA call in a test program is checked by tests/programs/cuda_checks.h alone (no check function beside it)",
+         file="tests/programs/endings.cpp", suites=["unit"], tests=["tests keep one check and one name each"],
+         find="\nnamespace {\n",
+         replace="\nnamespace {\ninline void check(CUresult rc)\n{\n    if (rc != CUDA_SUCCESS)\n        exit(3);\n}\n"),
+
 ]
 
 

@@ -8,7 +8,7 @@
 // standard input to close, so a checker can look at what is still pinned
 // while the process (and its open /dev/gdrhook) is alive. Nothing of
 // gdrhook in it.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <cuda.h>
 

@@ -23,7 +23,7 @@
 //                         beyond the exporter's allocation)
 //
 // Exit status 0 when every driver call succeeded.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 #include "library_registration.h"
 
 #include <cstdio>

@@ -66,7 +66,7 @@
 //
 // Prints "end_capture=RC" where a capture ends; exit status 0 when every
 // driver call answered as it does without the shim.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <algorithm>
 #include <chrono>

@@ -55,7 +55,7 @@
 // end it prints the stale count and how much GPU memory (cuMemGetInfo) is
 // still in use compared with the start, once every buffer has been freed.
 // The exit status is 0 when the run completed; the verdict is the caller's.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <cuda.h>
 #include <dlfcn.h>

@@ -4,7 +4,7 @@
 // GPU memory the ways communication libraries worry about (a freed address
 // handed out again, VMM unmap/release), with nothing of gdrhook in it. Run
 // it under the shim to see the events it produces.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <cuda.h>
 

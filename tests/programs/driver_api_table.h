@@ -6,6 +6,8 @@
 #pragma once
 
 #define __CUDA_API_VERSION_INTERNAL 1
+#include "cuda_checks.h"
+
 #include <cuda.h>
 
 #include <cstdio>
@@ -58,11 +60,7 @@ struct DriverApi {
 #define COUNTED_CALL(made, call, name)                                                             \
     do {                                                                                           \
         ++made[name];                                                                              \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s failed: %d (line %d)\n", name, rc_, __LINE__);                     \
-            exit(2);                                                                               \
-        }                                                                                          \
+        CHECK_CU_OR_EXIT(call, 2);                                                                 \
     } while (0)
 
 // (field, cuGetProcAddress base name, exported symbol, per-thread variant,

@@ -25,6 +25,8 @@
 // moment has counted every free it finished but those of its threads
 // between the free and the count (at most one each). The second word is
 // a forked child's, which the driver lets free nothing: it stays 0.
+#include "cuda_checks.h"
+
 #include <cuda.h>
 
 #include <atomic>
@@ -48,25 +50,17 @@ constexpr int held_across_fork = 4; // fork_exit
 
 std::atomic<long> *counts = nullptr; // [0] this process, [1] a forked child
 
-void check(CUresult rc, const char *what)
-{
-    if (rc != CUDA_SUCCESS) {
-        fprintf(stderr, "endings: %s failed with %d\n", what, rc);
-        exit(3);
-    }
-}
-
 void alloc_and_free(std::atomic<long> &count)
 {
     CUdeviceptr p = 0;
-    check(cuMemAlloc(&p, buffer_bytes), "cuMemAlloc");
-    check(cuMemFree(p), "cuMemFree");
+    CHECK_CU_OR_EXIT(cuMemAlloc(&p, buffer_bytes), 3);
+    CHECK_CU_OR_EXIT(cuMemFree(p), 3);
     count.fetch_add(1, std::memory_order_release);
 }
 
 void free_for_ever(CUcontext context, std::atomic<long> &count)
 {
-    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 3);
     for (;;)
         alloc_and_free(count);
 }
@@ -101,10 +95,10 @@ template <typename F> F test_control(const char *name)
     auto wait_held = test_control<void (*)(long)>("fake_cuda_wait_frees_held");
     auto returned = test_control<void (*)()>("exit_gate_free_returned");
     CUdeviceptr late = 0;
-    check(cuMemAlloc(&late, buffer_bytes), "cuMemAlloc");
+    CHECK_CU_OR_EXIT(cuMemAlloc(&late, buffer_bytes), 3);
     hold(1);
     std::thread([=] {
-        check(cuMemFree(late), "cuMemFree");
+        CHECK_CU_OR_EXIT(cuMemFree(late), 3);
         counts[0].fetch_add(1, std::memory_order_release);
         returned();
     }).detach();
@@ -130,12 +124,12 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    check(cuInit(0), "cuInit");
+    CHECK_CU_OR_EXIT(cuInit(0), 3);
     CUdevice device;
-    check(cuDeviceGet(&device, 0), "cuDeviceGet");
+    CHECK_CU_OR_EXIT(cuDeviceGet(&device, 0), 3);
     CUcontext context;
-    check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&context, device), 3);
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 3);
 
     if (ending == "threads_exit" || ending == "churn") {
         for (int t = 0; t < threads; ++t)
@@ -181,14 +175,14 @@ int main(int argc, char **argv)
         // pins; the parent frees them afterwards.
         CUdeviceptr held[held_across_fork];
         for (CUdeviceptr &p : held)
-            check(cuMemAlloc(&p, buffer_bytes), "cuMemAlloc");
+            CHECK_CU_OR_EXIT(cuMemAlloc(&p, buffer_bytes), 3);
         pid_t child = fork();
         if (child == 0)
             _exit(cuMemFree(held[0]) == CUDA_ERROR_NOT_INITIALIZED ? 0 : 6);
         int status = 0;
         waitpid(child, &status, 0);
         for (CUdeviceptr p : held) {
-            check(cuMemFree(p), "cuMemFree");
+            CHECK_CU_OR_EXIT(cuMemFree(p), 3);
             counts[0].fetch_add(1, std::memory_order_release);
         }
         return WIFEXITED(status) ? WEXITSTATUS(status) : 5;

@@ -27,7 +27,7 @@
 // allocations, of an executable graph while graph memory freed inside its
 // graph exists, cuMemFree) and mem_used_delta=N on stderr. Exit status 0
 // when every driver call succeeded.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <chrono>
 #include <cstdio>

@@ -7,7 +7,7 @@
 // reader never sees half of it), then waits. Nothing of gdrhook in it.
 //
 // usage: holds_pin READY_FILE
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <cuda.h>
 

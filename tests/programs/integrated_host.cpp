@@ -22,7 +22,7 @@
 // first's old device address at offset 0, 4096 and its last byte) and
 // get_other_alias=RC (the second's device address, still noted). Exit
 // status 0 when every CUDA call succeeded.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include "include/gdrhook.h"
 

@@ -11,7 +11,7 @@
 //   lowest_fd=N         the number the first open got
 // then closes its files, frees every buffer and exits 0 when every CUDA
 // call succeeded. Nothing of gdrhook in it.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <cerrno>
 #include <cstdio>

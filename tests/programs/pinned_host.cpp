@@ -7,7 +7,7 @@
 // Prints host_alloc_dma_buf=0|1 (CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED)
 // and frees_made=3 on stdout, mem_used_delta=0 on stderr (host memory is
 // not GPU memory). Exit status 0 when every driver call succeeded.
-#include "driver_checks.h"
+#include "cuda_checks.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -28,6 +28,7 @@
 // UCX's functions are found with dlsym, never linked: the program is one
 // UCX is loaded into. Exit status 0 when every call succeeded.
 #include "include/gdrhook.h"
+#include "tests/programs/cuda_checks.h"
 
 #include <cuda.h>
 #include <ucm/api/ucm.h>
@@ -37,15 +38,6 @@
 #include <dlfcn.h>
 
 namespace {
-
-#define CHECK_CU(call)                                                                             \
-    do {                                                                                           \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            std::printf("%s failed: %d\n", #call, int(rc_));                                       \
-            return 1;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 constexpr size_t buffer_bytes = 4 << 20;
 CUdeviceptr watched = 0; // the buffer whose free events are counted

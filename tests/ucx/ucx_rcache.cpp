@@ -50,6 +50,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "../programs/cuda_checks.h"
 #include "cuda_region.h"
 #include "rcache_compat.h"
 
@@ -70,18 +71,10 @@ using cuda_region::export_dmabuf;
 using cuda_region::exports_dmabuf;
 using rcache_compat::gpu_page;
 
-void check(CUresult rc, const char *what)
-{
-    if (rc != CUDA_SUCCESS) {
-        fprintf(stderr, "%s failed: %d\n", what, rc);
-        exit(2);
-    }
-}
-
 long long used_bytes()
 {
     size_t free_bytes = 0, total = 0;
-    check(cuMemGetInfo_v2(&free_bytes, &total), "cuMemGetInfo_v2");
+    CHECK_CU_OR_EXIT(cuMemGetInfo_v2(&free_bytes, &total), 2);
     return static_cast<long long>(total - free_bytes);
 }
 
@@ -286,7 +279,7 @@ void run_path(PathCounts &path, size_t size, Allocate &&allocate, Release &&rele
         // memory stays in the device's graph pool until a trim), the
         // reference mem_held is judged against.
         release(allocate(size));
-        check(cuCtxSynchronize(), "cuCtxSynchronize");
+        CHECK_CU_OR_EXIT(cuCtxSynchronize(), 2);
         path.driver_kept = held_since(used_before);
     }
     current = &path;
@@ -320,7 +313,7 @@ void run_path(PathCounts &path, size_t size, Allocate &&allocate, Release &&rele
     drain(rcache);
     // A synchronization: stream-ordered pools give back what they no
     // longer hold at one.
-    check(cuCtxSynchronize(), "cuCtxSynchronize");
+    CHECK_CU_OR_EXIT(cuCtxSynchronize(), 2);
     path.mem_held = held_since(used_before);
     printf("path=%s rounds=%d lookups=%d same_address=%d registered=%d free_events=%d "
            "alloc_events=%d out_of_cache_at_event=%d allocated_at_event=%d "
@@ -345,7 +338,7 @@ struct GraphWithMemory {
 
     void build(size_t size)
     {
-        check(cuGraphCreate(&graph, 0), "cuGraphCreate");
+        CHECK_CU_OR_EXIT(cuGraphCreate(&graph, 0), 2);
         CUDA_MEM_ALLOC_NODE_PARAMS params;
         memset(&params, 0, sizeof(params));
         params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -353,27 +346,25 @@ struct GraphWithMemory {
         params.poolProps.location.id = 0;
         params.bytesize = size;
         CUgraphNode alloc_node, free_node;
-        check(cuGraphAddMemAllocNode(&alloc_node, graph, nullptr, 0, &params),
-              "cuGraphAddMemAllocNode");
+        CHECK_CU_OR_EXIT(cuGraphAddMemAllocNode(&alloc_node, graph, nullptr, 0, &params), 2);
         address = params.dptr;
-        check(cuGraphAddMemFreeNode(&free_node, graph, &alloc_node, 1, address),
-              "cuGraphAddMemFreeNode");
-        check(cuGraphInstantiateWithFlags(&exec, graph, 0), "cuGraphInstantiateWithFlags");
+        CHECK_CU_OR_EXIT(cuGraphAddMemFreeNode(&free_node, graph, &alloc_node, 1, address), 2);
+        CHECK_CU_OR_EXIT(cuGraphInstantiateWithFlags(&exec, graph, 0), 2);
     }
 
     // The memory is mapped once a launch has run.
     uint64_t launch(CUstream stream)
     {
-        check(cuGraphLaunch(exec, stream), "cuGraphLaunch");
-        check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+        CHECK_CU_OR_EXIT(cuGraphLaunch(exec, stream), 2);
+        CHECK_CU_OR_EXIT(cuStreamSynchronize(stream), 2);
         return address;
     }
 
     // The graph first: its destruction gives the address back.
     void destroy()
     {
-        check(cuGraphDestroy(graph), "cuGraphDestroy");
-        check(cuGraphExecDestroy(exec), "cuGraphExecDestroy");
+        CHECK_CU_OR_EXIT(cuGraphDestroy(graph), 2);
+        CHECK_CU_OR_EXIT(cuGraphExecDestroy(exec), 2);
         *this = GraphWithMemory{};
     }
 };
@@ -419,13 +410,13 @@ int main(int argc, char **argv)
         early = make_rcache(false);
         printf("early_rcache=%s\n", early ? "on" : "off");
     }
-    check(cuInit(0), "cuInit");
+    CHECK_CU_OR_EXIT(cuInit(0), 2);
     CUdevice device = 0;
-    check(cuDeviceGet(&device, 0), "cuDeviceGet");
+    CHECK_CU_OR_EXIT(cuDeviceGet(&device, 0), 2);
     CUcontext context = nullptr;
     // The primary context, as the CUDA runtime takes it at its start.
-    check(cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&context, device), 2);
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
     if (options.dmabuf) {
         dmabuf_export = exports_dmabuf(device);
         printf("dmabuf=%d\n", int(dmabuf_export));
@@ -439,9 +430,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "ucm_set_event_handler failed\n");
         return 2;
     }
-    check(cuMemAlloc_v2(&scratch, 4096), "cuMemAlloc_v2 (scratch)");
+    CHECK_CU_OR_EXIT(cuMemAlloc_v2(&scratch, 4096), 2);
     CUstream stream = nullptr;
-    check(cuStreamCreate(&stream, 0), "cuStreamCreate");
+    CHECK_CU_OR_EXIT(cuStreamCreate(&stream, 0), 2);
 
     // Sizes a few MiB apart: a region left stale holds this much.
     std::vector<PathCounts> paths(8);
@@ -450,10 +441,10 @@ int main(int argc, char **argv)
         paths[0], 8 << 20,
         [](size_t size) {
             CUdeviceptr p = 0;
-            check(cuMemAlloc_v2(&p, size), "cuMemAlloc_v2");
+            CHECK_CU_OR_EXIT(cuMemAlloc_v2(&p, size), 2);
             return uint64_t(p);
         },
-        [](uint64_t p) { check(cuMemFree_v2(p), "cuMemFree_v2"); });
+        [](uint64_t p) { CHECK_CU_OR_EXIT(cuMemFree_v2(p), 2); });
 
     // Stream-ordered memory is exportable once its stream has passed the
     // allocation: the stream is synchronized before the registration.
@@ -462,19 +453,19 @@ int main(int argc, char **argv)
         paths[1], 10 << 20,
         [&](size_t size) {
             CUdeviceptr p = 0;
-            check(cuMemAllocAsync(&p, size, stream), "cuMemAllocAsync");
-            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+            CHECK_CU_OR_EXIT(cuMemAllocAsync(&p, size, stream), 2);
+            CHECK_CU_OR_EXIT(cuStreamSynchronize(stream), 2);
             return uint64_t(p);
         },
         [&](uint64_t p) {
-            check(cuMemFreeAsync(p, stream), "cuMemFreeAsync");
-            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+            CHECK_CU_OR_EXIT(cuMemFreeAsync(p, stream), 2);
+            CHECK_CU_OR_EXIT(cuStreamSynchronize(stream), 2);
         });
 
     paths[2].name = "cuMemUnmap+cuMemRelease";
     const size_t vmm_size = 16 << 20;
     CUdeviceptr va = 0;
-    check(cuMemAddressReserve(&va, vmm_size, 0, 0, 0), "cuMemAddressReserve");
+    CHECK_CU_OR_EXIT(cuMemAddressReserve(&va, vmm_size, 0, 0, 0), 2);
     CUmemGenericAllocationHandle handle = 0;
     run_path(
         paths[2], vmm_size,
@@ -483,17 +474,17 @@ int main(int argc, char **argv)
             prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
             prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
             prop.location.id = device;
-            check(cuMemCreate(&handle, size, &prop, 0), "cuMemCreate");
-            check(cuMemMap(va, size, 0, handle, 0), "cuMemMap");
+            CHECK_CU_OR_EXIT(cuMemCreate(&handle, size, &prop, 0), 2);
+            CHECK_CU_OR_EXIT(cuMemMap(va, size, 0, handle, 0), 2);
             CUmemAccessDesc access = {};
             access.location = prop.location;
             access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-            check(cuMemSetAccess(va, size, &access, 1), "cuMemSetAccess");
+            CHECK_CU_OR_EXIT(cuMemSetAccess(va, size, &access, 1), 2);
             return uint64_t(va);
         },
         [&](uint64_t p) {
-            check(cuMemUnmap(p, vmm_size), "cuMemUnmap");
-            check(cuMemRelease(handle), "cuMemRelease");
+            CHECK_CU_OR_EXIT(cuMemUnmap(p, vmm_size), 2);
+            CHECK_CU_OR_EXIT(cuMemRelease(handle), 2);
         });
 
     paths[3].name = "cuMemPoolTrimTo";
@@ -502,19 +493,19 @@ int main(int argc, char **argv)
     pool_props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     pool_props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     pool_props.location.id = device;
-    check(cuMemPoolCreate(&pool, &pool_props), "cuMemPoolCreate");
+    CHECK_CU_OR_EXIT(cuMemPoolCreate(&pool, &pool_props), 2);
     run_path(
         paths[3], 12 << 20,
         [&](size_t size) {
             CUdeviceptr p = 0;
-            check(cuMemAllocFromPoolAsync(&p, size, pool, stream), "cuMemAllocFromPoolAsync");
-            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
+            CHECK_CU_OR_EXIT(cuMemAllocFromPoolAsync(&p, size, pool, stream), 2);
+            CHECK_CU_OR_EXIT(cuStreamSynchronize(stream), 2);
             return uint64_t(p);
         },
         [&](uint64_t p) {
-            check(cuMemFreeAsync(p, stream), "cuMemFreeAsync");
-            check(cuStreamSynchronize(stream), "cuStreamSynchronize");
-            check(cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo");
+            CHECK_CU_OR_EXIT(cuMemFreeAsync(p, stream), 2);
+            CHECK_CU_OR_EXIT(cuStreamSynchronize(stream), 2);
+            CHECK_CU_OR_EXIT(cuMemPoolTrimTo(pool, 0), 2);
         });
 
 #ifdef UCX_RCACHE_CUDART
@@ -537,7 +528,7 @@ int main(int argc, char **argv)
                 exit(2);
             }
         });
-    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
 #endif
 
     // Graph memory: an allocation node whose allocation a free node ends
@@ -553,7 +544,7 @@ int main(int argc, char **argv)
                 trimmed.build(size);
             return trimmed.launch(stream);
         },
-        [&](uint64_t) { check(cuDeviceGraphMemTrim(device), "cuDeviceGraphMemTrim"); });
+        [&](uint64_t) { CHECK_CU_OR_EXIT(cuDeviceGraphMemTrim(device), 2); });
     trimmed.destroy();
 
     paths[7].name = "cuGraphDestroy";
@@ -571,19 +562,19 @@ int main(int argc, char **argv)
     run_path(
         paths[5], 20 << 20,
         [&](size_t size) {
-            check(cuCtxCreate(&doomed, nullptr, 0, device), "cuCtxCreate");
+            CHECK_CU_OR_EXIT(cuCtxCreate(&doomed, nullptr, 0, device), 2);
             CUdeviceptr p = 0;
-            check(cuMemAlloc_v2(&p, size), "cuMemAlloc_v2");
+            CHECK_CU_OR_EXIT(cuMemAlloc_v2(&p, size), 2);
             return uint64_t(p);
         },
         [&](uint64_t) {
-            check(cuCtxDestroy(doomed), "cuCtxDestroy");
+            CHECK_CU_OR_EXIT(cuCtxDestroy(doomed), 2);
             // The primary context again, for cuMemGetInfo.
-            check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+            CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
         });
-    check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
     // Not before: a later path's buffer could land in the range.
-    check(cuMemAddressFree(va, vmm_size), "cuMemAddressFree");
+    CHECK_CU_OR_EXIT(cuMemAddressFree(va, vmm_size), 2);
 
     int stale = 0, lookups = 0;
     for (const PathCounts &path : paths) {
@@ -592,7 +583,7 @@ int main(int argc, char **argv)
     }
     const bool scratch_freed = scratch == 0;
     if (!scratch_freed) // no free event came (no bridge, no hooks of UCX's)
-        check(cuMemFree_v2(scratch), "cuMemFree_v2 (scratch)");
+        CHECK_CU_OR_EXIT(cuMemFree_v2(scratch), 2);
     printf("stale_hits_total=%d lookups_total=%d nested_events=%d scratch_freed=%d\n", stale,
            lookups, nested_events, int(scratch_freed));
     ucm_unset_event_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, observe, nullptr);

@@ -10,7 +10,7 @@
 // file is still gdrhook's). Prints own_bytes_intact=0|1 and
 // own_fd_open=0|1; exit status 0 when both are 1 and every CUDA call
 // succeeded.
-#include "tests/programs/driver_checks.h"
+#include "tests/programs/cuda_checks.h"
 
 #include <cerrno>
 #include <chrono>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR MIT
-// test_node.cpp - `gdrhook node` on a machine where a killed process left
+// test_node_after_kill.cpp - `gdrhook node` on a machine where a killed process left
 // pins behind (issue 33). A process pins through the module (nv-p2p over
 // the test provider, and a vgem dma-buf) and forks a child that inherits
 // its /dev/gdrhook file and the dma-buf; the process is then killed with
