@@ -11,7 +11,8 @@
 # Out-of-tree build for Meson and the VM test: Kbuild writes objects next
 # to the sources it builds, so the sources are copied into OUT_DIR/src and
 # built there; OUT_DIR receives gdrhook.ko. (The test modules build
-# against OUT_DIR/src afterwards: tests/kmods/build.sh.)
+# against OUT_DIR/src afterwards: tests/kmods/build.sh.) GDRHOOK_VERSION in
+# the environment is the version modinfo shows (default: ../VERSION).
 set -eu
 SRC=$(cd "$1" && pwd)
 OUT=$(mkdir -p "$2" && cd "$2" && pwd)
@@ -27,11 +28,15 @@ mkdir -p "$OUT/src"
 # against (the Makefile remakes it when KDIR changes): one left in the
 # source tree by a `make` there is for whatever kernel that was, never ours.
 (cd "$SRC" && find . -path ./build -prune -o \( -name '*.c' -o -name '*.h' -o -name '*.sh' \
-	-o -name Kbuild -o -name Makefile \) ! -name gdrhook_config.h -type f -print) |
+	-o -name Kbuild -o -name Makefile \) ! -name gdrhook_config.h ! -name gdrhook_version.h \
+	-type f -print) |
 while read -r f; do
 	mkdir -p "$OUT/src/$(dirname "$f")"
 	cmp -s "$SRC/$f" "$OUT/src/$f" 2>/dev/null || cp "$SRC/$f" "$OUT/src/$f"
 done
 # The project's own builds treat warnings as errors (Kbuild: GDRHOOK_WERROR).
-make -s -C "$OUT/src" KDIR="$KDIR" NV_P2P_H="${NV_P2P_H:-}" GDRHOOK_WERROR=1
+# The module says the tree's version (VERSION beside kmod/, which a package
+# build writes with its own), which the copy has no way to find.
+make -s -C "$OUT/src" KDIR="$KDIR" NV_P2P_H="${NV_P2P_H:-}" GDRHOOK_WERROR=1 \
+	GDRHOOK_VERSION="${GDRHOOK_VERSION:-$(cat "$SRC/../VERSION")}"
 cp "$OUT/src/gdrhook.ko" "$OUT/gdrhook.ko"

@@ -24,6 +24,7 @@
 
 #include "compat.h"
 #include "gdrhook.h"
+#include "gdrhook_version.h"
 
 unsigned int gdrhook_max_handles_per_file = 65536;
 module_param_named(max_handles_per_file, gdrhook_max_handles_per_file, uint, 0644);
@@ -161,5 +162,5 @@ module_exit(gdrhook_exit);
 MODULE_LICENSE("Dual MIT/GPL");
 MODULE_DESCRIPTION("gdrhook: pin GPU memory (nv-p2p or dma-buf) for RDMA registration caches");
 MODULE_AUTHOR("The gdrhook project");
-MODULE_VERSION("1.0");
+MODULE_VERSION(GDRHOOK_MODULE_VERSION);
 GDRHOOK_IMPORT_NS_DMA_BUF();

@@ -1593,6 +1593,32 @@ MUTANTS = [
          find="\nnamespace {\n",
          replace="\nnamespace {\ninline void check(CUresult rc)\n{\n    if (rc != CUDA_SUCCESS)\n        exit(3);\n}\n"),
 
+    # --- issue 47: the mode checked at submission, quiet steps, other nodes' verdicts --
+    dict(name="spank_mode_unchecked_at_submit", promise="srun and sbatch refuse a misspelt --gdrhook=MODE before anything is submitted, naming the accepted words",
+         file="tools/slurm/gdrhook_spank.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find="    if (const std::string why = check_mode(mode); !why.empty()) {",
+         replace="    if (const std::string why = check_mode(mode); false) {"),
+    dict(name="epilog_no_cuda_call_said_ok", promise="a step that loaded the shim and made no CUDA call says so, not OK",
+         file="tools/cli/epilog/epilog_command.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find="    else if (found.marks_read && found.logs == 0)",
+         replace="    else if (false)"),
+    dict(name="spank_no_cuda_call_printed", promise="srun prints nothing for a step that made no CUDA call under the shim",
+         file="tools/slurm/step_verdicts.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find="        if (!line.empty() && line.compare(0, quiet.size(), quiet) != 0)",
+         replace="        if (!line.empty())"),
+    dict(name="spank_missing_verdicts_unsaid", promise="srun says where the verdicts of nodes it cannot read are",
+         file="tools/slurm/gdrhook_spank.cpp", suites=["slurm"], tests=["slurm plugin"],
+         find="    if (verdicts.nodes == 0 || verdicts.nodes < local_nodes) {",
+         replace="    if (false) {"),
+    # --- issue 47: modinfo says the package's version ------------------------
+    dict(name="kmod_version_fixed", promise="modinfo gdrhook says the tree's (the package's) version",
+         file="kmod/main.c", suites=["kmod"], tests=["build"],
+         find="MODULE_VERSION(GDRHOOK_MODULE_VERSION);",
+         replace='MODULE_VERSION("1.0");'),
+    dict(name="dkms_version_not_passed", promise="a module DKMS builds says the DKMS package's version",
+         file="kmod/packaging/dkms.conf", suites=["kmod"], tests=["build"],
+         find='MAKE[0]="make KDIR=${kernel_source_dir} GDRHOOK_VERSION=${PACKAGE_VERSION}"',
+         replace='MAKE[0]="make KDIR=${kernel_source_dir}"'),
 ]
 
 

@@ -43,23 +43,26 @@ as_user mkdir -m 755 "$tmp/run/owned"
 refused owned "$tmp/run/owned" "is owned by user $user, not root"
 mkdir -m 777 "$tmp/open" && chmod 777 "$tmp/open"
 refused open "$tmp/open" "is writable by others and not sticky (mode 777)"
-# A root srun's host lacks (a login node's /var/tmp): no verdict there,
-# which srun says without claiming the job ran without gdrhook (the
-# nodes may have one); slurmd's log says why the job did, here.
+# A root srun's host lacks (a login node's /var/tmp, a logdir= each node
+# has of its own): no verdict there, which srun says, with where each
+# node's is, without claiming the job ran without gdrhook (the nodes may
+# have one); slurmd's log says why the job did, here.
 plugstack "logdir=$tmp/none"
 as_victim srun --gdrhook sh -c 'echo "job=$SLURM_JOB_ID"' >"$tmp/none.out" 2>"$tmp/none.err" ||
     fail "the job under a missing log root failed"
 job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/none.out")
-has "$tmp/none.err" "gdrhook: job $job step 0: no verdict in $tmp/none/$victim/$job"
+has "$tmp/none.err" "gdrhook: job $job step 0: no verdict here of 1 of 1 node(s): each is on its node, in $tmp/none/$victim/$job/NODE.step0.verdict.txt, and in its slurmd log"
 lacks "$tmp/none.err" "ran without gdrhook: $tmp/none"
 grep -q "\[$job\.0\] .*gdrhook: $tmp/none cannot be opened" "$tmp/log/slurmd.log" ||
     fail "slurmd's log does not say why job $job ran without gdrhook"
 # The site named the root's owner: taken.
 plugstack "logdir=$tmp/run/owned" "owner=$user"
-as_user srun --gdrhook sh -c 'echo "preload=$LD_PRELOAD"' >"$tmp/owner.out" 2>"$tmp/owner.err" ||
-    fail "the job under a log root of the named owner failed"
+as_user srun --gdrhook sh -c 'echo "job=$SLURM_JOB_ID preload=$LD_PRELOAD"' >"$tmp/owner.out" \
+    2>"$tmp/owner.err" || fail "the job under a log root of the named owner failed"
 has "$tmp/owner.out" "preload=$shim"
-has "$tmp/owner.err" ": OK;"
+job=$(sed -n 's/^job=\([0-9]*\) .*/\1/p' "$tmp/owner.out")
+has "$tmp/run/owned/$user/$job/$host.step0.verdict.txt" ": no CUDA call;"
+lacks "$tmp/owner.err" "gdrhook: "
 
 # premade: a sticky root (mode 1777, as an older package made it), where
 # the attacker made the victim's folder first, with an "OK" verdict for
@@ -108,7 +111,9 @@ echo "gdrhook: planted: OK" | as_user tee "$folder/planted.step0.verdict.txt" "$
 as_user ln -s "$tmp/run/fake" "$folder/linked.step0.verdict.txt"
 touch "$tmp/run/opened.planted"
 wait "$srun_pid" || fail "the opened job failed"
-has "$tmp/opened.err" ": OK;"
+job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/opened.out")
+has "$folder/$host.step0.verdict.txt" "gdrhook: job $job step 0 on $host: no CUDA call;"
+lacks "$tmp/opened.err" "gdrhook: job"
 lacks "$tmp/opened.err" "planted: OK"
 has "$tmp/opened.err" "gdrhook: $folder/planted.step0.verdict.txt not read: is owned by another user"
 has "$tmp/opened.err" "gdrhook: $folder/linked.step0.verdict.txt not read: is a symbolic link"

@@ -20,7 +20,9 @@
 # the packaged Epilog= script, run after every job, which drains the node
 # only for pins a job left (epilog_script_cases.sh); and steps run in a
 # mount namespace that hides the shim, as a container does, which must
-# say they ran without gdrhook (container_cases.sh, with busybox-static).
+# say they ran without gdrhook (container_cases.sh, with busybox-static);
+# a step that made no CUDA call, which prints nothing (quiet_step_cases.sh);
+# and a misspelt --gdrhook=MODE, refused at submission (mode_word_cases.sh).
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -263,5 +265,7 @@ done
 . "$(dirname "$0")/verdict_text_cases.sh"
 . "$(dirname "$0")/epilog_script_cases.sh"
 . "$(dirname "$0")/container_cases.sh"
+. "$(dirname "$0")/quiet_step_cases.sh"
+. "$(dirname "$0")/mode_word_cases.sh"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"

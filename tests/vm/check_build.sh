@@ -8,6 +8,9 @@
 #    (GDRHOOK_WERROR=1, what build.sh passes): a DKMS install under a newer
 #    compiler must not fail on a new warning;
 #  - dkms.conf builds only for kernels the module supports (5.8 and later);
+#  - modinfo's version is the tree's VERSION (the package's, where a
+#    package build wrote it there), and DKMS's build passes its
+#    PACKAGE_VERSION, which the module then says;
 #  - the module builds against every installed kernel.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -27,8 +30,10 @@ for v in $(ls /boot/vmlinuz-* 2>/dev/null | sed 's|^/boot/vmlinuz-||' | sort -V)
 done
 [ -n "$kdirs" ] || { echo "check_build: FAILED: no kernel headers installed"; exit 1; }
 
-# A source copy with a stale probe header, as a `make` in kmod/ leaves one.
+# A source copy with a stale probe header, as a `make` in kmod/ leaves one,
+# and the tree's VERSION beside it, where build.sh reads it.
 cp -a "$ROOT/kmod" "$WORK/src"
+cp "$ROOT/VERSION" "$WORK/VERSION"
 printf '#error "stale gdrhook_config.h used"\n' >"$WORK/src/gdrhook_config.h"
 
 first=
@@ -51,6 +56,21 @@ include $kb
 print: ; @echo \$(filter -Werror,\$(ccflags-y))
 MK"
 done
+
+version=$(cat "$ROOT/VERSION")
+check "modinfo says the tree's version, $version" \
+	[ "$(/sbin/modinfo -F version "$WORK/out/gdrhook.ko")" = "$version" ]
+# DKMS's build: dkms.conf as a package installs it (its version filled in)
+# read by bash as dkms reads it, its MAKE line run in the module's source
+# as /usr/src/gdrhook-VERSION holds it (no VERSION file of the tree), up
+# to the version header: the module's version is the package's.
+mkdir "$WORK/dkms"
+cp -a "$ROOT/kmod" "$WORK/dkms/gdrhook-9.8.7+git1.abc"
+dkms_make=$(sed 's/#MODULE_VERSION#/9.8.7+git1.abc/' "$ROOT/kmod/packaging/dkms.conf" |
+	kernel_source_dir=$first bash -c '. /dev/stdin; echo "${MAKE[0]}"')
+check "dkms.conf's MAKE passes the package's version ($dkms_make)" \
+	sh -c "cd '$WORK/dkms/gdrhook-9.8.7+git1.abc' && $dkms_make gdrhook_version.h >/dev/null &&
+		grep -qx '#define GDRHOOK_MODULE_VERSION \"9.8.7+git1.abc\"' gdrhook_version.h"
 
 # dkms: the same regular expression dkms applies to the kernel release.
 re=$(sed -n 's/^BUILD_EXCLUSIVE_KERNEL="\(.*\)"$/\1/p' "$ROOT/kmod/packaging/dkms.conf")

@@ -72,10 +72,19 @@ PluginArguments arguments;
 bool option_given;
 std::string option_value;
 
+// Called where the option is given (srun, sbatch, salloc) as much as in
+// the job's steps: a misspelt mode is refused there, before anything is
+// submitted, with the words the shim's settings table accepts.
 int option_seen(int, const char *optarg, int)
 {
+    const std::string given = optarg && *optarg ? optarg : "on";
+    std::string mode = given;
+    if (const std::string why = check_mode(mode); !why.empty()) {
+        slurm_error("gdrhook: --gdrhook=%s %s", terminal_text(given).c_str(), why.c_str());
+        return -1;
+    }
     option_given = true;
-    option_value = optarg && *optarg ? optarg : "on";
+    option_value = mode;
     return 0;
 }
 
@@ -102,8 +111,10 @@ std::string job_mode(spank_t sp)
     char *optarg = nullptr;
     if (option_given)
         return option_value;
-    if (spank_option_getopt(sp, &gdrhook_option, &optarg) == ESPANK_SUCCESS)
-        return optarg && *optarg ? optarg : "on";
+    if (spank_option_getopt(sp, &gdrhook_option, &optarg) == ESPANK_SUCCESS) {
+        std::string mode = optarg && *optarg ? optarg : "on";
+        return check_mode(mode).empty() ? mode : "off";
+    }
     return arguments.default_mode;
 }
 
@@ -227,6 +238,7 @@ uint32_t tasks_ended;
 // may not ask spank_get_item).
 bool local_known;
 uint32_t local_job, local_step;
+uint32_t local_nodes; // the step's nodes, 0 where srun could not tell
 
 } // namespace
 
@@ -316,6 +328,8 @@ int slurm_spank_local_user_init(spank_t sp, int, char **)
 {
     local_known = spank_get_item(sp, S_JOB_ID, &local_job) == ESPANK_SUCCESS &&
                   spank_get_item(sp, S_JOB_STEPID, &local_step) == ESPANK_SUCCESS;
+    if (spank_get_item(sp, S_JOB_NNODES, &local_nodes) != ESPANK_SUCCESS)
+        local_nodes = 0;
     return 0;
 }
 
@@ -336,17 +350,27 @@ int slurm_spank_exit(spank_t sp, int, char **)
                         names.step.c_str(), terminal_text(why_off).c_str());
         return 0;
     }
-    std::vector<std::string> lines;
+    StepVerdicts verdicts;
     if (folder.fd >= 0) {
-        lines = step_verdicts(folder.fd, names.folder, names.step);
+        verdicts = step_verdicts(folder.fd, names.folder, names.job, names.step);
         close(folder.fd);
     }
-    if (lines.empty())
-        slurm_spank_log("gdrhook: job %s step %s: no verdict in %s (the step ran without "
-                        "gdrhook, or the folder is not the same on every node)",
-                        names.job.c_str(), names.step.c_str(), terminal_text(names.folder).c_str());
-    for (const std::string &line : lines)
+    for (const std::string &line : verdicts.lines)
         slurm_spank_log("%s", line.c_str());
+    // A node's verdict is written on that node: under a log root of each
+    // node's own (the default, /var/tmp/gdrhook), srun reads only the
+    // nodes' that share its file system, and says where the others are.
+    if (verdicts.nodes == 0 || verdicts.nodes < local_nodes) {
+        const std::string count = local_nodes
+                                      ? std::to_string(local_nodes - verdicts.nodes) + " of " +
+                                            std::to_string(local_nodes) + " node(s)"
+                                      : std::string("its nodes");
+        slurm_spank_log("gdrhook: job %s step %s: no verdict here of %s: each is on its node, in "
+                        "%s/NODE.step%s.verdict.txt, and in its slurmd log (a logdir= each node "
+                        "has of its own; one shared with this host brings them here)",
+                        names.job.c_str(), names.step.c_str(), count.c_str(),
+                        terminal_text(names.folder).c_str(), names.step.c_str());
+    }
     return 0;
 }
 

@@ -1,20 +1,51 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "tools/slurm/plugin_arguments.h"
 
+#include "cache/base/config.h"
+
 #include <grp.h>
 #include <pwd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <vector>
 
 namespace gdrhook::slurm {
+namespace {
+
+// The variable a mode other than on and off sets for the job's tasks.
+constexpr const char *mode_variable = "GDRHOOK_PIN";
+
+} // namespace
+
+std::string check_mode(std::string &mode)
+{
+    std::transform(mode.begin(), mode.end(), mode.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::vector<std::string> words = {"on", "off"};
+    const ConfigVariable *variable = find_config_variable(mode_variable);
+    for (const char *word : variable->choices)
+        if (std::find(words.begin(), words.end(), word) == words.end())
+            words.push_back(word);
+    if (std::find(words.begin(), words.end(), mode) != words.end())
+        return "";
+    std::string accepted;
+    for (size_t i = 0; i < words.size(); ++i)
+        accepted += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+    return "is not a mode: expected " + accepted;
+}
+
 namespace {
 
 // What `value` says for the argument `name`; "" or what is wrong.
 std::string read_one(const std::string &name, const std::string &value, PluginArguments &into)
 {
-    if (name == "default")
+    if (name == "default") {
         into.default_mode = value;
-    else if (name == "logdir")
+        if (const std::string why = check_mode(into.default_mode); !why.empty())
+            return "default=" + value + " " + why;
+    } else if (name == "logdir")
         into.log_tree.root = value;
     else if (name == "library")
         into.library = value;

@@ -3,6 +3,7 @@
 
 #include "cache/base/safe_file.h"
 #include "cache/base/unique_fd.h"
+#include "tools/cli/epilog/verdict_states.h"
 #include "tools/cli/terminal/terminal_text.h"
 
 #include <dirent.h>
@@ -51,12 +52,14 @@ std::vector<std::string> names_in(int folder, const std::string &suffix)
 
 } // namespace
 
-std::vector<std::string> step_verdicts(int folder, const std::string &folder_name,
-                                       const std::string &step)
+StepVerdicts step_verdicts(int folder, const std::string &folder_name, const std::string &job,
+                           const std::string &step)
 {
     using cli::terminal_text;
-    std::vector<std::string> lines;
-    for (const std::string &name : names_in(folder, ".step" + step + ".verdict.txt")) {
+    StepVerdicts verdicts;
+    std::vector<std::string> &lines = verdicts.lines;
+    const std::string suffix = ".step" + step + ".verdict.txt";
+    for (const std::string &name : names_in(folder, suffix)) {
         const std::string path = terminal_text(folder_name + "/" + name);
         OpenedFile file = open_for_reading(folder, name.c_str(), Owner::me_or_root(), true);
         if (file.fd < 0) {
@@ -65,10 +68,15 @@ std::vector<std::string> step_verdicts(int folder, const std::string &folder_nam
         }
         UniqueFd held(file.fd);
         const std::string line = first_line(held.get());
-        if (!line.empty())
+        ++verdicts.nodes;
+        // A step that made no CUDA call under the shim: no line.
+        const std::string host = name.substr(0, name.size() - suffix.size());
+        const std::string quiet = "gdrhook: job " + job + " step " + step + " on " + host + ": " +
+                                  std::string(cli::verdict_no_cuda_call) + ";";
+        if (!line.empty() && line.compare(0, quiet.size(), quiet) != 0)
             lines.push_back(terminal_text(line) + " (" + path + ")");
     }
-    return lines;
+    return verdicts;
 }
 
 } // namespace gdrhook::slurm

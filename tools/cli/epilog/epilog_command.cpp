@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "epilog/epilog_command.h"
 #include "epilog/load_marks.h"
+#include "epilog/verdict_states.h"
 #include "exit_code.h"
 #include "job/slurm_ids.h"
 
@@ -48,10 +49,12 @@ struct StepFindings {
     size_t logs = 0;              // event logs of this host
     bool bad_logs = false;        // their check failed
     std::string without;          // why the step ran without gdrhook, or ""
+    bool marks_read = false;      // the shim's load marks were asked about
 };
 
-// One line: the step's state first (OK, FAILED, or that it ran without
-// gdrhook: never OK then), then what it left pinned, what could not be
+// One line: the step's state first (OK, FAILED, that it ran without
+// gdrhook, never OK then, or that the shim was loaded and no CUDA call
+// made), then what it left pinned, what could not be
 // seen, and its logs.
 std::string verdict_line(const EpilogOptions &options, const std::string &host, const JobPins &pins,
                          const StepFindings &found)
@@ -67,6 +70,8 @@ std::string verdict_line(const EpilogOptions &options, const std::string &host, 
         verdict << "FAILED";
     else if (!found.without.empty())
         verdict << "ran without gdrhook: " << found.without;
+    else if (found.marks_read && found.logs == 0)
+        verdict << verdict_no_cuda_call;
     else
         verdict << "OK";
     if (left_pins) {
@@ -156,7 +161,8 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
                                     ? ""
                                     : ran_without_gdrhook(options.load_marks, logs.files.empty());
     const std::string verdict = verdict_line(
-        options, host, pins, {job_pins, job_bytes, logs.files.size(), bad_logs, without});
+        options, host, pins,
+        {job_pins, job_bytes, logs.files.size(), bad_logs, without, !options.load_marks.empty()});
     out << verdict << '\n';
 
     if (!summary_path.empty()) {
