@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "log/log_subcommands.h"
 #include "report/check.h"
 #include "test_support.h"
 
@@ -243,4 +244,21 @@ TEST_CASE("--allow takes each problem kind by name, and refuses anything else", 
                    options);
     CHECK(r.passed());
     CHECK(r.allowed_by_kind[static_cast<size_t>(ProblemKind::revoked_never_unpinned)] == 1);
+}
+
+TEST_CASE("log check --help names every kind --allow takes, as the check spells it")
+{
+    CLI::App app;
+    add_log(app);
+    const CLI::Option *allow =
+        app.get_subcommand("log")->get_subcommand("check")->get_option("--allow");
+    const std::string help = allow->get_description();
+    for (int k = 0; k < problem_kind_count; ++k) {
+        const std::string name = allow_name(static_cast<ProblemKind>(k));
+        INFO(name);
+        CHECK(help.find(name) != std::string::npos);
+        CheckOptions scratch;
+        CHECK(add_allowance(scratch, name));
+    }
+    CHECK(help.find("error:TEXT") != std::string::npos);
 }

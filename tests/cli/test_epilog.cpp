@@ -2,8 +2,8 @@
 // `gdrhook epilog`'s verdict on made-up /proc trees: a job is charged with
 // its own processes' pins only, never with another job's or another
 // user's, and answers as `gdrhook node --job` does on the same /proc.
+#include "command/exit_code.h"
 #include "epilog/epilog_command.h"
-#include "exit_code.h"
 #include "fake_node.h"
 #include "node/node_command.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // `gdrhook node` against made-up /proc and /sys trees: what it counts,
 // whose it says it is, and the exit status an epilog acts on.
-#include "exit_code.h"
+#include "command/exit_code.h"
 #include "fake_node.h"
 #include "kmod/include/uapi/gdrhook_ioctl.h"
 #include "node/node_command.h"

@@ -6,7 +6,7 @@
 // command hands out a job's events, and tells its malformed lines, in the
 // order of reading one event of each file in turn, worked out here the
 // plain way (the tests' oracle).
-#include "log_commands.h"
+#include "log/log_commands.h"
 #include "read/batched_reader.h"
 #include "read/every_event.h"
 #include "read/log_file_set.h"

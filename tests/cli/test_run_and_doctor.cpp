@@ -2,7 +2,8 @@
 #include "cache/base/config.h"
 #include "doctor/doctor.h"
 #include "event_lines.h"
-#include "run/library_locator.h"
+#include "install/library_locator.h"
+#include "read/events_pattern.h"
 #include "run/run_command.h"
 #include "test_support.h"
 
@@ -28,8 +29,8 @@ using gdrhook::BackendKind;
 TEST_CASE("run puts the shim first in LD_PRELOAD and sets only the options given", "[run]")
 {
     RunOptions options;
-    options.pin = "alloc";
-    options.verify = true;
+    options.settings["GDRHOOK_PIN"] = "alloc";
+    options.settings["GDRHOOK_VERIFY"] = "1";
     auto env = run_environment(options, "/x/libgdrhook.so", "/tmp/e.%p.jsonl",
                                {"PATH=/bin", "LD_PRELOAD=/y/libother.so", "GDRHOOK_BACKEND=kmod"});
     auto has = [&](const std::string &entry) {
@@ -128,6 +129,25 @@ TEST_CASE("the events pattern's %h is this host and %r any rank", "[run]")
     for (const char *name : names)
         unlink((dir + name).c_str());
     rmdir(dir.c_str());
+}
+
+TEST_CASE("run and doctor look for the shim --library names, else GDRHOOK_LIBRARY's", "[run]")
+{
+    const char *before = std::getenv("GDRHOOK_LIBRARY");
+    const std::string kept = before ? before : "";
+    setenv("GDRHOOK_LIBRARY", "/from/environment/libgdrhook.so", 1);
+    std::vector<std::string> tried;
+    CHECK(find_shim("", tried).empty());
+    CHECK(tried == std::vector<std::string>{"/from/environment/libgdrhook.so"});
+    CHECK(find_shim("/from/option/libgdrhook.so", tried).empty());
+    CHECK(tried == std::vector<std::string>{"/from/option/libgdrhook.so"});
+    // The doctor reports the shim `gdrhook run` would load.
+    const ShimFacts shim = probe_shim();
+    CHECK(shim.tried == std::vector<std::string>{"/from/environment/libgdrhook.so"});
+    unsetenv("GDRHOOK_LIBRARY");
+    CHECK(named_library("").empty());
+    if (before)
+        setenv("GDRHOOK_LIBRARY", kept.c_str(), 1);
 }
 
 TEST_CASE("the shim is looked for in the build tree, then the install tree", "[run]")

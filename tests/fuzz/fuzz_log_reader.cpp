@@ -6,7 +6,7 @@
 // LineReader and LineParser and fed to the summary, the checker and the
 // timeline. Malformed lines must be reported, never crash or hang; the
 // sanitizers report the rest.
-#include "log_commands.h"
+#include "log/log_commands.h"
 
 #include <cstdint>
 #include <cstdlib>

@@ -397,45 +397,11 @@ void parse_options(int argc, char **argv)
         options.rounds = 1;
 }
 
-} // namespace
-
-int main(int argc, char **argv)
+// The driver's frees: plain, stream-ordered, VMM (in `va`, reserved for
+// the whole run) and a pool's trim.
+void run_driver_paths(std::vector<PathCounts> &paths, CUdevice device, CUstream stream,
+                      CUdeviceptr va, size_t vmm_size)
 {
-    setvbuf(stdout, nullptr, _IOLBF, 0);
-    parse_options(argc, argv);
-    // As a UCX program starts (ucp_init before any CUDA call): the cache,
-    // and with it UCX's CUDA hooks, before the shim has seen CUDA used.
-    ucs_rcache_t *early = nullptr;
-    if (options.early_rcache) {
-        early = make_rcache(false);
-        printf("early_rcache=%s\n", early ? "on" : "off");
-    }
-    CHECK_CU_OR_EXIT(cuInit(0), 2);
-    CUdevice device = 0;
-    CHECK_CU_OR_EXIT(cuDeviceGet(&device, 0), 2);
-    CUcontext context = nullptr;
-    // The primary context, as the CUDA runtime takes it at its start.
-    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&context, device), 2);
-    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
-    if (options.dmabuf) {
-        dmabuf_export = exports_dmabuf(device);
-        printf("dmabuf=%d\n", int(dmabuf_export));
-    }
-    // The first cache, before the handler below: the cache's
-    // ucm_set_event_handler is the one that installs UCX's CUDA hooks (where
-    // the events are not external).
-    ucs_rcache_destroy(make_rcache());
-    if (ucm_set_event_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 2000, observe,
-                              nullptr) != UCS_OK) {
-        fprintf(stderr, "ucm_set_event_handler failed\n");
-        return 2;
-    }
-    CHECK_CU_OR_EXIT(cuMemAlloc_v2(&scratch, 4096), 2);
-    CUstream stream = nullptr;
-    CHECK_CU_OR_EXIT(cuStreamCreate(&stream, 0), 2);
-
-    // Sizes a few MiB apart: a region left stale holds this much.
-    std::vector<PathCounts> paths(8);
     paths[0].name = "cuMemFree_v2";
     run_path(
         paths[0], 8 << 20,
@@ -463,9 +429,6 @@ int main(int argc, char **argv)
         });
 
     paths[2].name = "cuMemUnmap+cuMemRelease";
-    const size_t vmm_size = 16 << 20;
-    CUdeviceptr va = 0;
-    CHECK_CU_OR_EXIT(cuMemAddressReserve(&va, vmm_size, 0, 0, 0), 2);
     CUmemGenericAllocationHandle handle = 0;
     run_path(
         paths[2], vmm_size,
@@ -507,7 +470,12 @@ int main(int argc, char **argv)
             CHECK_CU_OR_EXIT(cuStreamSynchronize(stream), 2);
             CHECK_CU_OR_EXIT(cuMemPoolTrimTo(pool, 0), 2);
         });
+}
 
+// The runtime's free, and the frees that end graph memory and a context.
+void run_runtime_graph_and_context_paths(std::vector<PathCounts> &paths, CUdevice device,
+                                         CUcontext context, CUstream stream)
+{
 #ifdef UCX_RCACHE_CUDART
     // The CUDA runtime (linked statically where built so): it reaches the
     // driver through cuGetProcAddress, not through libcuda's exports.
@@ -516,18 +484,10 @@ int main(int argc, char **argv)
         paths[4], 14 << 20,
         [](size_t size) {
             void *p = nullptr;
-            if (cudaMalloc(&p, size) != cudaSuccess) {
-                fprintf(stderr, "cudaMalloc failed\n");
-                exit(2);
-            }
+            CHECK_CU_OR_EXIT(cudaMalloc(&p, size), 2);
             return uint64_t(reinterpret_cast<uintptr_t>(p));
         },
-        [](uint64_t p) {
-            if (cudaFree(reinterpret_cast<void *>(p)) != cudaSuccess) {
-                fprintf(stderr, "cudaFree failed\n");
-                exit(2);
-            }
-        });
+        [](uint64_t p) { CHECK_CU_OR_EXIT(cudaFree(reinterpret_cast<void *>(p)), 2); });
     CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
 #endif
 
@@ -572,6 +532,52 @@ int main(int argc, char **argv)
             // The primary context again, for cuMemGetInfo.
             CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
         });
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    parse_options(argc, argv);
+    // As a UCX program starts (ucp_init before any CUDA call): the cache,
+    // and with it UCX's CUDA hooks, before the shim has seen CUDA used.
+    ucs_rcache_t *early = nullptr;
+    if (options.early_rcache) {
+        early = make_rcache(false);
+        printf("early_rcache=%s\n", early ? "on" : "off");
+    }
+    CHECK_CU_OR_EXIT(cuInit(0), 2);
+    CUdevice device = 0;
+    CHECK_CU_OR_EXIT(cuDeviceGet(&device, 0), 2);
+    CUcontext context = nullptr;
+    // The primary context, as the CUDA runtime takes it at its start.
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&context, device), 2);
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
+    if (options.dmabuf) {
+        dmabuf_export = exports_dmabuf(device);
+        printf("dmabuf=%d\n", int(dmabuf_export));
+    }
+    // The first cache, before the handler below: the cache's
+    // ucm_set_event_handler is the one that installs UCX's CUDA hooks (where
+    // the events are not external).
+    ucs_rcache_destroy(make_rcache());
+    if (ucm_set_event_handler(UCM_EVENT_MEM_TYPE_ALLOC | UCM_EVENT_MEM_TYPE_FREE, 2000, observe,
+                              nullptr) != UCS_OK) {
+        fprintf(stderr, "ucm_set_event_handler failed\n");
+        return 2;
+    }
+    CHECK_CU_OR_EXIT(cuMemAlloc_v2(&scratch, 4096), 2);
+    CUstream stream = nullptr;
+    CHECK_CU_OR_EXIT(cuStreamCreate(&stream, 0), 2);
+
+    // Sizes a few MiB apart: a region left stale holds this much.
+    std::vector<PathCounts> paths(8);
+    const size_t vmm_size = 16 << 20;
+    CUdeviceptr va = 0;
+    CHECK_CU_OR_EXIT(cuMemAddressReserve(&va, vmm_size, 0, 0, 0), 2);
+    run_driver_paths(paths, device, stream, va, vmm_size);
+    run_runtime_graph_and_context_paths(paths, device, context, stream);
     CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
     // Not before: a later path's buffer could land in the range.
     CHECK_CU_OR_EXIT(cuMemAddressFree(va, vmm_size), 2);

@@ -26,7 +26,7 @@
 //
 // The files are read right after they are written, so they come from the
 // page cache: this measures the reader, not the disk.
-#include "log_commands.h"
+#include "log/log_commands.h"
 #include "median.h"
 #include "read/batched_reader.h"
 #include "read/every_event.h"

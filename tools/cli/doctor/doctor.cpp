@@ -3,7 +3,7 @@
 // found (doctor_judge.cpp), and prints each finding with its advice.
 #include "doctor/doctor.h"
 
-#include "exit_code.h"
+#include "command/exit_code.h"
 #include "terminal/terminal_text.h"
 
 #include <ostream>

@@ -5,8 +5,8 @@
 // is in this environment, read by the shim's own parser; a value the shim
 // would reject, and a GDRHOOK_* variable nothing reads, are said as the
 // shim would say them.
+#include "command/exit_code.h"
 #include "doctor/doctor.h"
-#include "exit_code.h"
 
 #include "cache/base/config.h"
 #include "cache/base/unknown_variables.h"

@@ -4,17 +4,14 @@
 // source; this asks them all.
 #include "doctor/machine_facts.h"
 
-#include "run/library_locator.h"
-
-#include <cstdlib>
+#include "install/library_locator.h"
 
 namespace gdrhook::cli {
 
 ShimFacts probe_shim()
 {
     ShimFacts shim;
-    const char *env = std::getenv("GDRHOOK_LIBRARY");
-    shim.library = find_library(executable_dir(), env ? env : "", shim.tried);
+    shim.library = find_shim("", shim.tried);
     return shim;
 }
 

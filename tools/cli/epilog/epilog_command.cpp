@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "epilog/epilog_command.h"
+#include "command/exit_code.h"
 #include "epilog/load_marks.h"
 #include "epilog/verdict_states.h"
-#include "exit_code.h"
 #include "job/slurm_ids.h"
 
-#include "log_commands.h"
+#include "log/log_commands.h"
+#include "read/events_pattern.h"
 #include "report/units.h"
-#include "run/run_command.h"
 #include "terminal/terminal_text.h"
 
 #include "cache/base/config.h"

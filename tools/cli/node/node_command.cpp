@@ -4,7 +4,7 @@
 // exit status a job scheduler's epilog can act on (README, "What is
 // pinned on a node").
 #include "node/node_command.h"
-#include "exit_code.h"
+#include "command/exit_code.h"
 #include "job/slurm_ids.h"
 #include "node/node_gpus.h"
 

@@ -22,7 +22,7 @@
 #include "recover/log_recovery.h"
 #include "terminal/terminal_text.h"
 
-#include "exit_code.h"
+#include "command/exit_code.h"
 #include "recover/journal_reader.h"
 #include "recover/log_tail.h"
 

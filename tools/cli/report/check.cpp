@@ -39,9 +39,13 @@ const char *allow_name(ProblemKind kind)
     return kind_names[static_cast<size_t>(kind)].allow;
 }
 
+namespace {
+// `--allow error:TEXT`: the error events whose msg starts with TEXT.
+const std::string error_prefix = "error:";
+} // namespace
+
 bool add_allowance(CheckOptions &options, const std::string &value)
 {
-    const std::string error_prefix = "error:";
     if (value.compare(0, error_prefix.size(), error_prefix) == 0 &&
         value.size() > error_prefix.size()) {
         options.allowed_error_prefixes.push_back(value.substr(error_prefix.size()));
@@ -54,6 +58,17 @@ bool add_allowance(CheckOptions &options, const std::string &value)
         }
     }
     return false;
+}
+
+std::string allowance_words()
+{
+    std::string words = std::string(allow_name(ProblemKind::error_event)) +
+                        " (any error event that is not a verify finding), " + error_prefix +
+                        "TEXT (those whose msg starts with TEXT)";
+    for (int k = 0; k < problem_kind_count; ++k)
+        if (static_cast<ProblemKind>(k) != ProblemKind::error_event)
+            words += std::string(", ") + allow_name(static_cast<ProblemKind>(k));
+    return words;
 }
 
 namespace {

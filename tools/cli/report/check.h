@@ -58,6 +58,10 @@ struct CheckOptions {
 // false for anything else.
 bool add_allowance(CheckOptions &options, const std::string &value);
 
+// Every value add_allowance() takes, in words, for `log check --help`:
+// "error (...), error:TEXT (...), never-unpinned, freed-while-pinned, ...".
+std::string allowance_words();
+
 struct Problem {
     ProblemKind kind;
     SourceLocation where; // the line the problem is reported at

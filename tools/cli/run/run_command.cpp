@@ -3,13 +3,14 @@
 
 #include "recover/log_recovery.h"
 
+#include "install/library_locator.h"
 #include "read/batched_reader.h"
+#include "read/events_pattern.h"
 #include "read/every_event.h"
 #include "read/malformed_line_report.h"
 #include "report/check.h"
 #include "report/summary.h"
 #include "report/units.h"
-#include "run/library_locator.h"
 #include "run/program_lookup.h"
 #include "terminal/terminal_text.h"
 
@@ -259,66 +260,16 @@ std::vector<std::string> run_environment(const RunOptions &options, const std::s
     // interposer forwards them.
     set_variable(env, "LD_PRELOAD", preload.empty() ? library : library + ":" + preload);
     set_variable(env, "GDRHOOK_EVENTS", events);
-    if (!options.backend.empty())
-        set_variable(env, "GDRHOOK_BACKEND", options.backend);
-    if (!options.pin.empty())
-        set_variable(env, "GDRHOOK_PIN", options.pin);
-    if (!options.log_level.empty())
-        set_variable(env, "GDRHOOK_LOG_LEVEL", options.log_level);
-    if (options.verify)
-        set_variable(env, "GDRHOOK_VERIFY", "1");
-    if (!options.sample_ms.empty())
-        set_variable(env, "GDRHOOK_SAMPLE_MS", options.sample_ms);
+    for (const auto &[variable, value] : options.settings)
+        if (!value.empty())
+            set_variable(env, variable, value);
     return env;
-}
-
-std::vector<std::string> expand_events_pattern(const std::string &pattern)
-{
-    return expand_events_pattern(pattern, short_host_name());
-}
-
-std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host)
-{
-    // The shim's grammar (path_pattern.h): %p any pid, %r any rank, %h the
-    // host; the rest escaped, so a path with '*' or '[' in it only matches
-    // itself. A pattern the shim refuses named no file.
-    std::vector<PathPiece> pieces;
-    std::string error;
-    if (!split_path_pattern(pattern, pieces, error))
-        return {};
-    auto literal = [](std::string &out, const std::string &text) {
-        for (char c : text) {
-            if (c == '*' || c == '?' || c == '[' || c == '\\')
-                out += '\\';
-            out += c;
-        }
-    };
-    std::string glob_pattern;
-    for (const PathPiece &piece : pieces) {
-        switch (piece.kind) {
-        case PathPiece::Kind::text: literal(glob_pattern, piece.text); break;
-        case PathPiece::Kind::pid: glob_pattern += "[0-9]*"; break;
-        case PathPiece::Kind::rank: glob_pattern += '*'; break;
-        case PathPiece::Kind::host: literal(glob_pattern, host); break;
-        }
-    }
-    glob_t found = {};
-    std::vector<std::string> files;
-    if (glob(glob_pattern.c_str(), 0, nullptr, &found) == 0)
-        for (size_t i = 0; i < found.gl_pathc; ++i)
-            files.emplace_back(found.gl_pathv[i]);
-    globfree(&found);
-    return files;
 }
 
 int run_program(const RunOptions &options, std::ostream &err)
 {
-    std::string explicit_library = options.library;
-    if (explicit_library.empty())
-        if (const char *env = std::getenv("GDRHOOK_LIBRARY"))
-            explicit_library = env;
     std::vector<std::string> tried;
-    std::string library = find_library(executable_dir(), explicit_library, tried);
+    std::string library = find_shim(options.library, tried);
     if (library.empty()) {
         err << "gdrhook: cannot find libgdrhook.so; looked at:\n";
         for (const std::string &path : tried)

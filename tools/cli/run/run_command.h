@@ -2,6 +2,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -12,12 +13,10 @@ namespace gdrhook::cli {
 struct RunOptions {
     std::vector<std::string> command; // program and its arguments
     std::string events;               // GDRHOOK_EVENTS; default ./gdrhook-<pid>.%p.jsonl
-    std::string backend;              // GDRHOOK_BACKEND
-    std::string pin;                  // GDRHOOK_PIN
-    std::string log_level;            // GDRHOOK_LOG_LEVEL
-    bool verify = false;              // GDRHOOK_VERIFY=1
-    std::string sample_ms;            // GDRHOOK_SAMPLE_MS
-    std::string library;              // the shim; else GDRHOOK_LIBRARY, else found
+    // The GDRHOOK_* variables the options set (run_subcommand.cpp's table),
+    // by name; an empty value is an option not given.
+    std::map<std::string, std::string> settings;
+    std::string library; // the shim; else GDRHOOK_LIBRARY, else found
     bool summary = true;
 };
 
@@ -26,12 +25,6 @@ struct RunOptions {
 std::vector<std::string> run_environment(const RunOptions &options, const std::string &library,
                                          const std::string &events,
                                          const std::vector<std::string> &base);
-
-// The files a GDRHOOK_EVENTS pattern produced on this host: %p matches any
-// pid, %r any rank (or the "x" of none), %h is @p host (by default this
-// machine's short name, as the shim writes it).
-std::vector<std::string> expand_events_pattern(const std::string &pattern);
-std::vector<std::string> expand_events_pattern(const std::string &pattern, const std::string &host);
 
 // Runs the program under the shim and returns its exit status (128 + the
 // signal if it was killed; as env: 127 if there is no such program, 126

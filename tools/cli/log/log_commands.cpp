@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 // The `gdrhook log ...` commands: read the files once, feed one consumer,
 // report what could not be read, and choose the exit status.
-#include "log_commands.h"
+#include "log/log_commands.h"
 
-#include "exit_code.h"
+#include "command/exit_code.h"
 #include "read/batched_reader.h"
 #include "read/every_event.h"
 #include "read/log_inputs.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-#include "run/library_locator.h"
+#include "install/library_locator.h"
 
 #include <limits.h>
 #include <unistd.h>
@@ -28,7 +28,7 @@ constexpr const char *multiarch_libdir = "../lib/x86_64-linux-gnu";
 #elif defined(__aarch64__)
 constexpr const char *multiarch_libdir = "../lib/aarch64-linux-gnu";
 #else
-#error "gdrhook supports x86-64 and aarch64 (tools/cli/library_locator.cpp)"
+#error "gdrhook supports x86-64 and aarch64 (tools/cli/install/library_locator.cpp)"
 #endif
 
 // "../lib/x86_64-linux-gnu" from "bin" and "lib/x86_64-linux-gnu"; the
@@ -101,6 +101,19 @@ std::string executable_dir()
     std::string exe(path, static_cast<size_t>(n));
     size_t slash = exe.rfind('/');
     return slash == std::string::npos ? std::string(".") : exe.substr(0, slash);
+}
+
+std::string named_library(const std::string &option)
+{
+    if (!option.empty())
+        return option;
+    const char *env = std::getenv("GDRHOOK_LIBRARY");
+    return env ? env : "";
+}
+
+std::string find_shim(const std::string &option, std::vector<std::string> &tried)
+{
+    return find_library(executable_dir(), named_library(option), tried);
 }
 
 } // namespace gdrhook::cli

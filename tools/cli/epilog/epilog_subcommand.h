@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+// `gdrhook epilog`'s subcommand: its options and its footer.
+#pragma once
+
+#include "command/command.h"
+
+namespace gdrhook::cli {
+
+Command add_epilog(CLI::App &app);
+
+} // namespace gdrhook::cli
