@@ -284,6 +284,11 @@ const ConfigVariable variables[] = {
          parse_choice(name, value, ucx_names, c.ucx, d);
      },
      [](const Config &c) -> std::string { return to_string(c.ucx); }, choices_of(ucx_names)},
+    {"GDRHOOK_PROFILE", "boolean", "`0`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_flag(name, value, c.profile, d);
+     },
+     [](const Config &c) -> std::string { return c.profile ? "1" : "0"; }},
 };
 
 } // namespace

@@ -39,6 +39,7 @@ struct Config {
     uint64_t cache_max_entries = 65536;             // GDRHOOK_CACHE_MAX_ENTRIES
     uint32_t sample_ms = 0;                         // GDRHOOK_SAMPLE_MS, 0 = no samples
     UcxBridgeMode ucx = UcxBridgeMode::auto_detect; // GDRHOOK_UCX
+    bool profile = false;                           // GDRHOOK_PROFILE
 };
 
 // GDRHOOK_SAMPLE_MS: 0, or an interval in this range. Below 10 ms the

@@ -23,6 +23,7 @@
 #include "cache/pinning/unpinner.h"
 #include "cache/prim/cycle_counter.h"
 #include "cache/prim/hot_arena.h"
+#include "cache/prim/profile.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -38,6 +39,18 @@ namespace {
 
 std::mutex init_lock;
 Runtime *the_runtime = nullptr; // never freed (see runtime.h)
+
+// The counter's rate, for the profile's report: the event clock's where
+// events carry it, else measured now over 10 ms.
+uint64_t cycle_counter_ticks_per_ms()
+{
+    if (const uint64_t hz = event_clock_tsc_hz())
+        return hz / 1000;
+    const uint64_t ns0 = monotonic_ns(), ticks0 = read_cycle_counter();
+    usleep(10000);
+    const uint64_t ns = monotonic_ns() - ns0, ticks = read_cycle_counter() - ticks0;
+    return ns ? ticks * 1000000 / ns : 0;
+}
 
 void print_statistics()
 {
@@ -105,6 +118,9 @@ void finish_recording(bool others_wait)
     keep_journal_or_remove();
     print_statistics();
     print_process_cache_statistics();
+    if (profiling())
+        for (const std::string &line : profile_report(cycle_counter_ticks_per_ms()))
+            diagnostics().warn("{}", line);
 }
 
 void at_exit()
@@ -226,6 +242,7 @@ void initialize(const DriverQueries &queries)
     }
 
     start_event_clock();
+    hot_line.profiling = rt->config.profile;
     // Resolved once, now: the program may change folder at any time
     // (start_folder.h); its log, journal and children's logs stay where
     // it started.

@@ -3,6 +3,7 @@
 
 #include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
+#include "cache/prim/profile.h"
 
 #include <cerrno>
 #include <climits>
@@ -293,6 +294,7 @@ bool EventPipeline::released_after_write_locked()
 
 void EventPipeline::handle_locked(Event &event)
 {
+    ProfileTimer timed(ProfilePart::writer_event);
     // The handler may write the consumer's own lines before this event's:
     // they carry the seq of the event written before them.
     if (handler_)

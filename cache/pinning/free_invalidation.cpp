@@ -2,6 +2,7 @@
 #include "cache/pinning/free_invalidation.h"
 
 #include "cache/events/event_pipeline.h"
+#include "cache/prim/profile.h"
 #include "cache/registration/registration_cache.h"
 
 namespace gdrhook {
@@ -56,6 +57,7 @@ FreeSubscriber registration_cache_free_subscriber()
 
 void unpin_freed(RegistrationCache &cache, EventPipeline &pipeline)
 {
+    ProfileTimer timed(ProfilePart::free_unpin);
     cache.unpin_retired();
     pipeline.poke();
 }

@@ -40,6 +40,7 @@ struct alignas(64) HotLine {
     std::atomic<uint32_t> fork_generation{1};    // events/thread_state.cpp
     std::atomic<uint32_t> context_generation{1}; // record/recorder.cpp
     bool event_clock_counts_tsc = false;         // events/event_clock.cpp
+    bool profiling = false;                      // prim/profile.h, GDRHOOK_PROFILE
     std::atomic<uint16_t> captures{0};           // base/capture.h: in progress
     EventPipeline *pipeline = nullptr;           // runtime
     AllocTracker *tracker = nullptr;             // runtime
@@ -53,6 +54,7 @@ struct alignas(64) HotLine {
     std::atomic<intptr_t> thread_state_offset{0}; // events/thread_state.cpp
 };
 static_assert(sizeof(HotLine) == 64, "one cache line");
+static_assert(offsetof(HotLine, profiling) < 16, "in the padding before the pointers");
 static_assert(offsetof(HotLine, captures) < 16, "in the padding before the pointers");
 static_assert(offsetof(HotLine, free_listeners) < 16, "in the padding before the pointers");
 static_assert(offsetof(HotLine, alloc_listeners) < 16, "in the padding before the pointers");

@@ -9,6 +9,7 @@
 #include "cache/notify/alloc_subscribers.h"
 #include "cache/notify/free_subscribers.h"
 #include "cache/prim/hot_line.h"
+#include "cache/prim/profile.h"
 
 #include <array>
 #include <atomic>
@@ -71,7 +72,10 @@ RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind 
                            uint64_t size)
 {
     RecordedEvent event;
-    event.time = queued_time_now();
+    {
+        ProfileTimer timed(ProfilePart::pair_clock);
+        event.time = queued_time_now();
+    }
     event.addr = addr;
     event.size = size;
     event.api = api;
@@ -115,6 +119,7 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
     queued.msg = queued_null_text;
     queued.backend = queued_null_text;
     pack_shared_fields(event, queued);
+    ProfileTimer timed(ProfilePart::pair_push);
     hot_line.pipeline->submit(queued);
 }
 
@@ -180,11 +185,14 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr, 
         return ticket;
     if (!runtime_running())
         return ticket;
+    ProfileTimer whole(ProfilePart::free_before_real);
     ticket.active = true;
     ticket.event = recorded_now(EventKind::free, api, via, kind, addr, size_hint);
 
-    if (GDRHOOK_LIKELY(kind != MemoryKind::vmm_mapping))
+    if (GDRHOOK_LIKELY(kind != MemoryKind::vmm_mapping)) {
+        ProfileTimer timed(ProfilePart::pair_tracker);
         ticket.tracked = hot_line.tracker->take(kind, addr, ticket.allocation);
+    }
     if (GDRHOOK_UNLIKELY(!ticket.tracked))
         find_untracked(ticket, kind, addr, size_hint);
     if (GDRHOOK_LIKELY(ticket.tracked)) {
@@ -204,6 +212,7 @@ void end_free(FreeTicket &ticket, int rc)
 {
     if (!ticket.active)
         return;
+    ProfileTimer whole(ProfilePart::free_after_real);
     ticket.event.rc = rc;
     if (GDRHOOK_UNLIKELY(rc != 0 && ticket.tracked))
         hot_line.tracker->insert(ticket.allocation); // still allocated
@@ -230,19 +239,27 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint
         // An allocation node's memory is freed as a pool's (cuMemFree,
         // cuMemFreeAsync, a free node): tracked as one.
         allocation.kind = kind == MemoryKind::graph ? MemoryKind::pool : kind;
-        allocation.context = current_context_of_thread();
-        allocation.dev = device_of(allocation.context);
+        {
+            ProfileTimer timed(ProfilePart::pair_context);
+            allocation.context = current_context_of_thread();
+            allocation.dev = device_of(allocation.context);
+        }
         event.dev = allocation.dev;
         // A stream-ordered allocation during a capture is a graph node:
         // logged as graph memory, tracked (and freed) as a pool's.
         if (GDRHOOK_UNLIKELY(kind == MemoryKind::pool) && capture_in_progress())
             event.mem = MemoryKind::graph;
-        hot_line.tracker->insert(allocation);
+        {
+            ProfileTimer timed(ProfilePart::pair_tracker);
+            hot_line.tracker->insert(allocation);
+        }
         submit(event);
         // Once tracked and logged: a `pin` follows its `alloc`, and a free
         // from inside a listener finds the allocation (notify/alloc_subscribers.h).
-        if (anyone_listens_to_allocations())
+        if (anyone_listens_to_allocations()) {
+            ProfileTimer timed(ProfilePart::pair_alloc_listeners);
             tell_after_alloc(api, via, kind, allocation.dev, addr, size);
+        }
         return;
     }
     submit(event);

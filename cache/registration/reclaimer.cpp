@@ -4,6 +4,7 @@
 #include "cache/base/clock.h"
 #include "cache/events/event_clock.h"
 #include "cache/prim/asymmetric_fence.h"
+#include "cache/prim/profile.h"
 
 #include <algorithm>
 #include <new>
@@ -18,15 +19,27 @@ Reclaimer::Reclaimer(PinBackend &backend, PublishedState &published, const Threa
 
 void Reclaimer::reclaim()
 {
+    reclaim_on(false);
+}
+
+void Reclaimer::reclaim_on(bool worker)
+{
+    ProfileTimer waited(ProfilePart::reclaim_lock_wait);
     std::lock_guard<std::mutex> lock(mu_);
+    waited.stop();
+    ProfileTimer round(ProfilePart::reclaim_round);
     writer_.take_retired(considered_, nodes_waiting_);
     // A free unpins on its own thread (unpin_retired()): the worker's drain
     // after it finds nothing, and skips the fence's system call.
-    if (considered_.empty() && nodes_waiting_.empty())
+    if (considered_.empty() && nodes_waiting_.empty()) {
+        round.discard();
         return;
+    }
     start_round();
     const ReaderScan scan = scan_readers();
-    unpin(take_unheld(scan));
+    std::vector<CacheEntry *> batch = take_unheld(scan);
+    round.stop();
+    unpin(batch, worker);
     free_unreachable(scan.oldest_reader);
 }
 
@@ -82,7 +95,7 @@ std::vector<CacheEntry *> Reclaimer::take_unheld(const ReaderScan &scan)
 }
 
 // One backend call for the batch; each unpin waits in reports_ for drain().
-void Reclaimer::unpin(const std::vector<CacheEntry *> &batch)
+void Reclaimer::unpin(const std::vector<CacheEntry *> &batch, bool worker)
 {
     if (batch.empty())
         return;
@@ -92,7 +105,11 @@ void Reclaimer::unpin(const std::vector<CacheEntry *> &batch)
         pins.push_back(std::move(e->pin));
     // The unpin happened now, not when the worker writes its line.
     const uint64_t started = queued_time_now();
-    Status status = backend_.unpin(pins.data(), pins.size());
+    Status status;
+    {
+        ProfileTimer released(ProfilePart::release);
+        status = backend_.unpin(pins.data(), pins.size());
+    }
     const uint64_t now = monotonic_ns();
     uint64_t bytes = 0;
     for (CacheEntry *e : batch) {
@@ -103,6 +120,9 @@ void Reclaimer::unpin(const std::vector<CacheEntry *> &batch)
         record.handle = e->range.handle;
         record.fd = e->range.fd;
         record.lat_ns = now > e->retired_ns ? now - e->retired_ns : 0;
+        if (profiling())
+            profile_add(worker ? ProfilePart::unpin_latency_by_worker : ProfilePart::unpin_latency,
+                        record.lat_ns);
         record.started = started;
         record.reason = e->reason;
         record.status = status;
@@ -138,7 +158,7 @@ void Reclaimer::free_unreachable(uint64_t oldest_reader)
 
 size_t Reclaimer::drain(const std::function<void(const UnpinRecord &)> &report)
 {
-    reclaim();
+    reclaim_on(true);
     return this->report(report);
 }
 

@@ -94,11 +94,13 @@ private:
         std::vector<uint64_t> held;          // entry ids in hold slots, sorted
     };
 
+    // reclaim(), `worker`: for drain() (which the profile tells apart).
+    void reclaim_on(bool worker);
     // mu_ held.
     void start_round();
     ReaderScan scan_readers() const;
     std::vector<CacheEntry *> take_unheld(const ReaderScan &scan);
-    void unpin(const std::vector<CacheEntry *> &batch);
+    void unpin(const std::vector<CacheEntry *> &batch, bool worker);
     void free_unreachable(uint64_t oldest_reader);
 
     PinBackend &backend_;

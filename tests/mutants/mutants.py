@@ -1641,6 +1641,15 @@ MUTANTS = [
          find="\tpin = kzalloc(sizeof(*pin), GFP_KERNEL_ACCOUNT);\n",
          replace="\t(void)0;\n" * 150 + "\tpin = kzalloc(sizeof(*pin), GFP_KERNEL_ACCOUNT);\n"),
 
+    # --- the optional profile -------------------------------------------
+    dict(name="profile_times_when_off", promise="a profile timer counts nothing unless GDRHOOK_PROFILE is on",
+         file="cache/prim/profile.h", suites=["unit"], tests=["core"],
+         find="        : part_(part), start_(profiling() ? read_cycle_counter() : 0)",
+         replace="        : part_(part), start_(read_cycle_counter())"),
+    dict(name="profile_bucket_coarse", promise="a profile's percentiles are within an eighth of the value",
+         file="cache/prim/profile.cpp", suites=["unit"], tests=["core"],
+         find="    return (top - sub_bits + 1) * subs + ((ticks >> (top - sub_bits)) & (subs - 1));",
+         replace="    return (top - sub_bits + 1) * subs;"),
 ]
 
 

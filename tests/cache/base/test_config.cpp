@@ -33,6 +33,7 @@ TEST_CASE("with no variables set every setting has its default")
     CHECK(c.pin == PinPolicy::demand);
     CHECK(c.sample_ms == 0);
     CHECK(c.ucx == UcxBridgeMode::auto_detect);
+    CHECK_FALSE(c.profile);
 }
 
 TEST_CASE("valid values are taken, case-insensitively where they are words")
@@ -46,7 +47,8 @@ TEST_CASE("valid values are taken, case-insensitively where they are words")
                       {"GDRHOOK_PIN", "alloc"},
                       {"GDRHOOK_PIN_MIN_SIZE", "64K"},
                       {"GDRHOOK_CACHE_MAX_BYTES", "2GiB"},
-                      {"GDRHOOK_UCX", "OFF"}},
+                      {"GDRHOOK_UCX", "OFF"},
+                      {"GDRHOOK_PROFILE", "1"}},
                      d);
     CHECK(d.empty());
     CHECK(c.disabled);
@@ -58,6 +60,7 @@ TEST_CASE("valid values are taken, case-insensitively where they are words")
     CHECK(c.pin_min_size == 65536);
     CHECK(c.cache_max_bytes == (2ull << 30));
     CHECK(c.ucx == UcxBridgeMode::off);
+    CHECK(c.profile);
 }
 
 TEST_CASE("GDRHOOK_UCX takes auto, on or off; anything else gives one line and auto")
