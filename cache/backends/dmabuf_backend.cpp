@@ -75,8 +75,7 @@ Status DmabufBackend::unpin(Pin *pins, size_t count)
         if (error == EBADF) {
             // The program closed it (closefrom): that released the pin,
             // and the number may be one of its files now.
-            if (!said_closed_by_program_) {
-                said_closed_by_program_ = true;
+            if (!said_closed_by_program_.exchange(true, std::memory_order_relaxed)) {
                 diagnostics().warn(
                     "the program closed the descriptor of a dma-buf pin; the pin was "
                     "released then and its number is left to the program");

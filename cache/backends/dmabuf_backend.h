@@ -10,6 +10,8 @@
 #include "cache/backends/pin_backend.h"
 #include "cache/base/driver_api.h"
 
+#include <atomic>
+
 namespace gdrhook {
 
 class DmabufBackend final : public PinBackend {
@@ -41,7 +43,8 @@ public:
 
 private:
     DriverApi driver_;
-    bool said_closed_by_program_ = false; // unpin() runs in the consumer only
+    // unpin() runs on several threads at once (reclaimer.h).
+    std::atomic<bool> said_closed_by_program_{false};
 };
 
 } // namespace gdrhook

@@ -106,8 +106,9 @@ std::vector<ProfileSummary> profile_summaries()
             continue;
         s.sum = h.sum.load(std::memory_order_relaxed);
         s.max = h.max.load(std::memory_order_relaxed);
-        s.p50 = percentile(h, s.count, 0.50);
-        s.p99 = percentile(h, s.count, 0.99);
+        // A bucket's middle may lie past the largest value it holds.
+        s.p50 = std::min(percentile(h, s.count, 0.50), s.max);
+        s.p99 = std::min(percentile(h, s.count, 0.99), s.max);
         out.push_back(s);
     }
     return out;

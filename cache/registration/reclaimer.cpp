@@ -24,23 +24,67 @@ void Reclaimer::reclaim()
 
 void Reclaimer::reclaim_on(bool worker)
 {
-    ProfileTimer waited(ProfilePart::reclaim_lock_wait);
-    std::lock_guard<std::mutex> lock(mu_);
-    waited.stop();
+    TakenPins taken;
+    uint64_t rounds_before_us;
+    bool others_releasing;
+    {
+        ProfileTimer waited(ProfilePart::reclaim_lock_wait);
+        std::lock_guard<std::mutex> lock(mu_);
+        waited.stop();
+        take_round(taken);
+        // Every round begun so far may hold what this call's caller
+        // retired: it returns once they all are released.
+        rounds_before_us = rounds_started_;
+        others_releasing = rounds_releasing_.size() > (taken.pins.empty() ? 0 : 1);
+    }
+    if (!taken.pins.empty())
+        release(taken, worker);
+    if (others_releasing)
+        wait_for_releases_up_to(rounds_before_us);
+}
+
+// mu_ held. A free unpins on its own thread (unpin_retired()): the
+// worker's drain after it finds nothing, and skips the fence's system call.
+void Reclaimer::take_round(TakenPins &taken)
+{
     ProfileTimer round(ProfilePart::reclaim_round);
     writer_.take_retired(considered_, nodes_waiting_);
-    // A free unpins on its own thread (unpin_retired()): the worker's drain
-    // after it finds nothing, and skips the fence's system call.
     if (considered_.empty() && nodes_waiting_.empty()) {
         round.discard();
         return;
     }
     start_round();
     const ReaderScan scan = scan_readers();
-    std::vector<CacheEntry *> batch = take_unheld(scan);
-    round.stop();
-    unpin(batch, worker);
+    take_pins(take_unheld(scan), taken);
+    // The pins are out of their entries: these may go while they are
+    // released.
     free_unreachable(scan.oldest_reader);
+    if (!taken.pins.empty()) {
+        taken.round = ++rounds_started_;
+        rounds_releasing_.push_back(taken.round);
+    }
+}
+
+// mu_ held: the batch's pins leave their entries, with what their unpin
+// events will say.
+void Reclaimer::take_pins(const std::vector<CacheEntry *> &batch, TakenPins &taken)
+{
+    taken.pins.reserve(batch.size());
+    taken.records.reserve(batch.size());
+    taken.retired_ns.reserve(batch.size());
+    for (CacheEntry *e : batch) {
+        taken.pins.push_back(std::move(e->pin));
+        UnpinRecord record;
+        record.entry_id = e->range.id;
+        record.addr = e->range.start;
+        record.length = e->range.end - e->range.start;
+        record.handle = e->range.handle;
+        record.fd = e->range.fd;
+        record.reason = e->reason;
+        taken.records.push_back(record);
+        taken.retired_ns.push_back(e->retired_ns);
+        taken.bytes += record.length;
+    }
 }
 
 // Everything taken carries a tag at most the epoch before this bump; after
@@ -94,45 +138,57 @@ std::vector<CacheEntry *> Reclaimer::take_unheld(const ReaderScan &scan)
     return batch;
 }
 
-// One backend call for the batch; each unpin waits in reports_ for drain().
-void Reclaimer::unpin(const std::vector<CacheEntry *> &batch, bool worker)
+// One backend call for the round's batch, outside the lock: several
+// threads' releases run at once. Each unpin then waits in reports_ for
+// drain(), and the round leaves rounds_releasing_.
+void Reclaimer::release(TakenPins &taken, bool worker)
 {
-    if (batch.empty())
-        return;
-    std::vector<Pin> pins;
-    pins.reserve(batch.size());
-    for (CacheEntry *e : batch)
-        pins.push_back(std::move(e->pin));
     // The unpin happened now, not when the worker writes its line.
     const uint64_t started = queued_time_now();
     Status status;
     {
         ProfileTimer released(ProfilePart::release);
-        status = backend_.unpin(pins.data(), pins.size());
+        status = backend_.unpin(taken.pins.data(), taken.pins.size());
     }
     const uint64_t now = monotonic_ns();
-    uint64_t bytes = 0;
-    for (CacheEntry *e : batch) {
-        UnpinRecord record;
-        record.entry_id = e->range.id;
-        record.addr = e->range.start;
-        record.length = e->range.end - e->range.start;
-        record.handle = e->range.handle;
-        record.fd = e->range.fd;
-        record.lat_ns = now > e->retired_ns ? now - e->retired_ns : 0;
+    for (size_t i = 0; i < taken.records.size(); ++i) {
+        UnpinRecord &record = taken.records[i];
+        const uint64_t retired_ns = taken.retired_ns[i];
+        record.lat_ns = now > retired_ns ? now - retired_ns : 0;
+        record.started = started;
+        record.status = status;
         if (profiling())
             profile_add(worker ? ProfilePart::unpin_latency_by_worker : ProfilePart::unpin_latency,
                         record.lat_ns);
-        record.started = started;
-        record.reason = e->reason;
-        record.status = status;
-        reports_.push_back(record);
-        bytes += e->range.end - e->range.start;
     }
-    reports_waiting_.store(true, std::memory_order_release);
-    writer_.count_unpins(batch.size(), bytes);
+    // Counted before the round ends: a caller that waits for it sees the
+    // pins gone from pinned_now() too.
+    writer_.count_unpins(taken.records.size(), taken.bytes);
     if (!status.ok())
         unpin_failures_.fetch_add(1, std::memory_order_relaxed);
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        reports_.insert(reports_.end(), taken.records.begin(), taken.records.end());
+        reports_waiting_.store(true, std::memory_order_release);
+        rounds_releasing_.erase(
+            std::find(rounds_releasing_.begin(), rounds_releasing_.end(), taken.round));
+    }
+    released_.notify_all();
+}
+
+// Returns once every round numbered up to `round` has released its pins:
+// an entry the caller retired may be in another thread's round.
+void Reclaimer::wait_for_releases_up_to(uint64_t round)
+{
+    std::unique_lock<std::mutex> lock(mu_);
+    auto done = [&] {
+        return std::none_of(rounds_releasing_.begin(), rounds_releasing_.end(),
+                            [round](uint64_t r) { return r <= round; });
+    };
+    if (done())
+        return;
+    ProfileTimer waited(ProfilePart::release_wait_in_flight);
+    released_.wait(lock, done);
 }
 
 // Memory no reader can still reach: tagged before the oldest section.
@@ -189,8 +245,9 @@ size_t Reclaimer::report(const std::function<void(const UnpinRecord &)> &report)
 bool Reclaimer::has_unreported() const
 {
     std::lock_guard<std::mutex> lock(mu_);
-    return !reports_.empty() || std::any_of(considered_.begin(), considered_.end(),
-                                            [](const CacheEntry *e) { return !e->unpinned; });
+    return !reports_.empty() || !rounds_releasing_.empty() ||
+           std::any_of(considered_.begin(), considered_.end(),
+                       [](const CacheEntry *e) { return !e->unpinned; });
 }
 
 void Reclaimer::release_all(std::vector<CacheEntry *> all)
@@ -220,6 +277,9 @@ void Reclaimer::add_stats(CacheStats &s) const
 void Reclaimer::after_fork_in_child()
 {
     new (&mu_) std::mutex();
+    new (&released_) std::condition_variable();
+    // The threads releasing them are the parent's.
+    rounds_releasing_.clear();
 }
 
 } // namespace gdrhook

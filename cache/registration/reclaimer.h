@@ -7,10 +7,18 @@
 // drain_unpins(), a pin refused for lack of BAR space after evicting.
 //
 // Invariants (who writes what, and which orderings pair):
-//  - One reclaim at a time (its own mutex); it takes what the writer
+//  - One round at a time (its own mutex); it takes what the writer
 //    retired under the writer's mutex, so every entry and block it holds
 //    is out of the index, out of the page hash, and the generation moved
 //    after it left (cache_writer.h).
+//  - A round moves the pins it will release out of their entries under
+//    the mutex and releases them after it, so that several threads'
+//    releases (a dma-buf close each) run at once rather than queue behind
+//    one another; the entries may be freed meanwhile. A reclaim returns
+//    only once every round numbered up to the last one begun when it
+//    held the mutex has released its pins: whatever its caller retired
+//    before calling was taken by one of those, so a free still returns
+//    with its memory unpinned.
 //  - A round bumps the epoch (seq_cst), sets pending_held when an entry
 //    still waits, then heavy_fence(): every read-section word and hold a
 //    reader stored before its light_fence() is visible to the scan that
@@ -35,6 +43,7 @@
 #include "cache/registration/thread_records.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -94,21 +103,37 @@ private:
         std::vector<uint64_t> held;          // entry ids in hold slots, sorted
     };
 
+    // What a round took to release, outside the lock.
+    struct TakenPins {
+        uint64_t round = 0; // its number in rounds_started_
+        std::vector<Pin> pins;
+        std::vector<UnpinRecord> records; // one a pin, completed once released
+        std::vector<uint64_t> retired_ns; // one a pin: when its entry was retired
+        uint64_t bytes = 0;
+    };
+
     // reclaim(), `worker`: for drain() (which the profile tells apart).
     void reclaim_on(bool worker);
     // mu_ held.
+    void take_round(TakenPins &taken);
     void start_round();
     ReaderScan scan_readers() const;
     std::vector<CacheEntry *> take_unheld(const ReaderScan &scan);
-    void unpin(const std::vector<CacheEntry *> &batch, bool worker);
+    void take_pins(const std::vector<CacheEntry *> &batch, TakenPins &taken);
     void free_unreachable(uint64_t oldest_reader);
+    // mu_ not held.
+    void release(TakenPins &taken, bool worker);
+    void wait_for_releases_up_to(uint64_t round);
 
     PinBackend &backend_;
     PublishedState &published_;
     const ThreadRecords &records_;
     CacheWriter &writer_;
 
-    mutable std::mutex mu_; // one reclaim at a time
+    mutable std::mutex mu_;                  // one round at a time; their releases run outside it
+    std::condition_variable released_;       // a round left rounds_releasing_
+    uint64_t rounds_started_ = 0;            // rounds that took pins to release
+    std::vector<uint64_t> rounds_releasing_; // their numbers, while released
     std::vector<CacheEntry *> considered_;
     std::vector<RetiredNode> nodes_waiting_;
     std::vector<UnpinRecord> reports_;

@@ -1650,6 +1650,19 @@ MUTANTS = [
          file="cache/prim/profile.cpp", suites=["unit"], tests=["core"],
          find="    return (top - sub_bits + 1) * subs + ((ticks >> (top - sub_bits)) & (subs - 1));",
          replace="    return (top - sub_bits + 1) * subs;"),
+    # --- releases of several threads at once ------------------------------
+    dict(name="release_skips_others_in_flight", promise="a free returns only once what it retired is released, whichever thread releases it",
+         file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
+         find="    if (others_releasing)\n        wait_for_releases_up_to(rounds_before_us);",
+         replace="    (void)others_releasing;"),
+    dict(name="release_waits_short_of_own_rounds", promise="a free returns only once what it retired is released, whichever thread releases it",
+         file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
+         find="                            [round](uint64_t r) { return r <= round; });",
+         replace="                            [round](uint64_t r) { return r < round; });"),
+    dict(name="releases_one_at_a_time", promise="a thread's release does not wait for another thread's release",
+         file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
+         find="        status = backend_.unpin(taken.pins.data(), taken.pins.size());",
+         replace="        static std::mutex one_at_a_time;\n        std::lock_guard<std::mutex> serial(one_at_a_time);\n        status = backend_.unpin(taken.pins.data(), taken.pins.size());"),
 ]
 
 
