@@ -119,8 +119,8 @@ void finish_recording(bool others_wait)
     print_statistics();
     print_process_cache_statistics();
     if (profiling())
-        for (const std::string &line : profile_report(cycle_counter_ticks_per_ms()))
-            diagnostics().warn("{}", line);
+        for (const std::string &part : profile_report(cycle_counter_ticks_per_ms()))
+            diagnostics().warn("{}", part);
 }
 
 void at_exit()

@@ -252,8 +252,8 @@ MUTANTS = [
     # event, racing the worker): CI's run of 439164e let it survive.
     dict(name="unpins_of_frees_not_logged", promise="every unpin a free does on its own thread is logged",
          file="cache/registration/reclaimer.cpp", suites=["cache", "shim"], tests=["cache"],
-         find="    return !reports_.empty() || std::any_of(",
-         replace="    return std::any_of("),
+         find="    return !reports_.empty() || !rounds_releasing_.empty() ||\n",
+         replace="    return !rounds_releasing_.empty() ||\n"),
     # --- configuration -----------------------------------------------------
     dict(name="queue_capacity_bound_dropped", promise="a bad GDRHOOK_QUEUE_CAPACITY is refused",
          file="cache/base/config.cpp", suites=["unit"], tests=["core"],
@@ -1499,8 +1499,8 @@ MUTANTS = [
          replace="    return descriptors_held() <= options_.max_descriptors;\n}"),
     dict(name="unpin_stamped_when_backend_done", promise="an unpin's time is when its release began, not when the backend finished",
          file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
-         find="    const uint64_t started = queued_time_now();\n    Status status = backend_.unpin(pins.data(), pins.size());",
-         replace="    Status status = backend_.unpin(pins.data(), pins.size());\n    const uint64_t started = queued_time_now();"),
+         find="    const uint64_t started = queued_time_now();\n    Status status;\n    {\n        ProfileTimer released(ProfilePart::release);\n        status = backend_.unpin(taken.pins.data(), taken.pins.size());\n    }\n",
+         replace="    Status status;\n    {\n        ProfileTimer released(ProfilePart::release);\n        status = backend_.unpin(taken.pins.data(), taken.pins.size());\n    }\n    const uint64_t started = queued_time_now();\n"),
     dict(name="unpin_record_stamped_after_backend", promise="an unpin's time is when its release began, not when the backend finished",
          file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
          find="        record.started = started;",
