@@ -54,3 +54,27 @@ echo
     --caches gdrhook.lookup,gdrhook.get_put,tagcheck,ucs_rcache --seconds 0.25 \
     --queue-producers 1,2,4,8,16 --unpin-backends eventfd,dmabuf --unpin-frees 4096 \
     ${GDRHOOKTEST_BENCH_ARGS:-} --json-out "$json"
+
+# The figures a pinned free and a pair are held to besides the lookups
+# (docs/performance.md): with GDRHOOKTEST_BENCH_SHIM (a built shim) and
+# GDRHOOKTEST_BENCH_BIN (tests/gpu/build_programs.sh's programs), the
+# coherence churn on 8 threads and on 1 (churn_ab.sh, 3 rounds) and the
+# cost per 1 MiB pair (alloc_free_ab, 7 processes) under that shim, with
+# its event log on; without them those two say "not measured". Then one
+# verdict line a figure; the exit status is 1 unless every one was met.
+verdicts=$(mktemp -d /tmp/gdrhook-bench-verdicts.XXXXXX)
+trap 'rm -rf "$verdicts"' EXIT
+if [ -n "${GDRHOOKTEST_BENCH_SHIM:-}" ] && [ -n "${GDRHOOKTEST_BENCH_BIN:-}" ]; then
+    echo
+    "$here/churn_ab.sh" "$GDRHOOKTEST_BENCH_BIN" 3 "$GDRHOOKTEST_BENCH_SHIM" | tee "$verdicts/churn"
+    mkdir -p "$verdicts/logs"
+    for n in 1 2 3 4 5 6 7; do
+        echo "== process $n"
+        LD_PRELOAD=$GDRHOOKTEST_BENCH_SHIM GDRHOOK_EVENTS="$verdicts/logs/e.%p.jsonl" \
+            "$GDRHOOKTEST_BENCH_BIN/alloc_free_ab" 40000
+        rm -f "$verdicts"/logs/*
+    done >"$verdicts/overhead"
+    grep -h "overhead_percent" "$verdicts/overhead"
+fi
+echo
+python3 "$here/bench_verdicts.py" "$json" "$verdicts/churn" "$verdicts/overhead"

@@ -310,7 +310,11 @@ fi
 if [ "${GDRHOOKTEST_GPU_OVERHEAD:-1}" != 0 ]; then # a few minutes; 0 leaves it out
     echo
     echo "== overhead of the shim on cuMemAlloc+cuMemFree (1 MiB) pairs"
-    python3 "$here/overhead.py" "$bin" "$shim"
+    # Judged on every process, not only the median (overhead_judge.py).
+    if ! python3 "$here/overhead.py" "$bin" "$shim"; then
+        echo "overhead: FAIL (the goal per pair is not met; see the verdict above)"
+        failures=$((failures + 1))
+    fi
 fi
 
 echo

@@ -11,12 +11,23 @@ judge_cases/ holds the plain and hooked stdout/stderr of the table's
   nccl_info/          the same with NCCL_DEBUG=INFO: 142 NCCL info lines on
                       stdout with hosts, pids, ports, addresses and timings
 The failing cases are those recordings with one line added, changed,
-dropped or moved, as a real difference would show up."""
+dropped or moved, as a real difference would show up.
+
+The overhead row's judge (overhead_judge.py) on judge_cases/overhead/:
+the two lines it reads of alloc_free_ab's output from five processes
+under d160e43's shim on one H200 (2026-12-02), as run, and those figures
+scaled down to meet the goal, with one process, or the median, put back
+over it. And bench_verdicts.py's verdict on the coherence churn, on
+churn_ab.sh's summary line: the 8 threads' p99 within its goal and within
+twice the single thread's."""
 import os
+import re
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
+import bench_verdicts  # noqa: E402
+import overhead_judge  # noqa: E402
 import table_row  # noqa: E402
 
 CASES = os.path.join(here, "judge_cases")
@@ -94,8 +105,51 @@ def cases():
     yield ("several processes' lines in another order", warn_plain, swapped, 2, "err", True)
 
 
+def scaled(output, factor, ns_factor=None):
+    """One process's figures multiplied by `factor` (its added ns by
+    `ns_factor` where given: a slower pair, the same ns a smaller share)."""
+    def times(m):
+        f = ns_factor if ns_factor is not None and m.group(1).startswith("added") else factor
+        return f"{m.group(1)}={float(m.group(2)) * f:.3f}"
+    return re.sub(r"(overhead_percent|added_ns_trimmed_mean)=([-\d.]+)", times, output)
+
+
+def overhead_cases():
+    """(what, outputs of the processes, must pass)"""
+    recorded_runs = overhead_judge.split_processes(recorded("overhead", "alloc_free_ab.out"))
+    assert len(recorded_runs) == 5
+    under = [scaled(o, 0.15) for o in recorded_runs]  # 0.03..0.155%, 17..98 ns
+    yield ("overhead: five processes as recorded (median 0.383%, 236 ns)", recorded_runs, False)
+    yield ("overhead: every process under both goals", under, True)
+    one_over = under[:3] + [scaled(recorded_runs[3], 0.5)] + under[4:]  # 0.247%, 149 ns
+    yield ("overhead: the median under, one process over 0.2%", one_over, False)
+    slow = [scaled(o, 0.15, 0.6) for o in recorded_runs]  # 141 ns, 0.03..0.155%
+    yield ("overhead: every process under 0.2%, the median over 120 ns", slow, False)
+    yield ("overhead: a process without its figure", under[:4] + ["pairs=40000\n"], False)
+
+
+def churn_cases():
+    """(what, churn_ab.sh's summary, must pass)"""
+    def line(p99, one):
+        return f"shim 0: 8 threads p50 40.9 us, p99 {p99} us; 1 thread p99 {one} us; 8/1 p99 x\n"
+    yield ("churn: p99 within 150 us and twice one thread's", line(140.0, 75.0), True)
+    yield ("churn: p99 over 150 us", line(219.6, 120.0), False)
+    yield ("churn: p99 within 150 us, over twice one thread's", line(140.0, 19.7), False)
+    yield ("churn: no summary line", "churn8 shim=0 threads=8 unpins=0\n", False)
+
+
 def main():
     failures = 0
+    verdicts = [(what, overhead_judge.verdict(outputs), must_pass)
+                for what, outputs, must_pass in overhead_cases()]
+    verdicts += [(what, bench_verdicts.churn_verdict(text), must_pass)
+                 for what, text, must_pass in churn_cases()]
+    for what, (passed, why), must_pass in verdicts:
+        passed = bool(passed)
+        ok = passed == must_pass
+        failures += not ok
+        print(f"{'ok  ' if ok else 'BAD '} {what}: the judge {'passes' if passed else 'fails'}"
+              f"{'' if ok else ' (it must ' + ('pass' if must_pass else 'fail') + ')'}: {why}")
     for what, plain, hooked, processes, stream, must_pass in cases():
         passed = same(plain, hooked, processes, stream)
         ok = passed == must_pass

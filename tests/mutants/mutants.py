@@ -1663,6 +1663,15 @@ MUTANTS = [
          file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
          find="        status = backend_.unpin(taken.pins.data(), taken.pins.size());",
          replace="        static std::mutex one_at_a_time;\n        std::lock_guard<std::mutex> serial(one_at_a_time);\n        status = backend_.unpin(taken.pins.data(), taken.pins.size());"),
+    # --- the verdicts on a pinned free and a pair ---------------------------
+    dict(name="overhead_judge_median_only", promise="the overhead row fails when any process is over its goal, not only the median",
+         file="tests/gpu/overhead_judge.py", suites=["unit"], tests=["gpu table judge"],
+         find="    over = [f\"{i + 1} ({p:.3f}%)\" for i, p in enumerate(percents) if p > goal_percent]",
+         replace="    over = [] if statistics.median(percents) <= goal_percent else [\"the median\"]"),
+    dict(name="churn_verdict_ignores_one_thread", promise="the churn's p99 is held to twice the single thread's p99 too",
+         file="tests/gpu/bench_verdicts.py", suites=["unit"], tests=["gpu table judge"],
+         find="    met = p99 <= CHURN_P99_US and p99 <= CHURN_OVER_ONE_THREAD * one",
+         replace="    met = p99 <= CHURN_P99_US"),
 ]
 
 

@@ -452,7 +452,7 @@ int main(int argc, char **argv)
                            "free-to-unpin p99, dma-buf, frees 40 us apart",
                            run.result.p99_us,
                            "<=",
-                           200,
+                           25,
                            {}});
     }
     if (o.rounds > 0)
