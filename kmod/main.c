@@ -11,7 +11,10 @@
  * are no pins; unload only waits for late callbacks (ones that found no
  * pin) to leave our code.
  *
- * Access model (README.md): the node is 0660, group gdrhook (udev); each
+ * Access model (README.md): the node is 0666, open to every user as RDMA's
+ * uverbs devices are (the opener's locked-memory limit and the per-user
+ * cap bound what it pins), group gdrhook (udev) for a site that restricts
+ * it; each
  * open file belongs to the process that opened it: the ioctls that name
  * pins, read() and poll() all refuse another process (a forked child, a
  * receiver of the fd), so nobody else can pin in its name or take its
@@ -122,7 +125,7 @@ static struct miscdevice gdrhook_miscdev = {
 	.name = GDRHOOK_DEVICE_NAME,
 	.fops = &gdrhook_fops,
 	.groups = gdrhook_stats_groups,
-	.mode = 0660, /* root:root from devtmpfs; udev sets the group */
+	.mode = 0666, /* any user, as RDMA's uverbs: memlock bounds its pins */
 };
 
 static int __init gdrhook_init(void)

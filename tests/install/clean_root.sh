@@ -30,8 +30,8 @@
 #     in the guest's memory makes it writable there): the module DKMS
 #     built is loaded by the root's systemd-modules-load from the packaged
 #     modules-load.d file, systemd-udevd applies the packaged rule
-#     (/dev/gdrhook group gdrhook, 0660), the member opens it and the other
-#     user is refused; the installed prerm unloads the module; then a
+#     (/dev/gdrhook group gdrhook, 0666), the member and the other user
+#     both open it, and modinfo says the package's version; the installed prerm unloads the module; then a
 #     purge and install on the running machine in dpkg's order (postrm
 #     purge, preinst, the rule unpacked and read by udevd, postinst): the
 #     postinst loads the module and the new node is the group's; then the pin/unpin test (step basic) and the node view (step node)

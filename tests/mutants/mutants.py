@@ -1672,6 +1672,15 @@ MUTANTS = [
          file="tests/gpu/bench_verdicts.py", suites=["unit"], tests=["gpu table judge"],
          find="    met = p99 <= CHURN_P99_US and p99 <= CHURN_OVER_ONE_THREAD * one",
          replace="    met = p99 <= CHURN_P99_US"),
+    # --- issue 47: /dev/gdrhook is every user's; memlock and the cap bound pins --
+    dict(name="kmod_node_group_only", promise="the module makes /dev/gdrhook 0666, open to every user as RDMA's uverbs devices",
+         file="kmod/main.c", suites=["packaging", "kmod"], tests=["device mode"],
+         find="\t.mode = 0666, /* any user, as RDMA's uverbs: memlock bounds its pins */",
+         replace="\t.mode = 0660, /* any user, as RDMA's uverbs: memlock bounds its pins */"),
+    dict(name="udev_rule_group_only", promise="the packaged udev rule leaves /dev/gdrhook 0666",
+         file="kmod/packaging/udev/70-gdrhook.rules", suites=["packaging"], tests=["device mode"],
+         find='GROUP="gdrhook", MODE="0666"',
+         replace='GROUP="gdrhook", MODE="0660"'),
 ]
 
 

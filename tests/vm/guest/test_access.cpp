@@ -6,13 +6,16 @@
 // the opener still reads every one.
 // errnos: kernel-internal errnos from the driver (NVIDIA's -ENOTSUPP, 524)
 // reach user space as errnos strerror() knows.
-// access: the node is 0660; a caller's pins are counted against a per-user
+// access: the node is 0666, open to every user as RDMA's uverbs devices
+// are: a user in no group pins host memory up to its locked-memory limit
+// and is refused past it (ENOMEM); a caller's pins are counted against a per-user
 // cap on pages actually pinned, across all of its open files; the memory an
 // open file takes is charged to the opener's memory cgroup; a caller without
 // CAP_SYS_RAWIO may only name a network or InfiniBand device as the peer.
-#include "common.hpp"
+#include "unprivileged.hpp"
 
 #include <fstream>
+#include <grp.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -46,7 +49,32 @@ void check_node_mode()
     struct stat st {};
     CHECK(::stat(GDRHOOK_DEVICE_PATH, &st) == 0);
     std::printf("access: %s mode %03o\n", GDRHOOK_DEVICE_PATH, st.st_mode & 0777);
-    CHECK((st.st_mode & 0777) == 0660);
+    CHECK((st.st_mode & 0777) == 0666);
+}
+
+// Nobody, in no group, with a 64 KiB locked-memory limit: opens the node,
+// pins its whole limit of host memory, is refused one page more (ENOMEM,
+// as ibv_reg_mr is), and pins it once a pin is gone.
+void check_open_to_all_within_memlock()
+{
+    const bool ok = in_child([] {
+        CHECK(::setgroups(0, nullptr) == 0);
+        become_nobody();
+        Gdrhook dev;
+        CHECK(dev.ok());
+        char *pages = map_touched_pages(kMemlockPages + 1);
+        uint64_t whole = 0, more = 0;
+        CHECK_OK(pin_host(dev, pages, kMemlock, &whole));
+        CHECK_ERR(pin_host(dev, pages + kMemlock, kPage, &more), ENOMEM);
+        CHECK_OK(dev.unpin(whole));
+        CHECK_OK(pin_host(dev, pages + kMemlock, kPage, &more));
+        CHECK_OK(dev.unpin(more));
+        return 0;
+    });
+    CHECK(ok);
+    std::printf("access: nobody, in no group, pinned its %llu KiB of locked memory, refused past "
+                "it\n",
+                static_cast<unsigned long long>(kMemlock / 1024));
 }
 
 // Two open files of one user share the cap; what counts is what is pinned.
@@ -202,6 +230,7 @@ int test_errnos()
 int test_access()
 {
     check_node_mode();
+    check_open_to_all_within_memlock();
     check_user_cap();
     check_memcg_charge();
     check_peer_rule();
