@@ -8,6 +8,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 namespace gdrhook {
 namespace {
@@ -59,20 +60,16 @@ OpenedFile checked(int fd, Kind kind, Owner owner, bool one_name, int kept_flags
         return refused("is not a regular file");
     if (fd < 0)
         return failed(errno);
+    UniqueFd held(fd);
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        const int error = errno;
-        close(fd);
-        return failed(error);
-    }
-    if (const char *why = refusal(st, kind, owner, one_name); *why) {
-        close(fd);
+    if (fstat(fd, &st) != 0)
+        return failed(errno);
+    if (const char *why = refusal(st, kind, owner, one_name); *why)
         return refused(why);
-    }
     if (kind == Kind::regular)
         fcntl(fd, F_SETFL, kept_flags);
     OpenedFile result;
-    result.fd = fd;
+    result.fd = std::move(held);
     return result;
 }
 
@@ -88,7 +85,7 @@ bool Owner::allows(uid_t uid) const
     return uid_ == any_uid || uid == uid_ || (root_too_ && uid == 0);
 }
 
-OpenedFile open_for_append(int dir, const char *name, uid_t owner, bool create, mode_t mode,
+OpenedFile open_for_append(int dir, const char *name, Owner owner, bool create, mode_t mode,
                            bool readable)
 {
     const int flags = safe_flags | O_APPEND | (readable ? O_RDWR : O_WRONLY);
@@ -103,7 +100,7 @@ OpenedFile open_for_append(int dir, const char *name, uid_t owner, bool create, 
             if (fd < 0 && errno == EEXIST)
                 continue;
         }
-        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), true, O_APPEND);
+        OpenedFile result = checked(fd, Kind::regular, owner, true, O_APPEND);
         result.created = created;
         return result;
     }
@@ -125,7 +122,7 @@ OpenedFile create_exclusive(int dir, const char *name, mode_t mode)
     // O_EXCL fails on any file at the name, a symbolic link included.
     OpenedFile result = checked(openat(dir, name, safe_flags | O_RDWR | O_CREAT | O_EXCL, mode),
                                 Kind::regular, Owner::is(geteuid()), true, 0);
-    result.created = result.fd >= 0;
+    result.created = result.fd.valid();
     return result;
 }
 
@@ -136,7 +133,7 @@ OpenedFile create_unnamed(const char *folder, mode_t mode)
     // file is new, ours and nameless until name_unnamed().
     OpenedFile result = checked(openat(AT_FDCWD, folder, O_CLOEXEC | O_TMPFILE | O_RDWR, mode),
                                 Kind::regular, Owner::is(geteuid()), false, 0);
-    result.created = result.fd >= 0;
+    result.created = result.fd.valid();
     return result;
 }
 
@@ -164,7 +161,7 @@ OpenedFile make_folder(int dir, const char *name, mode_t mode, Owner owner)
         return failed(errno);
     OpenedFile result = checked(openat(dir, name, safe_flags | O_RDONLY | O_DIRECTORY),
                                 Kind::folder, owner, false, 0);
-    result.created = made && result.fd >= 0;
+    result.created = made && result.fd.valid();
     return result;
 }
 
@@ -179,12 +176,13 @@ std::string read_small_file(const char *path, std::string &text, size_t limit)
 {
     text.clear();
     OpenedFile opened = open_for_reading(AT_FDCWD, path, Owner::anyone());
-    if (opened.fd < 0)
+    if (!opened.fd.valid())
         return opened.why;
     char buffer[4096];
     std::string why;
     while (text.size() < limit) {
-        const ssize_t got = read(opened.fd, buffer, std::min(sizeof buffer, limit - text.size()));
+        const ssize_t got =
+            read(opened.fd.get(), buffer, std::min(sizeof buffer, limit - text.size()));
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
@@ -193,7 +191,6 @@ std::string read_small_file(const char *path, std::string &text, size_t limit)
             break;
         text.append(buffer, static_cast<size_t>(got));
     }
-    close(opened.fd);
     return why;
 }
 
@@ -213,37 +210,36 @@ std::string replace_by_rename(const std::string &path, const std::string &text, 
     const std::string folder_name = slash == std::string::npos ? "." : path.substr(0, slash + 1);
     const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
     OpenedFile folder = open_folder(AT_FDCWD, folder_name.c_str(), FolderName::named_by_user);
-    if (folder.fd < 0)
+    if (!folder.fd.valid())
         return "its folder " + folder.why;
     std::string why;
     // What is at the name now: nothing, or a regular file of ours (or
     // root's, for root) with one name; never a link, whose target a
     // rename would leave alone but a reader would not.
-    OpenedFile old = open_for_reading(folder.fd, name.c_str(), Owner::me_or_root(), true);
-    if (old.fd >= 0)
-        close(old.fd);
-    else if (old.error != ENOENT)
+    const OpenedFile old =
+        open_for_reading(folder.fd.get(), name.c_str(), Owner::me_or_root(), true);
+    if (!old.fd.valid() && old.error != ENOENT)
         why = old.why;
     // A name nobody can guess: another user cannot plant anything at it
     // before we make it, and O_EXCL refuses whatever is there anyway.
     std::string temporary;
     OpenedFile made;
-    for (int round = 0; why.empty() && made.fd < 0 && round < 8; ++round) {
+    for (int round = 0; why.empty() && !made.fd.valid() && round < 8; ++round) {
         unsigned long long random = 0;
         if (getrandom(&random, sizeof random, 0) != sizeof random)
             why = std::string("cannot pick a temporary name (") + strerror(errno) + ")";
         char suffix[32];
         snprintf(suffix, sizeof suffix, ".tmp.%016llx", random);
         temporary = name + suffix;
-        made = create_exclusive(folder.fd, temporary.c_str(), mode);
-        if (made.fd < 0 && made.error != EEXIST)
+        made = create_exclusive(folder.fd.get(), temporary.c_str(), mode);
+        if (!made.fd.valid() && made.error != EEXIST)
             why = "cannot be made: " + temporary + " " + made.why;
     }
-    if (why.empty() && made.fd < 0)
+    if (why.empty() && !made.fd.valid())
         why = "cannot be made: every temporary name was taken";
     bool written = why.empty();
     for (size_t at = 0; written && at < text.size();) {
-        const ssize_t put = write(made.fd, text.data() + at, text.size() - at);
+        const ssize_t put = write(made.fd.get(), text.data() + at, text.size() - at);
         if (put < 0 && errno == EINTR)
             continue;
         if (put <= 0) {
@@ -253,15 +249,13 @@ std::string replace_by_rename(const std::string &path, const std::string &text, 
         }
         at += static_cast<size_t>(put);
     }
-    if (written && fsync(made.fd) != 0)
+    if (written && fsync(made.fd.get()) != 0)
         why = std::string("cannot be written (") + strerror(errno) + ")";
-    if (why.empty() && renameat(folder.fd, temporary.c_str(), folder.fd, name.c_str()) != 0)
+    if (why.empty() &&
+        renameat(folder.fd.get(), temporary.c_str(), folder.fd.get(), name.c_str()) != 0)
         why = std::string("cannot be replaced (") + strerror(errno) + ")";
-    if (!why.empty() && made.fd >= 0)
-        unlinkat(folder.fd, temporary.c_str(), 0);
-    if (made.fd >= 0)
-        close(made.fd);
-    close(folder.fd);
+    if (!why.empty() && made.fd.valid())
+        unlinkat(folder.fd.get(), temporary.c_str(), 0);
     return why;
 }
 

@@ -16,6 +16,8 @@
 // descriptors").
 #pragma once
 
+#include "cache/base/unique_fd.h"
+
 #include <string>
 #include <sys/types.h>
 
@@ -42,8 +44,10 @@ private:
     bool root_too_;
 };
 
+// What an open gave: the descriptor, owned (closed when the OpenedFile
+// goes, or handed on by moving `fd`), or why there is none.
 struct OpenedFile {
-    int fd = -1;          // -1: refused or failed, see `why`
+    UniqueFd fd;          // not valid(): refused or failed, see `why`
     bool created = false; // the file was made by this open
     // What is wrong, to follow the file's name: "is a symbolic link",
     // "is owned by another user", "cannot be opened (...)".
@@ -57,7 +61,7 @@ struct OpenedFile {
 // `mode`, less the umask) when there is none. A log is only ever a
 // regular file with one name, owned by `owner`, or a new file made by
 // this open (O_EXCL).
-OpenedFile open_for_append(int dir, const char *name, uid_t owner, bool create, mode_t mode,
+OpenedFile open_for_append(int dir, const char *name, Owner owner, bool create, mode_t mode,
                            bool readable = false);
 
 // Opens `name` to read: a regular file of `owner`; with `one_name`, one

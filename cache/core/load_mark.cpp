@@ -48,10 +48,10 @@ __attribute__((constructor)) void leave_load_mark()
     const char *path = getenv(load_marks_variable);
     if (!path || path[0] != '/')
         return;
-    OpenedFile file = open_for_append(AT_FDCWD, path, geteuid(), true, 0600);
-    if (file.fd < 0)
+    OpenedFile file = open_for_append(AT_FDCWD, path, Owner::is(geteuid()), true, 0600);
+    if (!file.fd.valid())
         return;
-    UniqueFd held(file.fd);
+    UniqueFd held = std::move(file.fd);
     struct stat st {};
     if (fstat(held.get(), &st) != 0 || st.st_size >= marks_cap)
         return;

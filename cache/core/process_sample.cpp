@@ -31,7 +31,7 @@ uint64_t resident_bytes()
 
 uint64_t open_fd_count()
 {
-    UniqueFd folder(open_folder(AT_FDCWD, "/proc/self/fd").fd);
+    UniqueFd folder = open_folder(AT_FDCWD, "/proc/self/fd").fd;
     if (!folder.valid())
         return 0;
     // getdents64 into a buffer of our own: no opendir, so no allocation

@@ -21,10 +21,10 @@ constexpr size_t max_pending_bytes = 16 << 20;
 
 OwnedFd open_log(const std::string &path, std::string &why_not)
 {
-    OpenedFile opened =
-        open_for_append(AT_FDCWD, path.c_str(), geteuid(), true, private_file_mode(path));
+    OpenedFile opened = open_for_append(AT_FDCWD, path.c_str(), Owner::is(geteuid()), true,
+                                        private_file_mode(path));
     why_not = opened.why;
-    return OwnedFd::adopt(opened.fd, true);
+    return OwnedFd::adopt(opened.fd.release(), true);
 }
 
 } // namespace

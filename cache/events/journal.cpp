@@ -177,12 +177,12 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
                                                              : path.substr(0, slash_at);
     const mode_t mode = private_file_mode(path);
     OpenedFile made = create_unnamed(folder.c_str(), mode);
-    const bool named = made.fd < 0;
+    const bool named = !made.fd.valid();
     if (named)
         made = create_exclusive(AT_FDCWD, path.c_str(), mode);
     // Moved out of the program's way before it is locked: closing the
     // number it had would drop an fcntl lock taken through it.
-    OwnedFd fd = OwnedFd::adopt(made.fd, true);
+    OwnedFd fd = OwnedFd::adopt(made.fd.release(), true);
     if (!fd.valid())
         return "cannot create the journal '" + path + "': it " + made.why;
     // Held while the process lives; the tool takes it to know it is dead.

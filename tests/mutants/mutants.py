@@ -698,8 +698,8 @@ MUTANTS = [
          replace="    if (false)"),
     dict(name="replace_over_link", promise="a file replaced by rename is never a symbolic link or another user's file",
          file="cache/base/safe_file.cpp", suites=["hostile"], tests=["hostile prometheus_planted"],
-         find="    else if (old.error != ENOENT)",
-         replace="    else if (false)"),
+         find='    if (!old.fd.valid() && old.error != ENOENT)',
+         replace='    if (false)'),
     dict(name="loss_line_dropped", promise="a log without a journal says in its last line how many events it lost",
          file="cache/core/runtime.cpp", suites=["hostile"], tests=["hostile full_at_start"],
          find="        lost = rt.log.end_with_loss_line(lost, rt.pid, rt.pipeline->last_seq());",
@@ -1454,8 +1454,8 @@ MUTANTS = [
          replace="    return open_for_reading(AT_FDCWD, path.c_str(), Owner::anyone(), false);"),
     dict(name="recover_appends_to_second_name", promise="log recover never appends a journal to a log with a second name",
          file="cache/base/safe_file.cpp", suites=["cli"], tests=["cli hard_linked_logs"],
-         find="        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), true, O_APPEND);",
-         replace="        OpenedFile result = checked(fd, Kind::regular, Owner::is(owner), false, O_APPEND);"),
+         find='        OpenedFile result = checked(fd, Kind::regular, owner, true, O_APPEND);',
+         replace='        OpenedFile result = checked(fd, Kind::regular, owner, false, O_APPEND);'),
     # --- the shim and the cache: promises no test held (issue 46) --------
     dict(name="pool_release_waits_for_a_request", promise="a pool trim or destroy unpins what is retired before it returns with no earlier request to the worker pending",
          file="cache/events/event_pipeline.cpp", suites=["cache"], tests=["unpin before return"],
@@ -1681,6 +1681,15 @@ MUTANTS = [
          file="kmod/packaging/udev/70-gdrhook.rules", suites=["packaging"], tests=["device mode"],
          find='GROUP="gdrhook", MODE="0666"',
          replace='GROUP="gdrhook", MODE="0660"'),
+    dict(name="opened_file_leaks_its_descriptor", promise="a descriptor safe_file opened is closed when its OpenedFile goes",
+         file="cache/base/safe_file.cpp", suites=["unit"], tests=["core"],
+         find="    result.fd = std::move(held);\n",
+         replace="    result.fd.reset(dup(held.release()));\n"),
+    dict(name="refused_file_leaks_its_descriptor", promise="a file safe_file refused after opening it is closed before the answer",
+         file="cache/base/safe_file.cpp", suites=["unit"], tests=["core"],
+         find="    if (const char *why = refusal(st, kind, owner, one_name); *why)\n        return refused(why);\n",
+         replace="    if (const char *why = refusal(st, kind, owner, one_name); *why) {\n        (void)held.release();\n        return refused(why);\n    }\n"),
+
 ]
 
 

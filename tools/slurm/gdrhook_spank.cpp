@@ -351,10 +351,8 @@ int slurm_spank_exit(spank_t sp, int, char **)
         return 0;
     }
     StepVerdicts verdicts;
-    if (folder.fd >= 0) {
-        verdicts = step_verdicts(folder.fd, names.folder, names.job, names.step);
-        close(folder.fd);
-    }
+    if (folder.fd.valid())
+        verdicts = step_verdicts(folder.fd.get(), names.folder, names.job, names.step);
     for (const std::string &line : verdicts.lines)
         slurm_spank_log("%s", line.c_str());
     // A node's verdict is written on that node: under a log root of each

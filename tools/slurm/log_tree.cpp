@@ -51,10 +51,10 @@ mode_t job_folder_mode(const LogTreeRules &rules)
 OpenedFile explained(OpenedFile folder, int dir, const std::string &name, const std::string &shown)
 {
     struct stat st;
-    if (folder.fd < 0 && folder.error == ENOTDIR &&
+    if (!folder.fd.valid() && folder.error == ENOTDIR &&
         fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
         folder.why = S_ISLNK(st.st_mode) ? "is a symbolic link" : "is not a folder";
-    if (folder.fd < 0)
+    if (!folder.fd.valid())
         folder.why = shown + " " + folder.why;
     return folder;
 }
@@ -90,11 +90,10 @@ OpenedFile open_log_root(const LogTreeRules &rules)
     // path, but anyone could have put a link at it before the folder was
     // made (systemd-tmpfiles leaves a link where it finds one).
     OpenedFile root = open_tree_folder(AT_FDCWD, rules.root, rules.root);
-    if (root.fd < 0)
+    if (!root.fd.valid())
         return root;
-    UniqueFd held(root.fd);
     struct stat st;
-    if (fstat(held.get(), &st) != 0)
+    if (fstat(root.fd.get(), &st) != 0)
         return refused(rules.root + " cannot be looked at (" + std::strerror(errno) + ")");
     if (st.st_uid != 0 && st.st_uid != rules.root_owner)
         return refused(rules.root + " is owned by user " + user_name(st.st_uid) + ", not root" +
@@ -102,7 +101,6 @@ OpenedFile open_log_root(const LogTreeRules &rules)
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))
         return refused(rules.root + " is writable by others and not sticky (mode " +
                        mode_text(st.st_mode) + ")");
-    root.fd = held.release();
     return root;
 }
 
@@ -110,18 +108,18 @@ std::string prepare_user_folder(const LogTreeRules &rules, const std::string &us
                                 gid_t gid)
 {
     OpenedFile root = open_log_root(rules);
-    if (root.fd < 0)
+    if (!root.fd.valid())
         return root.why;
-    UniqueFd root_fd(root.fd);
+    UniqueFd root_fd = std::move(root.fd);
     const std::string name = rules.root + "/" + user;
     // Made here as root, in a folder only root (or, sticky, nobody else)
     // may change: what is at the name after a mkdir is what it made, or a
     // folder somebody made first, whose owner says whose it is.
     OpenedFile made = explained(make_folder(root_fd.get(), user.c_str(), 0700, Owner::anyone()),
                                 root_fd.get(), user, name);
-    if (made.fd < 0)
+    if (!made.fd.valid())
         return made.why;
-    UniqueFd folder(made.fd);
+    UniqueFd folder = std::move(made.fd);
     struct stat st;
     if (fstat(folder.get(), &st) != 0)
         return name + " cannot be looked at (" + std::strerror(errno) + ")";
@@ -139,13 +137,13 @@ std::string make_job_folder(const LogTreeRules &rules, const std::string &user,
                             const std::string &job, uid_t uid)
 {
     OpenedFile root = open_log_root(rules);
-    if (root.fd < 0)
+    if (!root.fd.valid())
         return root.why;
-    UniqueFd root_fd(root.fd);
+    UniqueFd root_fd = std::move(root.fd);
     OpenedFile user_folder = open_user_folder(rules, root_fd.get(), user);
-    if (user_folder.fd < 0)
+    if (!user_folder.fd.valid())
         return user_folder.why;
-    UniqueFd user_fd(user_folder.fd);
+    UniqueFd user_fd = std::move(user_folder.fd);
     const std::string user_name = rules.root + "/" + user;
     if (std::string why = owned_by(user_fd.get(), uid, user_name); !why.empty())
         return why;
@@ -153,9 +151,9 @@ std::string make_job_folder(const LogTreeRules &rules, const std::string &user,
     OpenedFile made =
         explained(make_folder(user_fd.get(), job.c_str(), job_folder_mode(rules), Owner::is(uid)),
                   user_fd.get(), job, name);
-    if (made.fd < 0)
+    if (!made.fd.valid())
         return made.why;
-    UniqueFd job_fd(made.fd);
+    UniqueFd job_fd = std::move(made.fd);
     // Its mode whatever the umask; changed only where it differs, since a
     // change by a user outside the folder's group drops the set-group-ID
     // bit it took from LOGDIR/USER, by which its files take the readers'
@@ -173,29 +171,27 @@ OpenedFile open_job_folder(const LogTreeRules &rules, const std::string &user,
                            const std::string &job, uid_t uid, std::string &why_off)
 {
     OpenedFile root = open_log_root(rules);
-    if (root.fd < 0) {
+    if (!root.fd.valid()) {
         // Missing is not refused: srun's host (a login node) may have no
         // LOGDIR where the job's nodes have one.
         if (root.error != ENOENT)
             why_off = root.why;
         return root;
     }
-    UniqueFd root_fd(root.fd);
+    UniqueFd root_fd = std::move(root.fd);
     OpenedFile user_folder = open_user_folder(rules, root_fd.get(), user);
-    if (user_folder.fd < 0)
+    if (!user_folder.fd.valid())
         return user_folder;
-    UniqueFd user_fd(user_folder.fd);
+    UniqueFd user_fd = std::move(user_folder.fd);
     if (why_off = owned_by(user_fd.get(), uid, rules.root + "/" + user); !why_off.empty())
         return refused(why_off);
     OpenedFile job_folder =
         open_tree_folder(user_fd.get(), job, rules.root + "/" + user + "/" + job);
-    if (job_folder.fd < 0)
+    if (!job_folder.fd.valid())
         return job_folder;
-    UniqueFd job_fd(job_folder.fd);
-    if (std::string why = owned_by(job_fd.get(), uid, rules.root + "/" + user + "/" + job);
+    if (std::string why = owned_by(job_folder.fd.get(), uid, rules.root + "/" + user + "/" + job);
         !why.empty())
         return refused(why);
-    job_folder.fd = job_fd.release();
     return job_folder;
 }
 

@@ -35,10 +35,10 @@ TEST_CASE("no use of the layer opens a file through a symbolic link")
 
     CHECK(open_for_reading(AT_FDCWD, name.c_str(), Owner::anyone()).why == "is a symbolic link");
     CHECK(open_for_update(AT_FDCWD, name.c_str(), Owner::anyone()).why == "is a symbolic link");
-    CHECK(open_for_append(AT_FDCWD, name.c_str(), geteuid(), true, 0600).why ==
+    CHECK(open_for_append(AT_FDCWD, name.c_str(), Owner::is(geteuid()), true, 0600).why ==
           "is a symbolic link");
     CHECK(open_device(name.c_str()).why == "is a symbolic link");
-    CHECK(create_exclusive(AT_FDCWD, name.c_str(), 0600).fd < 0);
+    CHECK(!create_exclusive(AT_FDCWD, name.c_str(), 0600).fd.valid());
     CHECK(contents(dir + "/target") == "target\n");
 }
 
@@ -47,10 +47,11 @@ TEST_CASE("a FIFO is refused at once, never waited on")
     const std::string fifo = make_temp_dir() + "/fifo";
     REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
     const OpenedFile read = open_for_reading(AT_FDCWD, fifo.c_str(), Owner::anyone());
-    CHECK(read.fd < 0);
+    CHECK(!read.fd.valid());
     CHECK(read.why == "is not a regular file");
-    const OpenedFile append = open_for_append(AT_FDCWD, fifo.c_str(), geteuid(), false, 0);
-    CHECK(append.fd < 0);
+    const OpenedFile append =
+        open_for_append(AT_FDCWD, fifo.c_str(), Owner::is(geteuid()), false, 0);
+    CHECK(!append.fd.valid());
     CHECK(append.why == "is not a regular file");
     std::string text;
     CHECK(read_small_file(fifo.c_str(), text) == "is not a regular file");
@@ -62,10 +63,9 @@ TEST_CASE("a file read for a report is a regular file with one name, and close-o
     std::ofstream(dir + "/log") << "line\n";
     const OpenedFile opened =
         open_for_reading(AT_FDCWD, (dir + "/log").c_str(), Owner::anyone(), true);
-    REQUIRE(opened.fd >= 0);
-    CHECK((fcntl(opened.fd, F_GETFD) & FD_CLOEXEC) != 0);
-    CHECK((fcntl(opened.fd, F_GETFL) & O_NONBLOCK) == 0); // reads wait for the disk again
-    close(opened.fd);
+    REQUIRE(opened.fd.valid());
+    CHECK((fcntl(opened.fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
+    CHECK((fcntl(opened.fd.get(), F_GETFL) & O_NONBLOCK) == 0); // reads wait for the disk again
     REQUIRE(link((dir + "/log").c_str(), (dir + "/second").c_str()) == 0);
     CHECK(open_for_reading(AT_FDCWD, (dir + "/log").c_str(), Owner::anyone(), true).why ==
           "has other names (hard links)");
@@ -100,10 +100,45 @@ TEST_CASE("create_exclusive never opens a file that is already there")
     const std::string dir = make_temp_dir();
     std::ofstream(dir + "/there") << "there\n";
     const OpenedFile made = create_exclusive(AT_FDCWD, (dir + "/there").c_str(), 0600);
-    CHECK(made.fd < 0);
+    CHECK(!made.fd.valid());
     CHECK(made.error == EEXIST);
     const OpenedFile fresh = create_exclusive(AT_FDCWD, (dir + "/new").c_str(), 0600);
-    REQUIRE(fresh.fd >= 0);
+    REQUIRE(fresh.fd.valid());
     CHECK(fresh.created);
-    close(fresh.fd);
+}
+
+namespace {
+
+size_t open_descriptors()
+{
+    size_t count = 0;
+    for ([[maybe_unused]] const auto &entry : std::filesystem::directory_iterator("/proc/self/fd"))
+        ++count;
+    return count;
+}
+
+} // namespace
+
+TEST_CASE("a file the layer opened closes when its holder goes; nobody closes it by hand")
+{
+    const std::string dir = make_temp_dir();
+    std::ofstream(dir + "/log") << "line\n";
+    const size_t before = open_descriptors();
+    {
+        const auto opened = open_for_reading(AT_FDCWD, (dir + "/log").c_str(), Owner::anyone());
+        REQUIRE(opened.why.empty());
+        CHECK(open_descriptors() == before + 1);
+        const auto folder = open_folder(AT_FDCWD, dir.c_str());
+        REQUIRE(folder.why.empty());
+        const auto appended =
+            open_for_append(folder.fd.get(), "log", Owner::is(geteuid()), false, 0600);
+        REQUIRE(appended.why.empty());
+        CHECK(open_descriptors() == before + 3);
+    }
+    CHECK(open_descriptors() == before);
+    // Refused after the open (a second name): closed before the answer.
+    REQUIRE(link((dir + "/log").c_str(), (dir + "/second").c_str()) == 0);
+    CHECK(open_for_reading(AT_FDCWD, (dir + "/log").c_str(), Owner::anyone(), true).why ==
+          "has other names (hard links)");
+    CHECK(open_descriptors() == before);
 }

@@ -124,14 +124,13 @@ namespace {
 bool ends_inside_a_line(const std::string &path)
 {
     OpenedFile opened = open_for_reading(AT_FDCWD, path.c_str(), Owner::anyone(), true);
-    if (opened.fd < 0)
+    if (!opened.fd.valid())
         return false; // the reader said why already
     struct stat st;
     char last = '\n';
-    if (fstat(opened.fd, &st) == 0 && st.st_size > 0 &&
-        pread(opened.fd, &last, 1, st.st_size - 1) != 1)
+    if (fstat(opened.fd.get(), &st) == 0 && st.st_size > 0 &&
+        pread(opened.fd.get(), &last, 1, st.st_size - 1) != 1)
         last = '\n';
-    close(opened.fd);
     return last != '\n';
 }
 

@@ -62,27 +62,24 @@ Status refusal(const std::string &path, const OpenedFile &opened)
 
 bool LineReader::reopen()
 {
-    int fd = open_log(path_).fd;
-    if (fd < 0 || lseek(fd, static_cast<off_t>(bytes_read_), SEEK_SET) < 0) {
+    UniqueFd fd = open_log(path_).fd;
+    if (!fd.valid() || lseek(fd.get(), static_cast<off_t>(bytes_read_), SEEK_SET) < 0) {
         read_error_ = "error reading '" + path_ + "' again: " + std::strerror(errno);
-        if (fd >= 0)
-            ::close(fd);
         return false;
     }
-    fd_.reset(fd);
+    fd_ = std::move(fd);
     return true;
 }
 
 Status LineReader::open(const std::string &path)
 {
     path_ = path;
-    const OpenedFile opened = open_log(path);
-    if (opened.fd < 0)
+    OpenedFile opened = open_log(path);
+    if (!opened.fd.valid())
         return refusal(path, opened);
-    const int fd = opened.fd;
-    fd_.reset(fd);
+    fd_ = std::move(opened.fd);
     // One pass from start to end: let the kernel read ahead generously.
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     opened_ = true;
     if (close_between_reads_)
         fd_.reset();

@@ -238,13 +238,13 @@ Recovery recover_journal(const std::string &journal)
     OpenedFile opened_folder = open_folder(
         AT_FDCWD, journal_path.has_parent_path() ? journal_path.parent_path().c_str() : ".",
         FolderName::named_by_user);
-    UniqueFd folder(opened_folder.fd);
+    UniqueFd folder = std::move(opened_folder.fd);
     if (folder.get() < 0)
         return unreadable(r, "its folder " + opened_folder.why);
     // Anyone's journal: whose it is says whose log its events go to.
     OpenedFile opened_journal =
         open_for_update(folder.get(), journal_name.c_str(), Owner::anyone());
-    UniqueFd fd(opened_journal.fd);
+    UniqueFd fd = std::move(opened_journal.fd);
     if (fd.get() < 0) {
         if (opened_journal.error == ENOENT) { // recovered by someone else just now
             r.result = Recovery::Result::already_complete;
@@ -283,9 +283,9 @@ Recovery recover_journal(const std::string &journal)
 
     // The log is the journal owner's: a regular file of theirs, with one
     // name, that holds gdrhook lines (safe_file.h), or none yet.
-    OpenedFile opened =
-        open_for_append(folder.get(), log_name.c_str(), journal_st.st_uid, false, 0, true);
-    UniqueFd log(opened.fd);
+    OpenedFile opened = open_for_append(folder.get(), log_name.c_str(),
+                                        Owner::is(journal_st.st_uid), false, 0, true);
+    UniqueFd log = std::move(opened.fd);
     if (log.get() < 0 && opened.error != ENOENT)
         return unreadable(r, "will not write " + r.log + ": it " + opened.why);
     if (log.get() >= 0 && !holds_gdrhook_lines(log.get()))
@@ -324,8 +324,9 @@ Recovery recover_journal(const std::string &journal)
     lines += died_line(h.pid, last_ts ? last_ts : h.created_ns, last_seq, r.events, r.lost);
     if (log.get() < 0) {
         // Made as the process would have made it: its owner, its mode.
-        opened = open_for_append(folder.get(), log_name.c_str(), geteuid(), true, 0600, true);
-        log.reset(opened.fd);
+        opened =
+            open_for_append(folder.get(), log_name.c_str(), Owner::is(geteuid()), true, 0600, true);
+        log = std::move(opened.fd);
         if (log.get() >= 0) {
             const bool owned =
                 fchown(log.get(), journal_st.st_uid, journal_st.st_gid) == 0 || geteuid() != 0;
