@@ -192,10 +192,10 @@ if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
         tail -30 build-deb.log
         install_result="install: FAILED (tools/package.sh, see build-deb.log)"
         failed_setup=$((failed_setup + 1))
-    elif tests/install/clean_root.sh build-deb build-test; then
+    elif tests/packaging/check_debs.sh build-deb amd64 && tests/install/clean_root.sh build-deb build-test; then
         install_result="install: OK (packages built, installed on a clean root with Recommends, module built by DKMS, loaded by its packaged files in the VM, its node the group's, purged clean with --autoremove; $(( $(date +%s) - install_started )) s)"
     else
-        install_result="install: FAILED (tests/install/clean_root.sh above)"
+        install_result="install: FAILED (tests/packaging/check_debs.sh or tests/install/clean_root.sh above)"
         failed_setup=$((failed_setup + 1))
     fi
     # The arm64 packages from Debian's cross toolchain (about 250 CPU

@@ -5,18 +5,15 @@
 # .debs of ARCH=arm64 tools/package.sh): gdrhook and libgdrhook-dev say
 # Architecture ARCH and gdrhook-dkms all; every ELF file in them (the
 # command, the shim, the Slurm plugin) is for ARCH's machine, read from
-# its ELF header (readelf), not from the package's word. lintian is not
+# its ELF header (readelf), not from the package's word, and hardened
+# (tests/packaging/check_elf_files.sh, shared with the RPMs'). lintian is not
 # run again here: tools/package.sh ran it on the same .changes with the
 # same --fail-on, and fails the build where it complains.
 set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
 DEBS=$1
 ARCH=$2
 fail() { echo "check_debs: FAIL: $*" >&2; exit 1; }
-case $ARCH in
-arm64) machine=AArch64 ;;
-amd64) machine="Advanced Micro Devices X86-64" ;;
-*) fail "ARCH $ARCH: arm64 or amd64" ;;
-esac
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-debs-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 # The last build's .changes (an earlier build's packages stay beside them)
@@ -24,7 +21,6 @@ trap 'rm -rf "$WORK"' EXIT
 changes=$(ls -t "$DEBS"/gdrhook_*_"$ARCH".changes 2>/dev/null | head -1)
 [ -n "$changes" ] || fail "no gdrhook_*_$ARCH.changes in $DEBS (ARCH=$ARCH tools/package.sh $DEBS)"
 
-elves=0
 for package in gdrhook libgdrhook-dev gdrhook-dkms; do
 	deb=$(sed -n "s/^ [0-9a-f]\{32\} [0-9]* [a-z]* [a-z]* \(${package}_[^ ]*\\.deb\)$/\\1/p" "$changes")
 	[ -n "$deb" ] || fail "no $package .deb in $changes"
@@ -47,13 +43,9 @@ for package in gdrhook libgdrhook-dev gdrhook-dkms; do
 		echo "  Breaks: $breaks"
 	fi
 	dpkg-deb -x "$deb" "$WORK/$package"
-	for f in $(find "$WORK/$package" -type f); do
-		head -c 4 "$f" | grep -q "^.ELF" || continue
-		got=$(readelf -h "$f" | sed -n 's/^ *Machine: *//p')
-		[ "$got" = "$machine" ] || fail "${f#"$WORK"/} in $deb is for $got, not $machine"
-		elves=$((elves + 1))
-		echo "  ${f#"$WORK"/}: $got"
-	done
 done
+report=$("$HERE/check_elf_files.sh" "$ARCH" "$WORK") || exit 1
+echo "$report"
+elves=$(echo "$report" | grep -c '^  ')
 [ "$elves" -ge 3 ] || fail "only $elves ELF files in the packages (the command, the shim, the Slurm plugin)"
-echo "check_debs: $ARCH packages: Architecture $ARCH, $elves ELF files for $machine"
+echo "check_debs: $ARCH packages: Architecture $ARCH, $elves ELF files for $ARCH, hardened"
