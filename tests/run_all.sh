@@ -16,7 +16,9 @@
 #                GDRHOOKTEST_FUZZ_SECONDS (default 60); any finding fails
 #   install      the Debian packages (tools/package.sh) on a clean Debian
 #                root (tests/install/clean_root.sh), and the arm64 packages
-#                cross-built and checked (tests/packaging/arm64_debs.sh)
+#                cross-built and checked (tests/packaging/arm64_debs.sh); the
+#                RPMs of x86_64 and aarch64 built and checked against them
+#                (tests/packaging/rpms.sh)
 #   mutants      tests/mutants/run.sh: each mutant of tests/mutants/mutants.py
 #                on a scratch copy; any survivor fails
 # GDRHOOKTEST_QUICK=1 runs the plain build only.
@@ -205,6 +207,17 @@ if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
         install_result="$install_result; arm64 packages: FAILED (tests/packaging/arm64_debs.sh above)"
         failed_setup=$((failed_setup + 1))
     fi
+    # The RPMs, from Debian's rpm and compilers: hardened, aarch64's
+    # AArch64, gdrhook-slurm requiring its Slurm, and every file the .debs
+    # of the same machine hold.
+    for arch in x86_64 aarch64; do
+        debs=build-deb
+        [ $arch = aarch64 ] && debs=build-deb-arm64
+        if ! tests/packaging/rpms.sh build-rpm-$arch $arch $debs; then
+            install_result="$install_result; $arch RPMs: FAILED (tests/packaging/rpms.sh above)"
+            failed_setup=$((failed_setup + 1))
+        fi
+    done
     leg_time install "$install_started"
 fi
 echo "$install_result"

@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 #
 # tools/package-rpm.sh [OUT_DIR]: the RPMs of packaging/rpm/gdrhook.spec
-# (gdrhook, gdrhook-devel, gdrhook-dkms) and the source RPM, built with
-# rpmbuild from this tree (packaging/stage-source.sh) into OUT_DIR
-# (default: build-rpm). On a machine without an RPM database of the build
+# (gdrhook, gdrhook-devel, gdrhook-slurm, gdrhook-dkms) and the source RPM,
+# built with rpmbuild from this tree (packaging/stage-source.sh) into
+# OUT_DIR (default: build-rpm). ARCH=aarch64 cross-builds the aarch64 RPMs
+# (rpmbuild --target aarch64, no source RPM) with Debian's cross compiler
+# and :arm64 libraries, as `ARCH=arm64 tools/package.sh` builds the
+# .debs (the spec names cross/'s meson file). On a machine without an RPM database of the build
 # dependencies (Debian: apt-get install rpm), NODEPS=1 passes --nodeps:
 # the build then uses whatever headers and libraries the machine has.
 # The version grows with each commit (packaging/version.sh): the spec's
@@ -25,7 +28,12 @@ VERSION=$("$ROOT/packaging/stage-source.sh" "$OUT/stage")
 sed "s/^Version: .*/Version:        $VERSION/" "$SPEC" >"$OUT/SPECS/gdrhook.spec"
 tar -C "$OUT/stage" -czf "$OUT/SOURCES/gdrhook-$VERSION.tar.gz" "gdrhook-$VERSION"
 set --
-[ -n "$(rpm --eval '%{?meson}')" ] || set -- --load "$ROOT/packaging/rpm/meson-macros-fallback"
-rpmbuild "$@" -ba ${NODEPS:+--nodeps} --define "_topdir $OUT" "$OUT/SPECS/gdrhook.spec"
+[ -n "$(rpm --eval '%{?meson}')" ] || set -- --define "gdrhook_meson_macros $ROOT/packaging/rpm/meson-macros-fallback"
+if [ -n "${ARCH:-}" ] && [ "$ARCH" != "$(uname -m)" ]; then
+	set -- "$@" -bb --target "$ARCH"
+else
+	set -- "$@" -ba
+fi
+rpmbuild "$@" ${NODEPS:+--nodeps} --define "_topdir $OUT" "$OUT/SPECS/gdrhook.spec"
 echo "package-rpm: built:"
 find "$OUT/RPMS" "$OUT/SRPMS" -name '*.rpm' -exec stat -c '  %n %s bytes' {} +
