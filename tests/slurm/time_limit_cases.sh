@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 #
 # Sourced by slurm.sh, its daemons up: how long root waits for a step's
-# `gdrhook epilog` (plugin argument timeout=, 2 s here).
+# `gdrhook epilog` (plugin argument timeout=, 2 s here). srun is given
+# 20 s, ten times the limit: a plugin that waits past the limit fails
+# here in 20 s, not at the epilog's own end (hours).
 #   sparse   the job leaves a log of 15 TiB, all hole, which the epilog
 #            (as the job's user) would read for hours: killed at the
 #            limit, the step "not judged: time limit", srun returns;
@@ -19,7 +21,7 @@ judged_late() {
 }
 
 plugstack timeout=2
-as_user timeout 60 srun --gdrhook --job-name=sparse sh -c '
+as_user timeout 20 srun --gdrhook --job-name=sparse sh -c '
     echo "job=$SLURM_JOB_ID"
     truncate -s 15T "${GDRHOOK_EVENTS%/*}/$(hostname -s).step0.rank0.1.jsonl"' \
     >"$tmp/sparse.out" 2>"$tmp/sparse.err" || fail "srun of the sparse job did not return"
@@ -37,7 +39,7 @@ kill -STOP \$\$
 SCRIPT
 chmod 755 "$tmp/bin/stopping-epilog"
 plugstack timeout=2 "gdrhook=$tmp/bin/stopping-epilog"
-as_user timeout 60 srun --gdrhook --job-name=stopped sh -c 'echo "job=$SLURM_JOB_ID"' \
+as_user timeout 20 srun --gdrhook --job-name=stopped sh -c 'echo "job=$SLURM_JOB_ID"' \
     >"$tmp/stopped.out" 2>"$tmp/stopped.err" || fail "srun of the job whose epilog stops did not return"
 job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/stopped.out")
 judged_late stopped
