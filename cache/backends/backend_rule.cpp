@@ -53,6 +53,17 @@ Status module_pins_host_pages(const ModuleFacts &module)
     return status;
 }
 
+bool backend_usable(BackendKind kind, const ModuleFacts &module, const GpuFacts &gpu)
+{
+    switch (kind) {
+    case BackendKind::kmod: return module_pins_gpu_memory(module).ok();
+    case BackendKind::pin_user_pages: return module_pins_host_pages(module).ok();
+    case BackendKind::dmabuf: return gpu.dma_buf;
+    case BackendKind::none: return true;
+    }
+    return false;
+}
+
 BackendDecision decide_backend(Backend wanted, const ModuleFacts &module, const GpuFacts &gpu,
                                const std::string &module_path)
 {
@@ -94,7 +105,7 @@ BackendDecision decide_backend(Backend wanted, const ModuleFacts &module, const 
                             : "GDRHOOK_BACKEND=dmabuf (device does not report "
                               "DMA_BUF_SUPPORTED; pins may fail)"};
     const std::string not_module = integrated_why + kmod.what + "; ";
-    if (gpu.dma_buf)
+    if (backend_usable(BackendKind::dmabuf, module, gpu))
         return {BackendKind::dmabuf, {}, not_module + "device reports DMA_BUF_SUPPORTED"};
     return {BackendKind::none,
             {},

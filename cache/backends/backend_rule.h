@@ -54,6 +54,12 @@ struct BackendDecision {
 Status module_pins_gpu_memory(const ModuleFacts &module);
 Status module_pins_host_pages(const ModuleFacts &module);
 
+// Whether `kind` can pin on this machine, whatever GDRHOOK_BACKEND says:
+// kmod and pin_user_pages where the module does (the two above), dmabuf
+// where the GPU reports DMA_BUF_SUPPORTED, none always. `auto` takes the
+// first usable one of its order (below); the doctor lists them all.
+bool backend_usable(BackendKind kind, const ModuleFacts &module, const GpuFacts &gpu);
+
 // `module_path` only names the device in the reason.
 BackendDecision decide_backend(Backend wanted, const ModuleFacts &module, const GpuFacts &gpu,
                                const std::string &module_path);

@@ -19,7 +19,6 @@ public:
     explicit DmabufBackend(const DriverApi &driver) : driver_(driver) {}
 
     BackendKind kind() const override { return BackendKind::dmabuf; }
-    const char *name() const override { return "dmabuf"; }
     // dma-buf sub-ranges export at 4 KiB offsets (docs/design.md).
     uint64_t alignment() const override { return 4096; }
 

@@ -49,7 +49,6 @@ public:
     Status attach(ModuleProbe probe);
 
     BackendKind kind() const override { return kind_; }
-    const char *name() const override { return "kmod"; }
     // nv-p2p pins whole GPU pages.
     uint64_t alignment() const override { return 64 * 1024; }
 

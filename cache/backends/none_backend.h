@@ -12,7 +12,6 @@ namespace gdrhook {
 class NoneBackend final : public PinBackend {
 public:
     BackendKind kind() const override { return BackendKind::none; }
-    const char *name() const override { return "none"; }
     uint64_t alignment() const override { return 1; }
     Status pin(uint64_t, uint64_t, Pin &) override { return Status::success(); }
     Status unpin(Pin *, size_t) override { return Status::success(); }

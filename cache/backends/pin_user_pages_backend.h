@@ -19,7 +19,6 @@ public:
         : KmodBackend(driver, BackendKind::pin_user_pages)
     {}
 
-    const char *name() const override { return "pin_user_pages"; }
     // The kernel pins whole pages of the process.
     uint64_t alignment() const override;
     bool pins_host_memory(int) const override { return true; }

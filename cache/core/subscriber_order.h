@@ -2,11 +2,11 @@
 //
 // Who hears of frees and of allocations, and in which order: one table, in
 // subscriber_order.cpp, that the runtime subscribes from at start. A row
-// is a listener: its steps at a free and at an allocation, and its set-up
-// (what it is told of its places, and when it starts listening); an order
-// per sequence lists the rows. The notify/ headers say why each order is
-// what it is. A new listener is a row and a place in each order it hears:
-// the runtime, the recorder and the hook do not name it.
+// is a listener: its steps at a free and at an allocation, its set-up
+// (what it is told of its places, and when it starts listening) and its
+// place in each order. The notify/ headers say why each order is what it
+// is. A new listener is one row: the runtime, the recorder and the hook do
+// not name it.
 #pragma once
 
 namespace gdrhook {

@@ -655,8 +655,8 @@ MUTANTS = [
     # --- issue 34: the free sequence's subscribers (cache/notify/) ---------
     dict(name="free_subscribers_out_of_order", promise="the registration cache hears of a free before UCX",
          file="cache/core/subscriber_order.cpp", suites=["unit"], tests=["free subscribers"],
-         find="constexpr Listener free_order[] = {Listener::registration_cache, Listener::ucx_bridge};",
-         replace="constexpr Listener free_order[] = {Listener::ucx_bridge, Listener::registration_cache};"),
+         find="set_up_registration_cache, 0, 1},\n    {ucx_free_subscriber, ucx_alloc_subscriber, set_up_ucx, 1, 0},",
+         replace="set_up_registration_cache, 1, 1},\n    {ucx_free_subscriber, ucx_alloc_subscriber, set_up_ucx, 0, 0},"),
     dict(name="free_walk_reversed", promise="every step of a free reaches the subscribers in the order they subscribed",
          file="cache/notify/subscriber_registry.h", suites=["unit"], tests=["free subscribers"],
          find="        for (int place = 0; listening; ++place, listening >>= 1)\n            if (listening & 1u)\n                step(table_[place], place);",
@@ -673,8 +673,8 @@ MUTANTS = [
     # (cache/notify/alloc_subscribers.h, the orders in cache/core/subscriber_order.cpp)
     dict(name="alloc_subscribers_out_of_order", promise="UCX hears of an allocation before pin-on-alloc pins it",
          file="cache/core/subscriber_order.cpp", suites=["ucx"], tests=["ucx"],
-         find="constexpr Listener alloc_order[] = {Listener::ucx_bridge, Listener::registration_cache};",
-         replace="constexpr Listener alloc_order[] = {Listener::registration_cache, Listener::ucx_bridge};"),
+         find="set_up_registration_cache, 0, 1},\n    {ucx_free_subscriber, ucx_alloc_subscriber, set_up_ucx, 1, 0},",
+         replace="set_up_registration_cache, 0, 0},\n    {ucx_free_subscriber, ucx_alloc_subscriber, set_up_ucx, 1, 1},"),
     dict(name="alloc_walk_stops_at_first", promise="every listening subscriber hears of an allocation",
          file="cache/notify/subscriber_registry.h", suites=["ucx"], tests=["ucx"],
          find="            if (listening & 1u)\n                step(table_[place], place);",
@@ -1747,6 +1747,21 @@ MUTANTS = [
          file="kmod/meson.build", suites=["unit"], tests=["module inputs list every source"],
          find="'pin_account.c', ",
          replace=""),
+
+    dict(name="doctor_allows_kmod_by_its_own_rule", promise="the doctor allows the backends the shim's rule finds usable, by that rule",
+         file="tools/cli/doctor/doctor_backend.cpp", suites=["cache"], tests=["backend rule"],
+         find="    allowed.kmod = backend_usable(BackendKind::kmod, device.module, {});\n",
+         replace="    allowed.kmod = device.module.nvp2p;\n"),
+    dict(name="dmabuf_usable_without_support", promise="dma-buf is usable only where the GPU reports DMA_BUF_SUPPORTED",
+         file="cache/backends/backend_rule.cpp", suites=["cache"], tests=["backend rule"],
+         find="    case BackendKind::dmabuf: return gpu.dma_buf;\n",
+         replace="    case BackendKind::dmabuf: return true;\n"),
+
+    dict(name="allocations_take_the_free_order", promise="an allocation reaches the listeners in the reverse of a free's order",
+         file="cache/core/subscriber_order.cpp", suites=["unit"], tests=["free subscribers"],
+         find="            if (rows[row].alloc_place == place)",
+         replace="            if (rows[row].free_place == place)"),
+
 ]
 
 

@@ -170,6 +170,36 @@ TEST_CASE("for every combination of facts the doctor's answer is the shim's choi
     });
 }
 
+TEST_CASE("for every combination of facts the doctor allows what the rule finds usable", "[rule]")
+{
+    for_every_combination([&](Backend wanted, const ModuleCase &m, const GpuFacts &gpu) {
+        INFO(describe(wanted, m, gpu));
+        cli::GdrhookDeviceFacts device;
+        device.module = m.facts;
+        cli::CudaFacts cuda;
+        cuda.initialised = true;
+        cuda.gpus.resize(1);
+        cuda.gpus[0].integrated = gpu.integrated;
+        cuda.gpus[0].dma_buf = gpu.dma_buf;
+        const cli::AllowedBackends allowed = cli::allowed_backends(device, cuda);
+        // A backend asked for by name that the rule refuses is one the
+        // doctor does not allow, and the other way round.
+        CHECK(allowed.kmod ==
+              (decide_backend(Backend::kmod, m.facts, gpu, kmod_path).kind == BackendKind::kmod));
+        CHECK(allowed.pin_user_pages ==
+              (decide_backend(Backend::pin_user_pages, m.facts, gpu, kmod_path).kind ==
+               BackendKind::pin_user_pages));
+        CHECK(allowed.kmod == backend_usable(BackendKind::kmod, m.facts, gpu));
+        CHECK(allowed.pin_user_pages == backend_usable(BackendKind::pin_user_pages, m.facts, gpu));
+        CHECK(allowed.dmabuf == backend_usable(BackendKind::dmabuf, m.facts, gpu));
+        CHECK(allowed.dmabuf == gpu.dma_buf);
+        // What `wanted` gives is usable, or refused as asked for by name.
+        const BackendDecision d = decide_backend(wanted, m.facts, gpu, kmod_path);
+        if (d.request_failed.ok() && d.kind != BackendKind::dmabuf)
+            CHECK(backend_usable(d.kind, m.facts, gpu));
+    });
+}
+
 TEST_CASE("the probe says what /dev/gdrhook's path holds, and the shim says it", "[rule]")
 {
     const ModuleProbe absent = probe_module("/nonexistent/gdrhook");

@@ -23,12 +23,15 @@ BackendDecision judge_backend(Backend wanted, const GdrhookDeviceFacts &device,
 
 AllowedBackends allowed_backends(const GdrhookDeviceFacts &device, const CudaFacts &cuda)
 {
+    // The shim's own answer of what can pin (backend_rule.h); dma-buf on
+    // every GPU, the module's backends whatever the GPUs are.
     AllowedBackends allowed;
-    allowed.kmod = module_pins_gpu_memory(device.module).ok();
-    allowed.pin_user_pages = module_pins_host_pages(device.module).ok();
+    allowed.kmod = backend_usable(BackendKind::kmod, device.module, {});
+    allowed.pin_user_pages = backend_usable(BackendKind::pin_user_pages, device.module, {});
     allowed.dmabuf = cuda.initialised && !cuda.gpus.empty();
     for (const auto &gpu : cuda.gpus)
-        allowed.dmabuf = allowed.dmabuf && gpu.dma_buf == 1;
+        allowed.dmabuf = allowed.dmabuf &&
+                         backend_usable(BackendKind::dmabuf, device.module, as_the_shim_reads(gpu));
     return allowed;
 }
 
