@@ -72,7 +72,7 @@ void invalidate_freed(uint64_t addr, uint64_t size)
     // that began before that free read its clock looks as old as the
     // freed memory); the owner put it back since, and this free is the
     // memory's own: it must not stay exported past it.
-    if (cache->invalidate(addr, size) || cache->retired_waited_for_put())
+    if (cache->invalidate_to_unpin(addr, size) || cache->retired_waited_for_put())
         unpin_freed(*cache, *hot_line.pipeline);
 }
 
@@ -85,7 +85,7 @@ uint64_t pin_clock_after_free()
 void invalidate_after_free(uint64_t addr, uint64_t size, uint64_t clock)
 {
     if (RegistrationCache *cache = existing_process_cache();
-        cache && cache->invalidate(addr, size, clock))
+        cache && cache->invalidate_to_unpin(addr, size, clock))
         unpin_freed(*cache, *hot_line.pipeline);
 }
 

@@ -7,7 +7,8 @@
 // is published and never change afterwards. `pin_started`, `hashed` and
 // the LRU links are the writer's (under its mutex); `retired_ns`, `tag` and
 // `reason` are written by the writer when it retires the entry and read by
-// the reclaimer after it took the entry under the same mutex; `unpinned` and
+// the reclaimer after it took the entry under the same mutex (`claimed_by`
+// too, which the reclaimer may clear under its own); `unpinned` and
 // `pin` are the reclaimer's from then on (under its own mutex). `refs`
 // counts holds that found no free hold slot: incremented by get() (seq_cst,
 // then the generation re-read), decremented by put() (seq_cst).
@@ -46,6 +47,10 @@ struct CacheEntry {
     uint64_t retired_ns = 0;                             // writer, then the reclaimer
     uint64_t tag = 0;                                    // epoch when retired
     UnpinReason reason = UnpinReason::invalidated;
+    // The free whose thread releases it (this_threads_claim()), or 0: any
+    // reclaim may. Written with `tag`; cleared by the reclaimer when its
+    // free found it held.
+    uint64_t claimed_by = 0;
     bool unpinned = false;
     Pin pin;
 };

@@ -384,7 +384,7 @@ void CacheWriter::hash_remove_locked(const std::vector<IndexItem> &removed)
 }
 
 void CacheWriter::publish_locked(const std::vector<IndexItem> &removed, const IndexItem &inserted,
-                                 UnpinReason reason)
+                                 UnpinReason reason, uint64_t claim)
 {
     std::vector<void *> retired;
     IndexRoot *fresh =
@@ -405,6 +405,7 @@ void CacheWriter::publish_locked(const std::vector<IndexItem> &removed, const In
         --entries_;
         index_bytes_ -= e->range.end - e->range.start;
         retire_locked(e, reason, now);
+        e->claimed_by = claim;
     }
 }
 
@@ -433,7 +434,7 @@ Status CacheWriter::pin_with_eviction(uint64_t start, uint64_t end, Pin &pin)
 // --- invalidation --------------------------------------------------------
 
 size_t CacheWriter::invalidate(ThreadRecords &records, uint64_t addr, uint64_t end,
-                               uint64_t started_up_to)
+                               uint64_t started_up_to, uint64_t claim)
 {
     // Lock-free when there is nothing to do. A pin that starts after this
     // read works on memory that is either still allocated (this is the
@@ -460,7 +461,7 @@ size_t CacheWriter::invalidate(ThreadRecords &records, uint64_t addr, uint64_t e
     if (removed.empty())
         return 0;
     locked_stats_.invalidated += removed.size();
-    publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::invalidated);
+    publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::invalidated, claim);
     return removed.size();
 }
 

@@ -69,7 +69,9 @@ public:
                 HeldRegistration *held);
 
     // RegistrationCache::invalidate(), revoke() and retire_all().
-    size_t invalidate(ThreadRecords &records, uint64_t addr, uint64_t end, uint64_t started_up_to);
+    // `claim`: the retired entries' claimed_by (cache_entry.h).
+    size_t invalidate(ThreadRecords &records, uint64_t addr, uint64_t end, uint64_t started_up_to,
+                      uint64_t claim = 0);
     std::vector<Registration> revoke(const std::vector<uint64_t> &backend_handles);
     size_t retire_all();
 
@@ -117,7 +119,7 @@ private:
     bool publish_entry_locked(CacheEntry *entry, ThreadRecord *record, uint64_t addr,
                               Registration &out, HeldRegistration *held);
     void publish_locked(const std::vector<IndexItem> &removed, const IndexItem &inserted,
-                        UnpinReason reason);
+                        UnpinReason reason, uint64_t claim = 0);
     void retire_locked(CacheEntry *entry, UnpinReason reason, uint64_t now);
     bool pick_victims_locked(uint64_t need_bytes, uint64_t need_entries,
                              std::vector<IndexItem> &victims);

@@ -4,6 +4,7 @@
 #include "cache/base/clock.h"
 #include "cache/events/event_clock.h"
 #include "cache/prim/asymmetric_fence.h"
+#include "cache/prim/hot_path.h"
 #include "cache/prim/profile.h"
 
 #include <algorithm>
@@ -11,6 +12,19 @@
 #include <utility>
 
 namespace gdrhook {
+namespace {
+
+std::atomic<uint64_t> next_claim{1};
+
+} // namespace
+
+uint64_t this_threads_claim()
+{
+    static GDRHOOK_THREAD_LOCAL uint64_t mine = 0;
+    if (GDRHOOK_UNLIKELY(mine == 0))
+        mine = next_claim.fetch_add(1, std::memory_order_relaxed);
+    return mine;
+}
 
 Reclaimer::Reclaimer(PinBackend &backend, PublishedState &published, const ThreadRecords &records,
                      CacheWriter &writer)
@@ -19,10 +33,10 @@ Reclaimer::Reclaimer(PinBackend &backend, PublishedState &published, const Threa
 
 void Reclaimer::reclaim()
 {
-    reclaim_on(false);
+    reclaim_on(this_threads_claim(), false);
 }
 
-void Reclaimer::reclaim_on(bool worker)
+void Reclaimer::reclaim_on(uint64_t claim, bool worker)
 {
     TakenPins taken;
     uint64_t rounds_before_us;
@@ -31,11 +45,12 @@ void Reclaimer::reclaim_on(bool worker)
         ProfileTimer waited(ProfilePart::reclaim_lock_wait);
         std::lock_guard<std::mutex> lock(mu_);
         waited.stop();
-        take_round(taken);
-        // Every round begun so far may hold what this call's caller
-        // retired: it returns once they all are released.
+        take_round(taken, claim);
+        // Every shared round begun so far may hold what this call's
+        // caller retired unclaimed: it returns once they all are released.
+        // What it claimed is in its own round or still held.
         rounds_before_us = rounds_started_;
-        others_releasing = rounds_releasing_.size() > (taken.pins.empty() ? 0 : 1);
+        others_releasing = rounds_releasing_.size() > (taken.shared ? 1 : 0);
     }
     if (!taken.pins.empty())
         release(taken, worker);
@@ -45,7 +60,7 @@ void Reclaimer::reclaim_on(bool worker)
 
 // mu_ held. A free unpins on its own thread (unpin_retired()): the
 // worker's drain after it finds nothing, and skips the fence's system call.
-void Reclaimer::take_round(TakenPins &taken)
+void Reclaimer::take_round(TakenPins &taken, uint64_t claim)
 {
     ProfileTimer round(ProfilePart::reclaim_round);
     writer_.take_retired(considered_, nodes_waiting_);
@@ -55,14 +70,18 @@ void Reclaimer::take_round(TakenPins &taken)
     }
     start_round();
     const ReaderScan scan = scan_readers();
-    take_pins(take_unheld(scan), taken);
+    take_pins(take_unheld(scan, claim, taken.shared), taken);
     // The pins are out of their entries: these may go while they are
     // released.
     free_unreachable(scan.oldest_reader);
-    if (!taken.pins.empty()) {
-        taken.round = ++rounds_started_;
-        rounds_releasing_.push_back(taken.round);
+    if (taken.pins.empty())
+        return;
+    if (!taken.shared) {
+        ++own_rounds_releasing_;
+        return;
     }
+    taken.round = ++rounds_started_;
+    rounds_releasing_.push_back(taken.round);
 }
 
 // mu_ held: the batch's pins leave their entries, with what their unpin
@@ -115,22 +134,34 @@ Reclaimer::ReaderScan Reclaimer::scan_readers() const
     return scan;
 }
 
-// The entries to unpin now: taken, not yet unpinned, and held by nobody.
-std::vector<CacheEntry *> Reclaimer::take_unheld(const ReaderScan &scan)
+// Whether the entry is another thread's free's to release: that thread's
+// reclaim follows its retirement.
+bool Reclaimer::claimed_by_another(const CacheEntry *e, uint64_t claim) const
+{
+    return e->claimed_by != 0 && e->claimed_by != claim && e->claimed_by >= claims_from_;
+}
+
+// The entries to unpin now: taken, not yet unpinned, held by nobody, and
+// claimed by no other thread. `shared`: one of them is not the caller's.
+std::vector<CacheEntry *> Reclaimer::take_unheld(const ReaderScan &scan, uint64_t claim,
+                                                 bool &shared)
 {
     const std::vector<uint64_t> &held = scan.held;
     std::vector<CacheEntry *> batch;
     bool still_held = false;
     for (CacheEntry *e : considered_) {
-        if (e->unpinned)
+        if (e->unpinned || claimed_by_another(e, claim))
             continue;
         if (std::binary_search(held.begin(), held.end(), e->range.id) ||
             e->refs.load(std::memory_order_acquire) != 0) {
             still_held = true;
             deferred_.fetch_add(1, std::memory_order_relaxed);
+            // Its free is done: whoever reclaims after its put() releases it.
+            e->claimed_by = 0;
             continue;
         }
         e->unpinned = true;
+        shared |= claim == 0 || e->claimed_by != claim;
         batch.push_back(e);
     }
     if (!still_held)
@@ -170,6 +201,10 @@ void Reclaimer::release(TakenPins &taken, bool worker)
         std::lock_guard<std::mutex> lock(mu_);
         reports_.insert(reports_.end(), taken.records.begin(), taken.records.end());
         reports_waiting_.store(true, std::memory_order_release);
+        if (!taken.shared) {
+            --own_rounds_releasing_;
+            return; // nobody waits for it
+        }
         rounds_releasing_.erase(
             std::find(rounds_releasing_.begin(), rounds_releasing_.end(), taken.round));
     }
@@ -214,7 +249,7 @@ void Reclaimer::free_unreachable(uint64_t oldest_reader)
 
 size_t Reclaimer::drain(const std::function<void(const UnpinRecord &)> &report)
 {
-    reclaim_on(true);
+    reclaim_on(0, true);
     return this->report(report);
 }
 
@@ -245,7 +280,7 @@ size_t Reclaimer::report(const std::function<void(const UnpinRecord &)> &report)
 bool Reclaimer::has_unreported() const
 {
     std::lock_guard<std::mutex> lock(mu_);
-    return !reports_.empty() || !rounds_releasing_.empty() ||
+    return !reports_.empty() || !rounds_releasing_.empty() || own_rounds_releasing_ != 0 ||
            std::any_of(considered_.begin(), considered_.end(),
                        [](const CacheEntry *e) { return !e->unpinned; });
 }
@@ -278,8 +313,11 @@ void Reclaimer::after_fork_in_child()
 {
     new (&mu_) std::mutex();
     new (&released_) std::condition_variable();
-    // The threads releasing them are the parent's.
+    // The threads releasing them, and those whose frees claimed entries,
+    // are the parent's.
     rounds_releasing_.clear();
+    own_rounds_releasing_ = 0;
+    claims_from_ = next_claim.load(std::memory_order_relaxed);
 }
 
 } // namespace gdrhook

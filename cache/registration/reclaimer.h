@@ -14,11 +14,18 @@
 //  - A round moves the pins it will release out of their entries under
 //    the mutex and releases them after it, so that several threads'
 //    releases (a dma-buf close each) run at once rather than queue behind
-//    one another; the entries may be freed meanwhile. A reclaim returns
-//    only once every round numbered up to the last one begun when it
-//    held the mutex has released its pins: whatever its caller retired
-//    before calling was taken by one of those, so a free still returns
-//    with its memory unpinned.
+//    one another; the entries may be freed meanwhile.
+//  - An entry a free retired is claimed by the free's thread
+//    (CacheEntry::claimed_by): only that thread's reclaim, which follows
+//    the retirement, releases it, so a free releases its own pin and never
+//    waits for a neighbour's round to release it. A claimed entry its free
+//    found held loses the claim: whoever reclaims after its put() releases
+//    it. The claims of threads before a fork are void in the child.
+//  - Every other round is shared and numbered. A reclaim returns only once
+//    every shared round numbered up to the last one begun when it held the
+//    mutex has released its pins: whatever its caller retired unclaimed
+//    before calling was taken by one of those, or by its own round, so a
+//    free still returns with its memory unpinned.
 //  - A round bumps the epoch (seq_cst), sets pending_held when an entry
 //    still waits, then heavy_fence(): every read-section word and hold a
 //    reader stored before its light_fence() is visible to the scan that
@@ -52,6 +59,9 @@
 namespace gdrhook {
 
 // One unpin done by the reclaimer, for the `unpin` event.
+// The calling thread's claim on the entries its frees retire: never 0.
+uint64_t this_threads_claim();
+
 struct UnpinRecord {
     uint64_t entry_id = 0; // the cache entry's id (Registration::id)
     uint64_t addr = 0;
@@ -105,20 +115,23 @@ private:
 
     // What a round took to release, outside the lock.
     struct TakenPins {
-        uint64_t round = 0; // its number in rounds_started_
+        uint64_t round = 0;  // its number in rounds_started_, if shared
+        bool shared = false; // took an entry its caller did not claim
         std::vector<Pin> pins;
         std::vector<UnpinRecord> records; // one a pin, completed once released
         std::vector<uint64_t> retired_ns; // one a pin: when its entry was retired
         uint64_t bytes = 0;
     };
 
-    // reclaim(), `worker`: for drain() (which the profile tells apart).
-    void reclaim_on(bool worker);
+    // reclaim() for the thread of `claim` (0: none, the worker's drain,
+    // which the profile tells apart).
+    void reclaim_on(uint64_t claim, bool worker);
     // mu_ held.
-    void take_round(TakenPins &taken);
+    void take_round(TakenPins &taken, uint64_t claim);
     void start_round();
     ReaderScan scan_readers() const;
-    std::vector<CacheEntry *> take_unheld(const ReaderScan &scan);
+    bool claimed_by_another(const CacheEntry *e, uint64_t claim) const;
+    std::vector<CacheEntry *> take_unheld(const ReaderScan &scan, uint64_t claim, bool &shared);
     void take_pins(const std::vector<CacheEntry *> &batch, TakenPins &taken);
     void free_unreachable(uint64_t oldest_reader);
     // mu_ not held.
@@ -132,8 +145,10 @@ private:
 
     mutable std::mutex mu_;                  // one round at a time; their releases run outside it
     std::condition_variable released_;       // a round left rounds_releasing_
-    uint64_t rounds_started_ = 0;            // rounds that took pins to release
+    uint64_t rounds_started_ = 0;            // shared rounds that took pins to release
     std::vector<uint64_t> rounds_releasing_; // their numbers, while released
+    size_t own_rounds_releasing_ = 0;        // rounds releasing their caller's claims only
+    uint64_t claims_from_ = 1;               // smaller claims are void (a parent's threads)
     std::vector<CacheEntry *> considered_;
     std::vector<RetiredNode> nodes_waiting_;
     std::vector<UnpinRecord> reports_;

@@ -169,6 +169,13 @@ size_t RegistrationCache::invalidate(uint64_t addr, uint64_t length, uint64_t st
     return writer_.invalidate(records_, addr, range_end(addr, length), started_up_to);
 }
 
+size_t RegistrationCache::invalidate_to_unpin(uint64_t addr, uint64_t length,
+                                              uint64_t started_up_to)
+{
+    return writer_.invalidate(records_, addr, range_end(addr, length), started_up_to,
+                              this_threads_claim());
+}
+
 std::vector<Registration> RegistrationCache::revoke(const std::vector<uint64_t> &backend_handles)
 {
     return writer_.revoke(backend_handles);

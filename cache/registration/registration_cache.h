@@ -91,6 +91,10 @@ public:
     // (another thread may already have the address back) and stay.
     // Returns the number of entries it removed.
     size_t invalidate(uint64_t addr, uint64_t length, uint64_t started_up_to = UINT64_MAX);
+    // invalidate() for a free, whose thread calls unpin_retired() next:
+    // what it retires is this thread's to release, and no other thread's
+    // reclaim takes it, so the free never waits for a neighbour's release.
+    size_t invalidate_to_unpin(uint64_t addr, uint64_t length, uint64_t started_up_to = UINT64_MAX);
 
     // How many pins have started so far (see invalidate()).
     uint64_t pin_clock() const { return writer_.pin_clock(); }
