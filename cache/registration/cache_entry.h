@@ -55,6 +55,10 @@ struct CacheEntry {
     Pin pin;
 };
 
+// The calling thread's claim on the entries its frees retire
+// (CacheEntry::claimed_by): never 0. The reclaimer hands them out.
+uint64_t this_threads_claim();
+
 // The index keeps a registration's range in its keys and the rest beside
 // them (range_index.h): these two put them together and apart.
 inline PinnedRange range_of(const IndexRecord &found)

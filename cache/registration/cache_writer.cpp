@@ -434,7 +434,7 @@ Status CacheWriter::pin_with_eviction(uint64_t start, uint64_t end, Pin &pin)
 // --- invalidation --------------------------------------------------------
 
 size_t CacheWriter::invalidate(ThreadRecords &records, uint64_t addr, uint64_t end,
-                               uint64_t started_up_to, uint64_t claim)
+                               uint64_t started_up_to, bool claim)
 {
     // Lock-free when there is nothing to do. A pin that starts after this
     // read works on memory that is either still allocated (this is the
@@ -460,8 +460,10 @@ size_t CacheWriter::invalidate(ThreadRecords &records, uint64_t addr, uint64_t e
                   removed.end());
     if (removed.empty())
         return 0;
+    // The claim is looked up only here, where the free retires something.
     locked_stats_.invalidated += removed.size();
-    publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::invalidated, claim);
+    publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::invalidated,
+                   claim ? this_threads_claim() : 0);
     return removed.size();
 }
 

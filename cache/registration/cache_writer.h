@@ -69,9 +69,9 @@ public:
                 HeldRegistration *held);
 
     // RegistrationCache::invalidate(), revoke() and retire_all().
-    // `claim`: the retired entries' claimed_by (cache_entry.h).
+    // `claim`: the calling thread claims what it retires (cache_entry.h).
     size_t invalidate(ThreadRecords &records, uint64_t addr, uint64_t end, uint64_t started_up_to,
-                      uint64_t claim = 0);
+                      bool claim = false);
     std::vector<Registration> revoke(const std::vector<uint64_t> &backend_handles);
     size_t retire_all();
 

@@ -303,6 +303,12 @@ void Reclaimer::release_all(std::vector<CacheEntry *> all)
     nodes_waiting_.clear();
 }
 
+void Reclaimer::void_claims()
+{
+    std::lock_guard<std::mutex> lock(mu_);
+    claims_from_ = UINT64_MAX;
+}
+
 void Reclaimer::add_stats(CacheStats &s) const
 {
     s.unpin_failures = unpin_failures_.load(std::memory_order_relaxed);

@@ -20,7 +20,8 @@
 //    the retirement, releases it, so a free releases its own pin and never
 //    waits for a neighbour's round to release it. A claimed entry its free
 //    found held loses the claim: whoever reclaims after its put() releases
-//    it. The claims of threads before a fork are void in the child.
+//    it. The claims of threads before a fork are void in the child, and
+//    every claim once the process ends (void_claims()).
 //  - Every other round is shared and numbered. A reclaim returns only once
 //    every shared round numbered up to the last one begun when it held the
 //    mutex has released its pins: whatever its caller retired unclaimed
@@ -59,9 +60,6 @@
 namespace gdrhook {
 
 // One unpin done by the reclaimer, for the `unpin` event.
-// The calling thread's claim on the entries its frees retire: never 0.
-uint64_t this_threads_claim();
-
 struct UnpinRecord {
     uint64_t entry_id = 0; // the cache entry's id (Registration::id)
     uint64_t addr = 0;
@@ -102,6 +100,10 @@ public:
     // Teardown, no thread using the cache: unpins, held or not, and frees
     // `indexed` and everything retired.
     void release_all(std::vector<CacheEntry *> indexed);
+
+    // The process ends: every claim is void, any reclaim releases what
+    // nobody holds (the last drain too), and a free waits as for others'.
+    void void_claims();
 
     void add_stats(CacheStats &s) const;
     void after_fork_in_child();

@@ -172,8 +172,7 @@ size_t RegistrationCache::invalidate(uint64_t addr, uint64_t length, uint64_t st
 size_t RegistrationCache::invalidate_to_unpin(uint64_t addr, uint64_t length,
                                               uint64_t started_up_to)
 {
-    return writer_.invalidate(records_, addr, range_end(addr, length), started_up_to,
-                              this_threads_claim());
+    return writer_.invalidate(records_, addr, range_end(addr, length), started_up_to, true);
 }
 
 std::vector<Registration> RegistrationCache::revoke(const std::vector<uint64_t> &backend_handles)
@@ -183,6 +182,8 @@ std::vector<Registration> RegistrationCache::revoke(const std::vector<uint64_t> 
 
 size_t RegistrationCache::retire_all()
 {
+    // A free that claimed an entry may not run again as the process ends.
+    reclaimer_.void_claims();
     return writer_.retire_all();
 }
 

@@ -114,7 +114,7 @@ MUTANTS = [
     # --- the registration cache --------------------------------------------
     dict(name="invalidate_keeps_entries", promise="an invalidated range leaves the cache",
          file="cache/registration/cache_writer.cpp", suites=["cache"], tests=["cache"],
-         find="    locked_stats_.invalidated += removed.size();\n    publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::invalidated, claim);",
+         find="    locked_stats_.invalidated += removed.size();\n    publish_locked(removed, IndexItem{0, 0, nullptr}, UnpinReason::invalidated,\n                   claim ? this_threads_claim() : 0);",
          replace="    locked_stats_.invalidated += removed.size();"),
     dict(name="invalidation_range_end_off_by_one", promise="an invalidation reaches the range's last byte, not past it",
          file="cache/registration/registration_cache.h", suites=["cache"], tests=["cache"],
@@ -1728,6 +1728,10 @@ MUTANTS = [
     dict(name="held_entry_keeps_its_frees_claim", promise="an entry held at its own free's release is released once put back",
          file="cache/registration/reclaimer.cpp", suites=["cache"], tests=["cache"],
          find="            e->claimed_by = 0;\n",
+         replace=""),
+    dict(name="exit_keeps_frees_claims", promise="nothing stays pinned past the process, a free's claim included",
+         file="cache/registration/registration_cache.cpp", suites=["cache"], tests=["cache"],
+         find="    reclaimer_.void_claims();\n",
          replace=""),
     # --- the verdicts on a pinned free and a pair ---------------------------
     dict(name="overhead_judge_median_only", promise="the overhead row fails when any process is over its goal, not only the median",

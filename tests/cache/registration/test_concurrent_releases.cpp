@@ -221,3 +221,19 @@ TEST_CASE("an entry held at its own free's release is released once put back", "
     CHECK_FALSE(f.backend->is_live(held.reg.handle));
     CHECK(f.backend->bad_unpins == 0);
 }
+
+TEST_CASE("at the process's end the last drain releases what a free claimed", "[cache][threads]")
+{
+    Fixture f;
+    f.memory.allocate(0x40000000, MiB);
+    Registration reg;
+    REQUIRE(f.cache->lookup(0x40000000, 4096, reg).ok());
+    // A thread's free retired its entry and has not released it yet when
+    // the process ends: it may never run again.
+    std::thread freeing([&] { f.cache->invalidate_to_unpin(0x40000000, MiB); });
+    freeing.join();
+    f.cache->retire_all();
+    CHECK(f.drain() == 1);
+    CHECK_FALSE(f.backend->is_live(reg.handle));
+    CHECK(f.backend->bad_unpins == 0);
+}
