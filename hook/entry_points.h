@@ -75,6 +75,9 @@
     DRIVER(cuStreamBeginCaptureToGraph_ptsz, cuStreamBeginCaptureToGraph, 12030, 1)                \
     DRIVER(cuStreamEndCapture, cuStreamEndCapture, 10000, 0)                                       \
     DRIVER(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, 1)                                  \
+    /* pointer queries (cache/pointers/pointer_answers.h) */                                       \
+    DRIVER(cuPointerGetAttribute, cuPointerGetAttribute, 4000, 0)                                  \
+    DRIVER(cuPointerGetAttributes, cuPointerGetAttributes, 7000, 0)                                \
     /* resolution */                                                                               \
     DRIVER(cuGetProcAddress, cuGetProcAddress, 11030, 0)                                           \
     DRIVER(cuGetProcAddress_v2, cuGetProcAddress, 12000, 0)
@@ -95,7 +98,8 @@
     RUNTIME(cudaGetDriverEntryPointByVersion_ptsz)
 
 // The entry points a running program calls over and over (a caching
-// allocator growing and trimming, a pool's frees, VMM mappings): their
+// allocator growing and trimming, a pool's frees, VMM mappings, a
+// registration cache's tag check on every hit): their
 // wrappers and thunks go on the hot pages with the recorder (hot_path.h),
 // the others, called a few times per process, do not. Each page the path
 // spans is a TLB miss per call on a real GPU.
@@ -108,6 +112,8 @@
     X(cuMemMap)                                                                                    \
     X(cuMemUnmap)                                                                                  \
     X(cuMemRelease)                                                                                \
+    X(cuPointerGetAttribute)                                                                       \
+    X(cuPointerGetAttributes)                                                                      \
     X(cudaFree)
 
 namespace gdrhook {

@@ -264,6 +264,11 @@ const ConfigVariable variables[] = {
          parse_flag(name, value, c.verify, d);
      },
      [](const Config &c) -> std::string { return c.verify ? "1" : "0"; }},
+    {"GDRHOOK_POINTER_QUERIES", "`1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`", "`on`",
+     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
+         parse_flag(name, value, c.pointer_queries, d);
+     },
+     [](const Config &c) -> std::string { return c.pointer_queries ? "on" : "off"; }},
     {"GDRHOOK_CACHE_MAX_BYTES", "bytes, 0 = no limit", "`0`",
      [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
          parse_size_var(name, value, 0, UINT64_MAX, c.cache_max_bytes, d);

@@ -35,6 +35,7 @@ struct Config {
     PinPolicy pin = PinPolicy::demand;              // GDRHOOK_PIN
     uint64_t pin_min_size = 1 << 20;                // GDRHOOK_PIN_MIN_SIZE
     bool verify = false;                            // GDRHOOK_VERIFY
+    bool pointer_queries = true;                    // GDRHOOK_POINTER_QUERIES
     uint64_t cache_max_bytes = 0;                   // GDRHOOK_CACHE_MAX_BYTES, 0 = no limit
     uint64_t cache_max_entries = 65536;             // GDRHOOK_CACHE_MAX_ENTRIES
     uint32_t sample_ms = 0;                         // GDRHOOK_SAMPLE_MS, 0 = no samples

@@ -8,6 +8,8 @@
 // for the hot path.
 #include "cache/core/runtime.h"
 
+#include "cache/pointers/pointer_answers.h"
+
 #include "cache/backends/descriptor_budget.h"
 #include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
@@ -21,6 +23,7 @@
 #include "cache/events/thread_state.h"
 #include "cache/notify/free_subscribers.h"
 #include "cache/pinning/unpinner.h"
+#include "cache/pointers/pointer_answers.h"
 #include "cache/prim/cycle_counter.h"
 #include "cache/prim/hot_arena.h"
 #include "cache/prim/profile.h"
@@ -60,6 +63,14 @@ void print_statistics()
                        "full or worker stopped), {} written; {} allocations "
                        "still tracked",
                        s.pushed, s.overflowed, s.written, rt.tracker.size());
+    const PointerQueryCounts q = pointer_query_counts();
+    diagnostics().info("pointer queries: {} answered, {} forwarded; verify: {} checked, {} "
+                       "differed",
+                       q.answered, q.forwarded, q.verified, q.differences);
+    if (q.differences)
+        diagnostics().error("verify mode caught {} pointer answers that differ from the "
+                            "driver's",
+                            q.differences);
 }
 
 // Everything recorded is in the log: nothing is left to recover, and the
@@ -102,6 +113,21 @@ void end_capped_log()
                        rt.log.path(), rt.config.log_max_bytes, not_written);
 }
 
+// The process's pointer queries, one `queries` line as it ends, if it
+// made any: how many the table answered and how many went to the driver.
+void log_pointer_queries()
+{
+    const PointerQueryCounts counts = pointer_query_counts();
+    if (!counts.answered && !counts.forwarded)
+        return;
+    static QueryCounts logged; // the line points at it until it is written
+    logged.answered = counts.answered;
+    logged.forwarded = counts.forwarded;
+    Event event = make_event(EventKind::queries, "gdrhook", Via::symbol, MemoryKind::none, 0, 0);
+    event.queries = &logged;
+    the_runtime->pipeline->submit(event);
+}
+
 // `others_wait`: nothing of the program's runs after us on this thread or
 // any other (finish_before_process_ends()).
 void finish_recording(bool others_wait)
@@ -111,6 +137,7 @@ void finish_recording(bool others_wait)
     // Nothing stays pinned past the process: every registration is
     // unpinned, and logged, by the last drain of the queue.
     retire_process_cache_at_exit();
+    log_pointer_queries();
     if (others_wait)
         the_runtime->pipeline->close_for_process_end();
     the_runtime->pipeline->shutdown();
@@ -154,6 +181,7 @@ void after_fork_in_child()
     rt.tracker.reinitialize_locks_after_fork();
     rt.graph_memory.reinitialize_lock_after_fork();
     process_cache_after_fork_in_child();
+    pointer_answers_after_fork_in_child();
     // A pattern with %p names a file of the child's own; without, the
     // child appends to its parent's, after a process line of its own.
     std::string path, unused;

@@ -7,6 +7,7 @@
 #include "cache/notify/free_subscribers.h"
 #include "cache/pinning/free_invalidation.h"
 #include "cache/pinning/pin_events.h"
+#include "cache/pointers/pointer_answers.h"
 #include "cache/ucx/ucx_bridge.h"
 
 #include <array>
@@ -32,10 +33,18 @@ void set_up_ucx(Runtime &rt, FreeSubscription free_place, AllocSubscription allo
     set_up_ucx_bridge(rt.config.ucx, free_place, alloc_place);
 }
 
+void set_up_pointer_table(Runtime &rt, FreeSubscription free_place, AllocSubscription)
+{
+    set_up_pointer_answers(rt.config.pointer_queries, rt.config.verify, free_place);
+}
+
 // A listener: what it does at a free and at an allocation, its set-up,
 // and its place in each order (0 first). A free reaches the cache before
 // UCX (notify/free_subscribers.h); an allocation reaches them the other
-// way round (notify/alloc_subscribers.h). Adding a listener is one row.
+// way round (notify/alloc_subscribers.h). The pointer table forgets a
+// free's allocation between the two: UCX's handlers may ask the driver's
+// pointer attributes of the memory being freed. It does nothing at an
+// allocation. Adding a listener is one row.
 struct ListenerRow {
     FreeSubscriber (*free)();
     AllocSubscriber (*alloc)();
@@ -46,7 +55,8 @@ struct ListenerRow {
 constexpr ListenerRow rows[] = {
     // what it does at a free, at an allocation; its set-up; its places
     {registration_cache_free_subscriber, pin_on_alloc_subscriber, set_up_registration_cache, 0, 1},
-    {ucx_free_subscriber, ucx_alloc_subscriber, set_up_ucx, 1, 0},
+    {ucx_free_subscriber, ucx_alloc_subscriber, set_up_ucx, 2, 0},
+    {pointer_answers_free_subscriber, pointer_answers_alloc_subscriber, set_up_pointer_table, 1, 2},
 };
 constexpr int listener_count = static_cast<int>(std::size(rows));
 

@@ -25,6 +25,14 @@ struct ProcessSample {
     uint64_t pins = 0;         // registrations behind pinned_bytes
 };
 
+// What a `queries` line reports: the process's pointer queries
+// (cache/pointers/pointer_answers.h), written once as it ends. Pointed at
+// like a sample's values, for the same reason.
+struct QueryCounts {
+    uint64_t answered = 0;  // from the shim's table
+    uint64_t forwarded = 0; // to the driver
+};
+
 struct Event {
     uint64_t ts_ns = 0; // CLOCK_REALTIME, taken before the real call ran...
     uint64_t tsc = 0;   // ...or, when set, the TSC then (event_clock.h)
@@ -38,6 +46,7 @@ struct Event {
     const char *backend = nullptr; // static string: pin/unpin/revoke, the backend
     const char *reason = nullptr;  // static string: unpin, why (invalidated, evicted...)
     const ProcessSample *sample = nullptr; // sample: the values, see ProcessSample
+    const QueryCounts *queries = nullptr;  // queries: the counts, see QueryCounts
     int32_t tid = 0;
     int32_t dev = -1;
     int32_t rc = 0; // the CUDA (or runtime) result of the real call

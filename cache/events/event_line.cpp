@@ -53,6 +53,9 @@ size_t format_event_line_at(const Event &event, uint64_t realtime_ns, int pid, c
         append(R"(,"{}":{},"{}":{},"{}":{},"{}":{})", log_key::rss_bytes, event.sample->rss_bytes,
                log_key::fds, event.sample->fds, log_key::pinned_bytes, event.sample->pinned_bytes,
                log_key::pins, event.sample->pins);
+    if (event.kind == EventKind::queries && event.queries)
+        append(R"(,"{}":{},"{}":{})", log_key::answered, event.queries->answered,
+               log_key::forwarded, event.queries->forwarded);
     if (end > limit)
         end = const_cast<char *>(limit);
     *end++ = '}';

@@ -36,11 +36,12 @@ enum class EventKind : uint8_t {
     process,
     died,
     capped,  // the log reached GDRHOOK_LOG_MAX_BYTES: how many events were not written
+    queries, // the process's pointer queries, answered from the table and forwarded
     unknown, // a reader's: an `ev` this build does not know; never written
 };
 inline constexpr const char *const event_kind_names[] = {
-    "alloc", "free",   "pin",  "unpin",   "revoke", "ctx_destroy",
-    "error", "sample", "skip", "process", "died",   "capped",
+    "alloc",  "free", "pin",     "unpin", "revoke", "ctx_destroy", "error",
+    "sample", "skip", "process", "died",  "capped", "queries",
 };
 inline constexpr size_t event_kind_count = std::size(event_kind_names);
 static_assert(event_kind_count == static_cast<size_t>(EventKind::unknown),
@@ -149,6 +150,9 @@ inline constexpr char lost[] = "lost";
 // A `capped` line's.
 inline constexpr char max_bytes[] = "max_bytes";
 inline constexpr char not_written[] = "not_written";
+// A `queries` line's.
+inline constexpr char answered[] = "answered";
+inline constexpr char forwarded[] = "forwarded";
 } // namespace log_key
 
 // The keys inside a `process` line's objects: each of `devices`, and

@@ -20,7 +20,7 @@ const char *from_offset(int32_t offset)
 
 bool pack(const Event &event, QueuedEvent &out)
 {
-    if (event.lat_ns || event.reason || event.sample || event.dev < INT8_MIN ||
+    if (event.lat_ns || event.reason || event.sample || event.queries || event.dev < INT8_MIN ||
         event.dev > INT8_MAX)
         return false;
     if (!queued_text(event.api, out.api) || !queued_text(event.msg, out.msg) ||

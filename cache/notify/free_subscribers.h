@@ -6,8 +6,9 @@
 // says the runtime runs, in the order of one table
 // (cache/core/subscriber_order.cpp), and every walk below calls them in
 // that order. The registration cache (cache/pinning/free_invalidation.h)
-// comes first, the UCX bridge (cache/ucx/ucx_bridge.h) and any later one
-// after it (a test's subscriber is later still). The cache comes first
+// comes first, the pointer table (cache/pointers/pointer_answers.h), the
+// UCX bridge (cache/ucx/ucx_bridge.h) and any later one after it (a
+// test's subscriber is later still). The cache comes first
 // because it is the only one whose forgetting makes the range unfindable
 // to every thread: once its before_free returned, no lookup, from any
 // thread and from inside a later subscriber (UCX's handlers run arbitrary

@@ -41,6 +41,9 @@ struct Allocation {
     uint64_t context = 0; // CUcontext the allocation belongs to (0: none)
     int32_t dev = -1;
     MemoryKind kind = MemoryKind::device;
+    // Made by a graph (an allocation node, or stream-ordered during a
+    // capture): its memory comes and goes with the graph's launches.
+    bool graph = false;
 };
 
 class AllocTracker {

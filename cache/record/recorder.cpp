@@ -249,6 +249,7 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint
         // logged as graph memory, tracked (and freed) as a pool's.
         if (GDRHOOK_UNLIKELY(kind == MemoryKind::pool) && capture_in_progress())
             event.mem = MemoryKind::graph;
+        allocation.graph = event.mem == MemoryKind::graph;
         {
             ProfileTimer timed(ProfilePart::pair_tracker);
             hot_line.tracker->insert(allocation);

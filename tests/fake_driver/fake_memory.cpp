@@ -267,7 +267,36 @@ void wait_while_frees_held()
     hold_changed.wait(lock, [] { return !frees_on_hold; });
     --frees_waiting;
 }
+
+bool answers_on_hold = false;
+long answers_waiting = 0;
+
+void wait_while_answers_held()
+{
+    std::unique_lock<std::mutex> lock(hold_mutex);
+    if (!answers_on_hold)
+        return;
+    ++answers_waiting;
+    hold_changed.notify_all(); // fake_cuda_wait_pointer_answers_held()
+    hold_changed.wait(lock, [] { return !answers_on_hold; });
+    --answers_waiting;
+}
 } // namespace
+
+void fake_cuda_hold_pointer_answers(int hold)
+{
+    {
+        std::lock_guard<std::mutex> lock(hold_mutex);
+        answers_on_hold = hold != 0;
+    }
+    hold_changed.notify_all();
+}
+
+void fake_cuda_wait_pointer_answers_held(long count)
+{
+    std::unique_lock<std::mutex> lock(hold_mutex);
+    hold_changed.wait(lock, [count] { return answers_waiting >= count; });
+}
 
 void fake_cuda_hold_frees(int hold)
 {
@@ -627,6 +656,15 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, CUd
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
         *static_cast<int *>(data) = a.context ? a.context->device : 0;
         return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *static_cast<CUcontext *>(data) = reinterpret_cast<CUcontext>(a.context);
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+        *static_cast<CUdeviceptr *>(data) = std::prev(it)->first;
+        return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+        *static_cast<size_t *>(data) = a.size;
+        return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED:
         *static_cast<unsigned int *>(data) = a.managed;
         return CUDA_SUCCESS;
@@ -643,35 +681,102 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, CUd
     }
 }
 
-CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+// What the driver writes for each attribute: a pointer, a size_t or an
+// unsigned long long for these, an int or unsigned int for the others.
+static size_t pointer_attribute_bytes(CUpointer_attribute attribute)
 {
-    if (CUresult injected = count_call("cuPointerGetAttribute"))
-        return injected;
-    std::lock_guard<std::mutex> lock(driver().mutex);
-    return answer("cuPointerGetAttribute", pointer_attribute(data, attribute, ptr));
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: return 8;
+    default: return 4;
+    }
+}
+
+static std::map<int, long> &attribute_queries()
+{
+    static std::map<int, long> queries; // under driver().mutex
+    return queries;
+}
+
+static CUresult pointer_attribute_now(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    if (CUresult refused = refused_after_fork())
+        return refused;
+    return pointer_attribute(data, attribute, ptr);
 }
 
 // Never fails for the memory's attributes: one it lacks, or an address the
 // driver does not know, answers 0.
+static CUresult pointer_attributes_now(unsigned int count, CUpointer_attribute *attributes,
+                                       void **data, CUdeviceptr ptr)
+{
+    if (CUresult refused = refused_after_fork())
+        return refused;
+    if (!attributes || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned int i = 0; i < count; ++i) {
+        if (!data[i])
+            continue;
+        if (pointer_attribute(data[i], attributes[i], ptr) != CUDA_SUCCESS)
+            memset(data[i], 0, pointer_attribute_bytes(attributes[i]));
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+{
+    if (CUresult injected = count_call("cuPointerGetAttribute"))
+        return injected;
+    CUresult rc;
+    {
+        std::lock_guard<std::mutex> lock(driver().mutex);
+        ++attribute_queries()[attribute];
+        rc = pointer_attribute_now(data, attribute, ptr);
+    }
+    wait_while_answers_held(); // answered, not yet returned
+    return answer("cuPointerGetAttribute", rc);
+}
+
+void fake_cuda_renumber_buffer(CUdeviceptr ptr)
+{
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    driver().buffer_ids[ptr] = driver().next_buffer_id++;
+}
+
+long fake_cuda_attribute_queries(int attribute)
+{
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    return attribute_queries()[attribute];
+}
+
+CUresult fake_cuda_pointer_attribute_truth(void *data, CUpointer_attribute attribute,
+                                           CUdeviceptr ptr)
+{
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    return pointer_attribute_now(data, attribute, ptr);
+}
+
+CUresult fake_cuda_pointer_attributes_truth(unsigned int count, CUpointer_attribute *attributes,
+                                            void **data, CUdeviceptr ptr)
+{
+    std::lock_guard<std::mutex> lock(driver().mutex);
+    return pointer_attributes_now(count, attributes, data, ptr);
+}
+
 CUresult cuPointerGetAttributes(unsigned int count, CUpointer_attribute *attributes, void **data,
                                 CUdeviceptr ptr)
 {
     if (CUresult injected = count_call("cuPointerGetAttributes"))
         return injected;
-    if (!attributes || !data)
-        return answer("cuPointerGetAttributes", CUDA_ERROR_INVALID_VALUE);
     std::lock_guard<std::mutex> lock(driver().mutex);
-    for (unsigned int i = 0; i < count; ++i) {
-        if (!data[i])
-            continue;
-        if (pointer_attribute(data[i], attributes[i], ptr) != CUDA_SUCCESS) {
-            if (attributes[i] == CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE)
-                *static_cast<void **>(data[i]) = nullptr;
-            else
-                *static_cast<unsigned int *>(data[i]) = 0;
-        }
-    }
-    return CUDA_SUCCESS;
+    for (unsigned int i = 0; attributes && data && i < count; ++i)
+        ++attribute_queries()[attributes[i]];
+    return answer("cuPointerGetAttributes", pointer_attributes_now(count, attributes, data, ptr));
 }
 
 CUresult cuIpcGetMemHandle(CUipcMemHandle *handle, CUdeviceptr dptr)

@@ -186,4 +186,22 @@ __attribute__((visibility("default"))) long fake_cuda_frees_held(void);
 // Blocks until at least `count` frees wait (a barrier for the tests that
 // end the process while a free is in flight).
 __attribute__((visibility("default"))) void fake_cuda_wait_frees_held(long count);
+// How many times the driver was asked `attribute` of a pointer, by
+// cuPointerGetAttribute or as one of cuPointerGetAttributes' attributes.
+__attribute__((visibility("default"))) long fake_cuda_attribute_queries(int attribute);
+// While held, cuPointerGetAttribute waits once it has its answer, before it
+// returns it: the memory may be freed and made again meanwhile, as on
+// another thread of a real program.
+__attribute__((visibility("default"))) void fake_cuda_hold_pointer_answers(int hold);
+// Blocks until at least `count` answers wait.
+__attribute__((visibility("default"))) void fake_cuda_wait_pointer_answers_held(long count);
+// Gives the allocation at ptr a new buffer id, as if it had been freed and
+// made again behind the shim's back (what verify mode must catch).
+__attribute__((visibility("default"))) void fake_cuda_renumber_buffer(CUdeviceptr ptr);
+// What the driver answers, uncounted: the truth a test compares with.
+__attribute__((visibility("default"))) CUresult
+fake_cuda_pointer_attribute_truth(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+__attribute__((visibility("default"))) CUresult
+fake_cuda_pointer_attributes_truth(unsigned int count, CUpointer_attribute *attributes, void **data,
+                                   CUdeviceptr ptr);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // The free sequence's subscribers (cache/notify/free_subscribers.h): the
-// runtime subscribes the registration cache first and UCX second (and to
+// runtime subscribes the registration cache first, the pointer table second
+// and UCX third (and to
 // allocations, notify/alloc_subscribers.h, UCX first); every
 // walk calls the listeners in the order they subscribed; and a third
 // subscriber hears of every kind of free (a device free, a pool's release,
@@ -87,15 +88,18 @@ void start_runtime_here()
 
 } // namespace
 
-TEST_CASE("the runtime subscribes the registration cache before UCX")
+TEST_CASE("the runtime subscribes the registration cache, then the pointer table, before UCX")
 {
     start_runtime_here();
     const FreeSubscriber *first = free_subscriber(0);
     const FreeSubscriber *second = free_subscriber(1);
+    const FreeSubscriber *third = free_subscriber(2);
     REQUIRE(first);
     REQUIRE(second);
+    REQUIRE(third);
     CHECK(std::string(first->name) == "registration cache");
-    CHECK(std::string(second->name) == "UCX");
+    CHECK(std::string(second->name) == "pointer-answers");
+    CHECK(std::string(third->name) == "UCX");
     CHECK(runtime().cache_subscription == 0);
 }
 
@@ -111,7 +115,8 @@ TEST_CASE("the runtime subscribes UCX before pin-on-alloc to allocations")
     REQUIRE(second);
     CHECK(std::string(first->name) == "UCX");
     CHECK(std::string(second->name) == "pin-on-alloc");
-    CHECK(alloc_subscriber(2) == nullptr);
+    CHECK(std::string(alloc_subscriber(2)->name) == "pointer-answers");
+    CHECK(alloc_subscriber(3) == nullptr);
 }
 
 TEST_CASE("a third subscriber hears of every kind of free before and after the real call")
@@ -120,7 +125,7 @@ TEST_CASE("a third subscriber hears of every kind of free before and after the r
     // Neither the cache (never made here) nor UCX (off) listens.
     REQUIRE(hot_line.free_listeners.load() == 0);
     static const FreeSubscription third = subscribe_to_frees(recording_subscriber<2>());
-    REQUIRE(third == 2);
+    REQUIRE(third == 3); // after the cache, the pointer table and UCX
     start_listening(third);
     heard.clear();
 

@@ -69,6 +69,8 @@ struct LogEvent {
     uint64_t lost = 0;         // "lost" on died: events neither logged nor kept
     uint64_t max_bytes = 0;    // "max_bytes" on capped: the process's byte cap
     uint64_t not_written = 0;  // "not_written" on capped: events past the cap
+    uint64_t answered = 0;     // "answered" on queries: pointer queries from the table
+    uint64_t forwarded = 0;    // "forwarded" on queries: pointer queries to the driver
     ProcessInfo process;       // of a `process` line; empty otherwise
 
     // A sample's measurements (GDRHOOK_SAMPLE_MS); has_* as above.

@@ -250,6 +250,10 @@ std::string LineParser::parse(const char *data, size_t size, size_t capacity, Lo
             problem = get_uint(event.pinned_bytes, 0);
         } else if (key == log_key::pins) {
             problem = get_uint(event.pins, 0);
+        } else if (key == log_key::answered) {
+            problem = get_uint(event.answered, 0);
+        } else if (key == log_key::forwarded) {
+            problem = get_uint(event.forwarded, 0);
         } else if (key == log_key::msg) {
             if ((problem = get_text(text, 0)).empty())
                 event.msg.assign(text);

@@ -206,6 +206,11 @@ JobStep SummaryBuilder::digest(const LogEvent &event, const SourceLocation &wher
         add_sample(s.samples[{key.file, key.pid}], event);
         step.kind = JobStep::Kind::other;
         return step; // describes the process, not its memory
+    case EventKind::queries:
+        s.pointer_queries_answered += event.answered;
+        s.pointer_queries_forwarded += event.forwarded;
+        step.kind = JobStep::Kind::other;
+        return step;
     default: break;
     }
 

@@ -110,6 +110,9 @@ struct Summary {
     LatencyHistogram unpin_delay;
 
     uint64_t verify_findings = 0;
+    // Pointer queries, from the processes' `queries` lines.
+    uint64_t pointer_queries_answered = 0;
+    uint64_t pointer_queries_forwarded = 0;
     std::map<UntrustedText, uint64_t> error_messages; // capped, see SummaryBuilder
 
     // By (file, pid); processes with samples only.

@@ -246,6 +246,8 @@ void print_summary(std::ostream &out, const Summary &s)
         out << " at " << relative_time(s, s.peak_pinned_ts_ns);
     out << "; at end " << format_bytes(static_cast<double>(s.pinned_bytes_at_end)) << " in "
         << s.pins_held_at_end << " pin(s)\n";
+    out << "  pointer queries  " << s.pointer_queries_answered << " answered, "
+        << s.pointer_queries_forwarded << " forwarded\n";
 
     const LatencyHistogram &d = s.unpin_delay;
     out << "\nunpin delay (free to unpin)\n";
@@ -405,6 +407,8 @@ std::string summary_json(const Summary &s)
          {{"count", s.by_kind[static_cast<size_t>(EventKind::error)].count},
           {"verify_findings", s.verify_findings},
           {"messages", messages}}},
+        {"pointer_queries",
+         {{"answered", s.pointer_queries_answered}, {"forwarded", s.pointer_queries_forwarded}}},
         {"samples", samples},
         {"process_lines", s.process_lines},
         {"versions", counts(s.versions)},

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+//
+// cuPointerGetAttribute and cuPointerGetAttributes answered from the
+// shim's own table (pointer_table.h) where the shim saw the allocation
+// made and sees every free of it; everything else goes to the driver,
+// unchanged.
+//
+// What a query gets:
+//  - a pointer inside an allocation tracked from its allocation on (device,
+//    pitch, pool, managed, host or registered host memory; not an IPC
+//    import, graph memory, a VMM mapping, nor memory from before the shim),
+//    for an attribute of pointer_attributes.h whose value the driver gave
+//    once already for that allocation: the driver's value, from the table;
+//  - anything else: the driver's own answer. The first query of each
+//    attribute of an allocation is that answer, kept for the next ones
+//    (cuPointerGetAttributes keeps what it wrote; cuPointerGetAttribute
+//    keeps what succeeded: one call fails where the other writes 0).
+//
+// Forgetting: every free path tells the table before the real free and
+// again once it returned (notify/free_subscribers.h), so a query that
+// starts after a free returned never finds the freed allocation's record.
+// A driver answer is kept only if no free ran while it was asked and the
+// allocation was tracked before and after: an answer about memory freed
+// meanwhile, and then reallocated at the same address, is never kept.
+//
+// GDRHOOK_VERIFY=1: every answer from the table is checked against the
+// driver's, which the program gets; each difference is logged.
+#pragma once
+
+#include "cache/events/event.h"
+#include "cache/notify/alloc_subscribers.h"
+#include "cache/notify/free_subscribers.h"
+#include "cache/prim/hot_path.h"
+
+#include <cstdint>
+
+namespace gdrhook {
+
+using PointerAttributeFunction = int (*)(void *data, int attribute, unsigned long long ptr);
+using PointerAttributesFunction = int (*)(unsigned int count, int *attributes, void **data,
+                                          unsigned long long ptr);
+
+GDRHOOK_HOT int answer_pointer_attribute(void *data, int attribute, unsigned long long ptr,
+                                         PointerAttributeFunction real);
+GDRHOOK_HOT int answer_pointer_attributes(unsigned int count, int *attributes, void **data,
+                                          unsigned long long ptr, PointerAttributesFunction real);
+
+struct PointerQueryCounts {
+    uint64_t answered = 0;    // from the table
+    uint64_t forwarded = 0;   // to the driver
+    uint64_t verified = 0;    // GDRHOOK_VERIFY: answers checked against the driver
+    uint64_t differences = 0; // ...that differed
+};
+// Summed over the threads. A thread adds to its own stripe of counters (one
+// of 64, picked by its thread pointer) without an atomic read-modify-write,
+// which would cost as much as the answer: two threads that share a stripe
+// may lose a count between them.
+PointerQueryCounts pointer_query_counts();
+
+// The listener's row (core/subscriber_order.cpp): frees make the table
+// forget; allocations say nothing to it.
+FreeSubscriber pointer_answers_free_subscriber();
+AllocSubscriber pointer_answers_alloc_subscriber();
+// GDRHOOK_POINTER_QUERIES and GDRHOOK_VERIFY, once, at start.
+void set_up_pointer_answers(bool on, bool verify, FreeSubscription place);
+// In a forked child every query goes to the driver: the child's driver
+// does not hold the parent's allocations the way the table says.
+void pointer_answers_after_fork_in_child();
+
+} // namespace gdrhook

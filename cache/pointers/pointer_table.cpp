@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT OR GPL-2.0-only
+#include "cache/pointers/pointer_table.h"
+
+#include <sys/mman.h>
+
+namespace gdrhook {
+
+bool PointerTable::make()
+{
+    if (slots_.load(std::memory_order_relaxed))
+        return true;
+    // Zeroed pages, never freed: readers may hold a pointer into them at
+    // any time, and a forked child keeps them.
+    const size_t slot_bytes = bucket_count * bucket_slots * sizeof(PointerSlot);
+    const size_t hint_bytes = hint_count * sizeof(std::atomic<uint64_t>);
+    void *memory = mmap(nullptr, slot_bytes + hint_sizes * hint_bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED)
+        return false;
+    auto *bytes = static_cast<char *>(memory);
+    for (int size = 0; size < hint_sizes; ++size)
+        hints_[size] =
+            reinterpret_cast<std::atomic<uint64_t> *>(bytes + slot_bytes + size * hint_bytes);
+    // seq_cst: a free that runs next reads it (made()) after counting
+    // itself, and the writer reads that count after this store.
+    slots_.store(reinterpret_cast<PointerSlot *>(memory), std::memory_order_seq_cst);
+    return true;
+}
+
+void PointerTable::write(PointerSlot &slot, const PointerRecord &record)
+{
+    const uint64_t version = slot.version.load(std::memory_order_relaxed);
+    slot.version.store(version + 1, std::memory_order_relaxed);
+    // The odd version is visible before any field changes.
+    std::atomic_thread_fence(std::memory_order_release);
+    slot.base.store(record.base, std::memory_order_relaxed);
+    slot.size.store(record.size, std::memory_order_relaxed);
+    slot.buffer_id.store(record.buffer_id, std::memory_order_relaxed);
+    slot.context.store(record.context, std::memory_order_relaxed);
+    slot.memory_type.store(record.memory_type, std::memory_order_relaxed);
+    slot.device_ordinal.store(record.device_ordinal, std::memory_order_relaxed);
+    slot.is_managed.store(record.is_managed, std::memory_order_relaxed);
+    slot.known_single.store(record.known_single, std::memory_order_relaxed);
+    slot.known_many.store(record.known_many, std::memory_order_relaxed);
+    // release: every field above is visible before the even version.
+    slot.version.store(version + 2, std::memory_order_release);
+}
+
+bool PointerTable::put(const PointerRecord &record, uint64_t ptr)
+{
+    if (!make())
+        return false;
+    PointerSlot *bucket =
+        slots_.load(std::memory_order_relaxed) + bucket_of(record.base) * bucket_slots;
+    PointerSlot *target = nullptr;
+    for (uint64_t i = 0; i < bucket_slots && !target; ++i)
+        if (bucket[i].base.load(std::memory_order_relaxed) == record.base)
+            target = &bucket[i];
+    for (uint64_t i = 0; i < bucket_slots && !target; ++i)
+        if (bucket[i].base.load(std::memory_order_relaxed) == 0)
+            target = &bucket[i];
+    if (!target) {
+        // Full: the first slot's record goes, the others move up one, so
+        // that the bucket stays in the order its records came in.
+        for (uint64_t i = 0; i + 1 < bucket_slots; ++i) {
+            PointerRecord moved;
+            read(bucket[i + 1], bucket[i + 1].base.load(std::memory_order_relaxed), moved);
+            write(bucket[i], moved);
+        }
+        target = &bucket[bucket_slots - 1];
+    }
+    write(*target, record);
+    hint(record, ptr);
+    return true;
+}
+
+void PointerTable::hint(const PointerRecord &record, uint64_t ptr)
+{
+    if (!slots_.load(std::memory_order_acquire))
+        return;
+    // The largest page size not above the allocation's size.
+    int size = 0;
+    while (size + 1 < hint_sizes && record.size < (uint64_t{1} << page_shifts[size]))
+        ++size;
+    hints_[size][hint_of(ptr >> page_shifts[size])].store(record.base, std::memory_order_relaxed);
+}
+
+void PointerTable::forget(uint64_t base)
+{
+    PointerSlot *slots = slots_.load(std::memory_order_relaxed);
+    if (!slots || base == 0)
+        return;
+    PointerSlot *bucket = slots + bucket_of(base) * bucket_slots;
+    for (uint64_t i = 0; i < bucket_slots; ++i)
+        if (bucket[i].base.load(std::memory_order_relaxed) == base)
+            write(bucket[i], PointerRecord{});
+}
+
+} // namespace gdrhook
