@@ -49,11 +49,29 @@ lscpu | grep -E '^(Model name|CPU\(s\)|Thread\(s\) per core|Core\(s\) per socket
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo "nvidia-smi: none"
 echo
 
+queries() {
+    local shim="$build/hook/libgdrhook.so"
+    [ -f "$shim" ] || { echo "bench.sh: no $shim: no pointer-query figure" >&2; return 1; }
+    local args=(--entries 4096 --threads 1 --patterns hot,random
+                --caches gdrhook.lookup,tagcheck,query --seconds 0.5 --no-queue --no-unpin --rounds 0)
+    "$bench" "${args[@]}" --json-out "${json%.json}.queries-plain.json" >/dev/null
+    GDRHOOK_PIN=off LD_PRELOAD="$shim" "$bench" "${args[@]}" \
+        --json-out "${json%.json}.queries-hooked.json" >/dev/null
+    python3 "$here/pointer_query_ratios.py" "${json%.json}.queries-plain.json" \
+        "${json%.json}.queries-hooked.json"
+}
+if [ "${GDRHOOKTEST_BENCH_ONLY:-}" = queries ]; then
+    queries
+    exit
+fi
+
 # shellcheck disable=SC2086 # GDRHOOKTEST_BENCH_ARGS is a list of options
 "$bench" --entries 16,256,4096,65536 --threads 1,2,4,8,16 --patterns hot,random \
     --caches gdrhook.lookup,gdrhook.get_put,tagcheck,ucs_rcache --seconds 0.25 \
     --queue-producers 1,2,4,8,16 --unpin-backends eventfd,dmabuf --unpin-frees 4096 \
     ${GDRHOOKTEST_BENCH_ARGS:-} --json-out "$json"
+echo
+queries || echo "bench.sh: no pointer-query figure" >&2
 
 # The figures a pinned free and a pair are held to besides the lookups
 # (docs/performance.md): with GDRHOOKTEST_BENCH_SHIM (a built shim) and

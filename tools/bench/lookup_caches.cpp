@@ -101,7 +101,36 @@ private:
     IndexRoot *root_;
 };
 
+// The tag check's driver call alone, no cache: what each hit of a library
+// that does the tag check pays the driver, or gdrhook when it runs under
+// the shim (which answers the buffer ID from its own table).
+class PointerQuery final : public BatchedCache<PointerQuery> {
+public:
+    explicit PointerQuery(const Cuda &cuda) : query_(cuda.pointer_get_attribute) {}
+    const char *name() const override { return "query"; }
+    bool warm(const Buffer &buffer) override
+    {
+        unsigned long long id = 0;
+        return query_(&id, cuda::pointer_attribute_buffer_id, buffer.addr) == cuda::success;
+    }
+    uint64_t hit(uint64_t addr, uint64_t)
+    {
+        unsigned long long id = 0;
+        return query_(&id, cuda::pointer_attribute_buffer_id, addr) == cuda::success ? id | 1 : 0;
+    }
+
+private:
+    int (*query_)(void *, int, unsigned long long);
+};
+
 } // namespace
+
+std::unique_ptr<LookupCache> make_pointer_query(const Cuda &cuda)
+{
+    if (!cuda.pointer_get_attribute)
+        return nullptr;
+    return std::make_unique<PointerQuery>(cuda);
+}
 
 std::unique_ptr<LookupCache> make_gdrhook_cache(const std::vector<Buffer> &buffers, bool hold)
 {

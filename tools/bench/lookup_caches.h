@@ -7,6 +7,8 @@
 //   tagcheck         the same immutable index plus the buffer-ID driver
 //                    call on every hit (what libfabric and Open MPI do)
 //   ucs_rcache       UCX's ucs_rcache_get + ucs_rcache_region_put
+//   query            the tag check's cuPointerGetAttribute(BUFFER_ID) alone
+//                    (under the shim: answered from its table)
 #pragma once
 
 #include "cache/registration/registration_cache.h"
@@ -58,6 +60,7 @@ public:
 
 std::unique_ptr<LookupCache> make_gdrhook_cache(const std::vector<Buffer> &buffers, bool hold);
 std::unique_ptr<LookupCache> make_tagcheck_cache(const Cuda &cuda);
+std::unique_ptr<LookupCache> make_pointer_query(const Cuda &cuda);
 // Null when UCX was not found at build time; `why` says so.
 std::unique_ptr<LookupCache> make_ucx_cache(std::string &why);
 

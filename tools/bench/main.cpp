@@ -5,7 +5,7 @@
 //   gdrhook-bench [--json | --json-out PATH] [--seconds S]
 //                 [--entries 16,256,4096,65536] [--threads 1,2,4,8,16]
 //                 [--patterns hot,random]
-//                 [--caches gdrhook.lookup,gdrhook.get_put,tagcheck,ucs_rcache]
+//                 [--caches gdrhook.lookup,gdrhook.get_put,tagcheck,ucs_rcache,query]
 //                 [--queue-producers 1,2,4,8,16] [--queue-events N] [--no-queue]
 //                 [--unpin-backends eventfd,dmabuf,none] [--unpin-frees N] [--no-unpin]
 //                 [--rounds 5]
@@ -313,11 +313,13 @@ int main(int argc, char **argv)
                 cache = make_gdrhook_cache(main_buffers, name == "gdrhook.get_put");
             else if (name == "tagcheck" && cuda.context)
                 cache = make_tagcheck_cache(cuda);
+            else if (name == "query" && cuda.context)
+                cache = make_pointer_query(cuda);
             else if (name == "ucs_rcache") {
                 cache = make_ucx_cache(ucx_why);
                 ucx_used |= cache != nullptr;
                 buffers = &host;
-            } else if (name != "tagcheck") {
+            } else if (name != "tagcheck" && name != "query") {
                 std::fprintf(stderr, "gdrhook-bench: unknown cache %s\n", name.c_str());
                 return 2;
             }
