@@ -16,6 +16,8 @@
 // driver hands the same addresses back) between two uses of each: every
 // reused buffer must fail its tag check once (missed_reuses=0), and no
 // other buffer may (false_mismatches=0).
+#include "../programs/cuda_checks.h"
+
 #include <cuda.h>
 
 #include <algorithm>
@@ -32,15 +34,6 @@ constexpr int buffer_count = 4096;
 constexpr size_t buffer_size = 64 * 1024;
 constexpr size_t uses_per_pass = size_t(1) << 20;
 
-#define CHECK_CU(call)                                                                             \
-    do {                                                                                           \
-        CUresult rc_ = (call);                                                                     \
-        if (rc_ != CUDA_SUCCESS) {                                                                 \
-            std::fprintf(stderr, "tag_check: %s failed: %d\n", #call, int(rc_));                   \
-            std::exit(1);                                                                          \
-        }                                                                                          \
-    } while (0)
-
 // The guide's cache entry: the registration (here only counted) and the
 // buffer ID it was made for.
 struct Entry {
@@ -55,7 +48,7 @@ std::unordered_map<CUdeviceptr, Entry> cache;
 bool use(CUdeviceptr p)
 {
     unsigned long long id = 0;
-    CHECK_CU(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p));
+    CHECK_CU_OR_EXIT(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p), 1);
     Entry &entry = cache[p];
     if (entry.buffer_id == id)
         return false;
@@ -98,13 +91,13 @@ int main(int argc, char **argv)
     const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
     CUdevice dev;
     CUcontext ctx;
-    CHECK_CU(cuInit(0));
-    CHECK_CU(cuDeviceGet(&dev, 0));
-    CHECK_CU(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK_CU(cuCtxSetCurrent(ctx));
+    CHECK_CU_OR_EXIT(cuInit(0), 1);
+    CHECK_CU_OR_EXIT(cuDeviceGet(&dev, 0), 1);
+    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&ctx, dev), 1);
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(ctx), 1);
     std::vector<CUdeviceptr> buffers(buffer_count);
     for (CUdeviceptr &p : buffers) {
-        CHECK_CU(cuMemAlloc(&p, buffer_size));
+        CHECK_CU_OR_EXIT(cuMemAlloc(&p, buffer_size), 1);
         use(p); // registered on first use
     }
     for (auto [name, count] : {std::pair<const char *, size_t>{"hot", 64},
@@ -116,13 +109,13 @@ int main(int argc, char **argv)
     // returns the same addresses), then use every buffer twice.
     std::vector<CUdeviceptr> reused;
     for (int i = 0; i < buffer_count; i += 4) {
-        CHECK_CU(cuMemFree(buffers[i]));
+        CHECK_CU_OR_EXIT(cuMemFree(buffers[i]), 1);
         reused.push_back(buffers[i]);
     }
     size_t same_address = 0;
     for (int i = 0; i < buffer_count; i += 4) {
         CUdeviceptr p = 0;
-        CHECK_CU(cuMemAlloc(&p, buffer_size));
+        CHECK_CU_OR_EXIT(cuMemAlloc(&p, buffer_size), 1);
         same_address += cache.count(p) != 0;
         buffers[i] = p;
     }
@@ -139,6 +132,6 @@ int main(int argc, char **argv)
     std::printf("reallocated=%zu same_address=%zu missed_reuses=%zu false_mismatches=%zu\n",
                 reused.size(), same_address, missed, false_mismatches);
     for (CUdeviceptr p : buffers)
-        CHECK_CU(cuMemFree(p));
+        CHECK_CU_OR_EXIT(cuMemFree(p), 1);
     return missed || false_mismatches ? 1 : 0;
 }

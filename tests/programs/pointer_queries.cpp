@@ -28,8 +28,8 @@
 //                              had returned before the query began)
 //
 // Exit status 0 when every driver call the program made itself succeeded.
+#include "cuda_checks.h"
 #include "driver_api_table.h"
-#include "driver_checks.h"
 
 #include <atomic>
 #include <cstdint>
