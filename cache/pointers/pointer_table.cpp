@@ -17,10 +17,9 @@ bool PointerTable::make()
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (memory == MAP_FAILED)
         return false;
-    auto *bytes = static_cast<char *>(memory);
     for (int size = 0; size < hint_sizes; ++size)
-        hints_[size] =
-            reinterpret_cast<std::atomic<uint64_t> *>(bytes + slot_bytes + size * hint_bytes);
+        hints_[size] = reinterpret_cast<std::atomic<uint64_t> *>(static_cast<char *>(memory) +
+                                                                 slot_bytes + size * hint_bytes);
     // seq_cst: a free that runs next reads it (made()) after counting
     // itself, and the writer reads that count after this store.
     slots_.store(reinterpret_cast<PointerSlot *>(memory), std::memory_order_seq_cst);
@@ -78,11 +77,8 @@ void PointerTable::hint(const PointerRecord &record, uint64_t ptr)
 {
     if (!slots_.load(std::memory_order_acquire))
         return;
-    // The largest page size not above the allocation's size.
-    int size = 0;
-    while (size + 1 < hint_sizes && record.size < (uint64_t{1} << page_shifts[size]))
-        ++size;
-    hints_[size][hint_of(ptr >> page_shifts[size])].store(record.base, std::memory_order_relaxed);
+    const int size = record.size >= (uint64_t{1} << page_shifts[0]) ? 0 : 1;
+    hints_[size][hint_of(ptr, size)].store(record.base, std::memory_order_relaxed);
 }
 
 void PointerTable::forget(uint64_t base)

@@ -28,8 +28,10 @@
 //                              had returned before the query began)
 //
 // Exit status 0 when every driver call the program made itself succeeded.
-#include "cuda_checks.h"
+// Versioned names first (driver_api_table.h), then the checks.
 #include "driver_api_table.h"
+
+#include "cuda_checks.h"
 
 #include <atomic>
 #include <cstdint>
