@@ -1847,6 +1847,10 @@ MUTANTS = [
          find="            if (rows[row].alloc_place == place)",
          replace="            if (rows[row].free_place == place)"),
 
+    dict(name="ptr_answers_ipc_imports", promise="a pointer query of an IPC import (memory the shim saw no allocation of) goes to the driver every time",
+         file="cache/pointers/pointer_answers.cpp", suites=["shim"], tests=["shim pointer_queries"],
+         find="    case MemoryKind::host_registered: return true;",
+         replace="    case MemoryKind::host_registered:\n    case MemoryKind::ipc: return true;"),
 ]
 
 

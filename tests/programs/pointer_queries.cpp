@@ -14,6 +14,11 @@
 //                              10 times alone, then 10 times together;
 //                              prints most_driver_queries=N (the most times
 //                              the driver was asked one attribute)
+//   pointer_queries imported   an IPC import asked each answered attribute
+//                              10 times alone; prints fewest_driver_queries=N
+//                              (the fewest times the driver was asked one
+//                              attribute: 10 when every query of memory the
+//                              shim did not see allocated reached it)
 //   pointer_queries interleave the driver's answer to the first query of an
 //                              allocation is held while the allocation is
 //                              freed and made again at the same address;
@@ -265,19 +270,51 @@ bool resolve(const char *path)
     return get_one && get_many;
 }
 
+// Each answered attribute asked `rounds` times alone about p; the driver's
+// count of queries of each before, in `before`.
+using QueryCounts = long[sizeof(answered) / sizeof(answered[0])];
+int ask_each_alone(CUdeviceptr p, int rounds, QueryCounts &before)
+{
+    int i = 0;
+    for (CUpointer_attribute a : answered)
+        before[i++] = fake_cuda_attribute_queries(a);
+    for (int round = 0; round < rounds; ++round)
+        for (CUpointer_attribute a : answered) {
+            uint64_t value = 0;
+            CHECK_CU(get_one(&value, a, p));
+        }
+    return 0;
+}
+
+// Memory another process exported: the shim saw no allocation of it, so
+// every query goes to the driver.
+int imported()
+{
+    CUdeviceptr exported = 0, p = 0;
+    CHECK_CU(cuMemAlloc_v2(&exported, 65536));
+    CUipcMemHandle handle;
+    CHECK_CU(cuIpcGetMemHandle(&handle, exported));
+    CHECK_CU(cuIpcOpenMemHandle_v2(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    QueryCounts before;
+    if (ask_each_alone(p + 64, 10, before))
+        return 1;
+    long fewest = 10;
+    int i = 0;
+    for (CUpointer_attribute a : answered)
+        fewest = std::min(fewest, fake_cuda_attribute_queries(a) - before[i++]);
+    std::printf("fewest_driver_queries=%ld\n", fewest);
+    CHECK_CU(cuIpcCloseMemHandle(p));
+    CHECK_CU(cuMemFree_v2(exported));
+    return 0;
+}
+
 int repeat()
 {
     CUdeviceptr p = 0;
     CHECK_CU(cuMemAlloc_v2(&p, 1 << 20));
-    long before[sizeof(answered) / sizeof(answered[0])];
-    int i = 0;
-    for (CUpointer_attribute a : answered)
-        before[i++] = fake_cuda_attribute_queries(a);
-    for (int round = 0; round < 10; ++round)
-        for (CUpointer_attribute a : answered) {
-            uint64_t value = 0;
-            CHECK_CU(get_one(&value, a, p + 64));
-        }
+    QueryCounts before;
+    if (ask_each_alone(p + 64, 10, before))
+        return 1;
     for (int round = 0; round < 10; ++round) {
         uint64_t values[7];
         void *data[7];
@@ -286,7 +323,7 @@ int repeat()
         CHECK_CU(get_many(7, const_cast<CUpointer_attribute *>(answered), data, p));
     }
     long most = 0;
-    i = 0;
+    int i = 0;
     for (CUpointer_attribute a : answered)
         most = std::max(most, fake_cuda_attribute_queries(a) - before[i++]);
     std::printf("most_driver_queries=%ld\n", most);
@@ -390,6 +427,8 @@ int main(int argc, char **argv)
     }
     if (mode == "repeat")
         return repeat();
+    if (mode == "imported")
+        return imported();
     if (mode == "race")
         return race();
     if (mode == "interleave")

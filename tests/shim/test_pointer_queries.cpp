@@ -62,6 +62,14 @@ TEST_CASE("Pointer queries ask the driver once per allocation and attribute")
     CHECK(run.output.find("pointer queries: 73 answered, 7 forwarded") != std::string::npos);
 }
 
+TEST_CASE("Every query of memory the shim did not see allocated (an IPC import) reaches the driver")
+{
+    RunResult run = run_pointer_queries({"imported"});
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(output_field(run.output, "fewest_driver_queries") == 10);
+}
+
 TEST_CASE("The log's queries line and log summary count the queries answered and forwarded")
 {
     const std::string log = make_temp_dir() + "/events.jsonl";
