@@ -38,7 +38,9 @@
 
 #include "cuda_checks.h"
 
+#include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <dlfcn.h>
@@ -46,6 +48,7 @@
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -286,6 +289,19 @@ int ask_each_alone(CUdeviceptr p, int rounds, QueryCounts &before)
     return 0;
 }
 
+// The fewest and the most queries the driver had of one answered attribute
+// since `before`.
+std::pair<long, long> queries_since(const QueryCounts &before)
+{
+    std::pair<long, long> range{LONG_MAX, 0};
+    int i = 0;
+    for (CUpointer_attribute a : answered) {
+        long asked = fake_cuda_attribute_queries(a) - before[i++];
+        range = {std::min(range.first, asked), std::max(range.second, asked)};
+    }
+    return range;
+}
+
 // Memory another process exported: the shim saw no allocation of it, so
 // every query goes to the driver.
 int imported()
@@ -298,11 +314,7 @@ int imported()
     QueryCounts before;
     if (ask_each_alone(p + 64, 10, before))
         return 1;
-    long fewest = 10;
-    int i = 0;
-    for (CUpointer_attribute a : answered)
-        fewest = std::min(fewest, fake_cuda_attribute_queries(a) - before[i++]);
-    std::printf("fewest_driver_queries=%ld\n", fewest);
+    std::printf("fewest_driver_queries=%ld\n", queries_since(before).first);
     CHECK_CU(cuIpcCloseMemHandle(p));
     CHECK_CU(cuMemFree_v2(exported));
     return 0;
@@ -322,11 +334,7 @@ int repeat()
             data[j] = &values[j];
         CHECK_CU(get_many(7, const_cast<CUpointer_attribute *>(answered), data, p));
     }
-    long most = 0;
-    int i = 0;
-    for (CUpointer_attribute a : answered)
-        most = std::max(most, fake_cuda_attribute_queries(a) - before[i++]);
-    std::printf("most_driver_queries=%ld\n", most);
+    std::printf("most_driver_queries=%ld\n", queries_since(before).second);
     CHECK_CU(cuMemFree_v2(p));
     return 0;
 }
