@@ -4,11 +4,19 @@
 one named promise of gdrhook. Applied alone to a scratch copy of the tree,
 rebuilt incrementally, the suites that apply must fail.
 
-usage: run.py [--only NAME[,NAME...]] [--keep] [--list]
+usage: run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--list]
 
 Prints one line per mutant, "caught by SUITE/TEST" or "SURVIVED", and ends
 with "N caught, M survived"; any survivor, or a mutant whose edit no longer
-matches the source exactly once, fails the run."""
+matches the source exactly once, fails the run.
+
+--jobs N (default: 2 where the machine has two or more processors) splits
+the mutants between N runs of this script, each on its own scratch copy,
+by suite: one suite's tests never run twice at once (the Slurm daemons,
+the module's VM), while the suites' tests already run side by side in
+CI's own legs. Their lines are printed as they come, then one total."""
+import concurrent.futures
+import re
 import functools
 import json
 import os
@@ -211,16 +219,64 @@ class Build:
         return None
 
 
+def split_by_suite(mutants, jobs):
+    """The mutants in `jobs` groups of about equal count, a suite's (its
+    first suite's, and a cross build's) all in one group."""
+    by_suite = {}
+    for m in mutants:
+        by_suite.setdefault((m.get("cross"), m["suites"][0]), []).append(m)
+    groups = [[] for _ in range(jobs)]
+    for _, members in sorted(by_suite.items(), key=lambda item: -len(item[1])):
+        min(groups, key=len).extend(members)
+    return [group for group in groups if group]
+
+
+TOTAL = re.compile(r"^(\d+) caught, (\d+) survived(?:, (\d+) stale)? \(")
+
+
+def run_in_parallel(groups, keep):
+    """Each group in a run of this script of its own; returns the exit
+    status, 1 if any run failed or did not end with its total."""
+    started = time.time()
+    totals = [0, 0, 0]
+
+    def one(group):
+        command = [sys.executable, os.path.abspath(__file__), "--jobs", "1",
+                   "--only", ",".join(m["name"] for m in group)] + (["--keep"] if keep else [])
+        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        counted = False
+        for line in child.stdout:
+            total = TOTAL.match(line)
+            if total:
+                counted = True
+                for i in range(3):
+                    totals[i] += int(total.group(i + 1) or 0)
+            else:
+                print(line, end="", flush=True)
+        return child.wait() == 0 and counted
+
+    with concurrent.futures.ThreadPoolExecutor(len(groups)) as pool:
+        fine = all(list(pool.map(one, groups)))
+    caught, survived, broken = totals
+    print(f"{caught} caught, {survived} survived" + (f", {broken} stale" if broken else "") +
+          f" ({time.time() - started:.0f} s, {len(groups)} runs side by side)")
+    return 0 if fine and caught and not survived and not broken else 1
+
+
 def main(argv):
     only = None
     keep = "--keep" in argv
     if "--only" in argv:
         only = set(argv[argv.index("--only") + 1].split(","))
+    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(2, os.cpu_count() or 1)
     mutants = [m for m in MUTANTS if not only or m["name"] in only]
     if "--list" in argv:
         for m in mutants:
             print(f"{m['name']:34} {m['promise']}")
         return 0
+    groups = split_by_suite(mutants, jobs)
+    if len(groups) > 1:
+        return run_in_parallel(groups, keep)
     scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
     log = os.path.join(scratch, "mutants.log")
     copy_tree(scratch)
