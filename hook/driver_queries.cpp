@@ -6,7 +6,6 @@
 #include "hook/runtime_start.h"
 
 #include "cache/core/runtime.h"
-#include "cache/pointers/pointer_attributes.h"
 #include "hook/cuda_api.h"
 #include "hook/real_functions.h"
 
@@ -34,13 +33,10 @@ static_assert(cuda::device_attribute_dma_buf_supported == CU_DEVICE_ATTRIBUTE_DM
 static_assert(cuda::device_attribute_host_alloc_dma_buf_supported ==
               CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED);
 static_assert(cuda::memorytype_host == CU_MEMORYTYPE_HOST);
-static_assert(cuda_pointer_attribute::context == CU_POINTER_ATTRIBUTE_CONTEXT);
-static_assert(cuda_pointer_attribute::memory_type == CU_POINTER_ATTRIBUTE_MEMORY_TYPE);
-static_assert(cuda_pointer_attribute::buffer_id == CU_POINTER_ATTRIBUTE_BUFFER_ID);
-static_assert(cuda_pointer_attribute::is_managed == CU_POINTER_ATTRIBUTE_IS_MANAGED);
-static_assert(cuda_pointer_attribute::device_ordinal == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL);
-static_assert(cuda_pointer_attribute::range_start_addr == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
-static_assert(cuda_pointer_attribute::range_size == CU_POINTER_ATTRIBUTE_RANGE_SIZE);
+static_assert(cuda::pointer_attribute_context == CU_POINTER_ATTRIBUTE_CONTEXT);
+static_assert(cuda::pointer_attribute_device_ordinal == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL);
+static_assert(cuda::pointer_attribute_range_start_addr == CU_POINTER_ATTRIBUTE_RANGE_START_ADDR);
+static_assert(cuda::pointer_attribute_range_size == CU_POINTER_ATTRIBUTE_RANGE_SIZE);
 
 template <typename F> F lookup_driver(std::atomic<void *> &cache, const char *symbol)
 {

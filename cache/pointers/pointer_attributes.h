@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // The pointer attributes the shim answers from its own table, and how each
-// is written: the driver's numbers (cuda.h's CUpointer_attribute, checked
+// is written: the driver's numbers (cache/base/driver_api.h's, checked
 // against cuda.h in hook/driver_queries.cpp) mapped onto a bit each.
 //
 // An attribute is here when its value is the same for every pointer into
@@ -11,6 +11,8 @@
 // P2P_TOKENS, MAPPED, ACCESS_FLAGS and the rest (they change with what the
 // program does to the range, or are rarely asked).
 #pragma once
+
+#include "cache/base/driver_api.h"
 
 #include <cstdint>
 
@@ -28,29 +30,18 @@ enum class AnsweredAttribute : uint8_t {
 };
 inline constexpr int answered_attribute_count = static_cast<int>(AnsweredAttribute::count);
 
-namespace cuda_pointer_attribute {
-inline constexpr int context = 1;
-inline constexpr int memory_type = 2;
-inline constexpr int buffer_id = 7;
-inline constexpr int is_managed = 8;
-inline constexpr int device_ordinal = 9;
-inline constexpr int range_start_addr = 11;
-inline constexpr int range_size = 12;
-} // namespace cuda_pointer_attribute
-
 // The answered attribute a driver attribute number names; count for any
 // other.
 constexpr AnsweredAttribute answered_attribute(int attribute)
 {
-    namespace a = cuda_pointer_attribute;
     switch (attribute) {
-    case a::buffer_id: return AnsweredAttribute::buffer_id;
-    case a::memory_type: return AnsweredAttribute::memory_type;
-    case a::device_ordinal: return AnsweredAttribute::device_ordinal;
-    case a::context: return AnsweredAttribute::context;
-    case a::range_start_addr: return AnsweredAttribute::range_start;
-    case a::range_size: return AnsweredAttribute::range_size;
-    case a::is_managed: return AnsweredAttribute::is_managed;
+    case cuda::pointer_attribute_buffer_id: return AnsweredAttribute::buffer_id;
+    case cuda::pointer_attribute_memory_type: return AnsweredAttribute::memory_type;
+    case cuda::pointer_attribute_device_ordinal: return AnsweredAttribute::device_ordinal;
+    case cuda::pointer_attribute_context: return AnsweredAttribute::context;
+    case cuda::pointer_attribute_range_start_addr: return AnsweredAttribute::range_start;
+    case cuda::pointer_attribute_range_size: return AnsweredAttribute::range_size;
+    case cuda::pointer_attribute_is_managed: return AnsweredAttribute::is_managed;
     default: return AnsweredAttribute::count;
     }
 }
