@@ -4,7 +4,10 @@
 lists them ("The folders of cache/", "The rooms of tools/cli/": each uses
 only those listed before it). Reads each table's order and fails on any
 #include in cache/ or tools/cli/ of a folder listed after the including
-file's own, naming the file, the line and both folders.
+file's own, naming the file, the line and both folders. Across the parts
+(the table of "The parts"), cache/ includes neither hook/ nor tools/, and
+tools/slurm/ includes only the rooms of tools/cli/ that its row names
+("It includes `tools/cli/job/` ... nothing else of the tool").
 
 usage: check_layering.py [ROOT]"""
 import os
@@ -60,8 +63,40 @@ def tree_violations(root, tree, heading, include):
     return found
 
 
-def violations(root):
+def sources(root, tree):
+    for folder, dirs, files in os.walk(os.path.join(root, tree)):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build"))]
+        for name in sorted(files):
+            if name.endswith((".h", ".cpp", ".c")):
+                path = os.path.join(folder, name)
+                yield os.path.relpath(path, root), open(path, errors="replace").read().splitlines()
+
+
+def parts_violations(root):
+    """cache/ below hook/ and tools/; tools/slurm/ on the rooms its row names."""
+    text = open(os.path.join(root, "docs", "design.md")).read()
+    row = re.search(r"^\| `tools/slurm/` \|(.*)$", text, re.M)
+    allowed = set(re.findall(r"`tools/cli/([a-z_]+)/`", row.group(1))) if row else set()
+    if not allowed:
+        return ["docs/design.md: no rooms of tools/cli/ named in the row of tools/slurm/"]
     found = []
+    include = re.compile(r'\s*#\s*include\s+"([a-z_]+)/')
+    for relative, lines in sources(root, "cache"):
+        for number, line in enumerate(lines, 1):
+            used = include.match(line)
+            if used and used.group(1) in ("hook", "tools"):
+                found.append(f"{relative}:{number}: includes {used.group(1)}/, which sits above cache/")
+    for relative, lines in sources(root, "tools/slurm"):
+        for number, line in enumerate(lines, 1):
+            used = re.match(r'\s*#\s*include\s+"tools/cli/([a-z_]+)/', line)
+            if used and used.group(1) not in allowed:
+                found.append(f"{relative}:{number}: includes tools/cli/{used.group(1)}/, "
+                             "which docs/design.md's row of tools/slurm/ does not name")
+    return found
+
+
+def violations(root):
+    found = parts_violations(root)
     for tree, heading, include in TREES:
         found += tree_violations(root, tree, heading, include)
     return found

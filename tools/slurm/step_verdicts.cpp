@@ -3,7 +3,7 @@
 
 #include "cache/base/safe_file.h"
 #include "cache/base/unique_fd.h"
-#include "tools/cli/epilog/verdict_states.h"
+#include "tools/cli/job/verdict_states.h"
 #include "tools/cli/terminal/terminal_text.h"
 
 #include <dirent.h>

@@ -2,8 +2,8 @@
 #include "epilog/epilog_command.h"
 #include "command/exit_code.h"
 #include "epilog/load_marks.h"
-#include "epilog/verdict_states.h"
 #include "job/slurm_ids.h"
+#include "job/verdict_states.h"
 
 #include "log/log_commands.h"
 #include "read/events_pattern.h"
