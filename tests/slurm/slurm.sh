@@ -3,7 +3,8 @@
 #
 # gdrhook's Slurm plugin under a real Slurm (issue 41): munged, slurmctld
 # and slurmd as Debian packages them, started here with a throwaway
-# configuration (one node, this host; proctrack/linuxproc), jobs of an
+# configuration (this host as one node, and as a second, n2, in
+# namespaces of its own for the multi-node cases; proctrack/linuxproc), jobs of an
 # unprivileged user run through `srun --gdrhook` with the fake driver:
 #   clean   a job whose task had an LD_PRELOAD of its own keeps it after the
 #           shim's, its logs land in LOGDIR/USER/JOBID, its verdict is OK
@@ -22,7 +23,9 @@
 # mount namespace that hides the shim, as a container does, which must
 # say they ran without gdrhook (container_cases.sh, with busybox-static);
 # a step that made no CUDA call, which prints nothing (quiet_step_cases.sh);
-# and a misspelt --gdrhook=MODE, refused at submission (mode_word_cases.sh).
+# a misspelt --gdrhook=MODE, refused at submission (mode_word_cases.sh);
+# and a job on two nodes, whose other node's verdict srun prints or says
+# where it is (multi_node_cases.sh).
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -69,7 +72,7 @@ stop_all() {
     for ready in "$tmp"/run/*.ready; do
         [ -f "$ready" ] && kill -9 "$(cat "$ready")" 2>/dev/null
     done
-    for pidfile in "$tmp/slurmd.pid" "$tmp/slurmctld.pid" "$tmp/munge/pid"; do
+    for pidfile in "$tmp"/slurmd.*.pid "$tmp/slurmctld.pid" "$tmp/munge/pid"; do
         [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null
     done
     sleep 0.2
@@ -110,6 +113,7 @@ munged --force --key-file="$tmp/munge/key" --socket="$tmp/munge/sock" \
 chmod 755 "$tmp/munge"
 
 host=$(hostname -s)
+mkdir -p "$tmp/spool/$host" "$tmp/spool/n2"
 port=$((20000 + ($$ % 20000) * 2))
 cat >"$tmp/slurm.conf" <<CONF
 ClusterName=gdrhook
@@ -122,9 +126,9 @@ AuthType=auth/munge
 AuthInfo=socket=$tmp/munge/sock
 CredType=cred/munge
 StateSaveLocation=$tmp/state
-SlurmdSpoolDir=$tmp/spool
+SlurmdSpoolDir=$tmp/spool/%n
 SlurmctldPidFile=$tmp/slurmctld.pid
-SlurmdPidFile=$tmp/slurmd.pid
+SlurmdPidFile=$tmp/slurmd.%n.pid
 SlurmctldLogFile=$tmp/log/slurmctld.log
 SlurmdLogFile=$tmp/log/slurmd.log
 ProctrackType=proctrack/linuxproc
@@ -138,7 +142,9 @@ MpiDefault=none
 PlugStackConfig=$tmp/plugstack.conf
 Epilog=$tmp/bin/slurm-epilog
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN
+NodeName=n2 NodeAddr=127.0.0.1 Port=$((port + 2)) CPUs=$(nproc) RealMemory=100 State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
+PartitionName=two Nodes=$host,n2 MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 # plugstack ARGUMENTS...: the plugin's arguments, the later ones of the
 # same name winning; each step reads the file anew (slurmstepd and srun).
@@ -267,5 +273,6 @@ done
 . "$(dirname "$0")/container_cases.sh"
 . "$(dirname "$0")/quiet_step_cases.sh"
 . "$(dirname "$0")/mode_word_cases.sh"
+. "$(dirname "$0")/multi_node_cases.sh"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"
