@@ -59,6 +59,13 @@ queries() {
         --json-out "${json%.json}.queries-hooked.json" >/dev/null
     python3 "$here/pointer_query_ratios.py" "${json%.json}.queries-plain.json" \
         "${json%.json}.queries-hooked.json"
+    # The guide's tag-check cache (tests/gpu/build_programs.sh's tag_check),
+    # with the goal's verdict: per use, and the check alone.
+    local tag="${GDRHOOKTEST_BENCH_BIN:-}/tag_check"
+    [ -x "$tag" ] || { echo "bench.sh: no \$GDRHOOKTEST_BENCH_BIN/tag_check: no tag-check figure" >&2; return 0; }
+    "$tag" 7 >"${json%.json}.tag-plain.txt"
+    GDRHOOK_PIN=off LD_PRELOAD="$shim" "$tag" 7 >"${json%.json}.tag-hooked.txt"
+    python3 "$here/tag_check_ratios.py" "${json%.json}.tag-plain.txt" "${json%.json}.tag-hooked.txt"
 }
 if [ "${GDRHOOKTEST_BENCH_ONLY:-}" = queries ]; then
     queries

@@ -11,6 +11,10 @@
 # ENTRIES: a comma list, 4096,65536 by default. Each build needs
 # tools/bench/gdrhook-bench; a build without UCX is enough (ucs_rcache is
 # not among these points).
+# The pointer queries of two shims instead: GDRHOOKTEST_AB_PRELOAD=1 runs
+# each side's bench under its own build's hook/libgdrhook.so (pins off),
+# GDRHOOKTEST_AB_CACHES names the points' caches (e.g. query,tagcheck) and
+# GDRHOOKTEST_AB_THREADS the thread counts ("1 16" by default).
 #
 # Why the rounds are arranged so: on the H200 machine one binary's
 # single-thread hot lookup moved between 2.3 and 4.3 ns from one process to
@@ -42,16 +46,25 @@ measure() { # side round threads [taskset args]
     local side=$1 round=$2 threads=$3 build=$previous
     shift 3
     [ "$side" = this ] && build=$this
-    "$@" "$build/tools/bench/gdrhook-bench" --entries "$entries" --threads "$threads" \
-        --patterns hot,random --caches gdrhook.lookup,gdrhook.get_put --seconds 0.25 \
+    local preload=()
+    [ "${GDRHOOKTEST_AB_PRELOAD:-0}" = 1 ] &&
+        preload=(env GDRHOOK_PIN=off "LD_PRELOAD=$build/hook/libgdrhook.so")
+    "$@" "${preload[@]}" "$build/tools/bench/gdrhook-bench" --entries "$entries" \
+        --threads "$threads" --patterns hot,random \
+        --caches "${GDRHOOKTEST_AB_CACHES:-gdrhook.lookup,gdrhook.get_put}" --seconds 0.25 \
         --rounds 0 --no-queue --no-unpin --json-out "$out/$side.$round.t$threads.json" >/dev/null
 }
 for round in $(seq 1 "$rounds"); do
     order="previous this"
     [ $((round % 2)) = 0 ] && order="this previous"
     for side in $order; do
-        measure "$side" "$round" 1 taskset -c "$cpu"
-        measure "$side" "$round" 16
+        for threads in ${GDRHOOKTEST_AB_THREADS:-1 16}; do
+            if [ "$threads" = 1 ]; then
+                measure "$side" "$round" 1 taskset -c "$cpu"
+            else
+                measure "$side" "$round" "$threads"
+            fi
+        done
     done
 done
 python3 "$here/bench_ab.py" "$out" "$rounds"

@@ -11,7 +11,11 @@
 //   tag_check [ROUNDS]
 //
 // For each pattern (hot: 64 buffers; random: all 4096), the median per-use
-// time over ROUNDS timed passes of 2^20 uses each (per_use_ns=); then a
+// time over ROUNDS timed passes of 2^20 uses each (per_use_ns=), and the
+// same passes with the cache's lookup but no tag check (cache_only_ns=):
+// the per-use time includes the cache's own hash lookup, which the shim
+// cannot change, so the tag check's own cost is the difference (check_ns=,
+// the two passes taking turns so that a drift falls on both); then a
 // pass where a quarter of the buffers are freed and allocated again (the
 // driver hands the same addresses back) between two uses of each: every
 // reused buffer must fail its tag check once (missed_reuses=0), and no
@@ -57,22 +61,43 @@ bool use(CUdeviceptr p)
     return true;
 }
 
-double median_per_use_ns(const std::vector<CUdeviceptr> &order, int rounds)
+// The same use without the tag check: the cache's lookup and a read of the
+// entry, what a use costs where nothing asks the driver.
+bool use_unchecked(CUdeviceptr p)
 {
-    std::vector<double> per_use;
+    return cache[p].registrations == 0;
+}
+
+template <typename Use> double per_use_ns(const std::vector<CUdeviceptr> &order, Use &&one_use)
+{
     size_t mismatches = 0;
-    for (int r = 0; r < rounds; ++r) {
-        auto t0 = std::chrono::steady_clock::now();
-        for (size_t i = 0; i < uses_per_pass; ++i)
-            mismatches += use(order[i & (order.size() - 1)]);
-        auto t1 = std::chrono::steady_clock::now();
-        per_use.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() /
-                          uses_per_pass);
-    }
+    auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < uses_per_pass; ++i)
+        mismatches += one_use(order[i & (order.size() - 1)]);
+    auto t1 = std::chrono::steady_clock::now();
     if (mismatches)
         std::printf("unexpected_mismatches=%zu\n", mismatches);
-    std::sort(per_use.begin(), per_use.end());
-    return per_use[per_use.size() / 2];
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / uses_per_pass;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Per pattern: the median of each kind of pass, and the median of the
+// differences of the passes run side by side.
+void measure(const char *name, const std::vector<CUdeviceptr> &order, int rounds)
+{
+    std::vector<double> checked, unchecked, check;
+    for (int r = 0; r < rounds; ++r) {
+        checked.push_back(per_use_ns(order, use));
+        unchecked.push_back(per_use_ns(order, use_unchecked));
+        check.push_back(checked.back() - unchecked.back());
+    }
+    std::printf("pattern=%s per_use_ns=%.2f cache_only_ns=%.2f check_ns=%.2f\n", name,
+                median(checked), median(unchecked), median(check));
 }
 
 std::vector<CUdeviceptr> order_of(const std::vector<CUdeviceptr> &buffers, size_t count)
@@ -102,8 +127,7 @@ int main(int argc, char **argv)
     }
     for (auto [name, count] : {std::pair<const char *, size_t>{"hot", 64},
                                std::pair<const char *, size_t>{"random", buffer_count}})
-        std::printf("pattern=%s per_use_ns=%.2f\n", name,
-                    median_per_use_ns(order_of(buffers, count), rounds));
+        measure(name, order_of(buffers, count), rounds);
 
     // Reuse: free a quarter, allocate as many again (same size: the driver
     // returns the same addresses), then use every buffer twice.
