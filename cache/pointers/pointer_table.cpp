@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/pointers/pointer_table.h"
 
-#include <sys/mman.h>
+#include "cache/prim/hot_arena.h"
 
 namespace gdrhook {
 
@@ -11,15 +11,15 @@ bool PointerTable::make()
         return true;
     // Zeroed pages, never freed: readers may hold a pointer into them at
     // any time, and a forked child keeps them.
-    const size_t slot_bytes = bucket_count * bucket_slots * sizeof(PointerSlot);
-    const size_t hint_bytes = hint_count * sizeof(std::atomic<uint64_t>);
-    void *memory = mmap(nullptr, slot_bytes + hint_sizes * hint_bytes, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (memory == MAP_FAILED)
+    constexpr size_t slot_bytes = slot_count * sizeof(PointerSlot);
+    constexpr size_t hint_bytes = hint_count * sizeof(Hint);
+    static_assert(slot_bytes + hint_sizes * hint_bytes == hot_arena_size, "one huge page");
+    void *memory = map_huge_page_region(hot_arena_size);
+    if (!memory)
         return false;
     for (int size = 0; size < hint_sizes; ++size)
-        hints_[size] = reinterpret_cast<std::atomic<uint64_t> *>(static_cast<char *>(memory) +
-                                                                 slot_bytes + size * hint_bytes);
+        hints_[size] =
+            reinterpret_cast<Hint *>(static_cast<char *>(memory) + slot_bytes + size * hint_bytes);
     // seq_cst: a free that runs next reads it (made()) after counting
     // itself, and the writer reads that count after this store.
     slots_.store(reinterpret_cast<PointerSlot *>(memory), std::memory_order_seq_cst);
@@ -75,10 +75,18 @@ bool PointerTable::put(const PointerRecord &record, uint64_t ptr)
 
 void PointerTable::hint(const PointerRecord &record, uint64_t ptr)
 {
-    if (!slots_.load(std::memory_order_acquire))
+    PointerSlot *slots = slots_.load(std::memory_order_acquire);
+    if (!slots || record.base == 0)
         return;
-    const int size = record.size >= (uint64_t{1} << page_shifts[0]) ? 0 : 1;
-    hints_[size][hint_of(ptr, size)].store(record.base, std::memory_order_relaxed);
+    const uint64_t first = bucket_of(record.base) * bucket_slots;
+    for (uint64_t i = first; i < first + bucket_slots; ++i) {
+        if (slots[i].base.load(std::memory_order_relaxed) != record.base)
+            continue;
+        const int size = record.size >= (uint64_t{1} << page_shifts[0]) ? 0 : 1;
+        hints_[size][hint_of(ptr, size)].store(static_cast<uint16_t>(i + 1),
+                                               std::memory_order_relaxed);
+        return;
+    }
 }
 
 void PointerTable::forget(uint64_t base)

@@ -4,19 +4,24 @@
 // the shim answers (pointer_record.h), found from any pointer into it with
 // no lock, no write and no allocation.
 //
-// Two arrays, made on the first insert and never freed:
+// Two arrays in one 2 MiB region (a transparent huge page where the
+// kernel gives one: one TLB entry for the whole table, where small pages
+// cost a TLB miss per line on a virtual machine), made on the first
+// insert and never freed:
 //  - the records: 4096 buckets of 4 slots, a slot one cache line, a
 //    bucket chosen by the allocation's base. A bucket that is full loses
 //    its oldest record (the next query asks the driver again);
-//  - the hints: from a pointer's page to the base of the allocation last
-//    found there, two tables of 262,144, 8 a cache line: 64 KiB pages for
-//    allocations of 64 KiB and more (tried first), 4 KiB pages for smaller
-//    ones, which share a 64 KiB page. A hint is only a guess: a reader
-//    trusts a record, never a hint, and a record answers only for a
-//    pointer inside its range.
-// A hit reads two lines, the hint's and the record's (three for a small
-// allocation). Probing the bucket of the pointer itself first, for a
-// pointer that is a base, cost four cold lines for every other pointer:
+//  - the hints: from a pointer's page to the slot of the allocation last
+//    found there, two tables of 262,144 slot numbers (2 bytes each, 32 a
+//    cache line): 64 KiB pages for allocations of 64 KiB and more (tried
+//    first), 4 KiB pages for smaller ones, which share a 64 KiB page. A
+//    hint is only a guess: a reader trusts a record, never a hint, and a
+//    record answers only for a pointer inside its range (the ranges of
+//    live allocations never overlap, and a record leaves the table before
+//    its allocation's free returns).
+// A hit reads two lines, the hint's and the record's slot (three for a
+// small allocation). Probing the bucket of the pointer itself first, for
+// a pointer that is a base, cost four cold lines for every other pointer:
 // measured, twice the time.
 //
 // Invariants:
@@ -53,6 +58,7 @@ class PointerTable {
 public:
     static constexpr uint64_t bucket_count = 4096;
     static constexpr uint64_t bucket_slots = 4;
+    static constexpr uint64_t slot_count = bucket_count * bucket_slots;
     static constexpr uint64_t hint_count = uint64_t{1} << 18; // per page size
     static constexpr int hint_sizes = 2;
     static constexpr int page_shifts[hint_sizes] = {16, 12}; // in the order readers try
@@ -84,13 +90,17 @@ private:
     {
         return (mix(ptr >> page_shifts[size]) >> 46) & (hint_count - 1);
     }
+    // A hint: the slot's number plus one (0: none).
+    using Hint = std::atomic<uint16_t>;
+    static_assert(slot_count < 0xffff, "a slot's number fits a hint");
+    // The record in `slot` if its key is base (any non-empty key for 0).
     bool read(const PointerSlot &slot, uint64_t base, PointerRecord &out) const;
     void write(PointerSlot &slot, const PointerRecord &record);
     bool make();
 
     std::atomic<PointerSlot *> slots_{nullptr};
     // A table per page size, written before slots_ is published.
-    std::atomic<uint64_t> *hints_[hint_sizes] = {};
+    Hint *hints_[hint_sizes] = {};
     std::mutex writer_;
 };
 
@@ -98,10 +108,11 @@ inline bool PointerTable::read(const PointerSlot &slot, uint64_t base, PointerRe
 {
     // acquire: the fields read below are at least as new as this version.
     const uint64_t before = slot.version.load(std::memory_order_acquire);
-    if (slot.base.load(std::memory_order_relaxed) != base)
+    const uint64_t key = slot.base.load(std::memory_order_relaxed);
+    if (key == 0 || (base != 0 && key != base))
         return false;
     PointerRecord r;
-    r.base = base;
+    r.base = key;
     r.size = slot.size.load(std::memory_order_relaxed);
     r.buffer_id = slot.buffer_id.load(std::memory_order_relaxed);
     r.context = slot.context.load(std::memory_order_relaxed);
@@ -133,11 +144,13 @@ inline bool PointerTable::find_base(uint64_t base, PointerRecord &out) const
 
 inline bool PointerTable::find(uint64_t ptr, PointerRecord &out) const
 {
-    if (!slots_.load(std::memory_order_acquire))
+    // acquire: pairs with the release that published the zeroed arrays.
+    const PointerSlot *slots = slots_.load(std::memory_order_acquire);
+    if (!slots)
         return false;
     for (int size = 0; size < hint_sizes; ++size) {
-        const uint64_t base = hints_[size][hint_of(ptr, size)].load(std::memory_order_relaxed);
-        if (base && base <= ptr && find_base(base, out) && out.contains(ptr))
+        const uint16_t hint = hints_[size][hint_of(ptr, size)].load(std::memory_order_relaxed);
+        if (hint && read(slots[hint - 1], 0, out) && out.contains(ptr))
             return true;
     }
     return false;

@@ -26,23 +26,9 @@ std::atomic<char *> region{nullptr};
 std::atomic<size_t> used{0};
 std::atomic<bool> unavailable{false};
 
-// Maps twice the size and trims to a 2 MiB boundary: a huge page needs an
-// aligned range. Lock-free, so that a fork can never find it half done.
 char *map_region()
 {
-    const size_t span = 2 * hot_arena_size;
-    void *mapped = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapped == MAP_FAILED)
-        return nullptr;
-    auto start = reinterpret_cast<uintptr_t>(mapped);
-    uintptr_t aligned = (start + hot_arena_size - 1) & ~(uintptr_t{hot_arena_size} - 1);
-    if (aligned > start)
-        munmap(mapped, aligned - start);
-    if (uintptr_t end = start + span; end > aligned + hot_arena_size)
-        munmap(reinterpret_cast<void *>(aligned + hot_arena_size), end - aligned - hot_arena_size);
-    // Advice only: without THP the region still works, with small pages.
-    madvise(reinterpret_cast<void *>(aligned), hot_arena_size, MADV_HUGEPAGE);
-    return reinterpret_cast<char *>(aligned);
+    return static_cast<char *>(map_huge_page_region(hot_arena_size));
 }
 
 char *the_region()
@@ -73,6 +59,25 @@ void *from_heap(size_t bytes, size_t alignment)
 }
 
 } // namespace
+
+// Maps twice the size and trims to a 2 MiB boundary: a huge page needs an
+// aligned range. Lock-free, so that a fork can never find it half done.
+void *map_huge_page_region(size_t bytes)
+{
+    const size_t span = bytes + hot_arena_size;
+    void *mapped = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapped == MAP_FAILED)
+        return nullptr;
+    auto start = reinterpret_cast<uintptr_t>(mapped);
+    uintptr_t aligned = (start + hot_arena_size - 1) & ~(uintptr_t{hot_arena_size} - 1);
+    if (aligned > start)
+        munmap(mapped, aligned - start);
+    if (uintptr_t end = start + span; end > aligned + bytes)
+        munmap(reinterpret_cast<void *>(aligned + bytes), end - aligned - bytes);
+    // Advice only: without THP the region still works, with small pages.
+    madvise(reinterpret_cast<void *>(aligned), bytes, MADV_HUGEPAGE);
+    return reinterpret_cast<void *>(aligned);
+}
 
 void *hot_arena_allocate(size_t bytes, size_t alignment)
 {

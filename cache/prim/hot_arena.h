@@ -23,6 +23,11 @@ namespace gdrhook {
 
 inline constexpr size_t hot_arena_size = 2 << 20;
 
+// Zeroed memory of `bytes` (a multiple of 2 MiB) at a 2 MiB boundary,
+// advised to be backed by transparent huge pages; null if mmap fails.
+// Never unmapped by anyone here.
+void *map_huge_page_region(size_t bytes);
+
 // Never fails (throws std::bad_alloc like operator new if the heap does).
 void *hot_arena_allocate(size_t bytes, size_t alignment);
 // Frees heap memory; arena memory is left where it is.
