@@ -197,18 +197,20 @@ bool found_by_range(uint64_t ptr, PointerRecord &record)
     return true;
 }
 
+// A query the table could not answer at once: the record that holds ptr
+// lacks the attribute (learnt here), or no hint led to one.
 __attribute__((noinline, cold)) int learn_one(void *data, int attribute, unsigned long long ptr,
-                                              PointerAttributeFunction real,
-                                              const PointerRecord *known)
+                                              PointerAttributeFunction real)
 {
     const AnsweredAttribute a = answered_attribute(attribute);
     PointerRecord record;
-    if (!known && found_by_range(ptr, record) && (record.known_single & attribute_bit(a))) {
+    const bool found = table.find(ptr, record);
+    if ((found || found_by_range(ptr, record)) && (record.known_single & attribute_bit(a))) {
         write_attribute(data, a, record.value(a));
         add_one(&CountStripe::answered);
         return cuda::success;
     }
-    Learning l = begin_learning(ptr, known);
+    Learning l = begin_learning(ptr, found ? &record : nullptr);
     const int rc = real(data, attribute, ptr);
     add_one(&CountStripe::forwarded);
     if (l.possible && rc == cuda::success) {
@@ -295,11 +297,10 @@ int answer_pointer_attribute(void *data, int attribute, unsigned long long ptr,
     const AnsweredAttribute a = answered_attribute(attribute);
     if (GDRHOOK_UNLIKELY(m == forward_all || a == AnsweredAttribute::count || !data))
         return forward_one(data, attribute, ptr, real);
-    PointerRecord record;
-    const bool found = table.find(ptr, record);
-    if (GDRHOOK_UNLIKELY(!found || !(record.known_single & attribute_bit(a))))
-        return learn_one(data, attribute, ptr, real, found ? &record : nullptr);
-    write_attribute(data, a, record.value(a));
+    uint64_t value;
+    if (GDRHOOK_UNLIKELY(!table.answer(ptr, a, value)))
+        return learn_one(data, attribute, ptr, real);
+    write_attribute(data, a, value);
     add_one(&CountStripe::answered);
     if (GDRHOOK_UNLIKELY(m == answer_and_verify))
         return verify_one(data, attribute, ptr, real);

@@ -28,20 +28,22 @@ bool PointerTable::make()
 
 void PointerTable::write(PointerSlot &slot, const PointerRecord &record)
 {
+    uint64_t words[slot_words] = {record.base, record.size};
+    for (int a = 0; a < answered_attribute_count; ++a) {
+        const SlotPlace &place = slot_places[a];
+        if (place.word > 1) // the base and size are the range's own attributes
+            words[place.word] |= (record.value(static_cast<AnsweredAttribute>(a)) & place.mask)
+                                 << place.shift;
+    }
+    words[known_word] |= uint64_t{record.known_single} << known_single_shift |
+                         uint64_t{record.known_many} << known_many_shift;
     const uint64_t version = slot.version.load(std::memory_order_relaxed);
     slot.version.store(version + 1, std::memory_order_relaxed);
-    // The odd version is visible before any field changes.
+    // The odd version is visible before any word changes.
     std::atomic_thread_fence(std::memory_order_release);
-    slot.base.store(record.base, std::memory_order_relaxed);
-    slot.size.store(record.size, std::memory_order_relaxed);
-    slot.buffer_id.store(record.buffer_id, std::memory_order_relaxed);
-    slot.context.store(record.context, std::memory_order_relaxed);
-    slot.memory_type.store(record.memory_type, std::memory_order_relaxed);
-    slot.device_ordinal.store(record.device_ordinal, std::memory_order_relaxed);
-    slot.is_managed.store(record.is_managed, std::memory_order_relaxed);
-    slot.known_single.store(record.known_single, std::memory_order_relaxed);
-    slot.known_many.store(record.known_many, std::memory_order_relaxed);
-    // release: every field above is visible before the even version.
+    for (int i = 0; i < slot_words; ++i)
+        slot.words[i].store(words[i], std::memory_order_relaxed);
+    // release: every word above is visible before the even version.
     slot.version.store(version + 2, std::memory_order_release);
 }
 
@@ -53,17 +55,17 @@ bool PointerTable::put(const PointerRecord &record, uint64_t ptr)
         slots_.load(std::memory_order_relaxed) + bucket_of(record.base) * bucket_slots;
     PointerSlot *target = nullptr;
     for (uint64_t i = 0; i < bucket_slots && !target; ++i)
-        if (bucket[i].base.load(std::memory_order_relaxed) == record.base)
+        if (bucket[i].words[0].load(std::memory_order_relaxed) == record.base)
             target = &bucket[i];
     for (uint64_t i = 0; i < bucket_slots && !target; ++i)
-        if (bucket[i].base.load(std::memory_order_relaxed) == 0)
+        if (bucket[i].words[0].load(std::memory_order_relaxed) == 0)
             target = &bucket[i];
     if (!target) {
         // Full: the first slot's record goes, the others move up one, so
         // that the bucket stays in the order its records came in.
         for (uint64_t i = 0; i + 1 < bucket_slots; ++i) {
             PointerRecord moved;
-            read(bucket[i + 1], bucket[i + 1].base.load(std::memory_order_relaxed), moved);
+            read(bucket[i + 1], bucket[i + 1].words[0].load(std::memory_order_relaxed), moved);
             write(bucket[i], moved);
         }
         target = &bucket[bucket_slots - 1];
@@ -80,7 +82,7 @@ void PointerTable::hint(const PointerRecord &record, uint64_t ptr)
         return;
     const uint64_t first = bucket_of(record.base) * bucket_slots;
     for (uint64_t i = first; i < first + bucket_slots; ++i) {
-        if (slots[i].base.load(std::memory_order_relaxed) != record.base)
+        if (slots[i].words[0].load(std::memory_order_relaxed) != record.base)
             continue;
         const int size = record.size >= (uint64_t{1} << page_shifts[0]) ? 0 : 1;
         hints_[size][hint_of(ptr, size)].store(static_cast<uint16_t>(i + 1),
@@ -96,7 +98,7 @@ void PointerTable::forget(uint64_t base)
         return;
     PointerSlot *bucket = slots + bucket_of(base) * bucket_slots;
     for (uint64_t i = 0; i < bucket_slots; ++i)
-        if (bucket[i].base.load(std::memory_order_relaxed) == base)
+        if (bucket[i].words[0].load(std::memory_order_relaxed) == base)
             write(bucket[i], PointerRecord{});
 }
 

@@ -62,3 +62,30 @@ TEST_CASE("a crowded pointer table answers only with the record that holds the p
     CHECK(wrong == 0);
     CHECK(in_gaps == 0);
 }
+
+TEST_CASE("the pointer table answers a single query only with what a single query gave",
+          "[pointer_table]")
+{
+    // cuPointerGetAttributes writes 0 where cuPointerGetAttribute fails:
+    // what only the first gave must not answer the second.
+    static PointerTable table;
+    PointerRecord r;
+    r.base = first_base;
+    r.size = allocation_size;
+    r.buffer_id = 7;
+    r.context = 9;
+    r.known_many = attribute_bit(AnsweredAttribute::buffer_id);
+    r.known_single = attribute_bit(AnsweredAttribute::context);
+    {
+        std::lock_guard<std::mutex> lock(table.lock());
+        REQUIRE(table.put(r, r.base));
+    }
+    uint64_t value = 0;
+    CHECK_FALSE(table.answer(r.base, AnsweredAttribute::buffer_id, value));
+    REQUIRE(table.answer(r.base, AnsweredAttribute::context, value));
+    CHECK(value == 9);
+    PointerRecord found;
+    REQUIRE(table.find(r.base, found));
+    CHECK(found.known_many == r.known_many);
+    CHECK(found.buffer_id == 7);
+}
