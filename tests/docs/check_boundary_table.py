@@ -5,7 +5,8 @@ might try, which test holds it. This check keeps that column true: every
 row names a test, every quoted Catch2 case it names is a TEST_CASE of
 tests/, every script it names is in tests/slurm/ or tests/cli/, every
 meson test it names (`slurm plugin`, `cli units`, ...) is one the tree
-declares, every VM step it names is one of tests/vm/guest/'s, and every
+declares, every VM step it names is one of tests/vm/guest/'s (main.cpp's or
+init.sh's), and every
 file of the tree the page names exists.
 
 usage: check_boundary_table.py ROOT"""
@@ -45,8 +46,13 @@ def meson_tests(root):
 
 
 def vm_steps(root):
-    main = open(os.path.join(root, "tests", "vm", "guest", "main.cpp")).read()
-    return set(re.findall(r'\{\s*"([a-z_0-9]+)"', main))
+    guest = os.path.join(root, "tests", "vm", "guest")
+    main = open(os.path.join(guest, "main.cpp")).read()
+    # A step init.sh runs as a script of its own (its case label), not
+    # through the test program.
+    init = open(os.path.join(guest, "init.sh")).read()
+    return set(re.findall(r'\{\s*"([a-z_0-9]+)"', main)) | set(
+        re.findall(r"^\s*([a-z_0-9]+)\) step ", init, re.M))
 
 
 def problems(root):
@@ -73,7 +79,7 @@ def problems(root):
                 found.append(f"no {script} under tests/")
         for step in re.findall(r"VM step `([a-z_0-9]+)`", cell):
             if step not in steps:
-                found.append(f"no VM step {step} in tests/vm/guest/main.cpp")
+                found.append(f"no VM step {step} in tests/vm/guest/ (main.cpp, init.sh)")
     for path in sorted(set(re.findall(r"`((?:tools|tests|cache|kmod|hook|packaging)/[A-Za-z0-9_./-]+)`", text))):
         if not os.path.exists(os.path.join(root, path.rstrip("/"))):
             found.append(f"docs/shared-node.md names {path}, which does not exist")

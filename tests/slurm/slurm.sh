@@ -84,6 +84,8 @@ trap stop_all EXIT
 # sit where it cannot look (the mutation run's is mode 700).
 mkdir -p "$tmp/bin" "$tmp/munge" "$tmp/state" "$tmp/spool" "$tmp/log" "$tmp/view" "$tmp/logs" "$tmp/run"
 cp -L "$GDRHOOKTEST_DEMO" "$HOLDS_PIN" "$GDRHOOKTEST_SPANK" "$tmp/bin/"
+cp "$(dirname "$0")/test_cluster.conf" "$tmp/"
+chmod 644 "$tmp/test_cluster.conf"
 # The shim in a folder of its own, which a container can hide
 # (container_cases.sh).
 mkdir -p "$tmp/shim"
@@ -117,28 +119,17 @@ mkdir -p "$tmp/spool/$host" "$tmp/spool/n2"
 port=$((20000 + ($$ % 20000) * 2))
 cat >"$tmp/slurm.conf" <<CONF
 ClusterName=gdrhook
+Include $tmp/test_cluster.conf
 SlurmctldHost=$host(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
-AuthType=auth/munge
 AuthInfo=socket=$tmp/munge/sock
-CredType=cred/munge
 StateSaveLocation=$tmp/state
 SlurmdSpoolDir=$tmp/spool/%n
 SlurmctldPidFile=$tmp/slurmctld.pid
 SlurmdPidFile=$tmp/slurmd.%n.pid
 SlurmctldLogFile=$tmp/log/slurmctld.log
 SlurmdLogFile=$tmp/log/slurmd.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-JobCompType=jobcomp/none
-AccountingStorageType=accounting_storage/none
-JobAcctGatherType=jobacct_gather/none
-MpiDefault=none
 PlugStackConfig=$tmp/plugstack.conf
 Epilog=$tmp/bin/slurm-epilog
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=100 State=UNKNOWN

@@ -213,12 +213,46 @@ for f in $dyn; do
 	[ -f "$f" ] || die "$f missing (build $B first)"
 	cp -L "$f" "$COMMON/opt/gdrhook/"
 done
-for lib in $(for f in $dyn; do LD_LIBRARY_PATH="$B/tests/fake_driver" list_libraries "$f"; done |
-	awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u); do
-	case $lib in "$B"/*) continue ;; esac # the fake driver, packed above
-	mkdir -p "$COMMON$(dirname "$lib")"
-	cp -L "$lib" "$COMMON$lib"
-done
+# pack_libraries FILE...: the libraries each FILE loads, at their paths.
+pack_libraries() {
+	for lib in $(for f in "$@"; do LD_LIBRARY_PATH="$B/tests/fake_driver" list_libraries "$f"; done |
+		awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' | sort -u); do
+		case $lib in "$B"/*) continue ;; esac # the fake driver, packed above
+		[ -e "$COMMON$lib" ] && continue
+		mkdir -p "$COMMON$(dirname "$lib")"
+		cp -L "$lib" "$COMMON$lib"
+	done
+}
+# shellcheck disable=SC2086 # $dyn is several files
+pack_libraries $dyn
+
+# The slurm step (guest/slurm_job.sh): Debian's munged, Slurm daemons and
+# clients, every plugin of theirs and the libraries all of them load, at
+# their own paths, gdrhook's Slurm plugin beside the shim, and the job's
+# task. The host's Slurm is amd64's: an arm64 guest has no slurm step.
+cp "$HERE/guest/slurm_job.sh" "$COMMON/bin/slurm_job"
+chmod 755 "$COMMON/bin/slurm_job"
+if [ "$VM_ARCH" = amd64 ]; then
+	slurm="/usr/sbin/munged /usr/sbin/slurmctld /usr/sbin/slurmd /usr/sbin/slurmstepd /usr/bin/srun /usr/bin/sinfo"
+	for f in $slurm; do
+		[ -x "$f" ] || die "$f missing (apt-get install munge slurmctld slurmd slurm-client)"
+	done
+	plugins=$(ldd /usr/sbin/slurmd | awk '$1 ~ /^libslurmfull/ { print $3 }' | xargs dirname) ||
+		die "slurmd loads no libslurmfull: no plugin folder to pack"
+	[ -f "$B/tools/slurm/gdrhook_spank.so" ] || die "$B/tools/slurm/gdrhook_spank.so missing (apt-get install libslurm-dev)"
+	cp "$B/tools/slurm/gdrhook_spank.so" "$COMMON/opt/gdrhook/"
+	cp "$B/tests/vm/gdrhook-jobpins" "$COMMON/opt/gdrhook/"
+	mkdir -p "$COMMON/etc/slurm"
+	cp "$ROOT/tests/slurm/test_cluster.conf" "$COMMON/etc/slurm/"
+	for f in $slurm; do
+		mkdir -p "$COMMON$(dirname "$f")"
+		cp -L "$f" "$COMMON$f"
+	done
+	mkdir -p "$COMMON$(dirname "$plugins")"
+	cp -a "$plugins" "$COMMON$plugins"
+	# shellcheck disable=SC2086 # $slurm is several files
+	pack_libraries $slurm "$plugins"/*.so "$B/tests/vm/gdrhook-jobpins"
+fi
 
 # What the kernel reports when something is wrong, whatever the test said:
 # KASAN, KFENCE, UBSAN, lockdep, WARN, BUG, Oops, slab poison.

@@ -21,7 +21,9 @@ mount -t debugfs debugfs /sys/kernel/debug
 export PATH=/bin
 
 # The tests, in order; GDRHOOKTEST_VM_STEPS (from /env) may name a subset.
-STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access provider_life move_notify host_pages pin_limits memlock_user integrated races fuzz kill node"
+STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access slurm provider_life move_notify host_pages pin_limits memlock_user integrated races fuzz kill node"
+# The access model under Slurm, where run.sh packed one (amd64's).
+[ -x /usr/sbin/slurmd ] || STEPS=$(echo "$STEPS" | sed 's/ slurm / /')
 # Allocation failures in turn, where the kernel has fault injection (the
 # suite's debug kernel); the host's result line names the kernel.
 [ -e /proc/self/fail-nth ] && STEPS="$STEPS failslab"
@@ -97,7 +99,10 @@ for s in ${GDRHOOKTEST_VM_STEPS:-$STEPS $TEGRA_STEPS}; do
 done
 if step load load_modules; then
 	for s in $desktop_steps; do
-		step "$s" /bin/gdrhook-vmtest "$s"
+		case $s in
+		slurm) step slurm /bin/slurm_job ;;
+		*) step "$s" /bin/gdrhook-vmtest "$s" ;;
+		esac
 	done
 	if step unload unload_modules && [ -n "$tegra_steps" ] &&
 		step tegra_load load_tegra_modules; then
