@@ -9,12 +9,29 @@
 
 using namespace gdrhook;
 
-GDRHOOK_HOT_WRAPPER(CUresult, cuPointerGetAttribute,
-                    (void *data, CUpointer_attribute attribute, CUdeviceptr ptr))
+namespace {
+
+// Everything but the common answer: the driver's function looked up here,
+// off the common path.
+__attribute__((noinline, cold)) CUresult
+answer_or_forward(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
     GDRHOOK_REAL_OR_RETURN(real, cuPointerGetAttribute, CUDA_ERROR_NOT_INITIALIZED);
     return static_cast<CUresult>(answer_pointer_attribute(
         data, static_cast<int>(attribute), ptr, reinterpret_cast<PointerAttributeFunction>(real)));
+}
+
+} // namespace
+
+// The table holds only what the driver answered: where it answers, the
+// driver's function exists.
+GDRHOOK_HOT_WRAPPER(CUresult, cuPointerGetAttribute,
+                    (void *data, CUpointer_attribute attribute, CUdeviceptr ptr))
+{
+    GDRHOOK_PATCHABLE_PROLOGUE();
+    if (GDRHOOK_LIKELY(answered_from_table(data, static_cast<int>(attribute), ptr)))
+        return CUDA_SUCCESS;
+    return answer_or_forward(data, attribute, ptr);
 }
 
 GDRHOOK_HOT_WRAPPER(CUresult, cuPointerGetAttributes,

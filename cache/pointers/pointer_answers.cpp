@@ -12,13 +12,17 @@
 #include <mutex>
 
 namespace gdrhook {
-namespace {
-
-enum Mode : uint8_t { forward_all, answer, answer_and_verify };
 
 // Constant-initialized: nothing runs at load time.
-std::atomic<uint8_t> mode{forward_all};
-PointerTable table;
+std::atomic<uint8_t> pointer_answers_mode{pointer_answers_forward_all};
+PointerTable pointer_table;
+CountStripe pointer_query_stripes[count_stripes];
+
+namespace {
+
+std::atomic<uint8_t> &mode = pointer_answers_mode;
+PointerTable &table = pointer_table;
+
 // Moves at every step of every free (before and after the real call): a
 // driver answer asked while it did not move is about memory no free
 // touched meanwhile.
@@ -27,26 +31,6 @@ std::atomic<uint64_t> frees_seen{0};
 // learning on: a process that never asks pays nothing at its frees.
 FreeSubscription free_place = -1;
 std::atomic<bool> listening{false};
-
-struct alignas(64) CountStripe {
-    std::atomic<uint64_t> answered, forwarded, verified, differences;
-};
-constexpr int count_stripes = 64;
-CountStripe stripes[count_stripes];
-
-// A thread's stripe, from its thread pointer (its TLS block: a page or
-// more from any other thread's), which costs no memory read.
-GDRHOOK_HOT CountStripe &own_stripe()
-{
-    const auto tp = reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
-    return stripes[((tp >> 12) ^ (tp >> 18)) & (count_stripes - 1)];
-}
-
-GDRHOOK_HOT void add_one(std::atomic<uint64_t> CountStripe::*counter)
-{
-    std::atomic<uint64_t> &c = own_stripe().*counter;
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-}
 
 // What the table may answer: memory the shim saw allocated, of a kind
 // whose attributes stay what they were at the first query until its free.
@@ -293,16 +277,19 @@ void forget(MemoryKind kind, uint64_t addr)
 int answer_pointer_attribute(void *data, int attribute, unsigned long long ptr,
                              PointerAttributeFunction real)
 {
+    if (GDRHOOK_LIKELY(answered_from_table(data, attribute, ptr)))
+        return cuda::success;
+    // Verify mode, or what the table does not hold.
     const uint8_t m = mode.load(std::memory_order_relaxed);
     const AnsweredAttribute a = answered_attribute(attribute);
-    if (GDRHOOK_UNLIKELY(m == forward_all || a == AnsweredAttribute::count || !data))
+    if (m == pointer_answers_forward_all || a == AnsweredAttribute::count || !data)
         return forward_one(data, attribute, ptr, real);
     uint64_t value;
-    if (GDRHOOK_UNLIKELY(!table.answer(ptr, a, value)))
+    if (!table.answer(ptr, a, value))
         return learn_one(data, attribute, ptr, real);
     write_attribute(data, a, value);
     add_one(&CountStripe::answered);
-    if (GDRHOOK_UNLIKELY(m == answer_and_verify))
+    if (GDRHOOK_UNLIKELY(m == pointer_answers_verify))
         return verify_one(data, attribute, ptr, real);
     return cuda::success;
 }
@@ -311,14 +298,15 @@ int answer_pointer_attributes(unsigned int count, int *attributes, void **data,
                               unsigned long long ptr, PointerAttributesFunction real)
 {
     const uint8_t m = mode.load(std::memory_order_relaxed);
-    if (GDRHOOK_UNLIKELY(m == forward_all || !attributes || !data || count == 0 || count > 32))
+    if (GDRHOOK_UNLIKELY(m == pointer_answers_forward_all || !attributes || !data || count == 0 ||
+                         count > 32))
         return forward_many(count, attributes, data, ptr, real);
     PointerRecord record;
     const bool found = table.find(ptr, record);
     if (GDRHOOK_UNLIKELY(!found || !answers_all(count, attributes, data, record)))
         return learn_many(count, attributes, data, ptr, real, found ? &record : nullptr);
     write_all(count, attributes, data, record);
-    if (GDRHOOK_UNLIKELY(m == answer_and_verify))
+    if (GDRHOOK_UNLIKELY(m == pointer_answers_verify))
         return verify_many(count, attributes, data, ptr, real);
     return cuda::success;
 }
@@ -326,7 +314,7 @@ int answer_pointer_attributes(unsigned int count, int *attributes, void **data,
 PointerQueryCounts pointer_query_counts()
 {
     PointerQueryCounts total;
-    for (const CountStripe &s : stripes) {
+    for (const CountStripe &s : pointer_query_stripes) {
         total.answered += s.answered.load(std::memory_order_relaxed);
         total.forwarded += s.forwarded.load(std::memory_order_relaxed);
         total.verified += s.verified.load(std::memory_order_relaxed);
@@ -361,14 +349,14 @@ void set_up_pointer_answers(bool on, bool verify, FreeSubscription place)
     if (!on)
         return;
     free_place = place;
-    mode.store(verify ? answer_and_verify : answer, std::memory_order_release);
+    mode.store(verify ? pointer_answers_verify : pointer_answers_answer, std::memory_order_release);
 }
 
 void pointer_answers_after_fork_in_child()
 {
-    mode.store(forward_all, std::memory_order_relaxed);
+    mode.store(pointer_answers_forward_all, std::memory_order_relaxed);
     table.reinitialize_lock_after_fork();
-    for (CountStripe &s : stripes) // the child's own queries from here on
+    for (CountStripe &s : pointer_query_stripes) // the child's own queries from here on
         s.answered = s.forwarded = s.verified = s.differences = 0;
 }
 

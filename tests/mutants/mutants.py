@@ -77,7 +77,7 @@ MUTANTS = [
          replace="                (void)r;"),
     dict(name="ptr_child_answers_from_parent", promise="a forked child's pointer queries go to its driver",
          file="cache/pointers/pointer_answers.cpp", suites=["shim"], tests=["shim pointer_queries"],
-         find="    mode.store(forward_all, std::memory_order_relaxed);\n    table.reinitialize_lock_after_fork();",
+         find="    mode.store(pointer_answers_forward_all, std::memory_order_relaxed);\n    table.reinitialize_lock_after_fork();",
          replace="    table.reinitialize_lock_after_fork();"),
     dict(name="ptr_never_listens", promise="the pointer table hears of frees once it learned something",
          file="cache/pointers/pointer_answers.cpp", suites=["shim"], tests=["shim pointer_queries"],
