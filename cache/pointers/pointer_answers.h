@@ -95,6 +95,7 @@ __attribute__((always_inline)) inline bool answered_from_table(void *data, int a
     add_one(&CountStripe::answered);
     return true;
 }
+
 GDRHOOK_HOT int answer_pointer_attributes(unsigned int count, int *attributes, void **data,
                                           unsigned long long ptr, PointerAttributesFunction real);
 
