@@ -62,7 +62,7 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     // and its select() stay as without the shim), and which file it is
     // remembered now (one fcntl and one fstat on the miss path): the unpin
     // closes it only if the program has not closed it first.
-    out.fd = OwnedFd::adopt(fd, true);
+    out.fd = OwnedFd::adopt(UniqueFd(fd), true);
     out.handle = 0;
     return Status::success();
 }

@@ -88,7 +88,7 @@ Status KmodBackend::attach(ModuleProbe probe)
         return Status::error(StatusCode::no_device, 0, "/dev/gdrhook is not open");
     // Far above the program's own numbers, and checked before use: a
     // program that closes every descriptor must not get our ioctls.
-    device_ = OwnedFd::adopt(probe.device.release(), true);
+    device_ = OwnedFd::adopt(std::move(probe.device), true);
     batch_max_ = probe.facts.unpin_batch_max ? probe.facts.unpin_batch_max : 1;
     return Status::success();
 }

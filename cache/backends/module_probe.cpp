@@ -17,14 +17,14 @@ ModuleProbe probe_module(const std::string &path)
     // records without waiting. ioctls are unaffected. A character device
     // owned by root, never a file planted at its name.
     OpenedFile opened = open_device(path.c_str());
-    if (!opened.fd.valid()) {
-        facts.open_errno = opened.error ? opened.error : EINVAL;
-        if (!opened.error)
-            facts.refused = opened.why;
+    if (!opened) {
+        facts.open_errno = opened.system_error() ? opened.system_error() : EINVAL;
+        if (!opened.system_error())
+            facts.refused = opened.why();
         return probe;
     }
     facts.open_errno = 0;
-    probe.device = std::move(opened.fd);
+    probe.device = std::move(opened->fd);
     gdrhook_ioc_version version{};
     int rc;
     do

@@ -27,27 +27,25 @@ int high_floor()
 
 } // namespace
 
-OwnedFd OwnedFd::adopt(int fd, bool move_high)
+OwnedFd OwnedFd::adopt(UniqueFd fd, bool move_high)
 {
     OwnedFd owned;
-    if (fd < 0)
+    if (!fd.valid())
         return owned;
     if (move_high) {
         const int floor = high_floor();
-        if (floor > fd) {
-            const int moved = fcntl(fd, F_DUPFD_CLOEXEC, floor);
-            if (moved >= 0) {
-                ::close(fd);
-                fd = moved;
-            }
+        if (floor > fd.get()) {
+            const int moved = fcntl(fd.get(), F_DUPFD_CLOEXEC, floor);
+            if (moved >= 0)
+                fd.reset(moved);
         }
     }
     struct stat st;
-    if (fstat(fd, &st) == 0) {
+    if (fstat(fd.get(), &st) == 0) {
         owned.dev_ = st.st_dev;
         owned.ino_ = st.st_ino;
     }
-    owned.fd_ = fd;
+    owned.fd_ = std::move(fd);
     return owned;
 }
 
@@ -55,7 +53,7 @@ OwnedFd &OwnedFd::operator=(OwnedFd &&other) noexcept
 {
     if (this != &other) {
         reset();
-        fd_ = std::exchange(other.fd_, -1);
+        fd_ = std::move(other.fd_);
         dev_ = other.dev_;
         ino_ = other.ino_;
     }
@@ -65,18 +63,18 @@ OwnedFd &OwnedFd::operator=(OwnedFd &&other) noexcept
 bool OwnedFd::still_ours() const
 {
     struct stat st;
-    return fd_ >= 0 && fstat(fd_, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+    return fd_.valid() && fstat(fd_.get(), &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
 }
 
 int OwnedFd::reset()
 {
-    if (fd_ < 0)
+    if (!fd_.valid())
         return 0;
-    const bool ours = still_ours();
-    const int fd = std::exchange(fd_, -1);
-    if (!ours)
+    if (!still_ours()) {
+        fd_.release(); // the program's number now: forgotten, never closed
         return EBADF;
-    return ::close(fd) == 0 ? 0 : errno;
+    }
+    return fd_.reset();
 }
 
 } // namespace gdrhook

@@ -8,8 +8,11 @@
 // (device and inode) and is checked before it is used for anything that
 // would harm the program's file (a write, a close); a descriptor that is
 // no longer ours is forgotten, never closed (docs/design.md, "Files and
-// descriptors").
+// descriptors"). It holds its descriptor as a UniqueFd, the one owner of a
+// descriptor; what it adds is the check.
 #pragma once
+
+#include "cache/base/unique_fd.h"
 
 #include <sys/types.h>
 #include <utility>
@@ -19,10 +22,10 @@ namespace gdrhook {
 class OwnedFd {
 public:
     OwnedFd() = default;
-    // Takes `fd` (a failed open's -1 gives an invalid one). With
-    // `move_high`, the descriptor moves to a number far above the ones a
-    // program gets from its own opens (owned_fd.cpp).
-    static OwnedFd adopt(int fd, bool move_high);
+    // Takes `fd` (an invalid one gives an invalid one). With `move_high`,
+    // the descriptor moves to a number far above the ones a program gets
+    // from its own opens (owned_fd.cpp).
+    static OwnedFd adopt(UniqueFd fd, bool move_high);
     ~OwnedFd() { reset(); }
 
     OwnedFd(OwnedFd &&other) noexcept { *this = std::move(other); }
@@ -30,8 +33,8 @@ public:
     OwnedFd(const OwnedFd &) = delete;
     OwnedFd &operator=(const OwnedFd &) = delete;
 
-    int get() const { return fd_; }
-    bool valid() const { return fd_ >= 0; }
+    int get() const { return fd_.get(); }
+    bool valid() const { return fd_.valid(); }
 
     // Whether the number still names the file it was adopted with: one
     // fstat(2). Not for a per-event path; callers check before a batch.
@@ -44,10 +47,10 @@ public:
 
     // Forgets the number without closing it (a forked child's copy of a
     // descriptor the parent keeps using).
-    void forget() { fd_ = -1; }
+    void forget() { fd_.release(); }
 
 private:
-    int fd_ = -1;
+    UniqueFd fd_;
     dev_t dev_ = 0;
     ino_t ino_ = 0;
 };

@@ -20,17 +20,15 @@ constexpr int safe_flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
 
 enum class Kind { regular, folder, device };
 
-OpenedFile refused(std::string why, int error = 0)
+OpenedFile refused(std::string why)
 {
-    OpenedFile result;
-    result.why = std::move(why);
-    result.error = error;
-    return result;
+    return OpenedFile::failure(Status::error(StatusCode::refused, 0, "refused"), std::move(why));
 }
 
 OpenedFile failed(int error)
 {
-    return refused(std::string("cannot be opened (") + strerror(error) + ")", error);
+    return OpenedFile::failure(system_failure(error, "cannot be opened"),
+                               std::string("cannot be opened (") + strerror(error) + ")");
 }
 
 // Why the file open as `st` is not one we may use, or "".
@@ -68,9 +66,7 @@ OpenedFile checked(int fd, Kind kind, Owner owner, bool one_name, int kept_flags
         return refused(why);
     if (kind == Kind::regular)
         fcntl(fd, F_SETFL, kept_flags);
-    OpenedFile result;
-    result.fd = std::move(held);
-    return result;
+    return OpenFile{std::move(held), false};
 }
 
 } // namespace
@@ -101,7 +97,7 @@ OpenedFile open_for_append(int dir, const char *name, Owner owner, bool create, 
                 continue;
         }
         OpenedFile result = checked(fd, Kind::regular, owner, true, O_APPEND);
-        result.created = created;
+        result->created = created;
         return result;
     }
     return refused("changed while it was opened");
@@ -122,7 +118,7 @@ OpenedFile create_exclusive(int dir, const char *name, mode_t mode)
     // O_EXCL fails on any file at the name, a symbolic link included.
     OpenedFile result = checked(openat(dir, name, safe_flags | O_RDWR | O_CREAT | O_EXCL, mode),
                                 Kind::regular, Owner::is(geteuid()), true, 0);
-    result.created = result.fd.valid();
+    result->created = result.ok();
     return result;
 }
 
@@ -133,7 +129,7 @@ OpenedFile create_unnamed(const char *folder, mode_t mode)
     // file is new, ours and nameless until name_unnamed().
     OpenedFile result = checked(openat(AT_FDCWD, folder, O_CLOEXEC | O_TMPFILE | O_RDWR, mode),
                                 Kind::regular, Owner::is(geteuid()), false, 0);
-    result.created = result.fd.valid();
+    result->created = result.ok();
     return result;
 }
 
@@ -161,7 +157,7 @@ OpenedFile make_folder(int dir, const char *name, mode_t mode, Owner owner)
         return failed(errno);
     OpenedFile result = checked(openat(dir, name, safe_flags | O_RDONLY | O_DIRECTORY),
                                 Kind::folder, owner, false, 0);
-    result.created = made && result.fd.valid();
+    result->created = made && result.ok();
     return result;
 }
 
@@ -172,26 +168,29 @@ OpenedFile open_device(const char *path)
                    0);
 }
 
-std::string read_small_file(const char *path, std::string &text, size_t limit)
+Result<std::string> read_small_file(const char *path, size_t limit)
 {
-    text.clear();
     OpenedFile opened = open_for_reading(AT_FDCWD, path, Owner::anyone());
-    if (!opened.fd.valid())
-        return opened.why;
+    if (!opened)
+        return Result<std::string>::failure(opened.status(), opened.why());
     char buffer[4096];
-    std::string why;
+    std::string text;
     while (text.size() < limit) {
         const ssize_t got =
-            read(opened.fd.get(), buffer, std::min(sizeof buffer, limit - text.size()));
+            read(opened->fd.get(), buffer, std::min(sizeof buffer, limit - text.size()));
         if (got < 0 && errno == EINTR)
             continue;
-        if (got < 0)
-            why = std::string("cannot be read (") + strerror(errno) + ")";
-        if (got <= 0)
+        if (got < 0) {
+            const int error = errno;
+            return Result<std::string>::failure(
+                system_failure(error, "cannot be read"),
+                std::string("cannot be read (") + strerror(error) + ")", std::move(text));
+        }
+        if (got == 0)
             break;
         text.append(buffer, static_cast<size_t>(got));
     }
-    return why;
+    return text;
 }
 
 mode_t private_file_mode(const std::string &path)
@@ -204,59 +203,82 @@ mode_t private_file_mode(const std::string &path)
     return readers ? 0640 : 0600;
 }
 
-std::string replace_by_rename(const std::string &path, const std::string &text, mode_t mode)
+namespace {
+
+// `text` written whole to `fd`, and synced.
+Result<void> write_and_sync(int fd, const std::string &text)
+{
+    for (size_t at = 0; at < text.size();) {
+        const ssize_t put = write(fd, text.data() + at, text.size() - at);
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put <= 0) {
+            const int error = put < 0 ? errno : ENOSPC;
+            return Result<void>::failure(system_failure(error, "cannot be written"),
+                                         std::string("cannot be written (") + strerror(error) +
+                                             ")");
+        }
+        at += static_cast<size_t>(put);
+    }
+    if (fsync(fd) != 0) {
+        const int error = errno;
+        return Result<void>::failure(system_failure(error, "cannot be written"),
+                                     std::string("cannot be written (") + strerror(error) + ")");
+    }
+    return {};
+}
+
+} // namespace
+
+Result<void> replace_by_rename(const std::string &path, const std::string &text, mode_t mode)
 {
     const size_t slash = path.rfind('/');
     const std::string folder_name = slash == std::string::npos ? "." : path.substr(0, slash + 1);
     const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
     OpenedFile folder = open_folder(AT_FDCWD, folder_name.c_str(), FolderName::named_by_user);
-    if (!folder.fd.valid())
-        return "its folder " + folder.why;
-    std::string why;
+    if (!folder)
+        return Result<void>::failure(folder.status(), "its folder " + folder.why());
+    const int dir = folder->fd.get();
     // What is at the name now: nothing, or a regular file of ours (or
     // root's, for root) with one name; never a link, whose target a
     // rename would leave alone but a reader would not.
-    const OpenedFile old =
-        open_for_reading(folder.fd.get(), name.c_str(), Owner::me_or_root(), true);
-    if (!old.fd.valid() && old.error != ENOENT)
-        why = old.why;
+    const OpenedFile old = open_for_reading(dir, name.c_str(), Owner::me_or_root(), true);
+    if (!old && old.system_error() != ENOENT)
+        return Result<void>::failure(old.status(), old.why());
     // A name nobody can guess: another user cannot plant anything at it
     // before we make it, and O_EXCL refuses whatever is there anyway.
     std::string temporary;
-    OpenedFile made;
-    for (int round = 0; why.empty() && !made.fd.valid() && round < 8; ++round) {
+    UniqueFd made;
+    for (int round = 0; !made.valid() && round < 8; ++round) {
         unsigned long long random = 0;
-        if (getrandom(&random, sizeof random, 0) != sizeof random)
-            why = std::string("cannot pick a temporary name (") + strerror(errno) + ")";
+        if (getrandom(&random, sizeof random, 0) != sizeof random) {
+            const int error = errno;
+            return Result<void>::failure(system_failure(error, "cannot pick a temporary name"),
+                                         std::string("cannot pick a temporary name (") +
+                                             strerror(error) + ")");
+        }
         char suffix[32];
         snprintf(suffix, sizeof suffix, ".tmp.%016llx", random);
         temporary = name + suffix;
-        made = create_exclusive(folder.fd.get(), temporary.c_str(), mode);
-        if (!made.fd.valid() && made.error != EEXIST)
-            why = "cannot be made: " + temporary + " " + made.why;
+        OpenedFile fresh = create_exclusive(dir, temporary.c_str(), mode);
+        if (fresh)
+            made = std::move(fresh->fd);
+        else if (fresh.system_error() != EEXIST)
+            return Result<void>::failure(fresh.status(),
+                                         "cannot be made: " + temporary + " " + fresh.why());
     }
-    if (why.empty() && !made.fd.valid())
-        why = "cannot be made: every temporary name was taken";
-    bool written = why.empty();
-    for (size_t at = 0; written && at < text.size();) {
-        const ssize_t put = write(made.fd.get(), text.data() + at, text.size() - at);
-        if (put < 0 && errno == EINTR)
-            continue;
-        if (put <= 0) {
-            why = std::string("cannot be written (") + strerror(put < 0 ? errno : ENOSPC) + ")";
-            written = false;
-            break;
-        }
-        at += static_cast<size_t>(put);
+    if (!made.valid())
+        return Result<void>::failure(system_failure(EEXIST, "cannot be made"),
+                                     "cannot be made: every temporary name was taken");
+    Result<void> done = write_and_sync(made.get(), text);
+    if (done && renameat(dir, temporary.c_str(), dir, name.c_str()) != 0) {
+        const int error = errno;
+        done = Result<void>::failure(system_failure(error, "cannot be replaced"),
+                                     std::string("cannot be replaced (") + strerror(error) + ")");
     }
-    if (written && fsync(made.fd.get()) != 0)
-        why = std::string("cannot be written (") + strerror(errno) + ")";
-    if (why.empty() &&
-        renameat(folder.fd.get(), temporary.c_str(), folder.fd.get(), name.c_str()) != 0)
-        why = std::string("cannot be replaced (") + strerror(errno) + ")";
-    if (!why.empty() && made.fd.valid())
-        unlinkat(folder.fd.get(), temporary.c_str(), 0);
-    return why;
+    if (!done)
+        unlinkat(dir, temporary.c_str(), 0);
+    return done;
 }
 
 } // namespace gdrhook

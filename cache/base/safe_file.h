@@ -16,6 +16,7 @@
 // descriptors").
 #pragma once
 
+#include "cache/base/result.h"
 #include "cache/base/unique_fd.h"
 
 #include <string>
@@ -44,16 +45,18 @@ private:
     bool root_too_;
 };
 
-// What an open gave: the descriptor, owned (closed when the OpenedFile
-// goes, or handed on by moving `fd`), or why there is none.
-struct OpenedFile {
-    UniqueFd fd;          // not valid(): refused or failed, see `why`
-    bool created = false; // the file was made by this open
-    // What is wrong, to follow the file's name: "is a symbolic link",
-    // "is owned by another user", "cannot be opened (...)".
-    std::string why;
-    int error = 0; // the errno where the open failed, 0 where it refused
+// What an open gave: the descriptor, owned (closed when it goes, or
+// handed on by moving `fd`), and whether this open made the file.
+struct OpenFile {
+    UniqueFd fd;
+    bool created = false;
 };
+
+// The descriptor, or why there is none: a refusal (StatusCode::refused)
+// or a failed open (io_error, its errno). why() follows the file's name:
+// "is a symbolic link", "is owned by another user", "cannot be opened
+// (...)".
+using OpenedFile = Result<OpenFile>;
 
 // Opens `name`, relative to the folder open at `dir` (AT_FDCWD: the
 // current one), in append mode; write-only, or read-write with
@@ -101,9 +104,10 @@ OpenedFile make_folder(int dir, const char *name, mode_t mode, Owner owner);
 // a device owned by root, never a file planted at its name.
 OpenedFile open_device(const char *path);
 
-// Reads at most `limit` bytes of a small regular file (/proc, /sys) into
-// `text`: "" with the reason where it cannot.
-std::string read_small_file(const char *path, std::string &text, size_t limit = 64 * 1024);
+// Reads at most `limit` bytes of a small regular file (/proc, /sys). A
+// read that fails part way keeps what it read before (a process that
+// exits while its /proc files are read).
+Result<std::string> read_small_file(const char *path, size_t limit = 64 * 1024);
 
 // The mode of a file gdrhook makes at `path` for its user (a log, a
 // journal, a verdict): 0600, its user's alone, since it holds the
@@ -116,7 +120,7 @@ mode_t private_file_mode(const std::string &path);
 // name in the same folder (O_EXCL), synced, then renamed over `path`, so
 // that a reader sees the old file or the new one, never half of one.
 // Refused where `path` is a symbolic link, not a regular file or owned by
-// another user than the caller or root. "" or the reason.
-std::string replace_by_rename(const std::string &path, const std::string &text, mode_t mode);
+// another user than the caller or root.
+Result<void> replace_by_rename(const std::string &path, const std::string &text, mode_t mode);
 
 } // namespace gdrhook

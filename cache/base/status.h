@@ -22,6 +22,7 @@ enum class StatusCode : unsigned char {
     io_error,       // a system call failed, detail holds the errno
     not_found,      // nothing registered there
     no_descriptors, // the budget of descriptors pins may hold is spent
+    refused,        // a file that is not one gdrhook may use (a link, another user's)
 };
 
 struct Status {
@@ -52,6 +53,7 @@ inline int to_negative_errno(const Status &status)
     case StatusCode::io_error: return status.detail > 0 ? -status.detail : -EIO;
     case StatusCode::not_found: return -ENOENT;
     case StatusCode::no_descriptors: return -EMFILE;
+    case StatusCode::refused: return -EPERM;
     }
     return -EIO;
 }

@@ -49,9 +49,9 @@ __attribute__((constructor)) void leave_load_mark()
     if (!path || path[0] != '/')
         return;
     OpenedFile file = open_for_append(AT_FDCWD, path, Owner::is(geteuid()), true, 0600);
-    if (!file.fd.valid())
+    if (!file)
         return;
-    UniqueFd held = std::move(file.fd);
+    UniqueFd held = std::move(file->fd);
     struct stat st {};
     if (fstat(held.get(), &st) != 0 || st.st_size >= marks_cap)
         return;

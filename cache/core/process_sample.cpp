@@ -19,8 +19,9 @@ namespace gdrhook {
 uint64_t resident_bytes()
 {
     // "size resident shared text lib data dt", in pages.
-    std::string text;
-    if (!read_small_file("/proc/self/statm", text, 128).empty() || text.empty())
+    const Result<std::string> read = read_small_file("/proc/self/statm", 128);
+    const std::string &text = *read;
+    if (!read || text.empty())
         return 0;
     char *end = nullptr;
     strtoull(text.c_str(), &end, 10);
@@ -31,7 +32,7 @@ uint64_t resident_bytes()
 
 uint64_t open_fd_count()
 {
-    UniqueFd folder = open_folder(AT_FDCWD, "/proc/self/fd").fd;
+    UniqueFd folder = std::move(open_folder(AT_FDCWD, "/proc/self/fd")->fd);
     if (!folder.valid())
         return 0;
     // getdents64 into a buffer of our own: no opendir, so no allocation

@@ -23,8 +23,8 @@ OwnedFd open_log(const std::string &path, std::string &why_not)
 {
     OpenedFile opened = open_for_append(AT_FDCWD, path.c_str(), Owner::is(geteuid()), true,
                                         private_file_mode(path));
-    why_not = opened.why;
-    return OwnedFd::adopt(opened.fd.release(), true);
+    why_not = opened.why();
+    return OwnedFd::adopt(std::move(opened->fd), true);
 }
 
 } // namespace

@@ -79,11 +79,11 @@ Anchor take_anchor()
 // where /sys does not say.
 std::string kernel_clocksource()
 {
-    std::string name;
-    if (!read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", name,
-                         32)
-             .empty())
+    Result<std::string> read =
+        read_small_file("/sys/devices/system/clocksource/clocksource0/current_clocksource", 32);
+    if (!read)
         return "";
+    std::string &name = *read;
     if (!name.empty() && name.back() == '\n')
         name.pop_back();
     return name;

@@ -115,7 +115,7 @@ void EventLog::keep_room_for_loss_line()
     if (path_.empty() || slash == std::string::npos)
         return;
     const std::string folder = slash == 0 ? "/" : path_.substr(0, slash);
-    room_ = OwnedFd::adopt(create_unnamed(folder.c_str(), 0600).fd.release(), true);
+    room_ = OwnedFd::adopt(std::move(create_unnamed(folder.c_str(), 0600)->fd), true);
     if (room_.valid() && posix_fallocate(room_.get(), 0, room_bytes) != 0)
         room_.reset();
 }

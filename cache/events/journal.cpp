@@ -60,9 +60,10 @@ Segment anchor_segment()
 // that ever had its pid.
 uint64_t process_start_ticks()
 {
-    std::string text;
-    if (!read_small_file("/proc/self/stat", text, 1024).empty())
+    const Result<std::string> read = read_small_file("/proc/self/stat", 1024);
+    if (!read)
         return 0;
+    const std::string &text = *read;
     const char *p = strrchr(text.c_str(), ')'); // the command may hold spaces
     if (!p)
         return 0;
@@ -84,10 +85,10 @@ void copy_text(char *out, size_t capacity, const std::string &text)
 
 void read_boot_id(char (&out)[40])
 {
-    std::string text;
     out[0] = '\0';
-    if (read_small_file("/proc/sys/kernel/random/boot_id", text, sizeof out - 1).empty())
-        copy_text(out, sizeof out, text.substr(0, text.find('\n')));
+    if (const Result<std::string> text =
+            read_small_file("/proc/sys/kernel/random/boot_id", sizeof out - 1))
+        copy_text(out, sizeof out, text->substr(0, text->find('\n')));
 }
 
 // Every page written once, so the blocks exist now: a store into a hole of
@@ -177,14 +178,14 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
                                                              : path.substr(0, slash_at);
     const mode_t mode = private_file_mode(path);
     OpenedFile made = create_unnamed(folder.c_str(), mode);
-    const bool named = !made.fd.valid();
+    const bool named = !made;
     if (named)
         made = create_exclusive(AT_FDCWD, path.c_str(), mode);
     // Moved out of the program's way before it is locked: closing the
     // number it had would drop an fcntl lock taken through it.
-    OwnedFd fd = OwnedFd::adopt(made.fd.release(), true);
+    OwnedFd fd = OwnedFd::adopt(std::move(made->fd), true);
     if (!fd.valid())
-        return "cannot create the journal '" + path + "': it " + made.why;
+        return "cannot create the journal '" + path + "': it " + made.why();
     // Held while the process lives; the tool takes it to know it is dead.
     struct flock lock = {};
     lock.l_type = F_WRLCK;

@@ -32,9 +32,10 @@ void append_key(std::string &out, const char *key)
 
 void read_command_line(ProcessDescription &out)
 {
-    std::string text;
-    if (!read_small_file("/proc/self/cmdline", text, cmdline_limit + 1).empty())
+    Result<std::string> read = read_small_file("/proc/self/cmdline", cmdline_limit + 1);
+    if (!read)
         return;
+    std::string &text = *read;
     const size_t length = text.size();
     out.cmdline_truncated = length > cmdline_limit;
     text.resize(std::min(length, cmdline_limit));

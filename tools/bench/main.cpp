@@ -162,7 +162,7 @@ public:
     uint64_t alignment() const override { return 4096; }
     gdrhook::Status pin(uint64_t, uint64_t, gdrhook::Pin &out) override
     {
-        out.fd = gdrhook::OwnedFd::adopt(eventfd(0, EFD_CLOEXEC), false);
+        out.fd = gdrhook::OwnedFd::adopt(gdrhook::UniqueFd(eventfd(0, EFD_CLOEXEC)), false);
         return out.fd.valid()
                    ? gdrhook::Status::success()
                    : gdrhook::Status::error(gdrhook::StatusCode::io_error, errno, "eventfd failed");

@@ -214,15 +214,15 @@ void judge_step(spank_t sp)
         (run.timed_out ? "time limit (" + std::to_string(arguments.epilog_seconds) + " s)"
                        : "cannot run " + arguments.tool + " (" + run.why_not + ")");
     slurm_info("%s", terminal_text(verdict).c_str());
-    const std::string why = replace_as_user(
+    const auto written = replace_as_user(
         names.folder + "/" + host + ".step" + names.step + ".verdict.txt",
         verdict + "\n\nThe epilog (gdrhook epilog) " +
             (run.timed_out ? "was killed at the plugin's time limit (timeout=)" : "did not run") +
             ": what the step left pinned and its logs were not checked.\n",
         uid, gid);
-    if (!why.empty())
+    if (!written)
         slurm_error("gdrhook: %s/%s.step%s.verdict.txt %s", names.folder.c_str(), host.c_str(),
-                    names.step.c_str(), why.c_str());
+                    names.step.c_str(), written.why().c_str());
 }
 
 // Whether this step's tasks run under gdrhook here (slurmstepd, one per
@@ -269,9 +269,9 @@ int slurm_spank_init_post_opt(spank_t sp, int, char **)
         slurm_error("gdrhook: cannot name the job's log folder; the job runs without gdrhook");
         return 0;
     }
-    if (const std::string why = prepare_user_folder(arguments.log_tree, names.user, uid, gid);
-        !why.empty()) {
-        slurm_error("gdrhook: %s; the job runs without gdrhook", why.c_str());
+    if (const auto prepared = prepare_user_folder(arguments.log_tree, names.user, uid, gid);
+        !prepared) {
+        slurm_error("gdrhook: %s; the job runs without gdrhook", prepared.why().c_str());
         return 0;
     }
     step_refused = false;
@@ -289,10 +289,9 @@ int slurm_spank_user_init(spank_t sp, int, char **)
         slurm_error("gdrhook: cannot name the job's log folder; the job runs without gdrhook");
         return 0;
     }
-    if (const std::string why =
-            make_job_folder(arguments.log_tree, names.user, names.job, geteuid());
-        !why.empty()) {
-        slurm_error("gdrhook: %s; the job runs without gdrhook", why.c_str());
+    if (const auto made = make_job_folder(arguments.log_tree, names.user, names.job, geteuid());
+        !made) {
+        slurm_error("gdrhook: %s; the job runs without gdrhook", made.why().c_str());
         return 0;
     }
     std::string preload = arguments.library;
@@ -351,8 +350,8 @@ int slurm_spank_exit(spank_t sp, int, char **)
         return 0;
     }
     StepVerdicts verdicts;
-    if (folder.fd.valid())
-        verdicts = step_verdicts(folder.fd.get(), names.folder, names.job, names.step);
+    if (folder)
+        verdicts = step_verdicts(folder->fd.get(), names.folder, names.job, names.step);
     for (const std::string &line : verdicts.lines)
         slurm_spank_log("%s", line.c_str());
     // A node's verdict is written on that node: under a log root of each

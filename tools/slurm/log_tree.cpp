@@ -15,9 +15,12 @@ namespace {
 
 OpenedFile refused(std::string why)
 {
-    OpenedFile result;
-    result.why = std::move(why);
-    return result;
+    return OpenedFile::failure(Status::error(StatusCode::refused, 0, "refused"), std::move(why));
+}
+
+Result<void> refusal(std::string why)
+{
+    return Result<void>::failure(Status::error(StatusCode::refused, 0, "refused"), std::move(why));
 }
 
 std::string user_name(uid_t uid)
@@ -50,13 +53,15 @@ mode_t job_folder_mode(const LogTreeRules &rules)
 // refused says which.
 OpenedFile explained(OpenedFile folder, int dir, const std::string &name, const std::string &shown)
 {
+    if (folder)
+        return folder;
     struct stat st;
-    if (!folder.fd.valid() && folder.error == ENOTDIR &&
+    if (folder.system_error() == ENOTDIR &&
         fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-        folder.why = S_ISLNK(st.st_mode) ? "is a symbolic link" : "is not a folder";
-    if (!folder.fd.valid())
-        folder.why = shown + " " + folder.why;
-    return folder;
+        return OpenedFile::failure(
+            folder.status(),
+            shown + " " + (S_ISLNK(st.st_mode) ? "is a symbolic link" : "is not a folder"));
+    return OpenedFile::failure(folder.status(), shown + " " + folder.why());
 }
 
 // The folder `name` in the one open at `dir`, never through a link at its
@@ -71,15 +76,16 @@ OpenedFile open_user_folder(const LogTreeRules &rules, int root, const std::stri
     return open_tree_folder(root, user, rules.root + "/" + user);
 }
 
-// Refuses a folder open at `fd` that `uid` does not own; "" or why.
-std::string owned_by(int fd, uid_t uid, const std::string &name)
+// Refuses a folder open at `fd` that `uid` does not own.
+Result<void> owned_by(int fd, uid_t uid, const std::string &name)
 {
     struct stat st;
     if (fstat(fd, &st) != 0)
-        return name + " cannot be looked at (" + std::strerror(errno) + ")";
+        return refusal(name + " cannot be looked at (" + std::strerror(errno) + ")");
     if (st.st_uid != uid)
-        return name + " is owned by user " + user_name(st.st_uid) + ", not " + user_name(uid);
-    return "";
+        return refusal(name + " is owned by user " + user_name(st.st_uid) + ", not " +
+                       user_name(uid));
+    return {};
 }
 
 } // namespace
@@ -90,10 +96,10 @@ OpenedFile open_log_root(const LogTreeRules &rules)
     // path, but anyone could have put a link at it before the folder was
     // made (systemd-tmpfiles leaves a link where it finds one).
     OpenedFile root = open_tree_folder(AT_FDCWD, rules.root, rules.root);
-    if (!root.fd.valid())
+    if (!root)
         return root;
     struct stat st;
-    if (fstat(root.fd.get(), &st) != 0)
+    if (fstat(root->fd.get(), &st) != 0)
         return refused(rules.root + " cannot be looked at (" + std::strerror(errno) + ")");
     if (st.st_uid != 0 && st.st_uid != rules.root_owner)
         return refused(rules.root + " is owned by user " + user_name(st.st_uid) + ", not root" +
@@ -104,56 +110,57 @@ OpenedFile open_log_root(const LogTreeRules &rules)
     return root;
 }
 
-std::string prepare_user_folder(const LogTreeRules &rules, const std::string &user, uid_t uid,
-                                gid_t gid)
+Result<void> prepare_user_folder(const LogTreeRules &rules, const std::string &user, uid_t uid,
+                                 gid_t gid)
 {
     OpenedFile root = open_log_root(rules);
-    if (!root.fd.valid())
-        return root.why;
-    UniqueFd root_fd = std::move(root.fd);
+    if (!root)
+        return refusal(root.why());
+    UniqueFd root_fd = std::move(root->fd);
     const std::string name = rules.root + "/" + user;
     // Made here as root, in a folder only root (or, sticky, nobody else)
     // may change: what is at the name after a mkdir is what it made, or a
     // folder somebody made first, whose owner says whose it is.
     OpenedFile made = explained(make_folder(root_fd.get(), user.c_str(), 0700, Owner::anyone()),
                                 root_fd.get(), user, name);
-    if (!made.fd.valid())
-        return made.why;
-    UniqueFd folder = std::move(made.fd);
+    if (!made)
+        return refusal(made.why());
+    UniqueFd folder = std::move(made->fd);
     struct stat st;
     if (fstat(folder.get(), &st) != 0)
-        return name + " cannot be looked at (" + std::strerror(errno) + ")";
+        return refusal(name + " cannot be looked at (" + std::strerror(errno) + ")");
     if (st.st_uid != uid && st.st_uid != 0)
-        return name + " is owned by user " + user_name(st.st_uid) + ", not " + user;
+        return refusal(name + " is owned by user " + user_name(st.st_uid) + ", not " + user);
     // The site's rules on every use, so that a group named later, or a
     // folder an older plugin made 0755, follow them.
     if (fchown(folder.get(), uid, rules.has_readers ? rules.readers : gid) != 0 ||
         fchmod(folder.get(), user_folder_mode(rules)) != 0)
-        return name + " cannot be given to user " + user + " (" + std::strerror(errno) + ")";
-    return "";
+        return refusal(name + " cannot be given to user " + user + " (" + std::strerror(errno) +
+                       ")");
+    return {};
 }
 
-std::string make_job_folder(const LogTreeRules &rules, const std::string &user,
-                            const std::string &job, uid_t uid)
+Result<void> make_job_folder(const LogTreeRules &rules, const std::string &user,
+                             const std::string &job, uid_t uid)
 {
     OpenedFile root = open_log_root(rules);
-    if (!root.fd.valid())
-        return root.why;
-    UniqueFd root_fd = std::move(root.fd);
+    if (!root)
+        return refusal(root.why());
+    UniqueFd root_fd = std::move(root->fd);
     OpenedFile user_folder = open_user_folder(rules, root_fd.get(), user);
-    if (!user_folder.fd.valid())
-        return user_folder.why;
-    UniqueFd user_fd = std::move(user_folder.fd);
+    if (!user_folder)
+        return refusal(user_folder.why());
+    UniqueFd user_fd = std::move(user_folder->fd);
     const std::string user_name = rules.root + "/" + user;
-    if (std::string why = owned_by(user_fd.get(), uid, user_name); !why.empty())
-        return why;
+    if (Result<void> owned = owned_by(user_fd.get(), uid, user_name); !owned)
+        return owned;
     const std::string name = user_name + "/" + job;
     OpenedFile made =
         explained(make_folder(user_fd.get(), job.c_str(), job_folder_mode(rules), Owner::is(uid)),
                   user_fd.get(), job, name);
-    if (!made.fd.valid())
-        return made.why;
-    UniqueFd job_fd = std::move(made.fd);
+    if (!made)
+        return refusal(made.why());
+    UniqueFd job_fd = std::move(made->fd);
     // Its mode whatever the umask; changed only where it differs, since a
     // change by a user outside the folder's group drops the set-group-ID
     // bit it took from LOGDIR/USER, by which its files take the readers'
@@ -163,35 +170,38 @@ std::string make_job_folder(const LogTreeRules &rules, const std::string &user,
     if (fstat(job_fd.get(), &st) != 0 ||
         ((st.st_mode & 0777) != wanted &&
          fchmod(job_fd.get(), wanted | (st.st_mode & S_ISGID)) != 0))
-        return name + " cannot be given its mode (" + std::strerror(errno) + ")";
-    return "";
+        return refusal(name + " cannot be given its mode (" + std::strerror(errno) + ")");
+    return {};
 }
 
 OpenedFile open_job_folder(const LogTreeRules &rules, const std::string &user,
                            const std::string &job, uid_t uid, std::string &why_off)
 {
     OpenedFile root = open_log_root(rules);
-    if (!root.fd.valid()) {
+    if (!root) {
         // Missing is not refused: srun's host (a login node) may have no
         // LOGDIR where the job's nodes have one.
-        if (root.error != ENOENT)
-            why_off = root.why;
+        if (root.system_error() != ENOENT)
+            why_off = root.why();
         return root;
     }
-    UniqueFd root_fd = std::move(root.fd);
+    UniqueFd root_fd = std::move(root->fd);
     OpenedFile user_folder = open_user_folder(rules, root_fd.get(), user);
-    if (!user_folder.fd.valid())
+    if (!user_folder)
         return user_folder;
-    UniqueFd user_fd = std::move(user_folder.fd);
-    if (why_off = owned_by(user_fd.get(), uid, rules.root + "/" + user); !why_off.empty())
+    UniqueFd user_fd = std::move(user_folder->fd);
+    if (Result<void> owned = owned_by(user_fd.get(), uid, rules.root + "/" + user); !owned) {
+        why_off = owned.why();
         return refused(why_off);
+    }
     OpenedFile job_folder =
         open_tree_folder(user_fd.get(), job, rules.root + "/" + user + "/" + job);
-    if (!job_folder.fd.valid())
+    if (!job_folder)
         return job_folder;
-    if (std::string why = owned_by(job_folder.fd.get(), uid, rules.root + "/" + user + "/" + job);
-        !why.empty())
-        return refused(why);
+    if (Result<void> owned =
+            owned_by(job_folder->fd.get(), uid, rules.root + "/" + user + "/" + job);
+        !owned)
+        return refused(owned.why());
     return job_folder;
 }
 

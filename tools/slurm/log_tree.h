@@ -34,14 +34,14 @@ OpenedFile open_log_root(const LogTreeRules &rules);
 // As root: LOGDIR/USER made for the user `uid` (its owner, and the
 // readers' group where the site names one), or the one there checked to
 // be that user's (or root's, left by an interrupted making) and given the
-// site's mode. "" or why not, naming the folder.
-std::string prepare_user_folder(const LogTreeRules &rules, const std::string &user, uid_t uid,
-                                gid_t gid);
+// site's mode. Why not names the folder.
+Result<void> prepare_user_folder(const LogTreeRules &rules, const std::string &user, uid_t uid,
+                                 gid_t gid);
 
 // As the job's user: LOGDIR/USER/JOBID made, or the one there checked to
-// be the user's, with the site's mode. "" or why not.
-std::string make_job_folder(const LogTreeRules &rules, const std::string &user,
-                            const std::string &job, uid_t uid);
+// be the user's, with the site's mode.
+Result<void> make_job_folder(const LogTreeRules &rules, const std::string &user,
+                             const std::string &job, uid_t uid);
 
 // As srun's user: LOGDIR/USER/JOBID opened to read the step's verdicts,
 // each folder checked to be the user's. `why_off`: set where LOGDIR or

@@ -62,11 +62,11 @@ StepVerdicts step_verdicts(int folder, const std::string &folder_name, const std
     for (const std::string &name : names_in(folder, suffix)) {
         const std::string path = terminal_text(folder_name + "/" + name);
         OpenedFile file = open_for_reading(folder, name.c_str(), Owner::me_or_root(), true);
-        if (!file.fd.valid()) {
-            lines.push_back("gdrhook: " + path + " not read: " + file.why);
+        if (!file) {
+            lines.push_back("gdrhook: " + path + " not read: " + file.why());
             continue;
         }
-        const std::string line = first_line(file.fd.get());
+        const std::string line = first_line(file->fd.get());
         ++verdicts.nodes;
         // A step that made no CUDA call under the shim: no line.
         const std::string host = name.substr(0, name.size() - suffix.size());

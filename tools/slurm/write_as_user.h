@@ -6,13 +6,16 @@
 // for good, so it can do nothing the user could not.
 #pragma once
 
+#include "cache/base/result.h"
+
 #include <string>
 #include <sys/types.h>
 
 namespace gdrhook::slurm {
 
 // Replaces `path` with `text` as user `uid` (primary group `gid`, no
-// other; safe_file.h's replace_by_rename). "" or why not.
-std::string replace_as_user(const std::string &path, const std::string &text, uid_t uid, gid_t gid);
+// other; safe_file.h's replace_by_rename).
+Result<void> replace_as_user(const std::string &path, const std::string &text, uid_t uid,
+                             gid_t gid);
 
 } // namespace gdrhook::slurm

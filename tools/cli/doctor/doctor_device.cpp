@@ -81,9 +81,11 @@ std::string probe_installed_module(const std::string &root)
     // after it installs the module, wherever it puts it (updates/dkms/ on
     // Debian, extra/ on RHEL) and however it is compressed.
     const std::string folder = std::string("/lib/modules/") + names.release;
-    std::string index;
-    if (!read_small_file((root + folder + "/modules.dep").c_str(), index, 16 << 20).empty())
+    const Result<std::string> read =
+        read_small_file((root + folder + "/modules.dep").c_str(), 16 << 20);
+    if (!read)
         return "";
+    const std::string &index = *read;
     std::istringstream lines(index);
     std::string line;
     while (std::getline(lines, line)) {

@@ -13,15 +13,13 @@ namespace {
 
 std::string file_text(const std::string &path)
 {
-    std::string text;
-    read_small_file(path.c_str(), text);
-    return text;
+    // What could be read: a file that is absent says nothing.
+    return read_small_file(path.c_str()).value();
 }
 
 bool readable(const std::string &path)
 {
-    std::string text;
-    return read_small_file(path.c_str(), text, 1).empty();
+    return read_small_file(path.c_str(), 1).ok();
 }
 
 } // namespace

@@ -29,13 +29,13 @@ ProcessFacts probe_process(int pid)
     const std::string dir = "/proc/" + std::to_string(pid);
     // Read whole (a few MiB at most for a large program) and at once: the
     // files are the kernel's, of a process that may end while we read.
-    std::string maps_text, environ_text;
-    if (!read_small_file((dir + "/maps").c_str(), maps_text, 64 << 20).empty()) {
+    const Result<std::string> maps_text = read_small_file((dir + "/maps").c_str(), 64 << 20);
+    if (!maps_text) {
         facts.error = "cannot read " + dir + "/maps (no such process, or not yours)";
         return facts;
     }
     facts.found = true;
-    std::istringstream maps(maps_text);
+    std::istringstream maps(*maps_text);
     std::string line;
     while (std::getline(maps, line)) {
         const size_t slash = line.find('/');
@@ -49,8 +49,8 @@ ProcessFacts probe_process(int pid)
         else if (file_named(path, "libucm.so"))
             facts.ucm = path;
     }
-    read_small_file((dir + "/environ").c_str(), environ_text, 16 << 20);
-    std::istringstream environ(environ_text);
+    // What could be read of it: a process may end while it is read.
+    std::istringstream environ(read_small_file((dir + "/environ").c_str(), 16 << 20).value());
     std::map<std::string, std::string> variables;
     std::string entry;
     while (std::getline(environ, entry, '\0')) {

@@ -179,10 +179,11 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
              << check_text.str() << check_errors.str();
         // Beside the user's logs, as the user: a link or another user's
         // file at the name is refused (safe_file.h).
-        const std::string why =
+        const Result<void> written =
             replace_by_rename(summary_path, text.str(), private_file_mode(summary_path));
-        if (!why.empty()) {
-            err << "gdrhook epilog: " << UntrustedText(summary_path) << " " << why << '\n';
+        if (!written) {
+            err << "gdrhook epilog: " << UntrustedText(summary_path) << " " << written.why()
+                << '\n';
             return exit_input;
         }
     }

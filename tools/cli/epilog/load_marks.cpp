@@ -34,8 +34,8 @@ bool is_runtime(std::string_view program)
 
 std::string ran_without_gdrhook(const std::string &path, bool no_logs)
 {
-    std::string text;
-    read_small_file(path.c_str(), text, 128 * 1024);
+    // No marks file reads as no marks.
+    const std::string text = read_small_file(path.c_str(), 128 * 1024).value();
     std::set<std::string> namespaces, runtimes_seen;
     std::istringstream lines(text);
     std::string line;

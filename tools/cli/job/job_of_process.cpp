@@ -60,8 +60,9 @@ void ProcessJobs::name_user(const std::string &job, unsigned uid)
 
 void ProcessJobs::meet(int pid, unsigned uid)
 {
-    std::string text;
-    read_small_file((proc_root_ + "/" + std::to_string(pid) + "/cgroup").c_str(), text);
+    // A process gone while it was met has no cgroup, and no job by one.
+    const std::string text =
+        read_small_file((proc_root_ + "/" + std::to_string(pid) + "/cgroup").c_str()).value();
     Met &met = met_[pid];
     met.uid = uid;
     met.cgroup = slurm_cgroup_of(text);
@@ -123,9 +124,10 @@ JobOfProcess ProcessJobs::job_of(int pid)
     } else if (is_some_jobs_user(met.uid)) {
         // Only then: another user's environment, however large, charges
         // no job, so it is not read.
-        std::string block;
-        read_small_file((proc_root_ + "/" + std::to_string(pid) + "/environ").c_str(), block,
-                        1024 * 1024);
+        const std::string block =
+            read_small_file((proc_root_ + "/" + std::to_string(pid) + "/environ").c_str(),
+                            1024 * 1024)
+                .value();
         const JobOfProcess claimed = job_of_environment(block);
         const std::optional<unsigned> user = user_of(claimed.job);
         if (!claimed.job.empty() && user && *user == met.uid)

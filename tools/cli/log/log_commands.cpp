@@ -124,12 +124,12 @@ namespace {
 bool ends_inside_a_line(const std::string &path)
 {
     OpenedFile opened = open_for_reading(AT_FDCWD, path.c_str(), Owner::anyone(), true);
-    if (!opened.fd.valid())
+    if (!opened)
         return false; // the reader said why already
     struct stat st;
     char last = '\n';
-    if (fstat(opened.fd.get(), &st) == 0 && st.st_size > 0 &&
-        pread(opened.fd.get(), &last, 1, st.st_size - 1) != 1)
+    if (fstat(opened->fd.get(), &st) == 0 && st.st_size > 0 &&
+        pread(opened->fd.get(), &last, 1, st.st_size - 1) != 1)
         last = '\n';
     return last != '\n';
 }
@@ -180,9 +180,9 @@ int log_timeline(const LogOptions &options, std::ostream &out, std::ostream &err
     std::string text = render_timeline_svg(timeline, svg);
 
     // Replaced whole, never written through a link planted at its name.
-    if (const std::string why = replace_by_rename(options.output, text, 0644); !why.empty()) {
-        err << "gdrhook: cannot write '" << UntrustedText(options.output) << "': it " << why
-            << '\n';
+    if (const Result<void> written = replace_by_rename(options.output, text, 0644); !written) {
+        err << "gdrhook: cannot write '" << UntrustedText(options.output) << "': it "
+            << written.why() << '\n';
         return exit_input;
     }
     out << "gdrhook log timeline: wrote " << UntrustedText(options.output) << " ("

@@ -141,9 +141,9 @@ int run_node(const NodeOptions &options, std::ostream &out, std::ostream &err)
             // Replaced whole: node-exporter may read it at any moment.
             // Often in a shared textfile-collector folder, where a link or
             // another user's file at the name is refused (safe_file.h).
-            const std::string why = replace_by_rename(options.prometheus, text.str(), 0644);
-            if (!why.empty()) {
-                err << "gdrhook node: " << options.prometheus << " " << why << "\n";
+            const Result<void> written = replace_by_rename(options.prometheus, text.str(), 0644);
+            if (!written) {
+                err << "gdrhook node: " << options.prometheus << " " << written.why() << "\n";
                 return exit_input;
             }
         }

@@ -39,9 +39,10 @@ std::vector<std::string> nvidia_gpus(const std::string &sys_root)
     std::vector<std::string> names;
     list_directory(dir, names);
     for (const std::string &name : names) {
-        std::string vendor, device_class;
-        read_small_file((dir + name + "/vendor").c_str(), vendor, 64);
-        read_small_file((dir + name + "/class").c_str(), device_class, 64);
+        // A device that says no vendor or class is not counted.
+        const std::string vendor = read_small_file((dir + name + "/vendor").c_str(), 64).value();
+        const std::string device_class =
+            read_small_file((dir + name + "/class").c_str(), 64).value();
         // Display controllers (0x03xxxx) of vendor NVIDIA that its driver
         // has: one bound to vfio-pci (passed to a VM) NVML does not count.
         if (trimmed(vendor) == "0x10de" && device_class.rfind("0x03", 0) == 0 &&

@@ -42,9 +42,9 @@ namespace {
 std::map<std::string, std::string> read_fields(const std::string &path, bool &readable)
 {
     std::map<std::string, std::string> fields;
-    std::string text;
-    readable = read_small_file(path.c_str(), text).empty();
-    std::istringstream in(text);
+    const Result<std::string> text = read_small_file(path.c_str());
+    readable = text.ok();
+    std::istringstream in(*text);
     std::string line;
     while (std::getline(in, line)) {
         const size_t colon = line.find(':');
@@ -85,10 +85,9 @@ bool numeric_entries(const std::string &dir, std::vector<std::string> &names)
 
 uint64_t read_counter(const std::string &path, bool &found)
 {
-    std::string text;
+    const Result<std::string> text = read_small_file(path.c_str(), 64);
     uint64_t value = 0;
-    found = read_small_file(path.c_str(), text, 64).empty() &&
-            static_cast<bool>(std::istringstream(text) >> value);
+    found = text && static_cast<bool>(std::istringstream(*text) >> value);
     return value;
 }
 
@@ -117,10 +116,10 @@ ModuleCounters read_device(const std::string &sys_root)
     ModuleCounters module;
     unsigned major = 0, minor = 0;
     char colon = 0;
-    std::string dev;
     const std::string dev_path = sys_root + "/class/misc/gdrhook/dev";
-    module.has_device = read_small_file(dev_path.c_str(), dev, 64).empty() &&
-                        static_cast<bool>(std::istringstream(dev) >> major >> colon >> minor) &&
+    const Result<std::string> dev = read_small_file(dev_path.c_str(), 64);
+    module.has_device = dev &&
+                        static_cast<bool>(std::istringstream(*dev) >> major >> colon >> minor) &&
                         colon == ':';
     module.device = makedev(major, minor);
     return module;
@@ -226,8 +225,8 @@ std::vector<Process> list_processes(const std::string &proc_root, ProcessJobs &j
         p.holder.pid = p.pid;
         if (readable) {
             std::istringstream(status["Uid"]) >> p.holder.uid;
-            std::string comm;
-            read_small_file((p.dir + "/comm").c_str(), comm, 64);
+            // A process that ended since keeps an empty name.
+            const std::string comm = read_small_file((p.dir + "/comm").c_str(), 64).value();
             std::getline(std::istringstream(comm), p.holder.comm); // a name may hold spaces
             jobs.meet(p.pid, p.holder.uid);
         }

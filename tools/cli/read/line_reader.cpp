@@ -45,14 +45,14 @@ OpenedFile open_log(const std::string &path)
 // What the layer refused, as the static text a Status carries.
 Status refusal(const std::string &path, const OpenedFile &opened)
 {
-    if (opened.error)
-        return Status::error(StatusCode::io_error, opened.error, "cannot open");
+    if (opened.system_error())
+        return Status::error(StatusCode::io_error, opened.system_error(), "cannot open");
     struct stat st;
     if (fstatat(AT_FDCWD, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
         return Status::error(StatusCode::invalid, EISDIR, "cannot read");
-    if (opened.why == "is a symbolic link")
+    if (opened.why() == "is a symbolic link")
         return Status::error(StatusCode::invalid, 0, "will not read a symbolic link");
-    if (opened.why == "has other names (hard links)")
+    if (opened.why() == "has other names (hard links)")
         return Status::error(StatusCode::invalid, 0, "will not read a file with other names");
     return Status::error(StatusCode::invalid, 0,
                          "will not read what is not a regular file (a FIFO, a device, a socket)");
@@ -62,7 +62,7 @@ Status refusal(const std::string &path, const OpenedFile &opened)
 
 bool LineReader::reopen()
 {
-    UniqueFd fd = open_log(path_).fd;
+    UniqueFd fd = std::move(open_log(path_)->fd);
     if (!fd.valid() || lseek(fd.get(), static_cast<off_t>(bytes_read_), SEEK_SET) < 0) {
         read_error_ = "error reading '" + path_ + "' again: " + std::strerror(errno);
         return false;
@@ -75,9 +75,9 @@ Status LineReader::open(const std::string &path)
 {
     path_ = path;
     OpenedFile opened = open_log(path);
-    if (!opened.fd.valid())
+    if (!opened)
         return refusal(path, opened);
-    fd_ = std::move(opened.fd);
+    fd_ = std::move(opened->fd);
     // One pass from start to end: let the kernel read ahead generously.
     posix_fadvise(fd_.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
     opened_ = true;

@@ -111,8 +111,9 @@ private:
 
 bool made_on_this_boot(const JournalHeader &header)
 {
-    std::string boot_id;
-    if (!read_small_file("/proc/sys/kernel/random/boot_id", boot_id, 64).empty() || boot_id.empty())
+    Result<std::string> read = read_small_file("/proc/sys/kernel/random/boot_id", 64);
+    std::string &boot_id = *read;
+    if (!read || boot_id.empty())
         return false;
     boot_id.resize(boot_id.find('\n') == std::string::npos ? boot_id.size() : boot_id.find('\n'));
     return strncmp(boot_id.c_str(), header.boot_id, sizeof header.boot_id) == 0;

@@ -121,9 +121,10 @@ uint64_t start_ticks_of(int pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    std::string text;
-    if (!read_small_file(path, text, 1024).empty())
+    const Result<std::string> read = read_small_file(path, 1024);
+    if (!read)
         return 0;
+    const std::string &text = *read;
     const char *p = strrchr(text.c_str(), ')');
     unsigned long long ticks = 0;
     if (!p ||
@@ -238,21 +239,23 @@ Recovery recover_journal(const std::string &journal)
     OpenedFile opened_folder = open_folder(
         AT_FDCWD, journal_path.has_parent_path() ? journal_path.parent_path().c_str() : ".",
         FolderName::named_by_user);
-    UniqueFd folder = std::move(opened_folder.fd);
+    UniqueFd folder = std::move(opened_folder->fd);
     if (folder.get() < 0)
-        return unreadable(r, "its folder " + opened_folder.why);
+        return unreadable(r, "its folder " + opened_folder.why());
     // Anyone's journal: whose it is says whose log its events go to.
     OpenedFile opened_journal =
         open_for_update(folder.get(), journal_name.c_str(), Owner::anyone());
-    UniqueFd fd = std::move(opened_journal.fd);
+    UniqueFd fd = std::move(opened_journal->fd);
     if (fd.get() < 0) {
-        if (opened_journal.error == ENOENT) { // recovered by someone else just now
+        if (opened_journal.system_error() == ENOENT) { // recovered by someone else just now
             r.result = Recovery::Result::already_complete;
             return r;
         }
-        if (opened_journal.error == 0) // refused: "is a symbolic link", "is not a regular file"
-            return not_a_journal(r, opened_journal.why.substr(opened_journal.why.find(' ') + 1));
-        return unreadable(r, strerror(opened_journal.error));
+        if (opened_journal.system_error() ==
+            0) // refused: "is a symbolic link", "is not a regular file"
+            return not_a_journal(r,
+                                 opened_journal.why().substr(opened_journal.why().find(' ') + 1));
+        return unreadable(r, strerror(opened_journal.system_error()));
     }
     struct stat journal_st;
     if (fstat(fd.get(), &journal_st) != 0)
@@ -285,9 +288,9 @@ Recovery recover_journal(const std::string &journal)
     // name, that holds gdrhook lines (safe_file.h), or none yet.
     OpenedFile opened = open_for_append(folder.get(), log_name.c_str(),
                                         Owner::is(journal_st.st_uid), false, 0, true);
-    UniqueFd log = std::move(opened.fd);
-    if (log.get() < 0 && opened.error != ENOENT)
-        return unreadable(r, "will not write " + r.log + ": it " + opened.why);
+    UniqueFd log = std::move(opened->fd);
+    if (log.get() < 0 && opened.system_error() != ENOENT)
+        return unreadable(r, "will not write " + r.log + ": it " + opened.why());
     if (log.get() >= 0 && !holds_gdrhook_lines(log.get()))
         return unreadable(r, "will not write " + r.log + ": it is not a gdrhook log");
     const uint64_t since = h.created_ns > journal_slack_ns ? h.created_ns - journal_slack_ns : 0;
@@ -326,7 +329,7 @@ Recovery recover_journal(const std::string &journal)
         // Made as the process would have made it: its owner, its mode.
         opened =
             open_for_append(folder.get(), log_name.c_str(), Owner::is(geteuid()), true, 0600, true);
-        log = std::move(opened.fd);
+        log = std::move(opened->fd);
         if (log.get() >= 0) {
             const bool owned =
                 fchown(log.get(), journal_st.st_uid, journal_st.st_gid) == 0 || geteuid() != 0;
@@ -336,7 +339,7 @@ Recovery recover_journal(const std::string &journal)
         }
     }
     if (log.get() < 0)
-        return unreadable(r, "will not write " + r.log + ": it " + opened.why);
+        return unreadable(r, "will not write " + r.log + ": it " + opened.why());
     if (!write_all(log.get(), lines))
         return unreadable(r, "cannot append to " + r.log + ": " + strerror(errno));
     if (still_names(folder.get(), journal_name, fd.get()))
