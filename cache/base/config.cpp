@@ -1,23 +1,29 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/base/config.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <string_view>
 #include <unistd.h>
 
 namespace gdrhook {
 namespace {
 
-std::string join_names(const char *const *names, size_t count)
+// "a, b or c".
+template <typename Words> std::string join_words(const Words &words, const char *last = " or ")
 {
     std::string out;
-    for (size_t i = 0; i < count; ++i) {
+    size_t i = 0;
+    const size_t count = std::size(words);
+    for (const auto &word : words) {
         if (i)
-            out += i + 1 == count ? " or " : ", ";
-        out += names[i];
+            out += i + 1 == count ? last : ", ";
+        out += word;
+        ++i;
     }
     return out;
 }
@@ -29,45 +35,86 @@ void reject(Diagnostics &diagnostics, const char *name, const char *value,
                           "' is not valid: expected " + accepted + "; using " + fallback);
 }
 
-// The names a choice variable accepts, in the order of its enum's values:
-// parsing and printing read the same list.
-template <typename Enum, size_t N>
-void parse_choice(const char *name, const char *value, const char *const (&names)[N], Enum &field,
+std::vector<std::string> words_of(const ConfigChoices &choices)
+{
+    std::vector<std::string> words;
+    for (const ChoiceWord &choice : choices)
+        words.emplace_back(choice.word);
+    return words;
+}
+
+const char *word_of(const ConfigChoices &choices, int value)
+{
+    for (const ChoiceWord &choice : choices)
+        if (choice.value == value)
+            return choice.word;
+    return "?";
+}
+
+// A choice variable takes the words of its row, in any case.
+template <typename Enum>
+void parse_choice(const ConfigVariable &self, const char *value, Enum &field,
                   Diagnostics &diagnostics)
 {
-    for (size_t i = 0; i < N; ++i) {
-        if (strcasecmp(value, names[i]) == 0) {
-            field = static_cast<Enum>(i);
+    for (const ChoiceWord &choice : self.choices) {
+        if (strcasecmp(value, choice.word) == 0) {
+            field = static_cast<Enum>(choice.value);
             return;
         }
     }
-    reject(diagnostics, name, value, join_names(names, N), names[static_cast<size_t>(field)]);
+    reject(diagnostics, self.name, value, join_words(words_of(self.choices)),
+           word_of(self.choices, static_cast<int>(field)));
 }
+
+// A boolean's spellings, each yes beside its no; the empty value is no.
+constexpr const char *flag_yes[] = {"1", "true", "yes", "on"};
+constexpr const char *flag_no[] = {"0", "false", "no", "off"};
 
 std::optional<bool> parse_bool(const char *value)
 {
-    static const char *const yes[] = {"1", "true", "yes", "on"};
-    static const char *const no[] = {"0", "false", "no", "off", ""};
-    for (const char *word : yes)
+    if (!*value)
+        return false;
+    for (const char *word : flag_yes)
         if (strcasecmp(value, word) == 0)
             return true;
-    for (const char *word : no)
+    for (const char *word : flag_no)
         if (strcasecmp(value, word) == 0)
             return false;
     return std::nullopt;
 }
 
-void parse_flag(const char *name, const char *value, bool &field, Diagnostics &diagnostics)
+void parse_flag(const ConfigVariable &self, const char *value, bool &field,
+                Diagnostics &diagnostics)
 {
-    if (auto parsed = parse_bool(value))
+    if (auto parsed = parse_bool(value)) {
         field = *parsed;
-    else
-        reject(diagnostics, name, value, "1, 0, true, false, yes, no, on or off",
-               field ? "1" : "0");
+        return;
+    }
+    std::vector<std::string> words;
+    for (size_t i = 0; i < std::size(flag_yes); ++i) {
+        words.emplace_back(flag_yes[i]);
+        words.emplace_back(flag_no[i]);
+    }
+    reject(diagnostics, self.name, value, join_words(words), field ? "1" : "0");
 }
 
-// A byte count: decimal digits with an optional K, M, G or T suffix (powers
-// of 1024, optionally followed by "iB" or "B").
+// A size's suffixes, powers of 1024, in either case.
+struct SizeSuffix {
+    char letter;
+    unsigned shift;
+};
+constexpr SizeSuffix size_suffixes[] = {{'K', 10}, {'M', 20}, {'G', 30}, {'T', 40}};
+
+std::string suffix_letters(const char *between)
+{
+    std::string out;
+    for (const SizeSuffix &suffix : size_suffixes)
+        out += (out.empty() ? "" : between) + std::string(1, suffix.letter);
+    return out;
+}
+
+// A byte count: decimal digits with an optional suffix of size_suffixes
+// (optionally followed by "iB" or "B").
 std::optional<uint64_t> parse_size(const char *value)
 {
     // Digits first: strtoull would also skip leading blanks and take a
@@ -80,29 +127,12 @@ std::optional<uint64_t> parse_size(const char *value)
     if (errno || end == value)
         return std::nullopt;
     unsigned shift = 0;
-    switch (*end) {
-    case '\0': break;
-    case 'k':
-    case 'K':
-        shift = 10;
-        ++end;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        ++end;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        ++end;
-        break;
-    case 't':
-    case 'T':
-        shift = 40;
-        ++end;
-        break;
-    default: return std::nullopt;
+    for (const SizeSuffix &suffix : size_suffixes) {
+        if (*end && toupper(static_cast<unsigned char>(*end)) == suffix.letter) {
+            shift = suffix.shift;
+            ++end;
+            break;
+        }
     }
     if (shift && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0))
         end += strlen(end);
@@ -113,36 +143,39 @@ std::optional<uint64_t> parse_size(const char *value)
     return static_cast<uint64_t>(number) << shift;
 }
 
-void parse_size_var(const char *name, const char *value, uint64_t min, uint64_t max,
-                    uint64_t &field, Diagnostics &diagnostics)
+// A size in the row's range [min, max].
+void parse_size_var(const ConfigVariable &self, const char *value, uint64_t &field,
+                    Diagnostics &diagnostics)
 {
     auto parsed = parse_size(value);
-    if (parsed && *parsed >= min && *parsed <= max) {
+    if (parsed && *parsed >= self.min && *parsed <= self.max) {
         field = *parsed;
         return;
     }
-    reject(diagnostics, name, value,
-           "an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-               " (K, M, G, T suffixes allowed)",
+    reject(diagnostics, self.name, value,
+           "an integer from " + std::to_string(self.min) + " to " + std::to_string(self.max) +
+               " (" + suffix_letters(", ") + " suffixes allowed)",
            std::to_string(field));
 }
 
 // A period in milliseconds: plain decimal digits (no suffix, no sign), 0
-// for off or a value in [min_sample_ms, max_sample_ms].
-void parse_sample_ms(const char *name, const char *value, uint32_t &field, Diagnostics &diagnostics)
+// for off or a value in the row's range [min, max].
+void parse_milliseconds(const ConfigVariable &self, const char *value, uint32_t &field,
+                        Diagnostics &diagnostics)
 {
     bool digits = *value != '\0' && strspn(value, "0123456789") == strlen(value);
     if (digits) {
         errno = 0;
         unsigned long long number = strtoull(value, nullptr, 10);
-        if (!errno && (number == 0 || (number >= min_sample_ms && number <= max_sample_ms))) {
+        if (!errno && number <= UINT32_MAX &&
+            (number == 0 || (number >= self.min && number <= self.max))) {
             field = static_cast<uint32_t>(number);
             return;
         }
     }
-    reject(diagnostics, name, value,
-           "0 (off) or milliseconds from " + std::to_string(min_sample_ms) + " to " +
-               std::to_string(max_sample_ms),
+    reject(diagnostics, self.name, value,
+           "0 (off) or milliseconds from " + std::to_string(self.min) + " to " +
+               std::to_string(self.max),
            std::to_string(field));
 }
 
@@ -184,119 +217,275 @@ void read_rank(const char *variable, const char *value, Config &config, Diagnost
                           "); the log names none, and %r is x");
 }
 
-const char *const level_names[] = {"trace", "debug", "info", "warn", "error", "critical", "off"};
-const char *const backend_names[] = {"auto", "kmod", "dmabuf", "pin_user_pages", "none"};
-const char *const pin_names[] = {"off", "alloc", "demand"};
-const char *const ucx_names[] = {"auto", "on", "off"};
-
-template <size_t N> constexpr ConfigChoices choices_of(const char *const (&names)[N])
+template <typename Enum> constexpr ChoiceWord named(Enum value, const char *word)
 {
-    return {names, N};
+    return {static_cast<int>(value), word};
 }
 
-std::string shown_size(uint64_t value)
+// Each value of `Enum` named once, by a word of its own: the build fails
+// until a new value has its word.
+template <typename Enum, size_t N>
+constexpr bool names_each_value_once(const ChoiceWord (&words)[N], Enum last)
 {
-    return std::to_string(value);
+    if (N != static_cast<size_t>(last) + 1)
+        return false;
+    for (size_t i = 0; i < N; ++i) {
+        if (words[i].value < 0 || static_cast<size_t>(words[i].value) >= N)
+            return false;
+        for (size_t j = 0; j < i; ++j)
+            if (words[j].value == words[i].value ||
+                std::string_view(words[j].word) == std::string_view(words[i].word))
+                return false;
+    }
+    return true;
 }
 
-// Every GDRHOOK_* variable the shim reads, once: its name, what it
-// accepts and its default as the README's table says them, how a value is
-// read into the Config and how the Config's value is shown. parse_config,
+constexpr ChoiceWord level_words[] = {
+    named(LogLevel::trace, "trace"), named(LogLevel::debug, "debug"),
+    named(LogLevel::info, "info"),   named(LogLevel::warn, "warn"),
+    named(LogLevel::error, "error"), named(LogLevel::critical, "critical"),
+    named(LogLevel::off, "off")};
+static_assert(names_each_value_once(level_words, LogLevel::last));
+
+constexpr ChoiceWord backend_words[] = {
+    named(Backend::auto_select, "auto"), named(Backend::kmod, "kmod"),
+    named(Backend::dmabuf, "dmabuf"), named(Backend::pin_user_pages, "pin_user_pages"),
+    named(Backend::none, "none")};
+static_assert(names_each_value_once(backend_words, Backend::last));
+
+constexpr ChoiceWord pin_words[] = {named(PinPolicy::off, "off"), named(PinPolicy::alloc, "alloc"),
+                                    named(PinPolicy::demand, "demand")};
+static_assert(names_each_value_once(pin_words, PinPolicy::last));
+
+constexpr ChoiceWord ucx_words[] = {named(UcxBridgeMode::auto_detect, "auto"),
+                                    named(UcxBridgeMode::on, "on"),
+                                    named(UcxBridgeMode::off, "off")};
+static_assert(names_each_value_once(ucx_words, UcxBridgeMode::last));
+
+template <size_t N> constexpr ConfigChoices choices_of(const ChoiceWord (&words)[N])
+{
+    return {words, N};
+}
+
+// A row's reader and shower of a field of the Config, by kind: the field
+// is named in the row, the reading is its kind's.
+template <bool Config::*Field>
+void read_flag(const ConfigVariable &v, const char *value, ParseContext &, Config &c,
+               Diagnostics &d)
+{
+    parse_flag(v, value, c.*Field, d);
+}
+
+template <auto Field>
+void read_choice(const ConfigVariable &v, const char *value, ParseContext &, Config &c,
+                 Diagnostics &d)
+{
+    parse_choice(v, value, c.*Field, d);
+}
+
+template <uint64_t Config::*Field>
+void read_size(const ConfigVariable &v, const char *value, ParseContext &, Config &c,
+               Diagnostics &d)
+{
+    parse_size_var(v, value, c.*Field, d);
+}
+
+template <bool Config::*Field> std::string shown_flag(const Config &c)
+{
+    return c.*Field ? "1" : "0";
+}
+
+template <auto Field> std::string shown_word(const Config &c)
+{
+    return to_string(c.*Field);
+}
+
+template <auto Field> std::string shown_number(const Config &c)
+{
+    return std::to_string(c.*Field);
+}
+
+// GDRHOOK_EVENTS: a pattern expanded with the process's names; one that
+// cannot be is refused whole, and nothing is logged.
+void read_events(const ConfigVariable &v, const char *value, ParseContext &context, Config &c,
+                 Diagnostics &d)
+{
+    std::string path, error;
+    if (expand_path_pattern(value, PathNames{context.pid, c.host, c.rank}, path, error)) {
+        c.events_path = path;
+        c.events_pattern = value;
+    } else
+        d.push_back(std::string("gdrhook: ") + v.name + "='" + value + "' is not valid: " + error +
+                    "; no events are logged");
+}
+
+void read_queue_capacity(const ConfigVariable &v, const char *value, ParseContext &, Config &c,
+                         Diagnostics &d)
+{
+    uint64_t capacity = c.queue_capacity;
+    parse_size_var(v, value, capacity, d);
+    c.queue_capacity = round_up_to_power_of_two(capacity);
+}
+
+void read_sample_ms(const ConfigVariable &v, const char *value, ParseContext &, Config &c,
+                    Diagnostics &d)
+{
+    parse_milliseconds(v, value, c.sample_ms, d);
+}
+
+// Every GDRHOOK_* variable the shim reads, once: its name, what a value
+// may be (kind, bounds, words) and its default, how a value is read into
+// the Config and how the Config's value is shown. parse_config,
 // config_values and `gdrhook doctor --settings` walk it; tests/docs checks
 // the README's table against that listing.
 const ConfigVariable variables[] = {
-    {"GDRHOOK_DISABLE", "`1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`", "`0`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_flag(name, value, c.disabled, d);
-     },
-     [](const Config &c) -> std::string { return c.disabled ? "1" : "0"; }},
-    {"GDRHOOK_LOG_LEVEL", "`trace`, `debug`, `info`, `warn`, `error`, `critical`, `off`", "`warn`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_choice(name, value, level_names, c.log_level, d);
-     },
-     [](const Config &c) -> std::string { return to_string(c.log_level); },
-     choices_of(level_names)},
-    {"GDRHOOK_EVENTS",
-     "a path; `%p` becomes the pid, `%h` the short host name, `%r` the rank (`x` when none is "
-     "set), `%%` a percent sign",
-     "unset (no event log)",
-     [](const char *name, const char *value, ParseContext &context, Config &c, Diagnostics &d) {
-         std::string path, error;
-         if (expand_path_pattern(value, PathNames{context.pid, c.host, c.rank}, path, error)) {
-             c.events_path = path;
-             c.events_pattern = value;
-         } else
-             d.push_back(std::string("gdrhook: ") + name + "='" + value +
-                         "' is not valid: " + error + "; no events are logged");
-     },
-     [](const Config &c) { return c.events_pattern; }},
-    {"GDRHOOK_LOG_MAX_BYTES", "bytes (K/M/G/T suffixes), 0 = no cap", "`256M`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_size_var(name, value, 0, UINT64_MAX, c.log_max_bytes, d);
-     },
-     [](const Config &c) { return shown_size(c.log_max_bytes); }},
-    {"GDRHOOK_QUEUE_CAPACITY", "2 to 1048576 (K/M suffixes), rounded up to a power of two",
-     "`4096`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         uint64_t capacity = c.queue_capacity;
-         parse_size_var(name, value, 2, 1u << 20, capacity, d);
-         c.queue_capacity = round_up_to_power_of_two(capacity);
-     },
-     [](const Config &c) { return shown_size(c.queue_capacity); }},
-    {"GDRHOOK_BACKEND", "`auto`, `kmod`, `dmabuf`, `pin_user_pages`, `none`", "`auto`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_choice(name, value, backend_names, c.backend, d);
-     },
-     [](const Config &c) -> std::string { return to_string(c.backend); },
-     choices_of(backend_names)},
-    {"GDRHOOK_PIN", "`off`, `demand`, `alloc`", "`demand`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_choice(name, value, pin_names, c.pin, d);
-     },
-     [](const Config &c) -> std::string { return to_string(c.pin); }, choices_of(pin_names)},
-    {"GDRHOOK_PIN_MIN_SIZE", "bytes (K/M/G/T suffixes)", "`1M`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_size_var(name, value, 0, UINT64_MAX, c.pin_min_size, d);
-     },
-     [](const Config &c) { return shown_size(c.pin_min_size); }},
-    {"GDRHOOK_VERIFY", "boolean", "`0`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_flag(name, value, c.verify, d);
-     },
-     [](const Config &c) -> std::string { return c.verify ? "1" : "0"; }},
-    {"GDRHOOK_POINTER_QUERIES", "`1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`", "`on`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_flag(name, value, c.pointer_queries, d);
-     },
-     [](const Config &c) -> std::string { return c.pointer_queries ? "on" : "off"; }},
-    {"GDRHOOK_CACHE_MAX_BYTES", "bytes, 0 = no limit", "`0`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_size_var(name, value, 0, UINT64_MAX, c.cache_max_bytes, d);
-     },
-     [](const Config &c) { return shown_size(c.cache_max_bytes); }},
-    {"GDRHOOK_CACHE_MAX_ENTRIES", "1 to 2^32", "`65536`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_size_var(name, value, 1, 1ull << 32, c.cache_max_entries, d);
-     },
-     [](const Config &c) { return shown_size(c.cache_max_entries); }},
-    {"GDRHOOK_SAMPLE_MS", "`0`, or milliseconds 10 to 3600000", "`0` (off)",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_sample_ms(name, value, c.sample_ms, d);
-     },
-     [](const Config &c) { return shown_size(c.sample_ms); }},
-    {"GDRHOOK_UCX", "`auto`, `on`, `off`", "`auto`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_choice(name, value, ucx_names, c.ucx, d);
-     },
-     [](const Config &c) -> std::string { return to_string(c.ucx); }, choices_of(ucx_names)},
-    {"GDRHOOK_PROFILE", "boolean", "`0`",
-     [](const char *name, const char *value, ParseContext &, Config &c, Diagnostics &d) {
-         parse_flag(name, value, c.profile, d);
-     },
-     [](const Config &c) -> std::string { return c.profile ? "1" : "0"; }},
+    {.name = "GDRHOOK_DISABLE",
+     .kind = SettingKind::flag,
+     .fallback = "0",
+     .parse = read_flag<&Config::disabled>,
+     .shown = shown_flag<&Config::disabled>},
+    {.name = "GDRHOOK_LOG_LEVEL",
+     .kind = SettingKind::choice,
+     .choices = choices_of(level_words),
+     .fallback = "warn",
+     .parse = read_choice<&Config::log_level>,
+     .shown = shown_word<&Config::log_level>},
+    {.name = "GDRHOOK_EVENTS",
+     .kind = SettingKind::path,
+     .note = "a path; `%p` becomes the pid, `%h` the short host name, `%r` the rank (`x` when "
+             "none is set), `%%` a percent sign",
+     .fallback_note = "unset (no event log)",
+     .parse = read_events,
+     .shown = [](const Config &c) { return c.events_pattern; }},
+    {.name = "GDRHOOK_LOG_MAX_BYTES",
+     .kind = SettingKind::bytes,
+     .max = UINT64_MAX,
+     .note = "0 = no cap",
+     .fallback = "256M",
+     .parse = read_size<&Config::log_max_bytes>,
+     .shown = shown_number<&Config::log_max_bytes>},
+    {.name = "GDRHOOK_QUEUE_CAPACITY",
+     .kind = SettingKind::count,
+     .min = 2,
+     .max = 1u << 20,
+     .note = "rounded up to a power of two",
+     .fallback = "4096",
+     .parse = read_queue_capacity,
+     .shown = shown_number<&Config::queue_capacity>},
+    {.name = "GDRHOOK_BACKEND",
+     .kind = SettingKind::choice,
+     .choices = choices_of(backend_words),
+     .fallback = "auto",
+     .parse = read_choice<&Config::backend>,
+     .shown = shown_word<&Config::backend>},
+    {.name = "GDRHOOK_PIN",
+     .kind = SettingKind::choice,
+     .choices = choices_of(pin_words),
+     .fallback = "demand",
+     .parse = read_choice<&Config::pin>,
+     .shown = shown_word<&Config::pin>},
+    {.name = "GDRHOOK_PIN_MIN_SIZE",
+     .kind = SettingKind::bytes,
+     .max = UINT64_MAX,
+     .fallback = "1M",
+     .parse = read_size<&Config::pin_min_size>,
+     .shown = shown_number<&Config::pin_min_size>},
+    {.name = "GDRHOOK_VERIFY",
+     .kind = SettingKind::flag,
+     .fallback = "0",
+     .parse = read_flag<&Config::verify>,
+     .shown = shown_flag<&Config::verify>},
+    {.name = "GDRHOOK_POINTER_QUERIES",
+     .kind = SettingKind::flag,
+     .fallback = "on",
+     .parse = read_flag<&Config::pointer_queries>,
+     .shown = [](const Config &c) -> std::string { return c.pointer_queries ? "on" : "off"; }},
+    {.name = "GDRHOOK_CACHE_MAX_BYTES",
+     .kind = SettingKind::bytes,
+     .max = UINT64_MAX,
+     .note = "0 = no limit",
+     .fallback = "0",
+     .parse = read_size<&Config::cache_max_bytes>,
+     .shown = shown_number<&Config::cache_max_bytes>},
+    {.name = "GDRHOOK_CACHE_MAX_ENTRIES",
+     .kind = SettingKind::count,
+     .min = 1,
+     .max = 1ull << 32,
+     .fallback = "65536",
+     .parse = read_size<&Config::cache_max_entries>,
+     .shown = shown_number<&Config::cache_max_entries>},
+    // Below 10 ms the samples would cost the worker more than they tell;
+    // an hour is plenty.
+    {.name = "GDRHOOK_SAMPLE_MS",
+     .kind = SettingKind::milliseconds,
+     .min = 10,
+     .max = 3600 * 1000,
+     .fallback = "0",
+     .fallback_note = "(off)",
+     .parse = read_sample_ms,
+     .shown = shown_number<&Config::sample_ms>},
+    {.name = "GDRHOOK_UCX",
+     .kind = SettingKind::choice,
+     .choices = choices_of(ucx_words),
+     .fallback = "auto",
+     .parse = read_choice<&Config::ucx>,
+     .shown = shown_word<&Config::ucx>},
+    {.name = "GDRHOOK_PROFILE",
+     .kind = SettingKind::flag,
+     .fallback = "0",
+     .parse = read_flag<&Config::profile>,
+     .shown = shown_flag<&Config::profile>},
 };
 
+std::string code(const std::string &word)
+{
+    return "`" + word + "`";
+}
+
+// The range a row takes, with the suffixes a size may have.
+std::string range_text(const ConfigVariable &v)
+{
+    const bool bounded = v.min != 0 || v.max != UINT64_MAX;
+    const std::string range = std::to_string(v.min) + " to " + std::to_string(v.max);
+    const std::string suffixes = " (" + suffix_letters("/") + " suffixes)";
+    if (v.kind == SettingKind::count)
+        return range + suffixes;
+    return (bounded ? "bytes from " + range : std::string("bytes")) + suffixes;
+}
+
 } // namespace
+
+std::string accepted_text(const ConfigVariable &v)
+{
+    std::string text;
+    switch (v.kind) {
+    case SettingKind::flag:
+        for (size_t i = 0; i < std::size(flag_yes); ++i)
+            text += (i ? ", " : "") + code(flag_yes[i]) + "/" + code(flag_no[i]);
+        break;
+    case SettingKind::choice:
+        for (const ChoiceWord &choice : v.choices)
+            text += (text.empty() ? "" : ", ") + code(choice.word);
+        break;
+    case SettingKind::bytes:
+    case SettingKind::count: text = range_text(v); break;
+    case SettingKind::milliseconds:
+        text = code("0") + ", or milliseconds " + std::to_string(v.min) + " to " +
+               std::to_string(v.max);
+        break;
+    case SettingKind::path: break;
+    }
+    if (v.note)
+        text += (text.empty() ? "" : ", ") + std::string(v.note);
+    return text;
+}
+
+std::string default_text(const ConfigVariable &v)
+{
+    if (!v.fallback)
+        return v.fallback_note ? v.fallback_note : "";
+    return code(v.fallback) + (v.fallback_note ? " " + std::string(v.fallback_note) : "");
+}
 
 ConfigVariables config_variables()
 {
@@ -325,7 +514,7 @@ Config parse_config(const EnvLookup &lookup, int pid, Diagnostics &diagnostics)
     ParseContext context{pid};
     for (const ConfigVariable &variable : variables)
         if (const char *value = lookup(variable.name))
-            variable.parse(variable.name, value, context, config, diagnostics);
+            variable.parse(variable, value, context, config, diagnostics);
     return config;
 }
 
@@ -339,22 +528,22 @@ std::vector<std::pair<std::string, std::string>> config_values(const Config &c)
 
 const char *to_string(LogLevel level)
 {
-    return level_names[static_cast<size_t>(level)];
+    return word_of(choices_of(level_words), static_cast<int>(level));
 }
 
 const char *to_string(Backend backend)
 {
-    return backend_names[static_cast<size_t>(backend)];
+    return word_of(choices_of(backend_words), static_cast<int>(backend));
 }
 
 const char *to_string(PinPolicy pin)
 {
-    return pin_names[static_cast<size_t>(pin)];
+    return word_of(choices_of(pin_words), static_cast<int>(pin));
 }
 
 const char *to_string(UcxBridgeMode mode)
 {
-    return ucx_names[static_cast<size_t>(mode)];
+    return word_of(choices_of(ucx_words), static_cast<int>(mode));
 }
 
 } // namespace gdrhook

@@ -15,11 +15,12 @@
 
 namespace gdrhook {
 
-// Each enum lists its values in the order config.cpp names them.
-enum class LogLevel { trace, debug, info, warn, error, critical, off };
-enum class Backend { auto_select, kmod, dmabuf, pin_user_pages, none };
-enum class PinPolicy { off, alloc, demand };
-enum class UcxBridgeMode { auto_detect, on, off };
+// A choice's words are config.cpp's list of {value, word} for its enum;
+// `last` lets the build check that every value has its word.
+enum class LogLevel { trace, debug, info, warn, error, critical, off, last = off };
+enum class Backend { auto_select, kmod, dmabuf, pin_user_pages, none, last = none };
+enum class PinPolicy { off, alloc, demand, last = demand };
+enum class UcxBridgeMode { auto_detect, on, off, last = off };
 
 struct Config {
     bool disabled = false;               // GDRHOOK_DISABLE
@@ -43,11 +44,6 @@ struct Config {
     bool profile = false;                           // GDRHOOK_PROFILE
 };
 
-// GDRHOOK_SAMPLE_MS: 0, or an interval in this range. Below 10 ms the
-// samples would cost the worker more than they tell; an hour is plenty.
-inline constexpr uint32_t min_sample_ms = 10;
-inline constexpr uint32_t max_sample_ms = 3600 * 1000;
-
 // One line per rejected variable, ready to print.
 using Diagnostics = std::vector<std::string>;
 
@@ -61,32 +57,63 @@ struct ParseContext {
     int pid = 0;
 };
 
-// The words a variable that takes one of a list accepts, in the order
-// its enum lists them (empty for any other variable).
-struct ConfigChoices {
-    const char *const *names = nullptr;
-    size_t count = 0;
-    const char *const *begin() const { return names; }
-    const char *const *end() const { return names + count; }
+// One word of a choice and the enum value it names: the parser, the
+// enum's to_string(), the `accepted` text and `gdrhook run`'s options
+// read the same list.
+struct ChoiceWord {
+    int value;
+    const char *word;
 };
 
-// One GDRHOOK_* variable, named once: config_variables() is the table
-// from which parse_config() reads the environment, config_values() shows
-// the settings, `gdrhook doctor --settings` lists them, and against which
-// a test checks the README's table (tests/docs/check_settings.py).
+// The words a variable that takes one of a list accepts, in the order
+// they are said (empty for any other variable).
+struct ConfigChoices {
+    const ChoiceWord *words = nullptr;
+    size_t count = 0;
+    const ChoiceWord *begin() const { return words; }
+    const ChoiceWord *end() const { return words + count; }
+};
+
+// How a setting's value is written: which reader parses it, and how its
+// `accepted` text is made from the row.
+enum class SettingKind {
+    flag,         // a boolean: 1/0, true/false, yes/no, on/off
+    choice,       // one of `choices`, in any case
+    bytes,        // a byte count with K/M/G/T suffixes, from min to max
+    count,        // a number with K/M/G/T suffixes, from min to max
+    milliseconds, // plain digits: 0 (off), or from min to max
+    path,         // a path pattern (path_pattern.h), said by `note`
+};
+
+struct ConfigVariable;
+using ConfigParser = void (*)(const ConfigVariable &self, const char *value, ParseContext &context,
+                              Config &config, Diagnostics &diagnostics);
+
+// One GDRHOOK_* variable, named once, in the manner of an option table:
+// config_variables() is the table from which parse_config() reads the
+// environment, config_values() shows the settings, `gdrhook doctor
+// --settings` lists them (accepted_text(), default_text()), and against
+// which a test checks the README's table (tests/docs/check_settings.py).
+// What a value may be lives in the row (kind, bounds, words): the parser
+// reads it there, and the text that says it is made from it.
 struct ConfigVariable {
     const char *name;
-    const char *accepted; // what it accepts, as the README's table says it
-    const char *fallback; // its default, the same way
+    SettingKind kind;
+    uint64_t min = 0, max = 0;      // bytes, count, milliseconds: the range taken
+    ConfigChoices choices = {};     // choice: its words
+    const char *note = nullptr;     // said after the values ("0 = no cap"); a path's whole text
+    const char *fallback = nullptr; // the default, as a value the parser takes; nullptr: unset
+    const char *fallback_note = nullptr; // said after the default ("(off)"), or in its place
     // Reads a set value into the Config; a bad one adds a line to the
     // diagnostics and leaves the default.
-    void (*parse)(const char *name, const char *value, ParseContext &context, Config &config,
-                  Diagnostics &diagnostics);
-    std::string (*shown)(const Config &config); // the effective value, as text
-    // What `parse` accepts where that is a list: `gdrhook run`'s options
-    // that set the variable offer these, and check a value with `parse`.
-    ConfigChoices choices = {};
+    ConfigParser parse = nullptr;
+    std::string (*shown)(const Config &config) = nullptr; // the effective value, as text
 };
+
+// What a variable accepts and its default, as the README's table says
+// them (Markdown, words in `code`), made from its row.
+std::string accepted_text(const ConfigVariable &variable);
+std::string default_text(const ConfigVariable &variable);
 
 // The table, to walk with a range for.
 struct ConfigVariables {

@@ -83,7 +83,8 @@ TEST_CASE("run --backend and --pin take every value their variables take (issue 
         std::string option = std::string("--") + (variable + 8);
         std::transform(option.begin(), option.end(), option.begin(),
                        [](char c) { return c == '_' ? '-' : static_cast<char>(std::tolower(c)); });
-        for (const char *value : setting->choices) {
+        for (const gdrhook::ChoiceWord &choice : setting->choices) {
+            const char *value = choice.word;
             std::string said;
             const int status = run_tool(option + " " + value, variable, said);
             INFO(option << " " << value << ": " << said);

@@ -75,8 +75,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     require(is_power_of_two(config.queue_capacity));
     require(config.queue_capacity >= 2 && config.queue_capacity <= (1u << 20));
     require(config.cache_max_entries >= 1 && config.cache_max_entries <= (1ull << 32));
-    require(config.sample_ms == 0 || (config.sample_ms >= gdrhook::min_sample_ms &&
-                                      config.sample_ms <= gdrhook::max_sample_ms));
+    const gdrhook::ConfigVariable *sample = gdrhook::find_config_variable("GDRHOOK_SAMPLE_MS");
+    require(config.sample_ms == 0 ||
+            (config.sample_ms >= sample->min && config.sample_ms <= sample->max));
     require(static_cast<int>(config.log_level) <= static_cast<int>(gdrhook::LogLevel::off));
     require(static_cast<int>(config.backend) <= static_cast<int>(gdrhook::Backend::none));
     require(static_cast<int>(config.pin) <= static_cast<int>(gdrhook::PinPolicy::demand));

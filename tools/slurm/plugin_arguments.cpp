@@ -25,9 +25,9 @@ std::string check_mode(std::string &mode)
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::vector<std::string> words = {"on", "off"};
     const ConfigVariable *variable = find_config_variable(mode_variable);
-    for (const char *word : variable->choices)
-        if (std::find(words.begin(), words.end(), word) == words.end())
-            words.push_back(word);
+    for (const ChoiceWord &choice : variable->choices)
+        if (std::find(words.begin(), words.end(), choice.word) == words.end())
+            words.push_back(choice.word);
     if (std::find(words.begin(), words.end(), mode) != words.end())
         return "";
     std::string accepted;

@@ -25,9 +25,9 @@ int print_settings(std::ostream &out)
     out << "| variable | values | default | here |\n|---|---|---|---|\n";
     for (const ConfigVariable &variable : config_variables()) {
         const char *set = std::getenv(variable.name);
-        out << "| `" << variable.name << "` | " << variable.accepted << " | " << variable.fallback
-            << " | " << (set ? "`" + variable.shown(here) + "`" : std::string("(not set)"))
-            << " |\n";
+        out << "| `" << variable.name << "` | " << accepted_text(variable) << " | "
+            << default_text(variable) << " | "
+            << (set ? "`" + variable.shown(here) + "`" : std::string("(not set)")) << " |\n";
     }
     check_variable_names(environ, rejected);
     for (const std::string &line : rejected)

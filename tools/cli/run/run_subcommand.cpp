@@ -32,9 +32,7 @@ constexpr SettingOption setting_options[] = {
     {"--verify", "GDRHOOK_VERIFY", "cross-check every cache hit with the driver (GDRHOOK_VERIFY=1)",
      nullptr, true},
     {"--sample-ms", "GDRHOOK_SAMPLE_MS",
-     "log each process's RSS, open fds and pins every MS milliseconds, for `log timeline` "
-     "(GDRHOOK_SAMPLE_MS; 0 or 10 to 3600000)",
-     "MS"},
+     "log each process's RSS, open fds and pins every MS milliseconds, for `log timeline`", "MS"},
     {"--log-level", "GDRHOOK_LOG_LEVEL", "shim messages on stderr (GDRHOOK_LOG_LEVEL)", nullptr},
 };
 
@@ -48,17 +46,29 @@ CLI::Validator setting_values(const char *name)
     if (!variable)
         throw std::logic_error(std::string("no setting ") + name);
     std::string words;
-    for (const char *word : variable->choices)
-        words += (words.empty() ? "" : ",") + std::string(word);
+    for (const gdrhook::ChoiceWord &choice : variable->choices)
+        words += (words.empty() ? "" : ",") + std::string(choice.word);
     return CLI::Validator(
         [variable](std::string &value) {
             gdrhook::Config scratch;
             gdrhook::Diagnostics said;
             gdrhook::ParseContext context;
-            variable->parse(variable->name, value.c_str(), context, scratch, said);
+            variable->parse(*variable, value.c_str(), context, scratch, said);
             return said.empty() ? std::string() : said.front();
         },
         words.empty() ? std::string() : "{" + words + "}");
+}
+
+// An option's help; one whose variable takes a number says, from the
+// settings table, which (the table's words, less their backticks).
+std::string setting_help(const SettingOption &setting)
+{
+    const gdrhook::ConfigVariable *variable = gdrhook::find_config_variable(setting.variable);
+    if (setting.flag || !variable || variable->choices.count)
+        return setting.help;
+    std::string accepted = gdrhook::accepted_text(*variable);
+    accepted.erase(std::remove(accepted.begin(), accepted.end(), '`'), accepted.end());
+    return std::string(setting.help) + " (" + setting.variable + ": " + accepted + ")";
 }
 
 // Whether CLI11 left an option gdrhook run does not know among the words
@@ -147,7 +157,7 @@ Command add_run(CLI::App &app)
                 setting.name, [&value] { value = "1"; }, setting.help);
             continue;
         }
-        CLI::Option *option = run->add_option(setting.name, value, setting.help)
+        CLI::Option *option = run->add_option(setting.name, value, setting_help(setting))
                                   ->check(setting_values(setting.variable));
         if (setting.type_name)
             option->type_name(setting.type_name);
