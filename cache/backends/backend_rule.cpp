@@ -27,15 +27,34 @@ Status module_answers(const ModuleFacts &module)
 
 // The backend asked for by name cannot work: nothing is pinned, and the
 // caller is told.
-BackendDecision refused(const char *wanted, const Status &why)
+BackendDecision refused(BackendKind wanted, const Status &why)
 {
     return {BackendKind::none, why,
-            std::string("GDRHOOK_BACKEND=") + wanted + " but " + why.what + "; nothing is pinned"};
+            std::string("GDRHOOK_BACKEND=") + to_string(wanted) + " but " + why.what +
+                "; nothing is pinned"};
+}
+
+Status usable(BackendKind kind, const ModuleFacts &module, const GpuFacts &gpu)
+{
+    return backend_row(kind).usable(module, gpu);
 }
 
 } // namespace
 
-Status module_pins_gpu_memory(const ModuleFacts &module)
+Status none_usable(const ModuleFacts &, const GpuFacts &)
+{
+    return Status::success();
+}
+
+Status dmabuf_usable(const ModuleFacts &, const GpuFacts &gpu)
+{
+    if (!gpu.dma_buf)
+        return Status::error(StatusCode::unsupported, 0,
+                             "device does not report DMA_BUF_SUPPORTED");
+    return Status::success();
+}
+
+Status kmod_usable(const ModuleFacts &module, const GpuFacts &)
 {
     Status status = module_answers(module);
     if (status.ok() && !module.nvp2p)
@@ -43,7 +62,7 @@ Status module_pins_gpu_memory(const ModuleFacts &module)
     return status;
 }
 
-Status module_pins_host_pages(const ModuleFacts &module)
+Status pin_user_pages_usable(const ModuleFacts &module, const GpuFacts &)
 {
     Status status = module_answers(module);
     if (status.ok() && !module.host_pages)
@@ -55,13 +74,7 @@ Status module_pins_host_pages(const ModuleFacts &module)
 
 bool backend_usable(BackendKind kind, const ModuleFacts &module, const GpuFacts &gpu)
 {
-    switch (kind) {
-    case BackendKind::kmod: return module_pins_gpu_memory(module).ok();
-    case BackendKind::pin_user_pages: return module_pins_host_pages(module).ok();
-    case BackendKind::dmabuf: return gpu.dma_buf;
-    case BackendKind::none: return true;
-    }
-    return false;
+    return usable(kind, module, gpu).ok();
 }
 
 BackendDecision decide_backend(Backend wanted, const ModuleFacts &module, const GpuFacts &gpu,
@@ -72,16 +85,16 @@ BackendDecision decide_backend(Backend wanted, const ModuleFacts &module, const 
 
     const std::string pins_host_pages = "gdrhook.ko pins host pages at " + module_path;
     if (wanted == Backend::pin_user_pages) {
-        Status status = module_pins_host_pages(module);
+        Status status = usable(BackendKind::pin_user_pages, module, gpu);
         if (!status.ok())
-            return refused("pin_user_pages", status);
+            return refused(BackendKind::pin_user_pages, status);
         return {BackendKind::pin_user_pages, {}, pins_host_pages};
     }
     // An integrated GPU's RDMA memory is host memory: nv-p2p has none to
     // pin there (and is gone on Thor); the module pins the pages instead.
     std::string integrated_why;
     if (wanted == Backend::auto_select && gpu.integrated) {
-        Status status = module_pins_host_pages(module);
+        Status status = usable(BackendKind::pin_user_pages, module, gpu);
         if (status.ok())
             return {BackendKind::pin_user_pages,
                     {},
@@ -90,12 +103,12 @@ BackendDecision decide_backend(Backend wanted, const ModuleFacts &module, const 
         integrated_why = std::string("the GPU is integrated but ") + status.what + "; ";
     }
 
-    Status kmod = module_pins_gpu_memory(module);
+    Status kmod = usable(BackendKind::kmod, module, gpu);
     if (wanted == Backend::kmod || wanted == Backend::auto_select) {
         if (kmod.ok())
             return {BackendKind::kmod, {}, "gdrhook.ko answers at " + module_path};
         if (wanted == Backend::kmod)
-            return refused("kmod", kmod);
+            return refused(BackendKind::kmod, kmod);
     }
 
     if (wanted == Backend::dmabuf)
@@ -105,11 +118,10 @@ BackendDecision decide_backend(Backend wanted, const ModuleFacts &module, const 
                             : "GDRHOOK_BACKEND=dmabuf (device does not report "
                               "DMA_BUF_SUPPORTED; pins may fail)"};
     const std::string not_module = integrated_why + kmod.what + "; ";
-    if (backend_usable(BackendKind::dmabuf, module, gpu))
+    Status dmabuf = usable(BackendKind::dmabuf, module, gpu);
+    if (dmabuf.ok())
         return {BackendKind::dmabuf, {}, not_module + "device reports DMA_BUF_SUPPORTED"};
-    return {BackendKind::none,
-            {},
-            not_module + "device does not report DMA_BUF_SUPPORTED: nothing is pinned"};
+    return {BackendKind::none, {}, not_module + dmabuf.what + ": nothing is pinned"};
 }
 
 } // namespace gdrhook

@@ -80,8 +80,8 @@ Status KmodBackend::open(const std::string &path)
 
 Status KmodBackend::attach(ModuleProbe probe)
 {
-    Status status = kind_ == BackendKind::kmod ? module_pins_gpu_memory(probe.facts)
-                                               : module_pins_host_pages(probe.facts);
+    // What its row asks of the module (the GPU's facts are no part of it).
+    Status status = backend_row(kind_).usable(probe.facts, GpuFacts{});
     if (!status.ok())
         return status;
     if (!probe.device.valid())

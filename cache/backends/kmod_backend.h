@@ -43,7 +43,7 @@ public:
     {}
 
     // Opens `path` (normally /dev/gdrhook) and checks that the module can
-    // pin what this method pins (backend_rule.h).
+    // pin what this method pins (its row, backend_kinds.h).
     Status open(const std::string &path);
     // The same, with the file the shim's probe opened (module_probe.h).
     Status attach(ModuleProbe probe);

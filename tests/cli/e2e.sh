@@ -576,7 +576,7 @@ doctor_fake_driver)
     has "$out" "GPU 0: gdrhook fake GPU"
     has "$out" "discrete: DMA-BUF yes, GPUDirect RDMA yes"
     has "$out" "platform: $GDRHOOKTEST_MACHINE"
-    has "$out" "backends this machine allows: kmod no, pin_user_pages no, dmabuf yes, none yes"
+    has "$out" "backends this machine allows: none yes, dmabuf yes, kmod no, pin_user_pages no"
     has "$out" "auto would pick dmabuf"
     has "$out" "no problems found"
     # The fake driver's integrated-GPU mode: the GPU says it is integrated;

@@ -76,6 +76,26 @@ TEST_CASE("a healthy machine has no problem, and auto picks kmod", "[doctor]")
     CHECK(find(findings, "auto would pick kmod").verdict == Finding::Verdict::ok);
 }
 
+TEST_CASE("the doctor lists each backend of the table, as its row judges it", "[doctor]")
+{
+    const std::string allows = "backends this machine allows: ";
+    MachineFacts m = healthy_machine();
+    CHECK(find(judge_machine(m), allows).what ==
+          allows + "none yes, dmabuf yes, kmod yes, pin_user_pages no");
+    // dma-buf is allowed only where every GPU reports it; a GPU that
+    // cannot say is read as the shim reads it, no.
+    m.cuda.gpus.push_back(m.cuda.gpus[0]);
+    m.cuda.gpus[0].dma_buf = -1;
+    m.device.module.host_pages = true;
+    CHECK(find(judge_machine(m), allows).what ==
+          allows + "none yes, dmabuf no, kmod yes, pin_user_pages yes");
+    m = healthy_machine();
+    m.cuda.initialised = false; // no GPU to ask
+    m.device.module.nvp2p = false;
+    CHECK(find(judge_machine(m), allows).what ==
+          allows + "none yes, dmabuf no, kmod no, pin_user_pages no");
+}
+
 TEST_CASE("a /dev/gdrhook this user may not open: the advice names the packaged group", "[doctor]")
 {
     for (const int no : {EACCES, EPERM}) {

@@ -210,7 +210,7 @@ TEST_CASE("the doctor's auto picks kmod only where the module has an nv-p2p prov
     // cannot pin through it, and neither does the doctor say it would.
     CHECK(auto_pick(module_answering(0), gpu) == BackendKind::none);
     CHECK(auto_pick(module_answering(GDRHOOK_FEATURE_NVP2P), gpu) == BackendKind::kmod);
-    CHECK_FALSE(allowed_backends(module_answering(0), {}).kmod);
+    CHECK_FALSE(allowed_backends(module_answering(0), {})[BackendKind::kmod]);
 }
 
 TEST_CASE("auto picks pin_user_pages on an integrated GPU where the module pins host pages",
@@ -229,12 +229,12 @@ TEST_CASE("auto picks pin_user_pages on an integrated GPU where the module pins 
     cuda.gpus[0].integrated = 1;
     CHECK(auto_pick(device, cuda.gpus[0]) == BackendKind::pin_user_pages);
     const AllowedBackends allowed = allowed_backends(device, cuda);
-    CHECK(allowed.kmod);
-    CHECK(allowed.pin_user_pages);
-    CHECK(allowed.dmabuf);
+    CHECK(allowed[BackendKind::kmod]);
+    CHECK(allowed[BackendKind::pin_user_pages]);
+    CHECK(allowed[BackendKind::dmabuf]);
     // A module older than ABI 1.1 (or without MMU notifiers) pins no host pages.
     device = module_answering(GDRHOOK_FEATURE_NVP2P);
-    CHECK_FALSE(allowed_backends(device, cuda).pin_user_pages);
+    CHECK_FALSE(allowed_backends(device, cuda)[BackendKind::pin_user_pages]);
     CHECK(auto_pick(device, cuda.gpus[0]) == BackendKind::kmod);
 }
 

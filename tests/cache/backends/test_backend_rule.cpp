@@ -6,6 +6,7 @@
 // (select_backend.h) and the doctor's judgement (tools/cli/doctor) give
 // the same answer from the same facts. Then the probe both of them ask.
 #include "cache/backends/backend_rule.h"
+#include "cache/backends/kmod_backend.h"
 #include "cache/backends/module_probe.h"
 #include "cache/backends/select_backend.h"
 #include "doctor/doctor.h"
@@ -14,6 +15,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <fcntl.h>
 #include <string>
 #include <vector>
 
@@ -184,20 +186,37 @@ TEST_CASE("for every combination of facts the doctor allows what the rule finds 
         const cli::AllowedBackends allowed = cli::allowed_backends(device, cuda);
         // A backend asked for by name that the rule refuses is one the
         // doctor does not allow, and the other way round.
-        CHECK(allowed.kmod ==
+        CHECK(allowed[BackendKind::kmod] ==
               (decide_backend(Backend::kmod, m.facts, gpu, kmod_path).kind == BackendKind::kmod));
-        CHECK(allowed.pin_user_pages ==
+        CHECK(allowed[BackendKind::pin_user_pages] ==
               (decide_backend(Backend::pin_user_pages, m.facts, gpu, kmod_path).kind ==
                BackendKind::pin_user_pages));
-        CHECK(allowed.kmod == backend_usable(BackendKind::kmod, m.facts, gpu));
-        CHECK(allowed.pin_user_pages == backend_usable(BackendKind::pin_user_pages, m.facts, gpu));
-        CHECK(allowed.dmabuf == backend_usable(BackendKind::dmabuf, m.facts, gpu));
-        CHECK(allowed.dmabuf == gpu.dma_buf);
+        CHECK(allowed[BackendKind::kmod] == backend_usable(BackendKind::kmod, m.facts, gpu));
+        CHECK(allowed[BackendKind::pin_user_pages] ==
+              backend_usable(BackendKind::pin_user_pages, m.facts, gpu));
+        CHECK(allowed[BackendKind::dmabuf] == backend_usable(BackendKind::dmabuf, m.facts, gpu));
+        CHECK(allowed[BackendKind::dmabuf] == gpu.dma_buf);
         // What `wanted` gives is usable, or refused as asked for by name.
         const BackendDecision d = decide_backend(wanted, m.facts, gpu, kmod_path);
         if (d.request_failed.ok() && d.kind != BackendKind::dmabuf)
             CHECK(backend_usable(d.kind, m.facts, gpu));
     });
+}
+
+TEST_CASE("a backend attaches to the module only where its row finds it usable", "[rule]")
+{
+    for (const ModuleCase &m : module_cases()) {
+        for (BackendKind kind : {BackendKind::kmod, BackendKind::pin_user_pages}) {
+            INFO(m.name << ", " << to_string(kind));
+            ModuleProbe probe;
+            probe.facts = m.facts;
+            // Any open file stands for /dev/gdrhook: attaching asks it nothing.
+            probe.device = UniqueFd(::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+            REQUIRE(probe.device.valid());
+            KmodBackend backend(DriverApi{}, kind);
+            CHECK(backend.attach(std::move(probe)).ok() == backend_usable(kind, m.facts, {}));
+        }
+    }
 }
 
 TEST_CASE("the probe says what /dev/gdrhook's path holds, and the shim says it", "[rule]")

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
-// The doctor's judgement of the backends: the shim's rule
-// (cache/backends/backend_rule.h) over the facts the doctor gathered.
+// The doctor's judgement of the backends: the shim's rule and each
+// backend's row (cache/backends/backend_rule.h, backend_kinds.h) over
+// the facts the doctor gathered.
 #include "doctor/doctor_judge.h"
+
+#include <vector>
 
 namespace gdrhook::cli {
 
@@ -23,15 +26,20 @@ BackendDecision judge_backend(Backend wanted, const GdrhookDeviceFacts &device,
 
 AllowedBackends allowed_backends(const GdrhookDeviceFacts &device, const CudaFacts &cuda)
 {
-    // The shim's own answer of what can pin (backend_rule.h); dma-buf on
-    // every GPU, the module's backends whatever the GPUs are.
+    std::vector<GpuFacts> gpus;
+    if (cuda.initialised)
+        for (const auto &gpu : cuda.gpus)
+            gpus.push_back(as_the_shim_reads(gpu));
+    if (gpus.empty())
+        gpus.emplace_back(); // what the shim reads of a GPU that says nothing
+    // Each backend's own row answers, as it does for the shim.
     AllowedBackends allowed;
-    allowed.kmod = backend_usable(BackendKind::kmod, device.module, {});
-    allowed.pin_user_pages = backend_usable(BackendKind::pin_user_pages, device.module, {});
-    allowed.dmabuf = cuda.initialised && !cuda.gpus.empty();
-    for (const auto &gpu : cuda.gpus)
-        allowed.dmabuf = allowed.dmabuf &&
-                         backend_usable(BackendKind::dmabuf, device.module, as_the_shim_reads(gpu));
+    for (const BackendRow &row : backend_rows) {
+        bool everywhere = true;
+        for (const GpuFacts &gpu : gpus)
+            everywhere = everywhere && row.usable(device.module, gpu).ok();
+        allowed.usable[static_cast<size_t>(row.kind)] = everywhere;
+    }
     return allowed;
 }
 

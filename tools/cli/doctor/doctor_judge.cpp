@@ -198,9 +198,11 @@ void judge_platform(Findings &r, const PlatformFacts &platform)
 void judge_allowed(Findings &r, const GdrhookDeviceFacts &device, const CudaFacts &cuda)
 {
     const AllowedBackends allowed = allowed_backends(device, cuda);
-    r.note(std::string("backends this machine allows: kmod ") + (allowed.kmod ? "yes" : "no") +
-           ", pin_user_pages " + (allowed.pin_user_pages ? "yes" : "no") + ", dmabuf " +
-           (allowed.dmabuf ? "yes" : "no") + ", none yes");
+    std::string text = "backends this machine allows:";
+    for (const BackendRow &row : backend_rows)
+        text += std::string(&row == backend_rows ? " " : ", ") + to_string(row.kind) +
+                (allowed[row.kind] ? " yes" : " no");
+    r.note(text);
 }
 
 // What the shim would pick on each GPU (it decides for the GPU current

@@ -10,12 +10,12 @@
 
 namespace gdrhook::cli {
 
-// The backends this machine allows, whatever GDRHOOK_BACKEND says
-// (the module's side by the shim's rule, backend_rule.h).
+// The backends this machine allows, whatever GDRHOOK_BACKEND says: each
+// whose row (cache/backends/backend_kinds.h) finds it usable on every GPU
+// or, with none to ask, on a GPU that says nothing.
 struct AllowedBackends {
-    bool kmod = false;           // /dev/gdrhook with an nv-p2p provider
-    bool pin_user_pages = false; // /dev/gdrhook pinning host pages
-    bool dmabuf = false;         // every GPU exports DMA-BUFs
+    bool usable[backend_kind_count] = {};
+    bool operator[](BackendKind kind) const { return usable[static_cast<size_t>(kind)]; }
 };
 AllowedBackends allowed_backends(const GdrhookDeviceFacts &device, const CudaFacts &cuda);
 // The features bitmask in words ("nv-p2p, dma-buf").
