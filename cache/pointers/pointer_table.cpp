@@ -37,14 +37,10 @@ void PointerTable::write(PointerSlot &slot, const PointerRecord &record)
     }
     words[known_word] |= uint64_t{record.known_single} << known_single_shift |
                          uint64_t{record.known_many} << known_many_shift;
-    const uint64_t version = slot.version.load(std::memory_order_relaxed);
-    slot.version.store(version + 1, std::memory_order_relaxed);
-    // The odd version is visible before any word changes.
-    std::atomic_thread_fence(std::memory_order_release);
-    for (int i = 0; i < slot_words; ++i)
-        slot.words[i].store(words[i], std::memory_order_relaxed);
-    // release: every word above is visible before the even version.
-    slot.version.store(version + 2, std::memory_order_release);
+    seqlock_write(slot.version, [&] {
+        for (int i = 0; i < slot_words; ++i)
+            slot.words[i].store(words[i], std::memory_order_relaxed);
+    });
 }
 
 bool PointerTable::put(const PointerRecord &record, uint64_t ptr)

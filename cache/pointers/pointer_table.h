@@ -25,8 +25,8 @@
 // measured, twice the time.
 //
 // Invariants:
-//  - a slot's key and values change only inside its seqlock write (version
-//    odd); a reader that reads the same even version before and after has
+//  - a slot's key and values change only inside its seqlock write
+//    (cache/prim/seqlock.h: version odd); a reader that reads the same even version before and after has
 //    a consistent copy of one record that was in the table between the two
 //    reads. Every field is an atomic, read and written relaxed; the version
 //    orders them (fences);
@@ -36,6 +36,7 @@
 #pragma once
 
 #include "cache/pointers/pointer_record.h"
+#include "cache/prim/seqlock.h"
 
 #include <atomic>
 #include <cstdint>
@@ -133,13 +134,10 @@ private:
 // A consistent copy of a slot's words, or false where a writer was there.
 inline bool read_slot(const PointerSlot &slot, uint64_t (&words)[slot_words])
 {
-    // acquire: the words read below are at least as new as this version.
-    const uint64_t before = slot.version.load(std::memory_order_acquire);
+    const uint64_t before = seqlock_read_begin(slot.version);
     for (int i = 0; i < slot_words; ++i)
         words[i] = slot.words[i].load(std::memory_order_relaxed);
-    // The reads above complete before the version is read again.
-    std::atomic_thread_fence(std::memory_order_acquire);
-    return !(before & 1) && slot.version.load(std::memory_order_relaxed) == before;
+    return seqlock_read_valid(slot.version, before);
 }
 
 inline uint64_t word_value(const uint64_t (&words)[slot_words], AnsweredAttribute attribute)
@@ -197,14 +195,11 @@ __attribute__((always_inline)) inline bool PointerTable::lookup(uint64_t ptr, Ta
         if (!hint)
             continue;
         const PointerSlot &slot = slots[hint - 1];
-        // acquire: the words read below are at least as new as this version.
-        const uint64_t before = slot.version.load(std::memory_order_acquire);
+        const uint64_t before = seqlock_read_begin(slot.version);
         const uint64_t base = slot.words[0].load(std::memory_order_relaxed);
         const uint64_t bytes = slot.words[1].load(std::memory_order_relaxed);
         take(slot);
-        // The reads above complete before the version is read again.
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if ((before & 1) || slot.version.load(std::memory_order_relaxed) != before)
+        if (!seqlock_read_valid(slot.version, before))
             continue; // a writer was here: the caller asks the driver
         // An empty slot has size 0.
         if (ptr - base < bytes)

@@ -24,6 +24,7 @@
 //  - asymmetric_fence.h: a store-load fence whose frequent half is a
 //    compiler barrier (membarrier(2) on the rare side);
 //  - spin_lock.h: the tracker's short critical sections;
+//  - seqlock.h: lock-free reads of the pointer table and the page hash;
 //  - cache/events/thread_state.h: per-thread state reached from the
 //    thread pointer, without the GOT;
 //  - cache/events/event_clock.h: the TSC instead of the vDSO's pages;

@@ -38,21 +38,16 @@ PageHash::~PageHash()
 void PageHash::write(PageHashSlot &slot, uint64_t key, const PageHashValue &value,
                      uint8_t referenced)
 {
-    // The seqlock write: odd version, then the fields, then even again.
-    const uint64_t version = slot.version.load(std::memory_order_relaxed);
-    slot.version.store(version + 1, std::memory_order_relaxed);
-    // The odd version is visible no later than any field written below.
-    std::atomic_thread_fence(std::memory_order_release);
-    slot.key.store(key, std::memory_order_relaxed);
-    slot.start.store(value.start, std::memory_order_relaxed);
-    slot.end.store(value.end, std::memory_order_relaxed);
-    slot.id.store(value.id, std::memory_order_relaxed);
-    slot.buffer_id.store(value.buffer_id, std::memory_order_relaxed);
-    slot.handle.store(value.handle, std::memory_order_relaxed);
-    slot.fd.store(value.fd, std::memory_order_relaxed);
-    slot.referenced.store(referenced, std::memory_order_relaxed);
-    // release: a reader that sees the even version sees these fields.
-    slot.version.store(version + 2, std::memory_order_release);
+    seqlock_write(slot.version, [&] {
+        slot.key.store(key, std::memory_order_relaxed);
+        slot.start.store(value.start, std::memory_order_relaxed);
+        slot.end.store(value.end, std::memory_order_relaxed);
+        slot.id.store(value.id, std::memory_order_relaxed);
+        slot.buffer_id.store(value.buffer_id, std::memory_order_relaxed);
+        slot.handle.store(value.handle, std::memory_order_relaxed);
+        slot.fd.store(value.fd, std::memory_order_relaxed);
+        slot.referenced.store(referenced, std::memory_order_relaxed);
+    });
 }
 
 bool PageHash::insert(const PageHashValue &value)

@@ -13,8 +13,8 @@
 //    the index with it and remove before publishing the index without it,
 //    and both before the cache's generation moves, so an entry is gone from
 //    here before invalidate() returns (coherence, docs/design.md);
-//  - a slot's key and values change only inside its seqlock write (version
-//    odd), so a reader that sees the same even version before and after its
+//  - a slot's key and values change only inside its seqlock write
+//    (cache/prim/seqlock.h: version odd), so a reader that sees the same even version before and after its
 //    reads has a consistent copy of one live entry. Every field is an atomic
 //    read and written relaxed; the version orders them (fences);
 //  - removal shifts the rest of a probe chain back (no tombstones). A reader
@@ -25,6 +25,7 @@
 // the first insert (not at load time) and lives as long as the cache.
 #pragma once
 
+#include "cache/prim/seqlock.h"
 #include "cache/registration/pinned_range.h"
 
 #include <atomic>
@@ -119,17 +120,14 @@ inline bool PageHash::find(uint64_t addr, uint64_t end, PageHashValue &out) cons
     uint64_t at = home(key - 1);
     for (uint32_t probe = 0; probe < page_hash_max_probe; ++probe, at = (at + 1) & mask_) {
         PageHashSlot &slot = slots[at];
-        // acquire: the fields read below are at least as new as this version.
-        const uint64_t before = slot.version.load(std::memory_order_acquire);
+        const uint64_t before = seqlock_read_begin(slot.version);
         const uint64_t k = slot.key.load(std::memory_order_relaxed);
         if (k == 0)
             return false; // the end of the chain (or a slot being written: a miss is safe)
         if (k != key)
             continue;
         const PageHashValue v = read(slot);
-        // The reads above complete before the version is read again.
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (slot.version.load(std::memory_order_relaxed) != before || (before & 1))
+        if (!seqlock_read_valid(slot.version, before))
             return false; // a writer was here: let the index answer
         if (v.start <= addr && end <= v.end) {
             // Only when clear, so a hot slot's line stays shared.
