@@ -132,18 +132,8 @@ run_pair() {
 }
 
 : >"$out/runs.txt"
-for setup in cuda_to_cuda host_to_cuda; do
-    run_pair "$setup" count 0
-    run_pair "$setup" verify 0
-    for round in $(seq "$rounds"); do
-        if [ $((round % 2)) = 1 ]; then
-            run_pair "$setup" plain "$round"
-            run_pair "$setup" hooked "$round"
-        else
-            run_pair "$setup" hooked "$round"
-            run_pair "$setup" plain "$round"
-        fi
-    done
-done
+# shellcheck source=tests/gpu/ab_rounds.sh
+. "$here/ab_rounds.sh"
+ab_rounds "$rounds" cuda_to_cuda host_to_cuda
 python3 "$here/libfabric_table.py" "$out" | tee "$out/table.txt"
 exit "${PIPESTATUS[0]}"

@@ -10,7 +10,9 @@ server=RC client=RC". OUT_DIR/SETUP/MODE.ROUND.client: the client's
 stdout (fabtests' table: bytes, iters, total, time, MB/sec, usec/xfer,
 Mxfers/sec); MODE.ROUND.events.PID.jsonl: gdrhook's logs of the hooked
 modes, whose `queries` lines count the pointer queries answered from the
-table and forwarded to the driver.
+table and forwarded to the driver. openmpi_table.py judges
+tests/gpu/openmpi.sh's runs with the same functions: main() takes the
+verdict's name and the reader of a run's latencies.
 
 PASS when every run exited 0 (fabtests' -v checked the data), verify mode
 found no difference, and in each setup the hooked runs sent fewer queries
@@ -61,22 +63,28 @@ def query_counts(directory, name):
     return answered, forwarded, differences
 
 
+def client_latencies(directory, name):
+    """{size: usec} of a run, from its fabtests client's table."""
+    return latencies(directory / f"{name}.client")
+
+
 def runs(out):
-    """[(setup, mode, round, ok)] from runs.txt."""
+    """[(setup, mode, round, ok)] from runs.txt: ok when every process
+    named on the line (NAME=RC) exited 0."""
     result = []
     for line in (out / "runs.txt").read_text().splitlines():
-        setup, mode, round_, server, client = line.split()
-        ok = server == "server=0" and client == "client=0"
+        setup, mode, round_, *codes = line.split()
+        ok = bool(codes) and all(code.endswith("=0") for code in codes)
         result.append((setup, mode, round_, ok))
     return result
 
 
-def latency_rows(directory, rounds):
+def latency_rows(directory, rounds, read):
     """One line per size: median plain and hooked usec, and their ratio."""
     per_mode = {"plain": {}, "hooked": {}}
     for mode, table in per_mode.items():
         for round_ in rounds:
-            for size, usec in latencies(directory / f"{mode}.{round_}.client").items():
+            for size, usec in read(directory, f"{mode}.{round_}").items():
                 table.setdefault(size, []).append(usec)
     lines = []
     for size in sorted(per_mode["plain"]):
@@ -93,14 +101,14 @@ def latency_rows(directory, rounds):
     return lines
 
 
-def judge_setup(out, setup, setup_runs):
+def judge_setup(out, setup, setup_runs, read):
     """Prints a setup's table; returns whether it passed and whether its
     program asked the driver anything."""
     directory = out / setup
     ok = all(r[3] for r in setup_runs)
     rounds = sorted({r[2] for r in setup_runs if r[1] in ("plain", "hooked")})
     print(f"{setup}: {len(setup_runs)} runs, {'all exited 0' if ok else 'SOME FAILED'}")
-    print("\n".join(latency_rows(directory, rounds)))
+    print("\n".join(latency_rows(directory, rounds, read)))
     _, program_queries, _ = query_counts(directory, "count.0")
     hooked = [query_counts(directory, f"hooked.{r}") for r in rounds]
     answered, forwarded = sum(h[0] for h in hooked), sum(h[1] for h in hooked)
@@ -117,19 +125,20 @@ def judge_setup(out, setup, setup_runs):
     return ok and differences == 0 and bool(hooked) and cut, program_queries > 0
 
 
-def main():
+def main(name="LIBFABRIC", read=client_latencies):
     out = Path(sys.argv[1])
     all_runs = runs(out)
     setups = sorted({r[0] for r in all_runs})
     passed, asked = True, False
     for setup in setups:
-        setup_passed, setup_asked = judge_setup(out, setup, [r for r in all_runs if r[0] == setup])
+        setup_runs = [r for r in all_runs if r[0] == setup]
+        setup_passed, setup_asked = judge_setup(out, setup, setup_runs, read)
         passed &= setup_passed
         asked |= setup_asked
     if not asked:
         print("no setup asked the driver a pointer query: nothing measured")
     passed &= asked
-    print(f"LIBFABRIC: {'PASS' if passed else 'FAIL'}")
+    print(f"{name}: {'PASS' if passed else 'FAIL'}")
     return 0 if passed else 1
 
 
