@@ -338,103 +338,106 @@ void read_sample_ms(const ConfigVariable &v, const char *value, ParseContext &, 
 // the Config and how the Config's value is shown. parse_config,
 // config_values and `gdrhook doctor --settings` walk it; tests/docs checks
 // the README's table against that listing.
-const ConfigVariable variables[] = {
-    {.name = "GDRHOOK_DISABLE",
-     .kind = SettingKind::flag,
-     .fallback = "0",
-     .parse = read_flag<&Config::disabled>,
-     .shown = shown_flag<&Config::disabled>},
-    {.name = "GDRHOOK_LOG_LEVEL",
-     .kind = SettingKind::choice,
-     .choices = choices_of(level_words),
-     .fallback = "warn",
-     .parse = read_choice<&Config::log_level>,
-     .shown = shown_word<&Config::log_level>},
-    {.name = "GDRHOOK_EVENTS",
-     .kind = SettingKind::path,
-     .note = "a path; `%p` becomes the pid, `%h` the short host name, `%r` the rank (`x` when "
-             "none is set), `%%` a percent sign",
-     .fallback_note = "unset (no event log)",
-     .parse = read_events,
-     .shown = [](const Config &c) { return c.events_pattern; }},
-    {.name = "GDRHOOK_LOG_MAX_BYTES",
-     .kind = SettingKind::bytes,
-     .max = UINT64_MAX,
-     .note = "0 = no cap",
-     .fallback = "256M",
-     .parse = read_size<&Config::log_max_bytes>,
-     .shown = shown_number<&Config::log_max_bytes>},
-    {.name = "GDRHOOK_QUEUE_CAPACITY",
-     .kind = SettingKind::count,
-     .min = 2,
-     .max = 1u << 20,
-     .note = "rounded up to a power of two",
-     .fallback = "4096",
-     .parse = read_queue_capacity,
-     .shown = shown_number<&Config::queue_capacity>},
-    {.name = "GDRHOOK_BACKEND",
-     .kind = SettingKind::choice,
-     .choices = choices_of(backend_words),
-     .fallback = "auto",
-     .parse = read_choice<&Config::backend>,
-     .shown = shown_word<&Config::backend>},
-    {.name = "GDRHOOK_PIN",
-     .kind = SettingKind::choice,
-     .choices = choices_of(pin_words),
-     .fallback = "demand",
-     .parse = read_choice<&Config::pin>,
-     .shown = shown_word<&Config::pin>},
-    {.name = "GDRHOOK_PIN_MIN_SIZE",
-     .kind = SettingKind::bytes,
-     .max = UINT64_MAX,
-     .fallback = "1M",
-     .parse = read_size<&Config::pin_min_size>,
-     .shown = shown_number<&Config::pin_min_size>},
-    {.name = "GDRHOOK_VERIFY",
-     .kind = SettingKind::flag,
-     .fallback = "0",
-     .parse = read_flag<&Config::verify>,
-     .shown = shown_flag<&Config::verify>},
-    {.name = "GDRHOOK_POINTER_QUERIES",
-     .kind = SettingKind::flag,
-     .fallback = "on",
-     .parse = read_flag<&Config::pointer_queries>,
-     .shown = [](const Config &c) -> std::string { return c.pointer_queries ? "on" : "off"; }},
-    {.name = "GDRHOOK_CACHE_MAX_BYTES",
-     .kind = SettingKind::bytes,
-     .max = UINT64_MAX,
-     .note = "0 = no limit",
-     .fallback = "0",
-     .parse = read_size<&Config::cache_max_bytes>,
-     .shown = shown_number<&Config::cache_max_bytes>},
-    {.name = "GDRHOOK_CACHE_MAX_ENTRIES",
-     .kind = SettingKind::count,
-     .min = 1,
-     .max = 1ull << 32,
-     .fallback = "65536",
-     .parse = read_size<&Config::cache_max_entries>,
-     .shown = shown_number<&Config::cache_max_entries>},
+// A row of each kind, its fields named by the maker's parameters.
+using Shower = std::string (*)(const Config &config);
+
+constexpr ConfigVariable row(const char *name, SettingKind kind, ConfigParser parse, Shower shown)
+{
+    ConfigVariable v{};
+    v.name = name;
+    v.kind = kind;
+    v.parse = parse;
+    v.shown = shown;
+    return v;
+}
+
+constexpr ConfigVariable flag(const char *name, const char *fallback, ConfigParser parse,
+                              Shower shown)
+{
+    ConfigVariable v = row(name, SettingKind::flag, parse, shown);
+    v.fallback = fallback;
+    return v;
+}
+
+constexpr ConfigVariable choice(const char *name, ConfigChoices words, const char *fallback,
+                                ConfigParser parse, Shower shown)
+{
+    ConfigVariable v = row(name, SettingKind::choice, parse, shown);
+    v.choices = words;
+    v.fallback = fallback;
+    return v;
+}
+
+// A number of `kind` from min to max; `note` is said after the range.
+constexpr ConfigVariable number(const char *name, SettingKind kind, uint64_t min, uint64_t max,
+                                const char *note, const char *fallback, ConfigParser parse,
+                                Shower shown)
+{
+    ConfigVariable v = row(name, kind, parse, shown);
+    v.min = min;
+    v.max = max;
+    v.note = note;
+    v.fallback = fallback;
+    return v;
+}
+
+constexpr ConfigVariable with_fallback_note(ConfigVariable v, const char *fallback_note)
+{
+    v.fallback_note = fallback_note;
+    return v;
+}
+
+constexpr ConfigVariable path(const char *name, const char *note, const char *unset,
+                              ConfigParser parse, Shower shown)
+{
+    ConfigVariable v = row(name, SettingKind::path, parse, shown);
+    v.note = note;
+    v.fallback_note = unset;
+    return v;
+}
+
+constexpr uint64_t any_bytes = UINT64_MAX;
+
+// Every GDRHOOK_* variable the shim reads, once: its name, what a value
+// may be (kind, bounds, words) and its default, how a value is read into
+// the Config and how the Config's value is shown. parse_config,
+// config_values and `gdrhook doctor --settings` walk it; tests/docs checks
+// the README's table against that listing. Made at compile time: the
+// shim reads it as it loads.
+constexpr ConfigVariable variables[] = {
+    flag("GDRHOOK_DISABLE", "0", read_flag<&Config::disabled>, shown_flag<&Config::disabled>),
+    choice("GDRHOOK_LOG_LEVEL", choices_of(level_words), "warn", read_choice<&Config::log_level>,
+           shown_word<&Config::log_level>),
+    path("GDRHOOK_EVENTS",
+         "a path; `%p` becomes the pid, `%h` the short host name, `%r` the rank (`x` when none "
+         "is set), `%%` a percent sign",
+         "unset (no event log)", read_events, [](const Config &c) { return c.events_pattern; }),
+    number("GDRHOOK_LOG_MAX_BYTES", SettingKind::bytes, 0, any_bytes, "0 = no cap", "256M",
+           read_size<&Config::log_max_bytes>, shown_number<&Config::log_max_bytes>),
+    number("GDRHOOK_QUEUE_CAPACITY", SettingKind::count, 2, 1u << 20,
+           "rounded up to a power of two", "4096", read_queue_capacity,
+           shown_number<&Config::queue_capacity>),
+    choice("GDRHOOK_BACKEND", choices_of(backend_words), "auto", read_choice<&Config::backend>,
+           shown_word<&Config::backend>),
+    choice("GDRHOOK_PIN", choices_of(pin_words), "demand", read_choice<&Config::pin>,
+           shown_word<&Config::pin>),
+    number("GDRHOOK_PIN_MIN_SIZE", SettingKind::bytes, 0, any_bytes, nullptr, "1M",
+           read_size<&Config::pin_min_size>, shown_number<&Config::pin_min_size>),
+    flag("GDRHOOK_VERIFY", "0", read_flag<&Config::verify>, shown_flag<&Config::verify>),
+    flag("GDRHOOK_POINTER_QUERIES", "on", read_flag<&Config::pointer_queries>,
+         [](const Config &c) -> std::string { return c.pointer_queries ? "on" : "off"; }),
+    number("GDRHOOK_CACHE_MAX_BYTES", SettingKind::bytes, 0, any_bytes, "0 = no limit", "0",
+           read_size<&Config::cache_max_bytes>, shown_number<&Config::cache_max_bytes>),
+    number("GDRHOOK_CACHE_MAX_ENTRIES", SettingKind::count, 1, 1ull << 32, nullptr, "65536",
+           read_size<&Config::cache_max_entries>, shown_number<&Config::cache_max_entries>),
     // Below 10 ms the samples would cost the worker more than they tell;
     // an hour is plenty.
-    {.name = "GDRHOOK_SAMPLE_MS",
-     .kind = SettingKind::milliseconds,
-     .min = 10,
-     .max = 3600 * 1000,
-     .fallback = "0",
-     .fallback_note = "(off)",
-     .parse = read_sample_ms,
-     .shown = shown_number<&Config::sample_ms>},
-    {.name = "GDRHOOK_UCX",
-     .kind = SettingKind::choice,
-     .choices = choices_of(ucx_words),
-     .fallback = "auto",
-     .parse = read_choice<&Config::ucx>,
-     .shown = shown_word<&Config::ucx>},
-    {.name = "GDRHOOK_PROFILE",
-     .kind = SettingKind::flag,
-     .fallback = "0",
-     .parse = read_flag<&Config::profile>,
-     .shown = shown_flag<&Config::profile>},
+    with_fallback_note(number("GDRHOOK_SAMPLE_MS", SettingKind::milliseconds, 10, 3600 * 1000,
+                              nullptr, "0", read_sample_ms, shown_number<&Config::sample_ms>),
+                       "(off)"),
+    choice("GDRHOOK_UCX", choices_of(ucx_words), "auto", read_choice<&Config::ucx>,
+           shown_word<&Config::ucx>),
+    flag("GDRHOOK_PROFILE", "0", read_flag<&Config::profile>, shown_flag<&Config::profile>),
 };
 
 std::string code(const std::string &word)

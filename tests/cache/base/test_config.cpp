@@ -314,7 +314,9 @@ TEST_CASE("the parser keeps the bounds the README gives")
 TEST_CASE("what a row accepts and its default are said from the row")
 {
     auto row = [](SettingKind kind, uint64_t min, uint64_t max, const char *note) {
-        ConfigVariable v{.name = "GDRHOOK_X", .kind = kind};
+        ConfigVariable v{};
+        v.name = "GDRHOOK_X";
+        v.kind = kind;
         v.min = min;
         v.max = max;
         v.note = note;
