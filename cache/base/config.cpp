@@ -310,13 +310,14 @@ template <auto Field> std::string shown_number(const Config &c)
 void read_events(const ConfigVariable &v, const char *value, ParseContext &context, Config &c,
                  Diagnostics &d)
 {
-    std::string path, error;
-    if (expand_path_pattern(value, PathNames{context.pid, c.host, c.rank}, path, error)) {
-        c.events_path = path;
+    const Result<std::string> path =
+        expand_path_pattern(value, PathNames{context.pid, c.host, c.rank});
+    if (path) {
+        c.events_path = *path;
         c.events_pattern = value;
     } else
-        d.push_back(std::string("gdrhook: ") + v.name + "='" + value + "' is not valid: " + error +
-                    "; no events are logged");
+        d.push_back(std::string("gdrhook: ") + v.name + "='" + value +
+                    "' is not valid: " + path.why() + "; no events are logged");
 }
 
 void read_queue_capacity(const ConfigVariable &v, const char *value, ParseContext &, Config &c,

@@ -5,10 +5,9 @@
 
 namespace gdrhook {
 
-bool split_path_pattern(const std::string &pattern, std::vector<PathPiece> &pieces,
-                        std::string &error)
+Result<std::vector<PathPiece>> split_path_pattern(const std::string &pattern)
 {
-    pieces.clear();
+    std::vector<PathPiece> pieces;
     auto text = [&]() -> std::string & {
         if (pieces.empty() || pieces.back().kind != PathPiece::Kind::text)
             pieces.push_back({PathPiece::Kind::text, {}});
@@ -26,23 +25,23 @@ bool split_path_pattern(const std::string &pattern, std::vector<PathPiece> &piec
         case 'r': pieces.push_back({PathPiece::Kind::rank, {}}); break;
         case '%': text() += '%'; break;
         default:
-            error = code ? std::string("unknown sequence %") + code + " (known: %p %h %r %%)"
-                         : std::string("a % at the end (known: %p %h %r %%)");
-            return false;
+            return Result<std::vector<PathPiece>>::failure(
+                Status::error(StatusCode::invalid, 0, "not a path pattern"),
+                code ? std::string("unknown sequence %") + code + " (known: %p %h %r %%)"
+                     : std::string("a % at the end (known: %p %h %r %%)"));
         }
         ++i;
     }
-    return true;
+    return pieces;
 }
 
-bool expand_path_pattern(const std::string &pattern, const PathNames &names, std::string &out,
-                         std::string &error)
+Result<std::string> expand_path_pattern(const std::string &pattern, const PathNames &names)
 {
-    std::vector<PathPiece> pieces;
-    out.clear();
-    if (!split_path_pattern(pattern, pieces, error))
-        return false;
-    for (const PathPiece &piece : pieces) {
+    const Result<std::vector<PathPiece>> pieces = split_path_pattern(pattern);
+    if (!pieces)
+        return Result<std::string>::failure(pieces.status(), pieces.why());
+    std::string out;
+    for (const PathPiece &piece : *pieces) {
         switch (piece.kind) {
         case PathPiece::Kind::text: out += piece.text; break;
         case PathPiece::Kind::pid: out += std::to_string(names.pid); break;
@@ -50,7 +49,7 @@ bool expand_path_pattern(const std::string &pattern, const PathNames &names, std
         case PathPiece::Kind::rank: out += names.rank.empty() ? "x" : names.rank; break;
         }
     }
-    return true;
+    return out;
 }
 
 std::string short_host_name_of(const std::string &host_name)

@@ -7,6 +7,8 @@
 // and both name the host as short_host_name() does.
 #pragma once
 
+#include "cache/base/result.h"
+
 #include <string>
 #include <vector>
 
@@ -26,15 +28,13 @@ struct PathPiece {
     std::string text; // Kind::text: as written, %% already a %
 };
 
-// The pattern's pieces; false (and `error` says which) for any other %
+// The pattern's pieces; refused (why() says which) for any other %
 // sequence, or a % at the end.
-bool split_path_pattern(const std::string &pattern, std::vector<PathPiece> &pieces,
-                        std::string &error);
+Result<std::vector<PathPiece>> split_path_pattern(const std::string &pattern);
 
-// The pattern with its % sequences expanded; false (and `error` says
-// which) for any other % sequence, or a % at the end.
-bool expand_path_pattern(const std::string &pattern, const PathNames &names, std::string &out,
-                         std::string &error);
+// The pattern with its % sequences expanded; refused (why() says which)
+// for any other % sequence, or a % at the end.
+Result<std::string> expand_path_pattern(const std::string &pattern, const PathNames &names);
 
 // The host name as %h and a log's `process` line write it: gethostname()
 // up to its first '.', each '/' made a '_', and "localhost" where that

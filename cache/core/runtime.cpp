@@ -184,12 +184,14 @@ void after_fork_in_child()
     pointer_answers_after_fork_in_child();
     // A pattern with %p names a file of the child's own; without, the
     // child appends to its parent's, after a process line of its own.
-    std::string path, unused;
-    const bool own_log =
-        !rt.config.events_pattern.empty() &&
-        expand_path_pattern(rt.config.events_pattern,
-                            PathNames{rt.pid, rt.config.host, rt.config.rank}, path, unused);
-    path = absolute_from_start(path);
+    // The pattern was checked at start: it expands here too.
+    const Result<std::string> expanded =
+        rt.config.events_pattern.empty()
+            ? Result<std::string>(std::string())
+            : expand_path_pattern(rt.config.events_pattern,
+                                  PathNames{rt.pid, rt.config.host, rt.config.rank});
+    const bool own_log = !rt.config.events_pattern.empty() && expanded.ok();
+    const std::string path = absolute_from_start(*expanded);
     // Before the queue is reset: its cells are still the parent's journal.
     rt.journal.move_to_child(own_log ? path : rt.log.path(), rt.pid);
     rt.pipeline->after_fork_in_child(rt.pid);

@@ -124,12 +124,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     // The % sequences never lose or invent text other than theirs; a
     // pattern refused leaves no log.
     if (const char *events = lookup("GDRHOOK_EVENTS")) {
-        std::string expanded, error;
-        if (gdrhook::expand_path_pattern(events, gdrhook::PathNames{pid, config.host, config.rank},
-                                         expanded, error))
-            require(config.events_path == expanded);
+        const auto expanded =
+            gdrhook::expand_path_pattern(events, gdrhook::PathNames{pid, config.host, config.rank});
+        if (expanded)
+            require(config.events_path == *expanded);
         else
-            require(config.events_path.empty() && !error.empty());
+            require(config.events_path.empty() && !expanded.why().empty());
         if (!strchr(events, '%'))
             require(config.events_path == events);
     }

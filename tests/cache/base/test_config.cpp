@@ -154,8 +154,8 @@ TEST_CASE("%p, %h and %r expand to the pid, the host and the rank; other % seque
 {
     const PathNames names{7, "node3", "12"};
     auto expanded = [&](const char *pattern, const PathNames &n) {
-        std::string out, error;
-        return expand_path_pattern(pattern, n, out, error) ? out : "error: " + error;
+        const Result<std::string> out = expand_path_pattern(pattern, n);
+        return out ? *out : "error: " + out.why();
     };
     CHECK(expanded("a.%p.b", names) == "a.7.b");
     CHECK(expanded("100%%-%p", names) == "100%-7");

@@ -115,11 +115,15 @@ int run_epilog(const EpilogOptions &options, std::ostream &out, std::ostream &er
     if (!options.uid.empty())
         uid = static_cast<unsigned>(std::stoul(options.uid));
     const std::string host = short_host_name();
-    std::string summary_path, error;
-    if (!options.summary.empty() &&
-        !expand_path_pattern(options.summary, PathNames{0, host, ""}, summary_path, error)) {
-        err << "gdrhook epilog: --summary: " << error << '\n';
-        return exit_input;
+    std::string summary_path;
+    if (!options.summary.empty()) {
+        const Result<std::string> expanded =
+            expand_path_pattern(options.summary, PathNames{0, host, ""});
+        if (!expanded) {
+            err << "gdrhook epilog: --summary: " << expanded.why() << '\n';
+            return exit_input;
+        }
+        summary_path = *expanded;
     }
 
     // What the job's processes hold: as root, who may read every process.

@@ -17,9 +17,9 @@ std::vector<std::string> expand_events_pattern(const std::string &pattern, const
     // The shim's grammar (path_pattern.h): %p any pid, %r any rank, %h the
     // host; the rest escaped, so a path with '*' or '[' in it only matches
     // itself. A pattern the shim refuses named no file.
-    std::vector<PathPiece> pieces;
-    std::string error;
-    if (!split_path_pattern(pattern, pieces, error))
+    // A pattern the shim refuses names no log.
+    const Result<std::vector<PathPiece>> pieces = split_path_pattern(pattern);
+    if (!pieces)
         return {};
     auto literal = [](std::string &out, const std::string &text) {
         for (char c : text) {
@@ -29,7 +29,7 @@ std::vector<std::string> expand_events_pattern(const std::string &pattern, const
         }
     };
     std::string glob_pattern;
-    for (const PathPiece &piece : pieces) {
+    for (const PathPiece &piece : *pieces) {
         switch (piece.kind) {
         case PathPiece::Kind::text: literal(glob_pattern, piece.text); break;
         case PathPiece::Kind::pid: glob_pattern += "[0-9]*"; break;
