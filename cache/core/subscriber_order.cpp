@@ -33,9 +33,9 @@ void set_up_ucx(Runtime &rt, FreeSubscription free_place, AllocSubscription allo
     set_up_ucx_bridge(rt.config.ucx, free_place, alloc_place);
 }
 
-void set_up_pointer_table(Runtime &rt, FreeSubscription free_place, AllocSubscription)
+void set_up_pointer_table(Runtime &rt, FreeSubscription free_place, AllocSubscription alloc_place)
 {
-    set_up_pointer_answers(rt.config.pointer_queries, rt.config.verify, free_place);
+    set_up_pointer_answers(rt.config.pointer_queries, rt.config.verify, free_place, alloc_place);
 }
 
 // A listener: what it does at a free and at an allocation, its set-up,
@@ -43,8 +43,8 @@ void set_up_pointer_table(Runtime &rt, FreeSubscription free_place, AllocSubscri
 // UCX (notify/free_subscribers.h); an allocation reaches them the other
 // way round (notify/alloc_subscribers.h). The pointer table forgets a
 // free's allocation between the two: UCX's handlers may ask the driver's
-// pointer attributes of the memory being freed. It does nothing at an
-// allocation. Adding a listener is one row.
+// pointer attributes of the memory being freed. At an allocation it forgets
+// which pointers it sends straight to the driver. Adding a listener is one row.
 struct ListenerRow {
     FreeSubscriber (*free)();
     AllocSubscriber (*alloc)();

@@ -6,6 +6,7 @@
 #include "cache/events/event_pipeline.h"
 #include "cache/events/thread_state.h"
 #include "cache/pointers/pointer_table.h"
+#include "cache/pointers/unanswerable_memo.h"
 #include "cache/record/alloc_tracker.h"
 
 #include <atomic>
@@ -31,6 +32,11 @@ std::atomic<uint64_t> frees_seen{0};
 // learning on: a process that never asks pays nothing at its frees.
 FreeSubscription free_place = -1;
 std::atomic<bool> listening{false};
+// Pointers to send straight to the driver; it listens to allocations
+// (which make it forget) from the first one it remembers.
+UnanswerableMemo unanswerable;
+AllocSubscription alloc_place = -1;
+std::atomic<bool> listening_to_allocations{false};
 
 // What the table may answer: memory the shim saw allocated, of a kind
 // whose attributes stay what they were at the first query until its free.
@@ -68,7 +74,9 @@ struct Learning {
 Learning begin_learning(uint64_t ptr, const PointerRecord *known)
 {
     Learning l;
-    if (known) {
+    if (known) { // a record, or the range found_by_range() was told
+        if (!known->size)
+            return l;
         l.base = known->base;
         l.size = known->size;
     } else {
@@ -169,16 +177,38 @@ __attribute__((noinline, cold)) int forward_many(unsigned int count, int *attrib
 // A pointer whose page had no hint to its allocation's record: the driver
 // names the allocation's base (not a pointer query: its count stays one
 // per allocation and attribute), and the record there, if any, answers.
-bool found_by_range(uint64_t ptr, PointerRecord &record)
+// Else `range` keeps what the driver said, for the learning that follows
+// (base and size 0: no allocation there).
+bool found_by_range(uint64_t ptr, PointerRecord &record, PointerRecord &range)
 {
     const DriverQueries *q = hot_line.queries;
     uint64_t base = 0, size = 0;
     if (!q || !q->address_range || !q->address_range(ptr, &base, &size))
         return false;
+    range.base = base;
+    range.size = size;
     if (!table.find_base(base, record) || !record.contains(ptr))
         return false;
     table.hint(record, ptr);
     return true;
+}
+
+// The memo's generation before a pointer is judged; listening to
+// allocations from here on, so that one made after this read forgets the
+// judgement.
+uint64_t memo_generation()
+{
+    if (alloc_place >= 0 && !listening_to_allocations.load(std::memory_order_acquire)) {
+        start_listening_to_allocations(alloc_place);
+        listening_to_allocations.store(true, std::memory_order_release);
+    }
+    return unanswerable.generation();
+}
+
+void remember_if_unanswerable(const Learning &l, uint64_t ptr, uint64_t judged_at)
+{
+    if (!l.possible && alloc_place >= 0)
+        unanswerable.remember(ptr, judged_at);
 }
 
 // A query the table could not answer at once: the record that holds ptr
@@ -186,15 +216,19 @@ bool found_by_range(uint64_t ptr, PointerRecord &record)
 __attribute__((noinline, cold)) int learn_one(void *data, int attribute, unsigned long long ptr,
                                               PointerAttributeFunction real)
 {
+    if (unanswerable.holds(ptr))
+        return forward_one(data, attribute, ptr, real);
+    const uint64_t judged_at = memo_generation();
     const AnsweredAttribute a = answered_attribute(attribute);
-    PointerRecord record;
-    const bool found = table.find(ptr, record);
-    if ((found || found_by_range(ptr, record)) && (record.known_single & attribute_bit(a))) {
+    PointerRecord record, range;
+    const bool found = table.find(ptr, record) || found_by_range(ptr, record, range);
+    if (found && (record.known_single & attribute_bit(a))) {
         write_attribute(data, a, record.value(a));
         add_one(&CountStripe::answered);
         return cuda::success;
     }
-    Learning l = begin_learning(ptr, found ? &record : nullptr);
+    Learning l = begin_learning(ptr, found ? &record : &range);
+    remember_if_unanswerable(l, ptr, judged_at);
     const int rc = real(data, attribute, ptr);
     add_one(&CountStripe::forwarded);
     if (l.possible && rc == cuda::success) {
@@ -238,15 +272,23 @@ __attribute__((noinline, cold)) int learn_many(unsigned int count, int *attribut
     for (unsigned int i = 0; i < count; ++i)
         if (!data[i]) // the driver decides what that means
             return forward_many(count, attributes, data, ptr, real);
-    PointerRecord record;
-    if (!known && found_by_range(ptr, record)) {
-        if (answers_all(count, attributes, data, record)) {
-            write_all(count, attributes, data, record);
-            return cuda::success;
+    if (!known && unanswerable.holds(ptr))
+        return forward_many(count, attributes, data, ptr, real);
+    const uint64_t judged_at = memo_generation();
+    PointerRecord record, range;
+    if (!known) {
+        if (found_by_range(ptr, record, range)) {
+            if (answers_all(count, attributes, data, record)) {
+                write_all(count, attributes, data, record);
+                return cuda::success;
+            }
+            known = &record;
+        } else {
+            known = &range;
         }
-        known = &record;
     }
     Learning l = begin_learning(ptr, known);
+    remember_if_unanswerable(l, ptr, judged_at);
     const int rc = real(count, attributes, data, ptr);
     add_one(&CountStripe::forwarded);
     if (l.possible && rc == cuda::success) {
@@ -341,14 +383,19 @@ AllocSubscriber pointer_answers_alloc_subscriber()
 {
     AllocSubscriber subscriber{};
     subscriber.name = "pointer-answers";
+    subscriber.after_alloc = [](const char *, Via, MemoryKind, int32_t, uint64_t, uint64_t) {
+        unanswerable.forget_all();
+    };
     return subscriber;
 }
 
-void set_up_pointer_answers(bool on, bool verify, FreeSubscription place)
+void set_up_pointer_answers(bool on, bool verify, FreeSubscription place,
+                            AllocSubscription allocations_place)
 {
     if (!on)
         return;
     free_place = place;
+    alloc_place = allocations_place;
     mode.store(verify ? pointer_answers_verify : pointer_answers_answer, std::memory_order_release);
 }
 

@@ -109,11 +109,13 @@ struct PointerQueryCounts {
 PointerQueryCounts pointer_query_counts();
 
 // The listener's row (core/subscriber_order.cpp): frees make the table
-// forget; allocations say nothing to it.
+// forget; allocations make it forget the pointers it sends straight to
+// the driver (unanswerable_memo.h).
 FreeSubscriber pointer_answers_free_subscriber();
 AllocSubscriber pointer_answers_alloc_subscriber();
 // GDRHOOK_POINTER_QUERIES and GDRHOOK_VERIFY, once, at start.
-void set_up_pointer_answers(bool on, bool verify, FreeSubscription place);
+void set_up_pointer_answers(bool on, bool verify, FreeSubscription place,
+                            AllocSubscription allocations_place);
 // In a forked child every query goes to the driver: the child's driver
 // does not hold the parent's allocations the way the table says.
 void pointer_answers_after_fork_in_child();

@@ -19,6 +19,19 @@
 //                              (the fewest times the driver was asked one
 //                              attribute: 10 when every query of memory the
 //                              shim did not see allocated reached it)
+//   pointer_queries untracked  memory the shim cannot answer for (a host
+//                              buffer it never saw, an IPC import) asked 10
+//                              times each; then an allocation made where
+//                              the import was, asked the same. Prints
+//                              host_range_calls=N,
+//                              import_range_calls=N (the driver asked the
+//                              allocation's range for the table while the
+//                              program asked about the memory),
+//                              reused_same_address=1, reused_driver_queries=N
+//                              (the most times the driver was asked one
+//                              attribute of the new allocation)
+//                              and forwarded_differ=N (a query's answer
+//                              other than the driver's)
 //   pointer_queries interleave the driver's answer to the first query of an
 //                              allocation is held while the allocation is
 //                              freed and made again at the same address;
@@ -53,6 +66,7 @@
 
 extern "C" {
 long fake_cuda_attribute_queries(int attribute);
+long fake_cuda_call_count(const char *name);
 CUresult fake_cuda_pointer_attribute_truth(void *data, CUpointer_attribute attribute,
                                            CUdeviceptr ptr);
 CUresult fake_cuda_pointer_attributes_truth(unsigned int count, CUpointer_attribute *attributes,
@@ -320,6 +334,62 @@ int imported()
     return 0;
 }
 
+// Memory the shim cannot answer for: each query must cost the driver what
+// the program's own call costs, once the table has seen it cannot learn
+// it; and once the memory becomes memory it tracks, it learns it.
+int untracked()
+{
+    std::vector<char> host(1 << 20);
+    const auto h = reinterpret_cast<CUdeviceptr>(host.data()) + 64;
+    CUpointer_attribute three[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                   CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    long differ = 0;
+    auto ask_host = [&] {
+        unsigned type = 7, managed = 7, type_truth = 8, managed_truth = 8;
+        CUcontext ctx = nullptr, ctx_truth = nullptr;
+        void *got[] = {&type, &ctx, &managed};
+        void *truth[] = {&type_truth, &ctx_truth, &managed_truth};
+        differ += get_many(3, three, got, h) != CUDA_SUCCESS;
+        fake_cuda_pointer_attributes_truth(3, three, truth, h);
+        differ += type != type_truth || ctx != ctx_truth || managed != managed_truth;
+        unsigned one = 7, one_truth = 8;
+        const CUresult rc = get_one(&one, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, h);
+        const CUresult rc_truth =
+            fake_cuda_pointer_attribute_truth(&one_truth, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, h);
+        differ += rc != rc_truth || (rc == CUDA_SUCCESS && one != one_truth);
+    };
+    long ranges = fake_cuda_call_count("cuMemGetAddressRange_v2");
+    for (int round = 0; round < 10; ++round)
+        ask_host();
+    std::printf("host_range_calls=%ld\n", fake_cuda_call_count("cuMemGetAddressRange_v2") - ranges);
+
+    CUdeviceptr exported = 0, p = 0;
+    CHECK_CU(cuMemAlloc_v2(&exported, 65536));
+    CUipcMemHandle handle;
+    CHECK_CU(cuIpcGetMemHandle(&handle, exported));
+    CHECK_CU(cuIpcOpenMemHandle_v2(&p, handle, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    ranges = fake_cuda_call_count("cuMemGetAddressRange_v2");
+    QueryCounts before;
+    if (ask_each_alone(p + 64, 10, before))
+        return 1;
+    std::printf("import_range_calls=%ld\n",
+                fake_cuda_call_count("cuMemGetAddressRange_v2") - ranges);
+    CHECK_CU(cuIpcCloseMemHandle(p));
+
+    // The driver hands the import's address to the next allocation: the
+    // shim saw that one made, and learns it.
+    CUdeviceptr again = 0;
+    CHECK_CU(cuMemAlloc_v2(&again, 65536));
+    std::printf("reused_same_address=%d\n", again == p);
+    if (ask_each_alone(again + 64, 10, before))
+        return 1;
+    std::printf("reused_driver_queries=%ld\n", queries_since(before).second);
+    CHECK_CU(cuMemFree_v2(again));
+    CHECK_CU(cuMemFree_v2(exported));
+    std::printf("forwarded_differ=%ld\n", differ);
+    return 0;
+}
+
 int repeat()
 {
     CUdeviceptr p = 0;
@@ -437,6 +507,8 @@ int main(int argc, char **argv)
         return repeat();
     if (mode == "imported")
         return imported();
+    if (mode == "untracked")
+        return untracked();
     if (mode == "race")
         return race();
     if (mode == "interleave")

@@ -70,6 +70,22 @@ TEST_CASE("Every query of memory the shim did not see allocated (an IPC import) 
     CHECK(output_field(run.output, "fewest_driver_queries") == 10);
 }
 
+TEST_CASE("A query the table cannot answer costs the driver the program's call, once it knows")
+{
+    RunResult run = run_pointer_queries({"untracked"});
+    INFO(run.output);
+    REQUIRE(run.exit_status == 0);
+    CHECK(output_field(run.output, "forwarded_differ") == 0);
+    // One range asked per pointer, at its first query: a host buffer the
+    // driver knows nothing of, an allocation the shim did not see made.
+    CHECK(output_field(run.output, "host_range_calls") <= 1);
+    CHECK(output_field(run.output, "import_range_calls") <= 1);
+    // An allocation the shim saw made at the import's old address: the
+    // table's, learnt at its first query.
+    REQUIRE(output_field(run.output, "reused_same_address") == 1);
+    CHECK(output_field(run.output, "reused_driver_queries") == 1);
+}
+
 TEST_CASE("The log's queries line and log summary count the queries answered and forwarded")
 {
     const std::string log = make_temp_dir() + "/events.jsonl";
