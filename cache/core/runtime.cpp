@@ -196,9 +196,8 @@ void after_fork_in_child()
     rt.journal.move_to_child(own_log ? path : rt.log.path(), rt.pid);
     rt.pipeline->after_fork_in_child(rt.pid);
     if (own_log) {
-        std::string error = rt.log.open(path);
-        if (!error.empty())
-            diagnostics().error("{}", error);
+        if (const Result<void> opened = rt.log.open(path); !opened)
+            diagnostics().error("{}", opened.why());
     } else {
         rt.log.count_anew(); // the cap is the child's own, in its parent's file
     }
@@ -277,16 +276,15 @@ void initialize(const DriverQueries &queries)
     // (start_folder.h); its log, journal and children's logs stay where
     // it started.
     rt->config.events_path = absolute_from_start(rt->config.events_path);
-    std::string error = rt->log.open(rt->config.events_path);
-    if (!error.empty())
-        diagnostics().error("{}; events are not logged", error);
+    if (const Result<void> opened = rt->log.open(rt->config.events_path); !opened)
+        diagnostics().error("{}; events are not logged", opened.why());
     rt->log.set_first_line([rt](int pid) { return describe_process(*rt, pid); });
     rt->log.set_max_bytes(rt->config.log_max_bytes);
     // Where events are written down, the queue lives in the journal beside
     // the log, so that they outlive the process however it ends.
     if (rt->log.is_open()) {
-        error = rt->journal.create(rt->log.path(), rt->config.queue_capacity,
-                                   EventPipeline::queue_cell_bytes, rt->pid);
+        const std::string error = rt->journal.create(rt->log.path(), rt->config.queue_capacity,
+                                                     EventPipeline::queue_cell_bytes, rt->pid);
         if (!error.empty()) {
             diagnostics().warn("{}; events recorded just before the process is killed may be lost",
                                error);

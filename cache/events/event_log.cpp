@@ -22,7 +22,7 @@ size_t format_event_line(const Event &event, int pid, char *out)
     return format_event_line_at(event, event_realtime_ns(event), pid, out);
 }
 
-std::string EventLog::open(const std::string &path)
+Result<void> EventLog::open(const std::string &path)
 {
     path_ = path;
     logger_.reset();
@@ -34,8 +34,10 @@ std::string EventLog::open(const std::string &path)
     size_t slash = path.rfind('/');
     std::string folder = slash == std::string::npos ? "." : path.substr(0, slash + 1);
     if (access(folder.c_str(), W_OK | X_OK) != 0) {
+        const int error = errno;
         failed_ = true;
-        return "cannot open event log '" + path + "': " + strerror(errno);
+        return Result<void>::failure(system_failure(error, "cannot open event log"),
+                                     "cannot open event log '" + path + "': " + strerror(error));
     }
     return {};
 }

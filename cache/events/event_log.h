@@ -7,6 +7,7 @@
 #pragma once
 
 #include "cache/base/owned_fd.h"
+#include "cache/base/result.h"
 #include "cache/events/event.h"
 #include "cache/events/event_line.h"
 
@@ -28,12 +29,12 @@ size_t format_event_line(const Event &event, int pid, char *out);
 class EventLog {
 public:
     // An empty path gives a log that drops every line.
-    // Returns an empty message on success, else why the file cannot be
-    // written (the log then drops lines). The file itself is created by the
+    // Fails with why the file cannot be written (the log then drops
+    // lines). The file itself is created by the
     // first line: a process that loads the shim but records nothing (a
     // helper process started with the same environment) leaves no empty
     // file behind. Its folder is checked now, so a bad path shows at once.
-    std::string open(const std::string &path);
+    Result<void> open(const std::string &path);
 
     // Whether lines go somewhere (the file may not exist yet).
     bool is_open() const { return !path_.empty() && !failed_; }

@@ -68,7 +68,7 @@ TEST_CASE("the worker runs the sample hook about every interval and sleeps in be
 {
     std::string path = make_temp_dir() + "/samples.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     EventPipeline pipeline(16, log, 1);
     std::atomic<int> samples{0};
     ProcessSample values;
@@ -126,7 +126,7 @@ TEST_CASE("without a sample hook the worker writes only events")
 {
     std::string path = make_temp_dir() + "/no-samples.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     {
         EventPipeline pipeline(16, log, 1);
         Event e;

@@ -70,7 +70,7 @@ TEST_CASE("the pipeline writes every submitted event, in order, through the work
 {
     std::string path = make_temp_dir() + "/log.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     {
         EventPipeline pipeline(16, log, 99);
         std::vector<std::thread> producers;
@@ -116,7 +116,7 @@ TEST_CASE("events too big for a queue cell keep their place among the others")
 {
     std::string path = make_temp_dir() + "/whole.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     {
         EventPipeline pipeline(8, log, 7);
         std::vector<std::thread> producers;
@@ -169,7 +169,7 @@ TEST_CASE("a worker that fell asleep is woken by the next event")
     // ends a failing wait.
     std::string path = make_temp_dir() + "/wake.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     EventPipeline pipeline(16, log, 5);
     for (uint64_t i = 1; i <= 5; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -207,7 +207,7 @@ TEST_CASE("after shutdown, events are written by the thread that submits them")
 {
     std::string path = make_temp_dir() + "/late.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     EventPipeline pipeline(4, log, 1);
     pipeline.shutdown();
     pipeline.submit(a_free(0));
@@ -241,7 +241,7 @@ TEST_CASE("once the process ends on one thread, other threads' events wait inste
 {
     std::string path = make_temp_dir() + "/ending.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     EventPipeline pipeline(4, log, 1);
     pipeline.close_for_process_end();
     pipeline.shutdown();
@@ -279,7 +279,7 @@ TEST_CASE("a process that does not end after its end call lets its threads write
 {
     std::string path = make_temp_dir() + "/not_ending.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     EventPipeline pipeline(4, log, 1);
     pipeline.set_ending_wait_ns(50ull * 1000 * 1000);
     pipeline.close_for_process_end();
@@ -295,8 +295,9 @@ TEST_CASE("a process that does not end after its end call lets its threads write
 TEST_CASE("an event log that cannot be opened says why")
 {
     EventLog log;
-    std::string error = log.open("/nonexistent-dir/x.jsonl");
-    CHECK(error.find("cannot open event log '/nonexistent-dir/x.jsonl'") == 0);
+    const Result<void> opened = log.open("/nonexistent-dir/x.jsonl");
+    CHECK(opened.why().find("cannot open event log '/nonexistent-dir/x.jsonl'") == 0);
+    CHECK(opened.system_error() == ENOENT);
     CHECK_FALSE(log.is_open());
 }
 
@@ -304,7 +305,7 @@ TEST_CASE("the event log file appears with its first line, not before")
 {
     std::string path = make_temp_dir() + "/lazy.jsonl";
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     CHECK(log.is_open());
     CHECK(access(path.c_str(), F_OK) != 0); // a process that logs nothing leaves no file
     Event e;
@@ -339,7 +340,7 @@ TEST_CASE("a log past its byte cap writes no more events and ends with one line 
     const uint64_t cap = first.size() + 4 * short_bytes + 1;
 
     EventLog log;
-    REQUIRE(log.open(path).empty());
+    REQUIRE(log.open(path).ok());
     log.set_max_bytes(cap);
     log.set_first_line([&first](int) { return first; });
     constexpr int events = 20;
@@ -389,7 +390,7 @@ TEST_CASE("a log under its byte cap, or with none, ends with no capped line")
     for (uint64_t cap : {uint64_t{0}, uint64_t{1} << 20}) {
         std::string path = make_temp_dir() + "/whole.jsonl";
         EventLog log;
-        REQUIRE(log.open(path).empty());
+        REQUIRE(log.open(path).ok());
         log.set_max_bytes(cap);
         Event e;
         e.kind = EventKind::free;

@@ -25,8 +25,10 @@ CudaFacts probe_cuda(const std::string &library)
 {
     CudaFacts facts;
     SharedLibrary lib;
-    if (!lib.open(library, facts.error))
+    if (const Result<void> opened = lib.open(library); !opened) {
+        facts.error = opened.why();
         return facts;
+    }
     facts.loaded = true;
     facts.path = lib.path("cuInit");
 

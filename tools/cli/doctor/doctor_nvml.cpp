@@ -33,8 +33,10 @@ NvmlFacts probe_nvml(const std::string &library, const std::vector<std::string> 
 {
     NvmlFacts facts;
     SharedLibrary lib;
-    if (!lib.open(library, facts.error))
+    if (const Result<void> opened = lib.open(library); !opened) {
+        facts.error = opened.why();
         return facts;
+    }
     auto init = lib.function<init_fn>("nvmlInit_v2");
     auto shutdown = lib.function<shutdown_fn>("nvmlShutdown");
     auto error_string = lib.function<error_string_fn>("nvmlErrorString");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "cache/base/result.h"
+
 #include <dlfcn.h>
 
 #include <string>
@@ -29,15 +31,15 @@ public:
             dlclose(handle_);
     }
 
-    // Opens @p name; on failure returns false and sets @p error.
-    bool open(const std::string &name, std::string &error)
+    // Opens @p name; why() is the loader's message where it cannot.
+    Result<void> open(const std::string &name)
     {
         handle_ = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!handle_) {
-            const char *message = dlerror();
-            error = message ? message : "dlopen failed";
-        }
-        return handle_ != nullptr;
+        if (handle_)
+            return {};
+        const char *message = dlerror();
+        return Result<void>::failure(Status::error(StatusCode::not_found, 0, "dlopen failed"),
+                                     message ? message : "dlopen failed");
     }
 
     // The function @p name as type F, or nullptr.
