@@ -283,11 +283,11 @@ void initialize(const DriverQueries &queries)
     // Where events are written down, the queue lives in the journal beside
     // the log, so that they outlive the process however it ends.
     if (rt->log.is_open()) {
-        const std::string error = rt->journal.create(rt->log.path(), rt->config.queue_capacity,
-                                                     EventPipeline::queue_cell_bytes, rt->pid);
-        if (!error.empty()) {
+        const Result<void> created = rt->journal.create(rt->log.path(), rt->config.queue_capacity,
+                                                        EventPipeline::queue_cell_bytes, rt->pid);
+        if (!created) {
             diagnostics().warn("{}; events recorded just before the process is killed may be lost",
-                               error);
+                               created.why());
             rt->log.keep_room_for_loss_line();
         }
     }

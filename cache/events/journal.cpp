@@ -146,19 +146,20 @@ bool write_segment(int fd, const Segment &segment, size_t offset)
 
 } // namespace
 
-std::string Journal::create(const std::string &log_path, size_t capacity, size_t cell_bytes,
-                            int pid)
+Result<void> Journal::create(const std::string &log_path, size_t capacity, size_t cell_bytes,
+                             int pid)
 {
     capacity_ = capacity;
     cell_bytes_ = cell_bytes;
     return map_new_file(log_path, pid, nullptr);
 }
 
-std::string Journal::map_new_file(const std::string &log_path, int pid, void *at)
+Result<void> Journal::map_new_file(const std::string &log_path, int pid, void *at)
 {
     const Segment strings = anchor_segment();
     if (!strings.start || strings.bytes > max_journal_strings_bytes)
-        return "cannot find the shim's strings";
+        return Result<void>::failure(Status::error(StatusCode::unsupported, 0, "no strings"),
+                                     "cannot find the shim's strings");
     const size_t cells_bytes = round_to_page(capacity_ * cell_bytes_);
     const size_t mapped = journal_header_bytes + cells_bytes;
 
@@ -185,7 +186,8 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     // number it had would drop an fcntl lock taken through it.
     OwnedFd fd = OwnedFd::adopt(std::move(made->fd), true);
     if (!fd.valid())
-        return "cannot create the journal '" + path + "': it " + made.why();
+        return Result<void>::failure(made.status(),
+                                     "cannot create the journal '" + path + "': it " + made.why());
     // Held while the process lives; the tool takes it to know it is dead.
     struct flock lock = {};
     lock.l_type = F_WRLCK;
@@ -196,10 +198,12 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
         write_segment(fd.get(), strings, mapped))
         memory = mmap(at, mapped, PROT_READ | PROT_WRITE, flags | MAP_POPULATE, fd.get(), 0);
     if (memory == MAP_FAILED) {
-        const std::string why = strerror(errno);
+        const int error = errno;
         if (named)
             unlink(path.c_str());
-        return "cannot set up the journal '" + path + "': " + why;
+        return Result<void>::failure(system_failure(error, "cannot set up the journal"),
+                                     "cannot set up the journal '" + path +
+                                         "': " + strerror(error));
     }
 
     auto *header = static_cast<JournalHeader *>(memory);
@@ -233,9 +237,10 @@ std::string Journal::map_new_file(const std::string &log_path, int pid, void *at
     asm volatile("" ::: "memory");
     memcpy(header->magic, journal_magic, sizeof journal_magic);
     if (!named && !name_unnamed(fd.get(), path.c_str())) {
-        const std::string why = strerror(errno);
+        const int error = errno;
         munmap(memory, mapped);
-        return "cannot name the journal '" + path + "': " + why;
+        return Result<void>::failure(system_failure(error, "cannot name the journal"),
+                                     "cannot name the journal '" + path + "': " + strerror(error));
     }
 
     fd_ = std::move(fd);
@@ -275,7 +280,7 @@ void Journal::move_to_child(const std::string &log_path, int pid)
         return;
     fd_.reset(); // the parent's file; the child holds no lock on it
     path_.clear();
-    if (!log_path.empty() && map_new_file(log_path, pid, header_).empty())
+    if (!log_path.empty() && map_new_file(log_path, pid, header_).ok())
         return;
     mmap(header_, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
          -1, 0);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "cache/base/owned_fd.h"
+#include "cache/base/result.h"
 
 #include <cstddef>
 #include <string>
@@ -29,9 +30,9 @@ public:
     Journal &operator=(const Journal &) = delete;
 
     // Creates, locks and maps the journal of the log at `log_path` for a
-    // queue of `capacity` cells of `cell_bytes`. Returns an empty message
-    // on success, else why (the queue then lives in ordinary memory).
-    std::string create(const std::string &log_path, size_t capacity, size_t cell_bytes, int pid);
+    // queue of `capacity` cells of `cell_bytes`; where it cannot, why (the
+    // queue then lives in ordinary memory).
+    Result<void> create(const std::string &log_path, size_t capacity, size_t cell_bytes, int pid);
 
     // The queue's cells in the mapping; nullptr without a journal.
     void *cells() const;
@@ -54,7 +55,7 @@ public:
     void move_to_child(const std::string &log_path, int pid);
 
 private:
-    std::string map_new_file(const std::string &log_path, int pid, void *at);
+    Result<void> map_new_file(const std::string &log_path, int pid, void *at);
 
     OwnedFd fd_;                      // holds the lock; a program may close it (owned_fd.h)
     JournalHeader *header_ = nullptr; // the start of the mapping

@@ -19,7 +19,7 @@ TEST_CASE("a journal is made beside the log, locked, and removed when everything
 {
     const std::string log = make_temp_dir() + "/events.jsonl";
     gdrhook::Journal journal;
-    REQUIRE(journal.create(log, 64, gdrhook::EventPipeline::queue_cell_bytes, getpid()).empty());
+    REQUIRE(journal.create(log, 64, gdrhook::EventPipeline::queue_cell_bytes, getpid()).ok());
     REQUIRE(journal.cells() != nullptr);
     const std::string path = journal.path();
     CHECK(path.compare(0, log.size() + 1, log + ".") == 0);
