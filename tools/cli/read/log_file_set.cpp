@@ -42,7 +42,7 @@ void LogFileSet::prepare()
     kept_open_ = paths_.size() > 1 ? open_file_budget(reserved_fds) : SIZE_MAX;
 }
 
-std::string LogFileSet::open_one(size_t file)
+Result<void> LogFileSet::open_one(size_t file)
 {
     auto reader =
         std::make_unique<LogFileReader>(static_cast<uint32_t>(file), *parser_, sink_, chunk_);
@@ -50,7 +50,7 @@ std::string LogFileSet::open_one(size_t file)
         reader->close_between_reads();
     Status status = reader->open(paths_[file]);
     if (!status.ok())
-        return file_error(paths_[file], status);
+        return Result<void>::failure(status, file_error(paths_[file], status));
     readers_[file] = std::move(reader);
     return {};
 }

@@ -3,6 +3,8 @@
 
 #include "read/log_reader.h"
 
+#include "cache/base/result.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -35,9 +37,8 @@ public:
         std::vector<std::string> errors;
         prepare();
         for (size_t i = 0; i < paths_.size(); ++i) {
-            std::string error = open_one(i);
-            if (!error.empty())
-                errors.push_back(std::move(error));
+            if (const Result<void> one = open_one(i); !one)
+                errors.push_back(one.why());
             else
                 opened(i);
         }
@@ -57,7 +58,7 @@ public:
 
 private:
     void prepare();
-    std::string open_one(size_t file);
+    Result<void> open_one(size_t file);
 
     std::vector<std::string> paths_;
     MalformedLineSink &sink_;
