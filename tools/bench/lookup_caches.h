@@ -11,6 +11,7 @@
 //                    (under the shim: answered from its table)
 #pragma once
 
+#include "cache/base/result.h"
 #include "cache/registration/registration_cache.h"
 #include "cuda_loader.h"
 
@@ -61,7 +62,8 @@ public:
 std::unique_ptr<LookupCache> make_gdrhook_cache(const std::vector<Buffer> &buffers, bool hold);
 std::unique_ptr<LookupCache> make_tagcheck_cache(const Cuda &cuda);
 std::unique_ptr<LookupCache> make_pointer_query(const Cuda &cuda);
-// Null when UCX was not found at build time; `why` says so.
-std::unique_ptr<LookupCache> make_ucx_cache(std::string &why);
+// UCX's rcache; why() says why not (UCX not found at build time, or its
+// rcache refused).
+gdrhook::Result<std::unique_ptr<LookupCache>> make_ucx_cache();
 
 } // namespace bench

@@ -316,7 +316,10 @@ int main(int argc, char **argv)
             else if (name == "query" && cuda.context)
                 cache = make_pointer_query(cuda);
             else if (name == "ucs_rcache") {
-                cache = make_ucx_cache(ucx_why);
+                auto made = make_ucx_cache();
+                if (!made)
+                    ucx_why = made.why();
+                cache = std::move(*made);
                 ucx_used |= cache != nullptr;
                 buffers = &host;
             } else if (name != "tagcheck" && name != "query") {

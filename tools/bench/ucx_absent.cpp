@@ -4,10 +4,11 @@
 
 namespace bench {
 
-std::unique_ptr<LookupCache> make_ucx_cache(std::string &why)
+gdrhook::Result<std::unique_ptr<LookupCache>> make_ucx_cache()
 {
-    why = "built without UCX (Debian: apt-get install libucx-dev)";
-    return nullptr;
+    return gdrhook::Result<std::unique_ptr<LookupCache>>::failure(
+        gdrhook::Status::error(gdrhook::StatusCode::unsupported, 0, "no UCX"),
+        "built without UCX (Debian: apt-get install libucx-dev)");
 }
 
 } // namespace bench

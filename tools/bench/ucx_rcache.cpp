@@ -61,7 +61,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<LookupCache> make_ucx_cache(std::string &why)
+gdrhook::Result<std::unique_ptr<LookupCache>> make_ucx_cache()
 {
     ucs_rcache_params_t params = {};
     params.region_struct_size = sizeof(ucs_rcache_region_t);
@@ -77,11 +77,11 @@ std::unique_ptr<LookupCache> make_ucx_cache(std::string &why)
     params.max_unreleased = SIZE_MAX;
     ucs_rcache_t *rcache = nullptr;
     ucs_status_t status = ucs_rcache_create(&params, "gdrhook-bench", nullptr, &rcache);
-    if (status != UCS_OK) {
-        why = std::string("ucs_rcache_create failed: ") + ucs_status_string(status);
-        return nullptr;
-    }
-    return std::make_unique<UcxCache>(rcache);
+    if (status != UCS_OK)
+        return gdrhook::Result<std::unique_ptr<LookupCache>>::failure(
+            gdrhook::Status::error(gdrhook::StatusCode::unsupported, status, "ucs_rcache_create"),
+            std::string("ucs_rcache_create failed: ") + ucs_status_string(status));
+    return std::unique_ptr<LookupCache>(std::make_unique<UcxCache>(rcache));
 }
 
 } // namespace bench
