@@ -9,6 +9,9 @@
 #            limit, the step "not judged: time limit", srun returns;
 #   stopped  an epilog that starts a child and stops itself (SIGSTOP, as
 #            its user may do to it): killed with its whole process group.
+#   missing  gdrhook= names no file: the epilog cannot be started, and
+#            the step is "not judged: cannot run" it, with the system's
+#            words, in srun's output and the summary.
 
 # judged_late NAME: the step of job $job was killed at the limit, which
 # srun, the summary and slurmd's log say.
@@ -49,4 +52,11 @@ child=$(cat "$tmp/run/epilog-child.ready")
 for _ in $(seq 50); do alive "$child" || break; sleep 0.1; done
 alive "$child" && fail "the epilog's child outlived the time limit"
 rm "$tmp/run/epilog-child.ready" "$tmp/run/stopped-epilog.ready" # gone: their numbers are free
+
+plugstack "gdrhook=$tmp/bin/no-such-epilog"
+as_user timeout 20 srun --gdrhook --job-name=missing sh -c 'echo "job=$SLURM_JOB_ID"' \
+    >"$tmp/missing.out" 2>"$tmp/missing.err" || fail "srun of the job whose epilog is missing did not return"
+job=$(sed -n 's/^job=\([0-9]*\)$/\1/p' "$tmp/missing.out")
+has "$tmp/missing.err" "gdrhook: job $job step 0 on $host: not judged: cannot run $tmp/bin/no-such-epilog (No such file or directory)"
+has "$logs/$user/$job/$host.step0.verdict.txt" "The epilog (gdrhook epilog) did not run"
 plugstack

@@ -10,14 +10,13 @@ template <typename F> static F symbol(void *library, const char *name)
     return reinterpret_cast<F>(dlsym(library, name));
 }
 
-Cuda Cuda::open()
+gdrhook::Result<Cuda> Cuda::open()
 {
     Cuda cuda;
     void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        cuda.why = dlerror();
-        return cuda;
-    }
+    if (!library)
+        return gdrhook::Result<Cuda>::failure(
+            gdrhook::Status::error(gdrhook::StatusCode::no_device, 0, "dlopen"), dlerror());
     cuda.loaded = true;
     auto init = symbol<int (*)(unsigned)>(library, "cuInit");
     auto device_get = symbol<int (*)(int *, int)>(library, "cuDeviceGet");
@@ -42,10 +41,10 @@ Cuda Cuda::open()
     void *context = nullptr;
     if (!init || init(0) != 0 || !device_get || device_get(&device, 0) != 0 || !retain ||
         retain(&context, device) != 0 || !set_current || set_current(context) != 0 ||
-        !cuda.mem_alloc || !cuda.mem_free) {
-        cuda.why = "cuInit or the primary context failed";
-        return cuda;
-    }
+        !cuda.mem_alloc || !cuda.mem_free)
+        return gdrhook::Result<Cuda>::failure(
+            gdrhook::Status::error(gdrhook::StatusCode::driver_error, 0, "cuInit"),
+            "cuInit or the primary context failed", std::move(cuda));
     char name[256] = "?";
     if (get_name)
         get_name(name, sizeof(name), device);

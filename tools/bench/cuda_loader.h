@@ -7,6 +7,7 @@
 #pragma once
 
 #include "cache/base/driver_api.h"
+#include "cache/base/result.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +18,6 @@ namespace bench {
 struct Cuda {
     bool loaded = false;
     bool context = false; // a current context: allocations work
-    std::string why;      // why not, when not
     int (*mem_alloc)(unsigned long long *, size_t) = nullptr;
     int (*mem_free)(unsigned long long) = nullptr;
     int (*pointer_get_attribute)(void *, int, unsigned long long) = nullptr;
@@ -25,8 +25,9 @@ struct Cuda {
     gdrhook::DriverApi api; // for the dma-buf backend
     std::string device_name;
 
-    // dlopen + cuInit + the primary context of device 0.
-    static Cuda open();
+    // dlopen + cuInit + the primary context of device 0. A failure keeps
+    // what was found (`loaded`, the symbols) without a context.
+    static gdrhook::Result<Cuda> open();
 };
 
 } // namespace bench

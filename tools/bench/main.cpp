@@ -267,7 +267,8 @@ int main(int argc, char **argv)
     if (!parse(argc, argv, o))
         return 2;
     table_output = !o.json;
-    Cuda cuda = Cuda::open();
+    gdrhook::Result<Cuda> opened = Cuda::open();
+    Cuda cuda = std::move(*opened);
     const char *memory = cuda.context ? "driver" : "host";
     std::string ucx_why;
     bool ucx_used = false;
@@ -276,7 +277,7 @@ int main(int argc, char **argv)
         say("driver: %s (buffers of %llu KiB in device memory; ucs_rcache on host memory)\n",
             cuda.device_name.c_str(), static_cast<unsigned long long>(buffer_size >> 10));
     else
-        say("no CUDA context (%s): tag check skipped, host memory\n", cuda.why.c_str());
+        say("no CUDA context (%s): tag check skipped, host memory\n", opened.why().c_str());
     say("%u CPUs; hits of 4 KiB timed in batches of %zu, clock read %.1f ns subtracted\n", cpus,
         batch_hits, clock_read_ns());
 

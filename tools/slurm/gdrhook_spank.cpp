@@ -52,7 +52,8 @@ extern const unsigned int plugin_version, spank_plugin_version;
 SPANK_PLUGIN(gdrhook, 1);
 }
 
-using gdrhook::OpenedFile;
+using gdrhook::Result;
+using gdrhook::UniqueFd;
 using gdrhook::cli::terminal_text;
 using namespace gdrhook::slurm;
 
@@ -201,23 +202,23 @@ void judge_step(spank_t sp)
         words.insert(words.end(), {"--proc", arguments.proc_root});
     if (!arguments.sys_root.empty())
         words.insert(words.end(), {"--sys", arguments.sys_root});
-    const LimitedRun run =
+    const Result<LimitedRun> run =
         run_with_limit(words, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, arguments.epilog_seconds);
-    if (!run.timed_out && run.why_not.empty()) {
-        slurm_info("%s", run.first_line.empty() ? "gdrhook: epilog gave no verdict"
-                                                : terminal_text(run.first_line).c_str());
+    if (run && !run->timed_out) {
+        slurm_info("%s", run->first_line.empty() ? "gdrhook: epilog gave no verdict"
+                                                 : terminal_text(run->first_line).c_str());
         return;
     }
     const std::string host = gdrhook::short_host_name();
     const std::string verdict =
         "gdrhook: job " + names.job + " step " + names.step + " on " + host + ": not judged: " +
-        (run.timed_out ? "time limit (" + std::to_string(arguments.epilog_seconds) + " s)"
-                       : "cannot run " + arguments.tool + " (" + run.why_not + ")");
+        (run->timed_out ? "time limit (" + std::to_string(arguments.epilog_seconds) + " s)"
+                        : "cannot run " + arguments.tool + " (" + run.why() + ")");
     slurm_info("%s", terminal_text(verdict).c_str());
     const auto written = replace_as_user(
         names.folder + "/" + host + ".step" + names.step + ".verdict.txt",
         verdict + "\n\nThe epilog (gdrhook epilog) " +
-            (run.timed_out ? "was killed at the plugin's time limit (timeout=)" : "did not run") +
+            (run->timed_out ? "was killed at the plugin's time limit (timeout=)" : "did not run") +
             ": what the step left pinned and its logs were not checked.\n",
         uid, gid);
     if (!written)
@@ -341,17 +342,16 @@ int slurm_spank_exit(spank_t sp, int, char **)
     if (spank_context() != S_CTX_LOCAL || !enabled(sp) || !local_known ||
         !name_job(local_job, local_step, getuid(), names))
         return 0;
-    std::string why_off;
-    OpenedFile folder =
-        open_job_folder(arguments.log_tree, names.user, names.job, getuid(), why_off);
-    if (!why_off.empty()) {
+    const Result<UniqueFd> folder =
+        open_job_folder(arguments.log_tree, names.user, names.job, getuid());
+    if (!folder) {
         slurm_spank_log("gdrhook: job %s step %s ran without gdrhook: %s", names.job.c_str(),
-                        names.step.c_str(), terminal_text(why_off).c_str());
+                        names.step.c_str(), terminal_text(folder.why()).c_str());
         return 0;
     }
     StepVerdicts verdicts;
-    if (folder)
-        verdicts = step_verdicts(folder->fd.get(), names.folder, names.job, names.step);
+    if (folder->valid())
+        verdicts = step_verdicts(folder->get(), names.folder, names.job, names.step);
     for (const std::string &line : verdicts.lines)
         slurm_spank_log("%s", line.c_str());
     // A node's verdict is written on that node: under a log root of each

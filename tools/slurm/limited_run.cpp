@@ -34,19 +34,22 @@ std::vector<char *> pointers(std::vector<std::string> &words)
     return result;
 }
 
+Result<LimitedRun> not_started(int error, const char *what)
+{
+    return Result<LimitedRun>::failure(system_failure(error, what), std::strerror(error));
+}
+
 } // namespace
 
-LimitedRun run_with_limit(const std::vector<std::string> &words,
-                          const std::vector<std::string> &env, int seconds)
+Result<LimitedRun> run_with_limit(const std::vector<std::string> &words,
+                                  const std::vector<std::string> &env, int seconds)
 {
     LimitedRun result;
     std::vector<std::string> argv_words = words, env_words = env;
     std::vector<char *> argv = pointers(argv_words), envp = pointers(env_words);
     int out[2];
-    if (pipe2(out, O_CLOEXEC) != 0) {
-        result.why_not = std::strerror(errno);
-        return result;
-    }
+    if (pipe2(out, O_CLOEXEC) != 0)
+        return not_started(errno, "pipe2");
     UniqueFd reader(out[0]), writer(out[1]);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -61,10 +64,8 @@ LimitedRun run_with_limit(const std::vector<std::string> &words,
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     writer.reset();
-    if (rc != 0) {
-        result.why_not = std::strerror(rc);
-        return result;
-    }
+    if (rc != 0)
+        return not_started(rc, "posix_spawn");
     // Woken by its output and by its end (a pidfd polls readable once it
     // has exited); where the kernel has no pidfd, by a tick.
     UniqueFd ended(static_cast<int>(syscall(SYS_pidfd_open, pid, 0)));
@@ -72,6 +73,7 @@ LimitedRun run_with_limit(const std::vector<std::string> &words,
     std::string output;
     int status = 0;
     bool reaped = false;
+    int wait_error = 0;
     while (!reaped) {
         const int64_t left = deadline - now_ms();
         if (left <= 0) {
@@ -83,7 +85,7 @@ LimitedRun run_with_limit(const std::vector<std::string> &words,
         const int wait_ms = ended.valid() ? static_cast<int>(left) : std::min<int>(left, 100);
         if (poll(fds, 2, wait_ms) < 0 && errno != EINTR) {
             kill(-pid, SIGKILL); // waited for no more than the limit
-            result.why_not = std::string("cannot be waited for (") + std::strerror(errno) + ")";
+            wait_error = errno;
             break;
         }
         if (reader.valid() && fds[0].revents) {
@@ -100,6 +102,11 @@ LimitedRun run_with_limit(const std::vector<std::string> &words,
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     result.first_line = output.substr(0, output.find('\n'));
+    if (wait_error != 0)
+        return Result<LimitedRun>::failure(system_failure(wait_error, "poll"),
+                                           std::string("cannot be waited for (") +
+                                               std::strerror(wait_error) + ")",
+                                           std::move(result));
     return result;
 }
 

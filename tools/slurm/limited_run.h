@@ -7,6 +7,8 @@
 // are killed.
 #pragma once
 
+#include "cache/base/result.h"
+
 #include <string>
 #include <vector>
 
@@ -15,10 +17,11 @@ namespace gdrhook::slurm {
 struct LimitedRun {
     std::string first_line; // of its standard output
     bool timed_out = false;
-    std::string why_not; // where it could not be started
 };
 
-LimitedRun run_with_limit(const std::vector<std::string> &words,
-                          const std::vector<std::string> &env, int seconds);
+// Fails where the program could not be started or waited for: why() is
+// the system's words for it.
+Result<LimitedRun> run_with_limit(const std::vector<std::string> &words,
+                                  const std::vector<std::string> &env, int seconds);
 
 } // namespace gdrhook::slurm

@@ -174,35 +174,33 @@ Result<void> make_job_folder(const LogTreeRules &rules, const std::string &user,
     return {};
 }
 
-OpenedFile open_job_folder(const LogTreeRules &rules, const std::string &user,
-                           const std::string &job, uid_t uid, std::string &why_off)
+Result<UniqueFd> open_job_folder(const LogTreeRules &rules, const std::string &user,
+                                 const std::string &job, uid_t uid)
 {
     OpenedFile root = open_log_root(rules);
     if (!root) {
         // Missing is not refused: srun's host (a login node) may have no
         // LOGDIR where the job's nodes have one.
         if (root.system_error() != ENOENT)
-            why_off = root.why();
-        return root;
+            return Result<UniqueFd>::failure(root.status(), root.why());
+        return UniqueFd();
     }
     UniqueFd root_fd = std::move(root->fd);
     OpenedFile user_folder = open_user_folder(rules, root_fd.get(), user);
     if (!user_folder)
-        return user_folder;
+        return UniqueFd();
     UniqueFd user_fd = std::move(user_folder->fd);
-    if (Result<void> owned = owned_by(user_fd.get(), uid, rules.root + "/" + user); !owned) {
-        why_off = owned.why();
-        return refused(why_off);
-    }
+    if (Result<void> owned = owned_by(user_fd.get(), uid, rules.root + "/" + user); !owned)
+        return Result<UniqueFd>::failure(owned.status(), owned.why());
     OpenedFile job_folder =
         open_tree_folder(user_fd.get(), job, rules.root + "/" + user + "/" + job);
     if (!job_folder)
-        return job_folder;
+        return UniqueFd();
     if (Result<void> owned =
             owned_by(job_folder->fd.get(), uid, rules.root + "/" + user + "/" + job);
         !owned)
-        return refused(owned.why());
-    return job_folder;
+        return UniqueFd();
+    return std::move(job_folder->fd);
 }
 
 } // namespace gdrhook::slurm

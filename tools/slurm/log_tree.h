@@ -44,10 +44,11 @@ Result<void> make_job_folder(const LogTreeRules &rules, const std::string &user,
                              const std::string &job, uid_t uid);
 
 // As srun's user: LOGDIR/USER/JOBID opened to read the step's verdicts,
-// each folder checked to be the user's. `why_off`: set where LOGDIR or
-// LOGDIR/USER is refused (the job ran without gdrhook), not where a
-// folder is only missing (srun's host may not be the job's nodes).
-OpenedFile open_job_folder(const LogTreeRules &rules, const std::string &user,
-                           const std::string &job, uid_t uid, std::string &why_off);
+// each folder checked to be the user's. Fails where LOGDIR or LOGDIR/USER
+// is refused (the job ran without gdrhook); a folder only missing (srun's
+// host may not be the job's nodes), or a job folder that is not the
+// user's, answers no descriptor: there are no verdicts to read there.
+Result<UniqueFd> open_job_folder(const LogTreeRules &rules, const std::string &user,
+                                 const std::string &job, uid_t uid);
 
 } // namespace gdrhook::slurm
