@@ -1834,8 +1834,8 @@ MUTANTS = [
     # --- issue 47: the mode checked at submission, quiet steps, other nodes' verdicts --
     dict(name="spank_mode_unchecked_at_submit", promise="srun and sbatch refuse a misspelt --gdrhook=MODE before anything is submitted, naming the accepted words",
          file="tools/slurm/gdrhook_spank.cpp", suites=["slurm"], tests=["slurm plugin"],
-         find="    if (const std::string why = check_mode(mode); !why.empty()) {",
-         replace="    if (const std::string why = check_mode(mode); false) {"),
+         find="    if (!mode) {\n        slurm_error(\"gdrhook: --gdrhook=%s %s\"",
+         replace="    if (false) {\n        slurm_error(\"gdrhook: --gdrhook=%s %s\""),
     dict(name="epilog_no_cuda_call_said_ok", promise="a step that loaded the shim and made no CUDA call says so, not OK",
          file="tools/cli/epilog/epilog_command.cpp", suites=["slurm"], tests=["slurm plugin"],
          find="    else if (found.marks_read && found.logs == 0)",

@@ -79,13 +79,13 @@ std::string option_value;
 int option_seen(int, const char *optarg, int)
 {
     const std::string given = optarg && *optarg ? optarg : "on";
-    std::string mode = given;
-    if (const std::string why = check_mode(mode); !why.empty()) {
-        slurm_error("gdrhook: --gdrhook=%s %s", terminal_text(given).c_str(), why.c_str());
+    const Result<std::string> mode = check_mode(given);
+    if (!mode) {
+        slurm_error("gdrhook: --gdrhook=%s %s", terminal_text(given).c_str(), mode.why().c_str());
         return -1;
     }
     option_given = true;
-    option_value = mode;
+    option_value = *mode;
     return 0;
 }
 
@@ -99,8 +99,8 @@ bool read_arguments(int ac, char **av)
     arguments = PluginArguments();
     arguments.library = GDRHOOK_SPANK_LIBRARY;
     arguments.tool = GDRHOOK_SPANK_TOOL;
-    if (const std::string why = read_plugin_arguments(ac, av, arguments); !why.empty()) {
-        slurm_error("gdrhook: plugstack.conf: %s", why.c_str());
+    if (const Result<void> read = read_plugin_arguments(ac, av, arguments); !read) {
+        slurm_error("gdrhook: plugstack.conf: %s", read.why().c_str());
         return false;
     }
     return true;
@@ -113,8 +113,8 @@ std::string job_mode(spank_t sp)
     if (option_given)
         return option_value;
     if (spank_option_getopt(sp, &gdrhook_option, &optarg) == ESPANK_SUCCESS) {
-        std::string mode = optarg && *optarg ? optarg : "on";
-        return check_mode(mode).empty() ? mode : "off";
+        const Result<std::string> mode = check_mode(optarg && *optarg ? optarg : "on");
+        return mode ? *mode : "off";
     }
     return arguments.default_mode;
 }

@@ -17,10 +17,16 @@ namespace {
 // The variable a mode other than on and off sets for the job's tasks.
 constexpr const char *mode_variable = "GDRHOOK_PIN";
 
+Status wrong()
+{
+    return Status::error(StatusCode::invalid, 0, "plugin argument");
+}
+
 } // namespace
 
-std::string check_mode(std::string &mode)
+Result<std::string> check_mode(const std::string &given)
 {
+    std::string mode = given;
     std::transform(mode.begin(), mode.end(), mode.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     std::vector<std::string> words = {"on", "off"};
@@ -29,22 +35,24 @@ std::string check_mode(std::string &mode)
         if (std::find(words.begin(), words.end(), choice.word) == words.end())
             words.push_back(choice.word);
     if (std::find(words.begin(), words.end(), mode) != words.end())
-        return "";
+        return mode;
     std::string accepted;
     for (size_t i = 0; i < words.size(); ++i)
         accepted += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
-    return "is not a mode: expected " + accepted;
+    return Result<std::string>::failure(wrong(), "is not a mode: expected " + accepted,
+                                        std::move(mode));
 }
 
 namespace {
 
-// What `value` says for the argument `name`; "" or what is wrong.
-std::string read_one(const std::string &name, const std::string &value, PluginArguments &into)
+// What `value` says for the argument `name`; fails with what is wrong.
+Result<void> read_one(const std::string &name, const std::string &value, PluginArguments &into)
 {
     if (name == "default") {
-        into.default_mode = value;
-        if (const std::string why = check_mode(into.default_mode); !why.empty())
-            return "default=" + value + " " + why;
+        const Result<std::string> mode = check_mode(value);
+        into.default_mode = *mode;
+        if (!mode)
+            return Result<void>::failure(wrong(), "default=" + value + " " + mode.why());
     } else if (name == "logdir")
         into.log_tree.root = value;
     else if (name == "library")
@@ -58,12 +66,12 @@ std::string read_one(const std::string &name, const std::string &value, PluginAr
     else if (name == "owner") {
         const passwd *pw = getpwnam(value.c_str());
         if (!pw)
-            return "owner=" + value + ": no such user";
+            return Result<void>::failure(wrong(), "owner=" + value + ": no such user");
         into.log_tree.root_owner = pw->pw_uid;
     } else if (name == "group") {
         const group *gr = getgrnam(value.c_str());
         if (!gr)
-            return "group=" + value + ": no such group";
+            return Result<void>::failure(wrong(), "group=" + value + ": no such group");
         into.log_tree.has_readers = true;
         into.log_tree.readers = gr->gr_gid;
     } else if (name == "timeout") {
@@ -71,29 +79,31 @@ std::string read_one(const std::string &name, const std::string &value, PluginAr
         char *end = nullptr;
         const long seconds = std::strtol(value.c_str(), &end, 10);
         if (value.empty() || *end || seconds < 1 || seconds > 86400)
-            return "timeout=" + value + ": not a number of seconds from 1 to 86400";
+            return Result<void>::failure(wrong(), "timeout=" + value +
+                                                      ": not a number of seconds from 1 to 86400");
         into.epilog_seconds = static_cast<int>(seconds);
     } else {
-        return "unknown argument '" + name + "=" + value +
-               "' (known: default= logdir= owner= group= timeout= library= gdrhook= proc= sys=)";
+        return Result<void>::failure(wrong(), "unknown argument '" + name + "=" + value +
+                                                  "' (known: default= logdir= owner= group= "
+                                                  "timeout= library= gdrhook= proc= sys=)");
     }
-    return "";
+    return {};
 }
 
 } // namespace
 
-std::string read_plugin_arguments(int ac, char **av, PluginArguments &arguments)
+Result<void> read_plugin_arguments(int ac, char **av, PluginArguments &arguments)
 {
     for (int i = 0; i < ac; i++) {
         const char *equals = std::strchr(av[i], '=');
         if (!equals)
-            return std::string("unknown argument '") + av[i] + "'";
-        if (std::string why = read_one(std::string(av[i], static_cast<size_t>(equals - av[i])),
-                                       equals + 1, arguments);
-            !why.empty())
-            return why;
+            return Result<void>::failure(wrong(), std::string("unknown argument '") + av[i] + "'");
+        if (Result<void> read = read_one(std::string(av[i], static_cast<size_t>(equals - av[i])),
+                                         equals + 1, arguments);
+            !read)
+            return read;
     }
-    return "";
+    return {};
 }
 
 } // namespace gdrhook::slurm

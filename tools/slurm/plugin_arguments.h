@@ -5,6 +5,7 @@
 // that names it.
 #pragma once
 
+#include "cache/base/result.h"
 #include "tools/slurm/log_tree.h"
 
 #include <string>
@@ -20,14 +21,15 @@ struct PluginArguments {
     int epilog_seconds = 60;          // timeout=
 };
 
-// A job's mode (--gdrhook=MODE, default=MODE), made lower case: "" where
-// it is one of on, off and the words the shim's settings table accepts
-// for GDRHOOK_PIN (cache/base/config.cpp), else "is not a mode: expected
-// " and those words. Checked where the option is given, so that srun and sbatch refuse
-// a misspelt mode before anything runs.
-std::string check_mode(std::string &mode);
+// A job's mode (--gdrhook=MODE, default=MODE), made lower case, where it
+// is one of on, off and the words the shim's settings table accepts for
+// GDRHOOK_PIN (cache/base/config.cpp); else a failure, "is not a mode:
+// expected " and those words. Checked where the option is given, so that
+// srun and sbatch refuse a misspelt mode before anything runs.
+Result<std::string> check_mode(const std::string &given);
 
-// Reads `av` into `arguments`: "" or what is wrong, naming the argument.
-std::string read_plugin_arguments(int ac, char **av, PluginArguments &arguments);
+// Reads `av` into `arguments`; fails with what is wrong, naming the
+// argument.
+Result<void> read_plugin_arguments(int ac, char **av, PluginArguments &arguments);
 
 } // namespace gdrhook::slurm
