@@ -119,28 +119,32 @@ bool made_on_this_boot(const JournalHeader &header)
     return strncmp(boot_id.c_str(), header.boot_id, sizeof header.boot_id) == 0;
 }
 
-std::string read_journal(int fd, JournalContents &out)
+Result<void> read_journal(int fd, JournalContents &out)
 {
+    auto refused = [](StatusCode code, int error, std::string why) {
+        return Result<void>::failure(Status::error(code, error, "read_journal"), std::move(why));
+    };
     JournalHeader &h = out.header;
     if (!read_exactly(fd, &h, sizeof h, 0) ||
         memcmp(h.magic, journal_magic, sizeof journal_magic) != 0)
-        return "not a journal, or one never made whole";
+        return refused(StatusCode::invalid, 0, "not a journal, or one never made whole");
     if (h.version != journal_version || h.cell_bytes != journal_cell_bytes)
-        return "a journal of another version of gdrhook";
+        return refused(StatusCode::unsupported, 0, "a journal of another version of gdrhook");
     // Every size is checked against what the shim makes and against the
     // file's real size before anything is read or allocated: the header
     // is the file's to claim, and a sparse file claims any size.
     struct stat st;
     if (fstat(fd, &st) != 0)
-        return strerror(errno);
+        return refused(StatusCode::io_error, errno, strerror(errno));
     const auto file_bytes = static_cast<uint64_t>(st.st_size);
     if (h.capacity == 0 || h.capacity > max_journal_capacity ||
         h.cell_offset != journal_header_bytes || h.strings_bytes > max_journal_strings_bytes ||
         h.anchor_offset >= h.strings_bytes ||
         h.strings_offset < h.cell_offset + h.capacity * sizeof(Cell) ||
         h.strings_offset > file_bytes || h.strings_bytes > file_bytes - h.strings_offset)
-        return "the sizes in its header do not fit a journal of " + std::to_string(file_bytes) +
-               " bytes";
+        return refused(StatusCode::invalid, 0,
+                       "the sizes in its header do not fit a journal of " +
+                           std::to_string(file_bytes) + " bytes");
     h.log_name[sizeof h.log_name - 1] = '\0';
     h.host[sizeof h.host - 1] = '\0';
 
@@ -148,7 +152,7 @@ std::string read_journal(int fd, JournalContents &out)
     std::string strings(h.strings_bytes, '\0');
     if (!read_exactly(fd, cells.data(), cells.size() * sizeof(Cell), h.cell_offset) ||
         !read_exactly(fd, strings.data(), strings.size(), h.strings_offset))
-        return "a journal cut short";
+        return refused(StatusCode::invalid, 0, "a journal cut short");
 
     // A cell holds a recorded event not yet released when its sequence is
     // its position + 1 (event_queue.h); position = sequence - 1.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #pragma once
 
+#include "cache/base/result.h"
 #include "cache/events/event.h"
 #include "cache/events/journal_layout.h"
 
@@ -26,10 +27,12 @@ struct JournalContents {
     uint64_t placeholders = 0;        // events handed over whole: written by their thread
 };
 
-// Reads the journal open at `fd`. Returns an empty message, else why it is
-// not a journal this tool can read (never made whole, another version,
-// cut short).
-std::string read_journal(int fd, JournalContents &out);
+// Reads the journal open at `fd` into `out` (its header holds atomics,
+// so it is filled in place, not answered). Fails with why it is not a
+// journal this tool can read (never made whole, another version, cut
+// short); `out.header` then holds what was read, whose magic says whether
+// the file is gdrhook's.
+Result<void> read_journal(int fd, JournalContents &out);
 
 // Whether the journal was made on this machine since it last booted (the
 // process's pid and the event clock then mean something here).

@@ -261,7 +261,7 @@ Recovery recover_journal(const std::string &journal)
     if (fstat(fd.get(), &journal_st) != 0)
         return unreadable(r, strerror(errno));
     JournalContents contents;
-    const std::string problem = read_journal(fd.get(), contents);
+    const Result<void> read = read_journal(fd.get(), contents);
     const JournalHeader &h = contents.header;
     // Without its magic the file is not one gdrhook made whole (or not
     // gdrhook's at all): never ours to remove.
@@ -276,8 +276,8 @@ Recovery recover_journal(const std::string &journal)
         r.result = Recovery::Result::already_complete;
         return r;
     }
-    if (!problem.empty())
-        return unreadable(r, problem);
+    if (!read)
+        return unreadable(r, read.why());
     if (h.state.load(std::memory_order_acquire) == static_cast<uint32_t>(JournalState::complete)) {
         unlinkat(folder.get(), journal_name.c_str(), 0);
         r.result = Recovery::Result::already_complete;
