@@ -26,12 +26,14 @@ int read_load_count(struct dl_phdr_info *info, size_t, void *data)
 
 } // namespace
 
-std::string find_ucm(bool load, UcmFunctions &out)
+Result<UcmFunctions> find_ucm(bool load)
 {
     void *library = dlopen(ucm_soname, RTLD_LAZY | (load ? RTLD_GLOBAL : RTLD_NOLOAD));
     if (!library) {
         const char *error = load ? dlerror() : nullptr;
-        return error ? error : std::string(ucm_soname) + " is not loaded";
+        return Result<UcmFunctions>::failure(
+            Status::error(StatusCode::no_device, 0, "dlopen libucm"),
+            error ? error : std::string(ucm_soname) + " is not loaded");
     }
     UcmFunctions found;
     if (!look_up(library, "ucm_set_external_event", found.set_external_event) ||
@@ -39,11 +41,12 @@ std::string find_ucm(bool load, UcmFunctions &out)
         !look_up(library, "ucm_event_leave", found.event_leave) ||
         !look_up(library, "ucm_event_dispatch", found.event_dispatch)) {
         dlclose(library);
-        return std::string(ucm_soname) + " lacks ucm_set_external_event, ucm_event_enter, "
-                                         "ucm_event_leave or ucm_event_dispatch";
+        return Result<UcmFunctions>::failure(
+            Status::error(StatusCode::unsupported, 0, "libucm's functions"),
+            std::string(ucm_soname) + " lacks ucm_set_external_event, ucm_event_enter, "
+                                      "ucm_event_leave or ucm_event_dispatch");
     }
-    out = found;
-    return {};
+    return found;
 }
 
 bool objects_loaded_since_last_look()

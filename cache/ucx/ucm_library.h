@@ -4,6 +4,7 @@
 // (ucm_abi.h declares what is used of it).
 #pragma once
 
+#include "cache/base/result.h"
 #include "cache/ucx/ucm_abi.h"
 
 #include <string>
@@ -18,9 +19,9 @@ struct UcmFunctions {
 };
 
 // libucm's functions when libucm.so.0 is loaded in the process (or, with
-// `load`, can be loaded): an empty string, or why not. A libucm found is
+// `load`, can be loaded); else a failure saying why not. A libucm found is
 // never unloaded (the handle stays open), so the functions stay valid.
-std::string find_ucm(bool load, UcmFunctions &out);
+Result<UcmFunctions> find_ucm(bool load);
 
 // Whether objects may have been loaded since the last call that returned
 // true (dl_iterate_phdr's count of loads): a look for libucm is only worth

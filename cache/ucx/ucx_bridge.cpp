@@ -41,12 +41,11 @@ void look(bool load)
 {
     if (bridging.load(std::memory_order_relaxed))
         return;
-    UcmFunctions found;
-    std::string why = find_ucm(load, found);
-    if (why.empty())
-        start_bridging(found);
+    const Result<UcmFunctions> found = find_ucm(load);
+    if (found)
+        start_bridging(*found);
     else if (load)
-        diagnostics().warn("GDRHOOK_UCX=on: {}; UCX is not told of CUDA frees", why);
+        diagnostics().warn("GDRHOOK_UCX=on: {}; UCX is not told of CUDA frees", found.why());
 }
 
 // What UCX calls the memory of `kind`, as its own CUDA hooks name it
