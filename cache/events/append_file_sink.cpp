@@ -19,19 +19,27 @@ constexpr size_t flush_threshold = 64 * 1024;
 // this, lines are dropped and counted.
 constexpr size_t max_pending_bytes = 16 << 20;
 
-OwnedFd open_log(const std::string &path, std::string &why_not)
+Result<OwnedFd> open_log(const std::string &path)
 {
     OpenedFile opened = open_for_append(AT_FDCWD, path.c_str(), Owner::is(geteuid()), true,
                                         private_file_mode(path));
-    why_not = opened.why();
+    if (!opened)
+        return Result<OwnedFd>::failure(opened.status(), opened.why());
     return OwnedFd::adopt(std::move(opened->fd), true);
 }
 
 } // namespace
 
+void AppendFileSink::open_path()
+{
+    Result<OwnedFd> opened = open_log(path_);
+    why_not_ = opened.why();
+    fd_ = std::move(*opened);
+}
+
 AppendFileSink::AppendFileSink(const std::string &path) : path_(path)
 {
-    fd_ = open_log(path_, why_not_);
+    open_path();
 }
 
 AppendFileSink::~AppendFileSink()
@@ -59,7 +67,7 @@ bool AppendFileSink::still_ours_or_reopened()
     if (fd_.still_ours())
         return true;
     fd_.forget(); // the program's now, or nobody's: never closed by us
-    fd_ = open_log(path_, why_not_);
+    open_path();
     if (!said_reopened_) {
         said_reopened_ = true;
         if (fd_.valid())

@@ -63,6 +63,8 @@ protected:
     void flush_() override;
 
 private:
+    // Opens path_ into fd_, or says why not in why_not_.
+    void open_path();
     bool still_ours_or_reopened();
     // The bytes of pending_ that finish a line the file holds the start of
     // (a write that took part of a batch), 0 when the file ends in a newline.
