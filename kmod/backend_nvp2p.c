@@ -40,6 +40,7 @@
 #include "gdrhook.h"
 #include "nv_p2p_abi.h"
 #include "nvp2p.h"
+#include "nvp2p_table.h"
 
 static struct {
 	typeof(nvidia_p2p_get_pages) *get_pages;
@@ -70,15 +71,11 @@ bool gdrhook_nvp2p_flavour_resolve(void)
 {
 	if (nv.get_pages)
 		return true;
-	if (!NV_GET_CORE(nv)) {
-		NV_PUT_CORE(nv);
+	if (!NV_GET_ALL(nv))
 		return false;
-	}
 	if (!(NV_GET(nv.get_pages_persistent, nvidia_p2p_get_pages_persistent) &&
 	      NV_GET(nv.put_pages_persistent, nvidia_p2p_put_pages_persistent)))
 		gdrhook_nvp2p_put_persistent();
-	if (!NV_GET_DMA(nv))
-		NV_PUT_DMA(nv);
 	return true;
 }
 
@@ -130,22 +127,6 @@ static void gdrhook_nvp2p_put(struct gdrhook_pin *pin)
 	pin->nv.page_table = NULL;
 }
 
-/* The driver's answer must describe exactly the range we asked for. */
-static int gdrhook_nvp2p_check_table(const struct gdrhook_pin *pin,
-				     const struct nvidia_p2p_page_table *pt)
-{
-	u64 ps;
-
-	if (!pt || !gdrhook_nvp2p_version_ok(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))
-		return -EIO;
-	ps = gdrhook_nvp2p_page_bytes(pt->page_size);
-	if (!ps || pt->entries == 0 || !pt->pages ||
-	    (u64)pt->entries * ps < pin->length ||
-	    (u64)(pt->entries - 1) * ps >= pin->length)
-		return -EIO;
-	return 0;
-}
-
 static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 			     const struct gdrhook_pin_req_k *req)
 {
@@ -187,12 +168,9 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 	}
 	pt = pin->nv.page_table;
 
-	err = gdrhook_nvp2p_check_table(pin, pt);
+	err = gdrhook_nvp2p_take_table(pin, pt, false);
 	if (err)
 		goto out;
-	pin->page_size = gdrhook_nvp2p_page_bytes(pt->page_size);
-	pin->page_count = pt->entries;
-	pin->pinned_bytes = pin->page_size * pin->page_count;
 
 	if (req->peer) {
 		struct nvidia_p2p_dma_mapping *map = NULL;
@@ -208,12 +186,6 @@ static int gdrhook_nvp2p_pin(struct gdrhook_pin *pin,
 		}
 	}
 
-	pin->bus_addrs = kvmalloc_array(pin->page_count, sizeof(u64),
-					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pin->bus_addrs) {
-		err = -ENOMEM;
-		goto out;
-	}
 	for (i = 0; i < pin->page_count; i++)
 		pin->bus_addrs[i] = pin->nv.dma_map ?
 			pin->nv.dma_map->dma_addresses[i] :

@@ -62,6 +62,7 @@
 
 #include "gdrhook.h"
 #include "nvp2p.h"
+#include "nvp2p_table.h"
 
 static struct {
 	typeof(nvidia_p2p_get_pages) *get_pages;
@@ -80,15 +81,7 @@ void gdrhook_nvp2p_flavour_put_all(void)
 
 bool gdrhook_nvp2p_flavour_resolve(void)
 {
-	if (nv.get_pages)
-		return true;
-	if (!NV_GET_CORE(nv)) {
-		NV_PUT_CORE(nv);
-		return false;
-	}
-	if (!NV_GET_DMA(nv))
-		NV_PUT_DMA(nv);
-	return true;
+	return nv.get_pages || NV_GET_ALL(nv);
 }
 
 u32 gdrhook_nvp2p_flavour_features(void)
@@ -128,20 +121,6 @@ static void gdrhook_tegra_free_callback(void *data)
 	/* The last touch of the pin; then only the SRCU section is left. */
 	complete(&pin->nv.callback_done);
 	gdrhook_callback_end(found, srcu_idx);
-}
-
-/* The driver's answer must describe exactly the range we asked for. */
-static int gdrhook_tegra_check_table(const struct gdrhook_pin *pin,
-				     const struct nvidia_p2p_page_table *pt)
-{
-	u64 ps;
-
-	if (!pt || !gdrhook_nvp2p_version_ok(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))
-		return -EIO;
-	ps = gdrhook_nvp2p_page_bytes(pt->page_size);
-	if (!ps || !pt->pages || (u64)pt->entries * ps != pin->length)
-		return -EIO;
-	return 0;
 }
 
 /* Tegra's mapping may merge pages into one entry (hw_len): split them. */
@@ -194,18 +173,10 @@ static int gdrhook_tegra_pin(struct gdrhook_pin *pin,
 	pt = pin->nv.page_table;
 	pin->nv.callback_owed = !!pt; /* a table to put, its callback to come */
 
-	err = gdrhook_tegra_check_table(pin, pt);
+	/* Tegra's pages end where the range does. */
+	err = gdrhook_nvp2p_take_table(pin, pt, true);
 	if (err)
 		goto out;
-	pin->page_size = gdrhook_nvp2p_page_bytes(pt->page_size);
-	pin->page_count = pt->entries;
-	pin->pinned_bytes = pin->length;
-	pin->bus_addrs = kvmalloc_array(pin->page_count, sizeof(u64),
-					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!pin->bus_addrs) {
-		err = -ENOMEM;
-		goto out;
-	}
 	if (req->peer) {
 		err = nv.dma_map_pages(&req->peer->dev, pt, &map, DMA_BIDIRECTIONAL);
 		if (err)

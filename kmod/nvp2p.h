@@ -61,6 +61,18 @@ bool gdrhook_nvp2p_flavour_resolve(void);
 		NV_PUT((syms).dma_map_pages, nvidia_p2p_dma_map_pages); \
 		NV_PUT((syms).free_dma_mapping, nvidia_p2p_free_dma_mapping); \
 	} while (0)
+/*
+ * What every flavour resolves: the core all-or-nothing (false, holding
+ * none of it, when the driver is not loaded), then the DMA pair as a pair.
+ */
+#define NV_GET_ALL(syms) ({ \
+		bool got_core_ = NV_GET_CORE(syms); \
+		if (!got_core_) \
+			NV_PUT_CORE(syms); \
+		else if (!NV_GET_DMA(syms)) \
+			NV_PUT_DMA(syms); \
+		got_core_; \
+	})
 void gdrhook_nvp2p_flavour_put_all(void);
 u32 gdrhook_nvp2p_flavour_features(void);
 
