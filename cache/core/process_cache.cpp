@@ -164,6 +164,18 @@ void print_process_cache_statistics()
         diagnostics().error("verify mode caught {} stale cache hits", s.verify_mismatches);
 }
 
+void process_cache_before_fork()
+{
+    if (RegistrationCache *cache = hot_line.cache.load(std::memory_order_acquire))
+        cache->hold_for_fork();
+}
+
+void process_cache_after_fork_in_parent()
+{
+    if (RegistrationCache *cache = hot_line.cache.load(std::memory_order_acquire))
+        cache->after_fork_in_parent();
+}
+
 void process_cache_after_fork_in_child()
 {
     if (RegistrationCache *cache = hot_line.cache.load(std::memory_order_acquire))

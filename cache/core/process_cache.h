@@ -22,6 +22,9 @@ RegistrationCache *process_cache();
 void retire_process_cache_at_exit();
 void print_process_cache_statistics();
 
+// Around a fork: no release of a pin is in flight while it happens.
+void process_cache_before_fork();
+void process_cache_after_fork_in_parent();
 // In a forked child, before anything else touches the cache.
 void process_cache_after_fork_in_child();
 

@@ -159,14 +159,20 @@ void at_exit()
 
 void before_fork()
 {
-    if (runtime_running())
-        the_runtime->pipeline->before_fork();
+    if (!runtime_running())
+        return;
+    // The pipeline's locks first: its worker takes the reclaimer's lock
+    // under them to report unpins.
+    the_runtime->pipeline->before_fork();
+    process_cache_before_fork();
 }
 
 void after_fork_in_parent()
 {
-    if (runtime_running())
-        the_runtime->pipeline->after_fork_in_parent();
+    if (!runtime_running())
+        return;
+    process_cache_after_fork_in_parent();
+    the_runtime->pipeline->after_fork_in_parent();
 }
 
 void after_fork_in_child()

@@ -203,10 +203,12 @@ void Reclaimer::release(TakenPins &taken, bool worker)
         reports_waiting_.store(true, std::memory_order_release);
         if (!taken.shared) {
             --own_rounds_releasing_;
-            return; // nobody waits for it
+            if (!fork_waiting_)
+                return; // nobody waits for it
+        } else {
+            rounds_releasing_.erase(
+                std::find(rounds_releasing_.begin(), rounds_releasing_.end(), taken.round));
         }
-        rounds_releasing_.erase(
-            std::find(rounds_releasing_.begin(), rounds_releasing_.end(), taken.round));
     }
     released_.notify_all();
 }
@@ -313,6 +315,21 @@ void Reclaimer::add_stats(CacheStats &s) const
 {
     s.unpin_failures = unpin_failures_.load(std::memory_order_relaxed);
     s.unpins_deferred = deferred_.load(std::memory_order_relaxed);
+}
+
+void Reclaimer::hold_for_fork()
+{
+    std::unique_lock<std::mutex> lock(mu_);
+    fork_waiting_ = true;
+    released_.wait(lock,
+                   [this] { return rounds_releasing_.empty() && own_rounds_releasing_ == 0; });
+    fork_waiting_ = false;
+    lock.release(); // held across the fork: no round starts
+}
+
+void Reclaimer::after_fork_in_parent()
+{
+    mu_.unlock();
 }
 
 void Reclaimer::after_fork_in_child()

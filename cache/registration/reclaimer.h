@@ -106,6 +106,13 @@ public:
     void void_claims();
 
     void add_stats(CacheStats &s) const;
+    // Around a fork: the releases in flight end first, and none starts
+    // until the fork is done. A release runs outside the lock on its
+    // thread's stack; a child forked in the middle of one would hold the
+    // copies of pins nobody releases there (their pins restated in its
+    // log, no unpin ever), and the parent's would be half released.
+    void hold_for_fork();
+    void after_fork_in_parent();
     void after_fork_in_child();
 
 private:
@@ -150,6 +157,7 @@ private:
     uint64_t rounds_started_ = 0;            // shared rounds that took pins to release
     std::vector<uint64_t> rounds_releasing_; // their numbers, while released
     size_t own_rounds_releasing_ = 0;        // rounds releasing their caller's claims only
+    bool fork_waiting_ = false;              // hold_for_fork() waits on released_
     uint64_t claims_from_ = 1;               // smaller claims are void (a parent's threads)
     std::vector<CacheEntry *> considered_;
     std::vector<RetiredNode> nodes_waiting_;

@@ -150,6 +150,9 @@ public:
     // threads are gone (their read sections, holds and pins in flight with
     // them) and the mutexes may have been held at the fork.
     void after_fork_in_child();
+    // Before a fork and after it in the parent (reclaimer.h says why).
+    void hold_for_fork() { reclaimer_.hold_for_fork(); }
+    void after_fork_in_parent() { reclaimer_.after_fork_in_parent(); }
 
 private:
     // records_.mine(), with its rare path a call on this class: a hit
