@@ -24,6 +24,12 @@ export PATH=/bin
 STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access slurm provider_life move_notify host_pages pin_limits memlock_user integrated races fuzz kill node"
 # The access model under Slurm, where run.sh packed one (amd64's).
 [ -x /usr/sbin/slurmd ] || STEPS=$(echo "$STEPS" | sed 's/ slurm / /')
+# Slurm's daemons talk over TCP: the suite's debug kernel (tinyconfig) has
+# no network stack, and leaves the step out, saying so (not a pass).
+if [ ! -d /proc/sys/net/ipv4 ] && echo " $STEPS " | grep -q ' slurm '; then
+	echo "GDRHOOK-VM: step slurm left out: this kernel has no IPv4 stack"
+	STEPS=$(echo "$STEPS" | sed 's/ slurm / /')
+fi
 # Allocation failures in turn, where the kernel has fault injection (the
 # suite's debug kernel); the host's result line names the kernel.
 [ -e /proc/self/fail-nth ] && STEPS="$STEPS failslab"
