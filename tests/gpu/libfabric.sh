@@ -72,13 +72,12 @@ memory=${LIBFABRIC_MEMORY:-cuda}
 limit=${LIBFABRIC_TIMEOUT:-60} # seconds, per process
 port=${LIBFABRIC_PORT:-47592}
 
-if [ "$memory" = cuda ] && { ! nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; }; then
-    echo "no usable NVIDIA GPU (nvidia-smi -L fails or /dev/nvidia0 is missing): skipped"
-    exit 77
+# shellcheck source=tests/gpu/opening_checks.sh
+. "$here/opening_checks.sh"
+if [ "$memory" = cuda ]; then
+    skip_without_gpu
 fi
-for f in "$shim" "$lf/bin/fi_rdm_pingpong" "$lf/bin/fi_info"; do
-    [ -e "$f" ] || { echo "missing: $f"; exit 1; }
-done
+need_files "missing: {}" "$shim" "$lf/bin/fi_rdm_pingpong" "$lf/bin/fi_info"
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$lf/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FI_PROVIDER=shm

@@ -52,13 +52,10 @@ iters=${OPENMPI_ITERS:-5000}
 sizes=${OPENMPI_SIZES:-1 64 1024 8192 65536 1048576}
 limit=${OPENMPI_TIMEOUT:-120} # seconds, per mpirun
 
-if ! nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
-    echo "no usable NVIDIA GPU (nvidia-smi -L fails or /dev/nvidia0 is missing): skipped"
-    exit 77
-fi
-for f in "$shim" "$ompi/bin/mpirun" "$ompi/bin/mpi_pingpong"; do
-    [ -e "$f" ] || { echo "missing: $f"; exit 1; }
-done
+# shellcheck source=tests/gpu/opening_checks.sh
+. "$here/opening_checks.sh"
+skip_without_gpu
+need_files "missing: {}" "$shim" "$ompi/bin/mpirun" "$ompi/bin/mpi_pingpong"
 mkdir -p "$out"
 # The install may have moved since it was built: OPAL_PREFIX says where.
 export OPAL_PREFIX="$ompi"

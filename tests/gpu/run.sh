@@ -42,10 +42,9 @@ shim="$build/hook/libgdrhook.so"
 cli="$build/tools/gdrhook"
 limit=${GDRHOOKTEST_GPU_TIMEOUT:-900} # seconds, per run
 
-if ! nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; then
-    echo "no usable NVIDIA GPU (nvidia-smi -L fails or /dev/nvidia0 is missing): skipped"
-    exit 77
-fi
+# shellcheck source=tests/gpu/opening_checks.sh
+. "$here/opening_checks.sh"
+skip_without_gpu
 [ -f "$shim" ] || { echo "no shim at $shim: build first"; exit 1; }
 mkdir -p "$out"
 "$here/build_programs.sh" "$out/bin" || { echo "building the programs failed"; exit 1; }

@@ -84,15 +84,15 @@ budget=${UCX_TABLE_BUDGET:-390}       # seconds, before a framework run starts
 fw_limit=${UCX_TABLE_FW_TIMEOUT:-75}  # seconds, per framework run
 fw_rounds=${UCX_TABLE_FW_ROUNDS:-5}
 
-if [ "$fake" != 1 ] && { ! nvidia-smi -L >/dev/null 2>&1 || [ ! -e /dev/nvidia0 ]; }; then
-    echo "no usable NVIDIA GPU (nvidia-smi -L fails or /dev/nvidia0 is missing): skipped"
-    exit 77
+# shellcheck source=tests/gpu/opening_checks.sh
+. "$here/opening_checks.sh"
+if [ "$fake" != 1 ]; then
+    skip_without_gpu
 fi
 [ -f "$shim" ] || { echo "no shim at $shim: build first"; exit 1; }
-for f in "$ucx/include/ucs/memory/rcache.h" "$ucx/lib/libucs.so" "$ucx/lib/libucm.so" \
-    "$ucx/lib/ucx/libucm_cuda.so.0"; do
-    [ -e "$f" ] || { echo "no $f: UCX with CUDA support is not at $ucx (see the comment above)"; exit 1; }
-done
+need_files "no {}: UCX with CUDA support is not at $ucx (see the comment above)" \
+    "$ucx/include/ucs/memory/rcache.h" "$ucx/lib/libucs.so" "$ucx/lib/libucm.so" \
+    "$ucx/lib/ucx/libucm_cuda.so.0"
 mkdir -p "$out/bin" "$out/cells"
 rm -f "$out"/cells/*
 
