@@ -25,7 +25,7 @@ def child(inbox, outbox, done):
     torch.cuda.synchronize()
     own = [torch.full((n,), 3, dtype=torch.int64, device="cuda") for n in (1000, 1 << 20)]
     outbox.put((sums, own))
-    done.wait(120)
+    done.wait(40)
     del tensors, own
     torch.cuda.synchronize()
 
@@ -46,7 +46,7 @@ def run_config():
     their_sums = [int(t.sum().item()) for t in theirs]
     del theirs
     done.set()
-    proc.join(60)
+    proc.join(30)
     after = [int(t.sum().item()) for t in tensors]
     expected = [n * (n - 1) // 2 for n in sizes]
     print(f"child saw {sums == expected}, parent sees child's change "
@@ -79,7 +79,7 @@ def main():
         try:
             result = subprocess.run([sys.executable, __file__, name], env=env,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, timeout=120)
+                                    text=True, timeout=50)
         except subprocess.TimeoutExpired:
             print(f"{name}: timed out")
             continue
