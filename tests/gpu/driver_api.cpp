@@ -6,14 +6,6 @@
 // N successful free events.
 #include "driver_program.h"
 
-static int frees_made = 0;
-
-#define FREE(call)                                                                                 \
-    do {                                                                                           \
-        CHECK(call);                                                                               \
-        ++frees_made;                                                                              \
-    } while (0)
-
 int main()
 {
     const CUdevice device = use_primary_context();

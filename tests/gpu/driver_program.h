@@ -4,16 +4,12 @@
 // own by tests/gpu/build_programs.sh).
 #pragma once
 
-#include "../programs/cuda_checks.h"
-#include "used_delta.h"
+#include "gpu_program.h"
 
 #include <cuda.h>
 
 #include <cstdio>
 #include <cstdlib>
-
-// A failed call ends the program (cuda_checks.h says how).
-#define CHECK(call) CHECK_CU_OR_EXIT(call, 1)
 
 /// Initializes the driver and makes device 0's primary context current;
 /// returns the device (for cuDevicePrimaryCtxRelease).

@@ -126,7 +126,6 @@ int main(int argc, char **argv)
     CHECK(cudaFree(nullptr)); // initialize the runtime outside the window
     const long long used_at_start = used_bytes();
     mark();
-    int frees_made = 0;
     float *d[buffers];
     cudaIpcMemHandle_t handles[buffers];
     for (int b = 0; b < buffers; ++b) {
@@ -158,8 +157,7 @@ int main(int argc, char **argv)
             wrong += host[i] != static_cast<float>(100 * b + i % 1000) + 1.0f;
             checksum += host[i];
         }
-        CHECK(cudaFree(d[b]));
-        ++frees_made;
+        FREE(cudaFree(d[b]));
     }
     mark();
 

@@ -9,14 +9,6 @@
 
 #include <cstdint>
 
-static int frees_made = 0;
-
-#define FREE(call)                                                                                 \
-    do {                                                                                           \
-        CHECK(call);                                                                               \
-        ++frees_made;                                                                              \
-    } while (0)
-
 __global__ void fill(float *data, int n, float value)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -4,17 +4,13 @@
 // own by tests/gpu/build_programs.sh).
 #pragma once
 
-#include "../programs/cuda_checks.h"
-#include "used_delta.h"
+#include "gpu_program.h"
 
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
-
-// A failed call ends the program (cuda_checks.h says how).
-#define CHECK(call) CHECK_CU_OR_EXIT(call, 1)
 
 /// Device memory in use on the current device.
 inline long long used_bytes()

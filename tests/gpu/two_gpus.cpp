@@ -24,14 +24,6 @@
 
 namespace {
 
-int frees_made = 0;
-
-#define FREE(call)                                                                                 \
-    do {                                                                                           \
-        CHECK(call);                                                                               \
-        ++frees_made;                                                                              \
-    } while (0)
-
 struct Gpus {
     CUdevice device[2];
     CUcontext context[2];

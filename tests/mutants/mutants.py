@@ -1831,7 +1831,7 @@ MUTANTS = [
          find='                                      "--load-marks", load_marks_path(names)};',
          replace='                                      };'),
     dict(name="gpu_program_checks_on_its_own", promise="a CUDA call in a test program is checked by tests/programs/cuda_checks.h alone",
-         file="tests/gpu/driver_program.h", suites=["unit"], tests=["tests keep one check and one name each"],
+         file="tests/gpu/gpu_program.h", suites=["unit"], tests=["tests keep one check and one name each"],
          find="#define CHECK(call) CHECK_CU_OR_EXIT(call, 1)\n",
          replace="#define CHECK(call)                                                                                \\\n    do {                                                                                           \\\n        if ((call) != CUDA_SUCCESS)                                                                \\\n            exit(1);                                                                               \\\n    } while (0)\n"),
     dict(name="program_checks_with_a_function_of_its_own", promise="a CUDA call in a test program is checked by tests/programs/cuda_checks.h alone (no check function beside it)",
