@@ -13,7 +13,7 @@
 // of that difference, and the ratio.
 //
 // usage: alloc_free_ab [PAIRS [BYTES]]
-#include <cuda.h>
+#include "driver_program.h"
 
 #include <algorithm>
 #include <chrono>
@@ -107,13 +107,7 @@ int main(int argc, char **argv)
 {
     const int pairs = argc > 1 ? atoi(argv[1]) : 20000;
     const size_t bytes = argc > 2 ? strtoull(argv[2], nullptr, 0) : 1 << 20;
-    if (cuInit(0) != CUDA_SUCCESS)
-        return 1;
-    CUdevice device;
-    CUcontext context;
-    cuDeviceGet(&device, 0);
-    cuDevicePrimaryCtxRetain(&context, device);
-    cuCtxSetCurrent(context);
+    use_primary_context();
 
     LoadedObject libcuda;
     dl_iterate_phdr(find_libcuda, &libcuda);

@@ -9,7 +9,7 @@
 // does between real allocations) and times only the calls themselves: run
 // against the fake driver, whose calls cost ~0.1 us, this isolates what the
 // shim adds at a realistic rate of allocations.
-#include <cuda.h>
+#include "driver_program.h"
 
 #include <algorithm>
 #include <chrono>
@@ -22,13 +22,7 @@ int main(int argc, char **argv)
     int pairs = argc > 1 ? atoi(argv[1]) : 2000;
     int rounds = argc > 2 ? atoi(argv[2]) : 5;
     long gap_ns = argc > 3 ? atol(argv[3]) : 0;
-    if (cuInit(0) != CUDA_SUCCESS)
-        return 1;
-    CUdevice device;
-    CUcontext context;
-    cuDeviceGet(&device, 0);
-    cuDevicePrimaryCtxRetain(&context, device);
-    cuCtxSetCurrent(context);
+    use_primary_context();
     std::vector<double> per_pair;
     for (int r = 0; r < rounds + 1; ++r) {
         std::chrono::steady_clock::duration elapsed{};

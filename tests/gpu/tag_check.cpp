@@ -20,9 +20,7 @@
 // driver hands the same addresses back) between two uses of each: every
 // reused buffer must fail its tag check once (missed_reuses=0), and no
 // other buffer may (false_mismatches=0).
-#include "../programs/cuda_checks.h"
-
-#include <cuda.h>
+#include "driver_program.h"
 
 #include <algorithm>
 #include <chrono>
@@ -52,7 +50,7 @@ std::unordered_map<CUdeviceptr, Entry> cache;
 bool use(CUdeviceptr p)
 {
     unsigned long long id = 0;
-    CHECK_CU_OR_EXIT(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p), 1);
+    CHECK(cuPointerGetAttribute(&id, CU_POINTER_ATTRIBUTE_BUFFER_ID, p));
     Entry &entry = cache[p];
     if (entry.buffer_id == id)
         return false;
@@ -114,15 +112,10 @@ std::vector<CUdeviceptr> order_of(const std::vector<CUdeviceptr> &buffers, size_
 int main(int argc, char **argv)
 {
     const int rounds = argc > 1 ? std::atoi(argv[1]) : 7;
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK_CU_OR_EXIT(cuInit(0), 1);
-    CHECK_CU_OR_EXIT(cuDeviceGet(&dev, 0), 1);
-    CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&ctx, dev), 1);
-    CHECK_CU_OR_EXIT(cuCtxSetCurrent(ctx), 1);
+    use_primary_context();
     std::vector<CUdeviceptr> buffers(buffer_count);
     for (CUdeviceptr &p : buffers) {
-        CHECK_CU_OR_EXIT(cuMemAlloc(&p, buffer_size), 1);
+        CHECK(cuMemAlloc(&p, buffer_size));
         use(p); // registered on first use
     }
     for (auto [name, count] : {std::pair<const char *, size_t>{"hot", 64},
@@ -133,13 +126,13 @@ int main(int argc, char **argv)
     // returns the same addresses), then use every buffer twice.
     std::vector<CUdeviceptr> reused;
     for (int i = 0; i < buffer_count; i += 4) {
-        CHECK_CU_OR_EXIT(cuMemFree(buffers[i]), 1);
+        CHECK(cuMemFree(buffers[i]));
         reused.push_back(buffers[i]);
     }
     size_t same_address = 0;
     for (int i = 0; i < buffer_count; i += 4) {
         CUdeviceptr p = 0;
-        CHECK_CU_OR_EXIT(cuMemAlloc(&p, buffer_size), 1);
+        CHECK(cuMemAlloc(&p, buffer_size));
         same_address += cache.count(p) != 0;
         buffers[i] = p;
     }
@@ -156,6 +149,6 @@ int main(int argc, char **argv)
     std::printf("reallocated=%zu same_address=%zu missed_reuses=%zu false_mismatches=%zu\n",
                 reused.size(), same_address, missed, false_mismatches);
     for (CUdeviceptr p : buffers)
-        CHECK_CU_OR_EXIT(cuMemFree(p), 1);
+        CHECK(cuMemFree(p));
     return missed || false_mismatches ? 1 : 0;
 }
