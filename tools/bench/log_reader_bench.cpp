@@ -95,23 +95,14 @@ public:
             if (live_[slot]) {
                 uint64_t addr = live_[slot], size = live_size_[slot];
                 bool pinned = size >= (1u << 20);
-                std::fprintf(
-                    file_,
-                    "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
-                    ",\"pid\":%d,\"tid\":%d,\"ev\":\"free\",\"api\":\"cuMemFree_v2\",\"addr\":"
-                    "\"0x%" PRIx64 "\",\"size\":%" PRIu64
-                    ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
-                    ts_, ++seq_, pid_, tid, addr, size);
+                line_start(ts_, tid, "free", "cuMemFree_v2", addr, size);
+                std::fprintf(file_, "\"kind\":\"device\"}\n");
                 ++written;
                 if (pinned) {
+                    line_start(ts_ + 9000, pid_ + 9, "unpin", "cuMemFree_v2", addr, size);
                     std::fprintf(file_,
-                                 "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
-                                 ",\"pid\":%d,\"tid\":%d,\"ev\":\"unpin\",\"api\":\"cuMemFree_v2\","
-                                 "\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
-                                 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":"
-                                 "\"dmabuf\",\"handle\":%" PRIu64 ",\"lat_ns\":%" PRIu64 "}\n",
-                                 ts_ + 9000, ++seq_, pid_, pid_ + 9, addr, size, slot + 1,
-                                 3000 + rnd() % 40000);
+                                 "\"backend\":\"dmabuf\",\"handle\":%zu,\"lat_ns\":%" PRIu64 "}\n",
+                                 slot + 1, 3000 + rnd() % 40000);
                     ++written;
                 }
                 live_[slot] = 0;
@@ -123,21 +114,12 @@ public:
             next_addr_ += 1ull << 26;
             live_[slot] = addr;
             live_size_[slot] = size;
-            std::fprintf(file_,
-                         "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
-                         ",\"pid\":%d,\"tid\":%d,\"ev\":\"alloc\",\"api\":\"cuMemAlloc_v2\","
-                         "\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
-                         ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"kind\":\"device\"}\n",
-                         ts_, ++seq_, pid_, tid, addr, size);
+            line_start(ts_, tid, "alloc", "cuMemAlloc_v2", addr, size);
+            std::fprintf(file_, "\"kind\":\"device\"}\n");
             ++written;
             if (pinned) {
-                std::fprintf(file_,
-                             "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
-                             ",\"pid\":%d,\"tid\":%d,\"ev\":\"pin\",\"api\":\"cuMemAlloc_v2\","
-                             "\"addr\":\"0x%" PRIx64 "\",\"size\":%" PRIu64
-                             ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",\"backend\":"
-                             "\"dmabuf\",\"handle\":%zu}\n",
-                             ts_ + 20000, ++seq_, pid_, pid_ + 9, addr, size, slot + 1);
+                line_start(ts_ + 20000, pid_ + 9, "pin", "cuMemAlloc_v2", addr, size);
+                std::fprintf(file_, "\"backend\":\"dmabuf\",\"handle\":%zu}\n", slot + 1);
                 ++written;
             }
         }
@@ -152,6 +134,18 @@ private:
         x_ ^= x_ >> 7;
         x_ ^= x_ << 17;
         return x_;
+    }
+
+    // Writes the fields every memory event's line opens with, up to its
+    // own (kind, or backend and handle).
+    void line_start(int64_t ts, int tid, const char *ev, const char *api, uint64_t addr,
+                    uint64_t size)
+    {
+        std::fprintf(file_,
+                     "{\"ts_ns\":%" PRId64 ",\"seq\":%" PRIu64
+                     ",\"pid\":%d,\"tid\":%d,\"ev\":\"%s\",\"api\":\"%s\",\"addr\":\"0x%" PRIx64
+                     "\",\"size\":%" PRIu64 ",\"dev\":0,\"rc\":0,\"via\":\"cuGetProcAddress\",",
+                     ts, ++seq_, pid_, tid, ev, api, addr, size);
     }
 
     FILE *file_;
