@@ -138,25 +138,26 @@ def churn_cases():
     yield ("churn: no summary line", "churn8 shim=0 threads=8 unpins=0\n", False)
 
 
+def verdicts():
+    """(what, whether the judge passes it, whether it must, the judge's
+    reason where it gives one)"""
+    for what, outputs, must_pass in overhead_cases():
+        yield (what, *overhead_judge.verdict(outputs), must_pass)
+    for what, text, must_pass in churn_cases():
+        yield (what, *bench_verdicts.churn_verdict(text), must_pass)
+    for what, plain, hooked, processes, stream, must_pass in cases():
+        yield what, same(plain, hooked, processes, stream), None, must_pass
+
+
 def main():
     failures = 0
-    verdicts = [(what, overhead_judge.verdict(outputs), must_pass)
-                for what, outputs, must_pass in overhead_cases()]
-    verdicts += [(what, bench_verdicts.churn_verdict(text), must_pass)
-                 for what, text, must_pass in churn_cases()]
-    for what, (passed, why), must_pass in verdicts:
+    for what, passed, why, must_pass in verdicts():
         passed = bool(passed)
         ok = passed == must_pass
         failures += not ok
         print(f"{'ok  ' if ok else 'BAD '} {what}: the judge {'passes' if passed else 'fails'}"
-              f"{'' if ok else ' (it must ' + ('pass' if must_pass else 'fail') + ')'}: {why}")
-    for what, plain, hooked, processes, stream, must_pass in cases():
-        passed = same(plain, hooked, processes, stream)
-        ok = passed == must_pass
-        failures += not ok
-        verdict = "passes" if passed else "fails"
-        print(f"{'ok  ' if ok else 'BAD '} {what}: the judge {verdict}"
-              f"{'' if ok else ' (it must ' + ('pass' if must_pass else 'fail') + ')'}")
+              f"{'' if ok else ' (it must ' + ('pass' if must_pass else 'fail') + ')'}"
+              f"{'' if why is None else f': {why}'}")
     print(f"{failures} wrong verdict(s)")
     return 1 if failures else 0
 
