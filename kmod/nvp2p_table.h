@@ -17,15 +17,18 @@
 /*
  * The driver's answer must describe exactly the range we asked for: pages
  * that cover it, the last one running past its end by less than a page,
- * or (EXACT: Tegra's rule) not at all. Then the pin takes the table's
- * page size and count and an array for their bus addresses, which the
- * flavour fills.
+ * or (EXACT: Tegra's rule) not at all, and every one of them there (the
+ * flavour reads each entry's address). Anything else is refused, EIO; the
+ * table stays in the pin for release() to give back. Then the pin takes
+ * the table's page size and count and an array for their bus addresses,
+ * which the flavour fills.
  */
 static inline int gdrhook_nvp2p_take_table(struct gdrhook_pin *pin,
 					   const struct nvidia_p2p_page_table *pt,
 					   bool exact)
 {
 	u64 ps;
+	u32 i;
 
 	if (!pt || !gdrhook_nvp2p_version_ok(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))
 		return -EIO;
@@ -35,6 +38,9 @@ static inline int gdrhook_nvp2p_take_table(struct gdrhook_pin *pin,
 	    (u64)(pt->entries - 1) * ps >= pin->length ||
 	    (exact && (u64)pt->entries * ps != pin->length))
 		return -EIO;
+	for (i = 0; i < pt->entries; i++)
+		if (!pt->pages[i])
+			return -EIO;
 	pin->page_size = ps;
 	pin->page_count = pt->entries;
 	pin->pinned_bytes = ps * pt->entries;

@@ -475,6 +475,27 @@ MUTANTS = [
          file="kmod/host_pages.c", suites=["kmod"], tests=["vm"], env=dict(GDRHOOKTEST_VM_STEPS="host_pages"),
          find="\tif (hp->nr_pinned)\n\t\tgdrhook_host_unpin_pages(hp);",
          replace="\t(void)0;"),
+    # --- the driver's page table, checked before it is read (step bad_table) ---
+    dict(name="kmod_nvp2p_table_unchecked", promise="PIN refuses (EIO) a page table that does not describe the range",
+         file="kmod/nvp2p_table.h", suites=["kmod"], tests=["vm"], env=dict(GDRHOOKTEST_VM_STEPS="bad_table"),
+         find="\tif (!pt || !gdrhook_nvp2p_version_ok(pt->version, NVIDIA_P2P_PAGE_TABLE_VERSION))\n\t\treturn -EIO;\n"
+              "\tps = gdrhook_nvp2p_page_bytes(pt->page_size);\n\tif (!ps || pt->entries == 0 || !pt->pages ||\n"
+              "\t    (u64)pt->entries * ps < pin->length ||\n\t    (u64)(pt->entries - 1) * ps >= pin->length ||\n"
+              "\t    (exact && (u64)pt->entries * ps != pin->length))\n\t\treturn -EIO;\n"
+              "\tfor (i = 0; i < pt->entries; i++)\n\t\tif (!pt->pages[i])\n\t\t\treturn -EIO;\n",
+         replace="\tps = gdrhook_nvp2p_page_bytes(pt->page_size);\n\ti = exact;\n"),
+    dict(name="kmod_nvp2p_table_one_page_extra", promise="PIN refuses (EIO) a page table with one page more than the range needs",
+         file="kmod/nvp2p_table.h", suites=["kmod"], tests=["vm"], env=dict(GDRHOOKTEST_VM_STEPS="bad_table"),
+         find="\t    (u64)(pt->entries - 1) * ps >= pin->length ||",
+         replace="\t    (u64)(pt->entries - 1) * ps > pin->length ||"),
+    dict(name="kmod_nvp2p_table_null_entry_read", promise="PIN refuses (EIO) a page table with a NULL entry, never reading it",
+         file="kmod/nvp2p_table.h", suites=["kmod"], tests=["vm"], env=dict(GDRHOOKTEST_VM_STEPS="bad_table"),
+         find="\t\tif (!pt->pages[i])\n\t\t\treturn -EIO;",
+         replace="\t\t(void)0;"),
+    dict(name="kmod_nvp2p_table_kept_on_refusal", promise="a page table PIN refuses is still put back to the driver",
+         file="kmod/backend_nvp2p.c", suites=["kmod"], tests=["vm"], env=dict(GDRHOOKTEST_VM_STEPS="bad_table"),
+         find="\terr = gdrhook_nvp2p_take_table(pin, pt, false);\n\tif (err)\n\t\tgoto out;",
+         replace="\terr = gdrhook_nvp2p_take_table(pin, pt, false);\n\tif (err) {\n\t\tpin->nv.page_table = NULL;\n\t\tgoto out;\n\t}"),
     # --- the module's Tegra flavour (tests/vm's second build, step tegra) ---
     dict(name="tegra_callback_frees_twice", promise="on Tegra the free callback alone frees the page table, once (put_pages calls it)",
          file="kmod/backend_nvp2p_tegra.c", suites=["kmod"], tests=["vm"], env=dict(GDRHOOKTEST_VM_STEPS="tegra"),

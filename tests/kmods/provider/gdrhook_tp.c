@@ -35,7 +35,10 @@
  *    callback is known to be running (frees_held in debugfs counts the
  *    sleepers);
  *  - get_pages_errno makes get_pages fail with that (kernel) errno, as
- *    the driver does with -ENOTSUPP.
+ *    the driver does with -ENOTSUPP;
+ *  - bad_table makes get_pages succeed with a malformed table, of one of
+ *    the shapes of enum gdrhook_tp_bad_table (gdrhook_tp_ioctl.h), which
+ *    the client must refuse and still put.
  * EXPORT_SYMBOL_GPL: 6.1.y's symbol_get() refuses plain exports.
  */
 #include <linux/debugfs.h>
@@ -81,6 +84,10 @@ MODULE_PARM_DESC(hold_in_free_ms, "free_page_table sleeps this long inside the c
 static int get_pages_errno;
 module_param(get_pages_errno, int, 0644);
 MODULE_PARM_DESC(get_pages_errno, "get_pages fails with -this (0: off)");
+
+static unsigned int bad_table;
+module_param(bad_table, uint, 0644);
+MODULE_PARM_DESC(bad_table, "get_pages answers a table of this malformed shape (enum gdrhook_tp_bad_table; 0: off)");
 
 enum tp_state {
 	TP_LIVE,
@@ -179,6 +186,46 @@ static void tp_free(struct tp_table *t)
 	kfree(t);
 }
 
+/* bad_table: the well-formed table made into one of the malformed shapes. */
+static void tp_spoil_table(struct nvidia_p2p_page_table *pt, unsigned int shape)
+{
+	switch (shape) {
+	case GDRHOOK_TP_TABLE_VERSION_MAJOR:
+		pt->version += 1u << 16;
+		break;
+	case GDRHOOK_TP_TABLE_VERSION_OLDER:
+		pt->version -= 1;
+		break;
+	case GDRHOOK_TP_TABLE_VERSION_NEWER:
+		pt->version += 1;
+		break;
+	case GDRHOOK_TP_TABLE_PAGE_SIZE_UNKNOWN:
+		pt->page_size = NVIDIA_P2P_PAGE_SIZE_COUNT;
+		break;
+	case GDRHOOK_TP_TABLE_PAGE_SIZE_4K:
+		pt->page_size = NVIDIA_P2P_PAGE_SIZE_4KB;
+		break;
+	case GDRHOOK_TP_TABLE_PAGE_SIZE_128K:
+		pt->page_size = NVIDIA_P2P_PAGE_SIZE_128KB;
+		break;
+	case GDRHOOK_TP_TABLE_NO_PAGES:
+		pt->pages = NULL;
+		break;
+	case GDRHOOK_TP_TABLE_NO_ENTRIES:
+		pt->entries = 0;
+		break;
+	case GDRHOOK_TP_TABLE_ONE_SHORT:
+		pt->entries -= 1;
+		break;
+	case GDRHOOK_TP_TABLE_ONE_EXTRA:
+		pt->entries += 1;
+		break;
+	case GDRHOOK_TP_TABLE_NULL_ENTRY:
+		pt->pages[pt->entries - 1] = NULL;
+		break;
+	}
+}
+
 static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 		  void (*cb)(void *), void *data, bool persistent)
 {
@@ -191,6 +238,11 @@ static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 		return -EINVAL;
 	if (!persistent && !cb)
 		return -EINVAL;
+	if (READ_ONCE(bad_table) == GDRHOOK_TP_TABLE_NULL) {
+		/* Nothing pinned, nothing to put, nothing to call back. */
+		*out = NULL;
+		return 0;
+	}
 
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	if (!t)
@@ -199,8 +251,9 @@ static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 	t->npages = len >> PAGE_SHIFT;
 	n_entries = len / TP_GPU_PAGE;
 	t->pages = kvmalloc_array(t->npages, sizeof(*t->pages), GFP_KERNEL | __GFP_NOWARN);
-	t->entries = kvcalloc(n_entries, sizeof(*t->entries), GFP_KERNEL | __GFP_NOWARN);
-	t->entry_ptrs = kvcalloc(n_entries, sizeof(*t->entry_ptrs), GFP_KERNEL | __GFP_NOWARN);
+	/* One entry more than the range needs, for bad_table's ONE_EXTRA. */
+	t->entries = kvcalloc(n_entries + 1, sizeof(*t->entries), GFP_KERNEL | __GFP_NOWARN);
+	t->entry_ptrs = kvcalloc(n_entries + 1, sizeof(*t->entry_ptrs), GFP_KERNEL | __GFP_NOWARN);
 	if (!t->pages || !t->entries || !t->entry_ptrs) {
 		kvfree(t->pages);
 		t->pages = NULL;
@@ -220,9 +273,10 @@ static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 	atomic64_add(t->npages, &tp_pages_pinned);
 	atomic64_inc(&tp_tables_live);
 
-	for (i = 0; i < n_entries; i++) {
+	for (i = 0; i <= n_entries; i++) {
+		/* The spare entry repeats the last page: pinned, never its own. */
 		t->entries[i].physical_address =
-			page_to_phys(t->pages[i * TP_OS_PER_GPU_PAGE]);
+			page_to_phys(t->pages[min(i, n_entries - 1) * TP_OS_PER_GPU_PAGE]);
 		t->entry_ptrs[i] = &t->entries[i];
 	}
 	get_random_bytes(t->uuid, sizeof(t->uuid));
@@ -240,6 +294,7 @@ static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 	t->serial = atomic64_inc_return(&tp_serial);
 	t->mm = current->mm;
 	mmgrab(t->mm);
+	tp_spoil_table(&t->pt, READ_ONCE(bad_table));
 
 	/* Like the driver: the table is stored before the callback can fire. */
 	*out = &t->pt;
@@ -375,7 +430,7 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 {
 	struct tp_table *t;
 	struct tp_map *m;
-	unsigned long i;
+	unsigned long i, n_entries;
 
 	if (!peer || !page_table || !dma_mapping)
 		return -EINVAL;
@@ -391,12 +446,14 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		return -EINVAL;
 	}
 	spin_unlock(&tp_lock);
+	/* The range's count, whatever bad_table made the table say. */
+	n_entries = t->len / TP_GPU_PAGE;
 
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
 	m->os_addrs = kvmalloc_array(t->npages, sizeof(*m->os_addrs), GFP_KERNEL);
-	m->m.dma_addresses = kvmalloc_array(t->pt.entries, sizeof(u64), GFP_KERNEL);
+	m->m.dma_addresses = kvmalloc_array(n_entries, sizeof(u64), GFP_KERNEL);
 	m->m.pci_dev = peer;
 	if (!m->os_addrs || !m->m.dma_addresses) {
 		tp_unmap(m);
@@ -412,11 +469,11 @@ int nvidia_p2p_dma_map_pages(struct pci_dev *peer,
 		}
 		m->os_addrs[m->n++] = a;
 	}
-	for (i = 0; i < t->pt.entries; i++)
+	for (i = 0; i < n_entries; i++)
 		m->m.dma_addresses[i] = m->os_addrs[i * TP_OS_PER_GPU_PAGE];
 	m->m.version = NVIDIA_P2P_DMA_MAPPING_VERSION;
 	m->m.page_size_type = NVIDIA_P2P_PAGE_SIZE_64KB;
-	m->m.entries = t->pt.entries;
+	m->m.entries = n_entries;
 	m->m.private = m;
 
 	spin_lock(&tp_lock);

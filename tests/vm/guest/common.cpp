@@ -162,7 +162,7 @@ void reset_provider_params()
     // The Tegra provider (tests/kmods/provider/tegra/) has race_delay_us alone.
     static const char *const defaults[][2] = {
         {"race_delay_us", "0"},   {"put_waits_for_callback", "1"}, {"fire_on_get_ms", "0"},
-        {"hold_in_free_ms", "0"}, {"get_pages_errno", "0"},
+        {"hold_in_free_ms", "0"}, {"get_pages_errno", "0"},        {"bad_table", "0"},
     };
     for (const auto &d : defaults)
         if (::access((std::string("/sys/module/gdrhook_tp/parameters/") + d[0]).c_str(), F_OK) == 0)

@@ -405,6 +405,7 @@ int test_pin_vs_callback();
 int test_callback_teardown();
 int test_opener_only();
 int test_errnos();
+int test_bad_table();
 int test_access();
 int test_provider_life();
 int test_failslab();

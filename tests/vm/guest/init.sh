@@ -21,7 +21,7 @@ mount -t debugfs debugfs /sys/kernel/debug
 export PATH=/bin
 
 # The tests, in order; GDRHOOKTEST_VM_STEPS (from /env) may name a subset.
-STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos access slurm provider_life move_notify host_pages pin_limits memlock_user integrated races fuzz kill node"
+STEPS="basic backend pipeline bad_input pin_vs_callback callback_teardown opener_only errnos bad_table access slurm provider_life move_notify host_pages pin_limits memlock_user integrated races fuzz kill node"
 # The access model under Slurm, where run.sh packed one (amd64's).
 [ -x /usr/sbin/slurmd ] || STEPS=$(echo "$STEPS" | sed 's/ slurm / /')
 # Slurm's daemons talk over TCP: the suite's debug kernel (tinyconfig) has

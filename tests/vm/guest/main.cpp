@@ -21,6 +21,7 @@ int main(int argc, char **argv)
         {"callback_teardown", vmtest::test_callback_teardown},
         {"opener_only", vmtest::test_opener_only},
         {"errnos", vmtest::test_errnos},
+        {"bad_table", vmtest::test_bad_table},
         {"access", vmtest::test_access},
         {"provider_life", vmtest::test_provider_life},
         {"failslab", vmtest::test_failslab},
