@@ -13,12 +13,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <fcntl.h>
-#include <fstream>
-#include <sstream>
-#include <sys/wait.h>
-#include <unistd.h>
-
 namespace {
 gdrhook::Diagnostics said_of(std::initializer_list<const char *> entries)
 {
@@ -80,53 +74,16 @@ TEST_CASE("settings, the product's other variables, test knobs and others' varia
 
 namespace {
 
-struct SplitRun {
-    int exit_status = -1;
-    std::string out, err;
-};
-
-std::string file_text(const std::string &path)
-{
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 // `coherence_churn gdrhook` on four threads under the shim with
 // pin-on-alloc, `extra` added to its environment; its stdout and stderr
 // apart.
-SplitRun run_churn(const std::map<std::string, std::string> &extra)
+SplitRunResult run_churn(const std::map<std::string, std::string> &extra)
 {
-    const std::string dir = make_temp_dir();
-    std::map<std::string, std::string> env = pinning_environment(dir + "/events.jsonl");
+    std::map<std::string, std::string> env = pinning_environment(make_temp_dir() + "/events.jsonl");
     for (const auto &entry : extra)
         env[entry.first] = entry.second;
-    const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
-    const pid_t child = fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        dup2(open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
-        dup2(open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
-        alarm(120); // kept across exec: a program that hangs ends the test
-        exec_program({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "gdrhook", "4", "50", "2"}, env);
-    }
-    int status = 0;
-    REQUIRE(waitpid(child, &status, 0) == child);
-    SplitRun run;
-    run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    run.out = file_text(out_path);
-    run.err = file_text(err_path);
-    return run;
-}
-
-size_t lines_with(const std::string &text, const std::string &part)
-{
-    std::istringstream lines(text);
-    size_t n = 0;
-    for (std::string line; std::getline(lines, line);)
-        n += line.find(part) != std::string::npos;
-    return n;
+    return run_program_apart({build_path("GDRHOOKTEST_COHERENCE_CHURN"), "gdrhook", "4", "50", "2"},
+                             env);
 }
 
 constexpr const char *unknown = "is not a gdrhook variable";
@@ -135,7 +92,8 @@ constexpr const char *unknown = "is not a gdrhook variable";
 
 TEST_CASE("a misspelled GDRHOOK_ variable is said once per process, with the nearest setting")
 {
-    const SplitRun run = run_churn({{"GDRHOOK_PIN_MIN_SZE", "4M"}, {"GDRHOOK_NO_SUCH_THING", "1"}});
+    const SplitRunResult run =
+        run_churn({{"GDRHOOK_PIN_MIN_SZE", "4M"}, {"GDRHOOK_NO_SUCH_THING", "1"}});
     INFO("stdout: " << run.out << "\nstderr: " << run.err);
     REQUIRE(run.exit_status == 0);
     CHECK(lines_with(run.err, unknown) == 2);
@@ -154,7 +112,7 @@ TEST_CASE("the test harness's knobs in the environment are never said")
     // This test runs with every knob of the shim suite set (meson's
     // test_env): each would be said here if it had the product's prefix.
     REQUIRE(std::getenv("GDRHOOKTEST_SHIM") != nullptr);
-    const SplitRun run = run_churn({});
+    const SplitRunResult run = run_churn({});
     INFO("stderr: " << run.err);
     REQUIRE(run.exit_status == 0);
     CHECK(lines_with(run.err, unknown) == 0);
@@ -162,7 +120,8 @@ TEST_CASE("the test harness's knobs in the environment are never said")
 
 TEST_CASE("the warning is a warning: GDRHOOK_LOG_LEVEL=error silences it")
 {
-    const SplitRun run = run_churn({{"GDRHOOK_PIN_MIN_SZE", "4M"}, {"GDRHOOK_LOG_LEVEL", "error"}});
+    const SplitRunResult run =
+        run_churn({{"GDRHOOK_PIN_MIN_SZE", "4M"}, {"GDRHOOK_LOG_LEVEL", "error"}});
     INFO("stderr: " << run.err);
     REQUIRE(run.exit_status == 0);
     CHECK(lines_with(run.err, unknown) == 0);

@@ -5,7 +5,9 @@
 // with the bridge, every free path drops the cache's region before the
 // real free runs and no lookup is stale; with GDRHOOK_UCX=off, UCX alone
 // serves a stale registration after each path. The counts of both runs are
-// printed, one line per path.
+// printed, one line per path. Then where the bridge finds libucm, and
+// GDRHOOK_UCX=on where libucm cannot be loaded: one warning, the program
+// otherwise as without the bridge.
 #include "event_lines.h"
 
 #include <catch2/catch.hpp>
@@ -182,4 +184,32 @@ TEST_CASE("UCX hears of an allocation before gdrhook pins it, and of a free afte
     CHECK(output_field(run.output, "pinned_by_return") == rounds);
     CHECK(output_field(run.output, "free_heard") == rounds);
     CHECK(output_field(run.output, "unpinned_when_ucx_heard") == rounds);
+}
+
+TEST_CASE("GDRHOOK_UCX=on where libucm cannot be loaded warns once and changes nothing else")
+{
+    // A libucm.so.0 the loader finds first and cannot load (an empty file:
+    // "file too short"), as on a node whose UCX is broken or half there.
+    const std::string dir = make_temp_dir();
+    FILE *broken = std::fopen((dir + "/libucm.so.0").c_str(), "w");
+    REQUIRE(broken);
+    std::fclose(broken);
+    std::map<std::string, std::string> env = pinning_environment(dir + "/events.jsonl");
+    env["LD_LIBRARY_PATH"] = dir + ":" + env["LD_LIBRARY_PATH"];
+    env["GDRHOOK_UCX"] = "auto"; // the program as it runs without the bridge
+    const SplitRunResult plain =
+        run_program_apart({build_path("GDRHOOKTEST_UCM_LOADING"), "first_call"}, env);
+    env["GDRHOOK_UCX"] = "on";
+    const SplitRunResult on =
+        run_program_apart({build_path("GDRHOOKTEST_UCM_LOADING"), "first_call"}, env);
+    INFO("stdout: " << on.out << "\nstderr: " << on.err);
+    CHECK(on.exit_status == plain.exit_status);
+    CHECK(on.out == plain.out);
+    CHECK(output_field(on.out, "libucm_loaded") == 0);
+    // One line, naming the setting, the library and the loader's reason.
+    CHECK(lines_with(on.err, "GDRHOOK_UCX=on") == 1);
+    CHECK(lines_with(on.err, "] warning: GDRHOOK_UCX=on: " + dir +
+                                 "/libucm.so.0: file too short; UCX is not told of CUDA frees") ==
+          1);
+    CHECK(lines_with(plain.err, "GDRHOOK_UCX") == 0);
 }

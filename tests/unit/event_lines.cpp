@@ -11,11 +11,13 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <poll.h>
 #include <regex>
+#include <sstream>
 #include <sys/wait.h>
 #include <system_error>
 #include <unistd.h>
@@ -189,6 +191,49 @@ RunResult run_program(const std::vector<std::string> &argv,
     waitpid(child, &status, 0);
     result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return result;
+}
+
+namespace {
+
+std::string file_text(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+} // namespace
+
+SplitRunResult run_program_apart(const std::vector<std::string> &argv,
+                                 const std::map<std::string, std::string> &env)
+{
+    const std::string dir = make_temp_dir();
+    const std::string out_path = dir + "/stdout", err_path = dir + "/stderr";
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        dup2(open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 1);
+        dup2(open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), 2);
+        alarm(120); // kept across exec: a program that hangs ends the test
+        exec_program(argv, env);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    SplitRunResult run;
+    run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    run.out = file_text(out_path);
+    run.err = file_text(err_path);
+    return run;
+}
+
+size_t lines_with(const std::string &text, const std::string &part)
+{
+    std::istringstream lines(text);
+    size_t n = 0;
+    for (std::string line; std::getline(lines, line);)
+        n += line.find(part) != std::string::npos;
+    return n;
 }
 
 void exec_program(const std::vector<std::string> &argv,

@@ -36,6 +36,20 @@ struct RunResult {
 RunResult run_program(const std::vector<std::string> &argv,
                       const std::map<std::string, std::string> &env);
 
+struct SplitRunResult {
+    int exit_status = -1;
+    std::string out, err; // its stdout and its stderr, apart
+};
+
+// The same, its stdout and stderr kept apart (each to a file first, so a
+// program that writes much to one never blocks on the other); killed
+// after two minutes.
+SplitRunResult run_program_apart(const std::vector<std::string> &argv,
+                                 const std::map<std::string, std::string> &env);
+
+// How many lines of `text` hold `part`.
+size_t lines_with(const std::string &text, const std::string &part);
+
 // In a forked child: adds `env` to the environment and executes argv
 // (exit status 127 if it cannot).
 [[noreturn]] void exec_program(const std::vector<std::string> &argv,
