@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT OR GPL-2.0-only
 """Runs gdrhook-bench with tiny sizes and checks its --json document: every
 row the options ask for is there, with every field, of the right type, and
-no lookup missed. Asserts nothing about speed.
+no lookup missed; and where the driver's cuInit fails, it says so and runs
+on host memory. Asserts nothing about speed.
 
 usage: check_bench_json.py PATH/TO/gdrhook-bench [--expect-ucx]
 (with LD_LIBRARY_PATH at the fake driver, as meson test sets it)"""
 import json
+import os
 import subprocess
 import sys
 
@@ -50,6 +52,18 @@ def check_sweep_targets(bench):
         t = targets.get(name, {})
         check(isinstance(t.get("value"), (int, float)) and t.get("rounds") == [],
               f"--rounds 0: target {name} is {t!r}, expected a value and no rounds")
+
+
+def check_without_cuda(bench):
+    """A driver whose cuInit fails: the bench says so and runs on host memory."""
+    command = [bench, "--seconds", "0.02", "--entries", "16", "--threads", "1",
+               "--caches", "tagcheck", "--no-queue", "--no-unpin", "--rounds", "0"]
+    env = dict(os.environ, FAKECUDA_FAIL="cuInit:1:100")
+    run = subprocess.run(command, capture_output=True, text=True, timeout=100, env=env)
+    check(run.returncode == 0, f"cuInit failing: {' '.join(command)}: exit {run.returncode}")
+    said = "no CUDA context (cuInit or the primary context failed): tag check skipped, host memory"
+    check(said in run.stdout.splitlines(),
+          f"cuInit failing: no line '{said}' in:\n{run.stdout}{run.stderr}")
 
 
 def main():
@@ -149,6 +163,7 @@ def main():
               f"target {name}: goal or what missing")
 
     check_sweep_targets(bench)
+    check_without_cuda(bench)
     check(subprocess.run([bench, "--rounds", "-1"], capture_output=True, timeout=30).returncode
           == 2, "--rounds -1: not refused with exit 2")
 

@@ -585,6 +585,14 @@ doctor_fake_driver)
         --libnvml /nonexistent/libnvidia-ml.so.1 --device "$tmp/no-device"
     has "$out" "GPU 0: gdrhook fake GPU, integrated: DMA-BUF yes"
     has "$out" "pin_user_pages no"
+    # A driver whose cuInit fails (the fake made to refuse it): a problem,
+    # in the driver's words and code, with its advice; exit status 1.
+    FAKECUDA_FAIL=cuInit:1:100 LD_LIBRARY_PATH=$GDRHOOKTEST_FAKE_DRIVER_DIR run 1 doctor \
+        --libnvml /nonexistent/libnvidia-ml.so.1 --device "$tmp/no-device"
+    has "$out" "[FAIL] libcuda.so.1 ("
+    has "$out" "): cuInit failed: fake driver error (100)"
+    has "$out" "-> check that the kernel driver is loaded"
+    lacks "$out" "GPU 0:"
     run 1 doctor --libcuda /nonexistent/libcuda.so.1 --device /dev/null
     if [ -z "$emulator" ]; then
         has "$out" "not the gdrhook module's device"
