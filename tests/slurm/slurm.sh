@@ -24,8 +24,9 @@
 # say they ran without gdrhook (container_cases.sh, with busybox-static);
 # a step that made no CUDA call, which prints nothing (quiet_step_cases.sh);
 # a misspelt --gdrhook=MODE, refused at submission (mode_word_cases.sh);
-# and a job on two nodes, whose other node's verdict srun prints or says
-# where it is (multi_node_cases.sh).
+# a job on two nodes, whose other node's verdict srun prints or says
+# where it is (multi_node_cases.sh); and a plugstack.conf line whose
+# arguments the plugin refuses (plugin_argument_cases.sh).
 # This machine has no dma-buf exporter and no gdrhook.ko: the pins are the
 # fake driver's memfds, which /proc shows as no pin. So `gdrhook epilog`
 # (plugin argument proc=) reads a view of /proc made of the pinning
@@ -139,9 +140,10 @@ PartitionName=two Nodes=$host,n2 MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 CONF
 # plugstack ARGUMENTS...: the plugin's arguments, the later ones of the
 # same name winning; each step reads the file anew (slurmstepd and srun).
+# A required plugin, unless plugstack_kind=optional (the package's).
 # The site's default is off: only --gdrhook turns it on.
 plugstack() {
-    echo "required $tmp/bin/$(basename "$GDRHOOKTEST_SPANK") default=off logdir=$logs" \
+    echo "${plugstack_kind:-required} $tmp/bin/$(basename "$GDRHOOKTEST_SPANK") default=off logdir=$logs" \
         "library=$shim gdrhook=$GDRHOOK proc=$tmp/view $*" >"$tmp/plugstack.conf"
     chmod 644 "$tmp/plugstack.conf"
 }
@@ -265,5 +267,6 @@ done
 . "$(dirname "$0")/quiet_step_cases.sh"
 . "$(dirname "$0")/mode_word_cases.sh"
 . "$(dirname "$0")/multi_node_cases.sh"
+. "$(dirname "$0")/plugin_argument_cases.sh"
 
 echo "PASS: slurm plugin ($((SECONDS - started)) s)"

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace gdrhook::slurm {
@@ -94,15 +95,19 @@ Result<void> read_one(const std::string &name, const std::string &value, PluginA
 
 Result<void> read_plugin_arguments(int ac, char **av, PluginArguments &arguments)
 {
+    // Read into a copy, taken whole or not at all: a line refused for its
+    // last argument must not leave its first ones (default=on) in force.
+    PluginArguments taken = arguments;
     for (int i = 0; i < ac; i++) {
         const char *equals = std::strchr(av[i], '=');
         if (!equals)
             return Result<void>::failure(wrong(), std::string("unknown argument '") + av[i] + "'");
         if (Result<void> read = read_one(std::string(av[i], static_cast<size_t>(equals - av[i])),
-                                         equals + 1, arguments);
+                                         equals + 1, taken);
             !read)
             return read;
     }
+    arguments = std::move(taken);
     return {};
 }
 

@@ -29,7 +29,8 @@ struct PluginArguments {
 Result<std::string> check_mode(const std::string &given);
 
 // Reads `av` into `arguments`; fails with what is wrong, naming the
-// argument.
+// argument, and then leaves `arguments` as they were (none of the line is
+// taken).
 Result<void> read_plugin_arguments(int ac, char **av, PluginArguments &arguments);
 
 } // namespace gdrhook::slurm
