@@ -37,8 +37,7 @@
  *  - get_pages_errno makes get_pages fail with that (kernel) errno, as
  *    the driver does with -ENOTSUPP;
  *  - bad_table makes get_pages succeed with a malformed table, of one of
- *    the shapes of enum gdrhook_tp_bad_table (gdrhook_tp_ioctl.h), which
- *    the client must refuse and still put.
+ *    the shapes of enum gdrhook_tp_bad_table (tp_bad_table.h).
  * EXPORT_SYMBOL_GPL: 6.1.y's symbol_get() refuses plain exports.
  */
 #include <linux/debugfs.h>
@@ -57,6 +56,7 @@
 #include <linux/workqueue.h>
 
 #include "nv_p2p_abi.h"
+#include "tp_bad_table.h"
 #include "tp_device.h"
 
 #define TP_GPU_PAGE (64ULL * 1024)
@@ -84,10 +84,6 @@ MODULE_PARM_DESC(hold_in_free_ms, "free_page_table sleeps this long inside the c
 static int get_pages_errno;
 module_param(get_pages_errno, int, 0644);
 MODULE_PARM_DESC(get_pages_errno, "get_pages fails with -this (0: off)");
-
-static unsigned int bad_table;
-module_param(bad_table, uint, 0644);
-MODULE_PARM_DESC(bad_table, "get_pages answers a table of this malformed shape (enum gdrhook_tp_bad_table; 0: off)");
 
 enum tp_state {
 	TP_LIVE,
@@ -186,46 +182,6 @@ static void tp_free(struct tp_table *t)
 	kfree(t);
 }
 
-/* bad_table: the well-formed table made into one of the malformed shapes. */
-static void tp_spoil_table(struct nvidia_p2p_page_table *pt, unsigned int shape)
-{
-	switch (shape) {
-	case GDRHOOK_TP_TABLE_VERSION_MAJOR:
-		pt->version += 1u << 16;
-		break;
-	case GDRHOOK_TP_TABLE_VERSION_OLDER:
-		pt->version -= 1;
-		break;
-	case GDRHOOK_TP_TABLE_VERSION_NEWER:
-		pt->version += 1;
-		break;
-	case GDRHOOK_TP_TABLE_PAGE_SIZE_UNKNOWN:
-		pt->page_size = NVIDIA_P2P_PAGE_SIZE_COUNT;
-		break;
-	case GDRHOOK_TP_TABLE_PAGE_SIZE_4K:
-		pt->page_size = NVIDIA_P2P_PAGE_SIZE_4KB;
-		break;
-	case GDRHOOK_TP_TABLE_PAGE_SIZE_128K:
-		pt->page_size = NVIDIA_P2P_PAGE_SIZE_128KB;
-		break;
-	case GDRHOOK_TP_TABLE_NO_PAGES:
-		pt->pages = NULL;
-		break;
-	case GDRHOOK_TP_TABLE_NO_ENTRIES:
-		pt->entries = 0;
-		break;
-	case GDRHOOK_TP_TABLE_ONE_SHORT:
-		pt->entries -= 1;
-		break;
-	case GDRHOOK_TP_TABLE_ONE_EXTRA:
-		pt->entries += 1;
-		break;
-	case GDRHOOK_TP_TABLE_NULL_ENTRY:
-		pt->pages[pt->entries - 1] = NULL;
-		break;
-	}
-}
-
 static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 		  void (*cb)(void *), void *data, bool persistent)
 {
@@ -238,7 +194,7 @@ static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 		return -EINVAL;
 	if (!persistent && !cb)
 		return -EINVAL;
-	if (READ_ONCE(bad_table) == GDRHOOK_TP_TABLE_NULL) {
+	if (tp_bad_table_shape() == GDRHOOK_TP_TABLE_NULL) {
 		/* Nothing pinned, nothing to put, nothing to call back. */
 		*out = NULL;
 		return 0;
@@ -294,7 +250,7 @@ static int tp_get(u64 va, u64 len, struct nvidia_p2p_page_table **out,
 	t->serial = atomic64_inc_return(&tp_serial);
 	t->mm = current->mm;
 	mmgrab(t->mm);
-	tp_spoil_table(&t->pt, READ_ONCE(bad_table));
+	tp_spoil_table(&t->pt, tp_bad_table_shape(), len);
 
 	/* Like the driver: the table is stored before the callback can fire. */
 	*out = &t->pt;

@@ -32,10 +32,11 @@ struct gdrhook_tp_fire {
 #define GDRHOOK_TP_IOCTL_FIRE _IOWR(0xD8, 0x01, struct gdrhook_tp_fire)
 
 /*
- * Values of the desktop provider's bad_table parameter: get_pages (and
- * get_pages_persistent) succeed with a page table of this shape, which no
- * client may take for the range it asked for. Each table still pins its
- * memory and must be put like any other.
+ * Values of the providers' bad_table parameter (tp_bad_table.h): get_pages
+ * (and the desktop's get_pages_persistent) succeed with a page table of
+ * this shape. Each table still pins its memory and must be put like any
+ * other. "Up": the page size code after the provider's own (the desktop's
+ * 64 KiB, Tegra's 4 KiB).
  */
 enum gdrhook_tp_bad_table {
 	GDRHOOK_TP_TABLE_GOOD = 0,
@@ -44,8 +45,12 @@ enum gdrhook_tp_bad_table {
 	GDRHOOK_TP_TABLE_VERSION_OLDER,  /* the same major, an older minor */
 	GDRHOOK_TP_TABLE_VERSION_NEWER,  /* a newer minor: compatible, taken */
 	GDRHOOK_TP_TABLE_PAGE_SIZE_UNKNOWN, /* a page size code past the last */
-	GDRHOOK_TP_TABLE_PAGE_SIZE_4K,   /* 4 KiB pages, the 64 KiB count */
-	GDRHOOK_TP_TABLE_PAGE_SIZE_128K, /* 128 KiB pages, the 64 KiB count */
+	GDRHOOK_TP_TABLE_PAGE_SIZE_4K,   /* 4 KiB pages, as many as 64 KiB ones */
+	GDRHOOK_TP_TABLE_PAGE_SIZE_128K, /* 128 KiB pages, the count unchanged */
+	GDRHOOK_TP_TABLE_LAST_PAST_END,  /* pages a size up covering the range,
+					  * the last past its end: the desktop
+					  * rule takes it, Tegra's does not
+					  */
 	GDRHOOK_TP_TABLE_NO_PAGES,       /* entries, and a NULL page array */
 	GDRHOOK_TP_TABLE_NO_ENTRIES,     /* 0 entries */
 	GDRHOOK_TP_TABLE_ONE_SHORT,      /* one entry fewer than the range */

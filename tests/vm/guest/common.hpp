@@ -417,5 +417,6 @@ int test_memlock_user();
 int test_integrated();
 int test_closed_device();
 int test_tegra();
+int test_tegra_bad_table();
 
 } // namespace vmtest

@@ -36,7 +36,7 @@ fi
 # Then, in the same boot, the desktop modules unloaded: gdrhook.ko built for
 # Tegra's nvidia_p2p_* with the Tegra test provider (/modules/tegra/, run.sh's
 # second build), for the steps that test that flavour.
-TEGRA_STEPS="tegra"
+TEGRA_STEPS="tegra tegra_bad_table"
 
 PASSED=0
 FAILED=0

@@ -33,6 +33,7 @@ int main(int argc, char **argv)
         {"integrated", vmtest::test_integrated},
         {"closed_device", vmtest::test_closed_device},
         {"tegra", vmtest::test_tegra},
+        {"tegra_bad_table", vmtest::test_tegra_bad_table},
     };
     if (argc == 2)
         for (const auto &t : tests)

@@ -28,7 +28,9 @@
  *    reports a client that reads a table after its put). A table never put
  *    stays in tables_live, a leak;
  *  - race_delay_us adds random delays before each callback and in
- *    put_pages, to widen the windows of an unpin racing a free.
+ *    put_pages, to widen the windows of an unpin racing a free;
+ *  - bad_table makes get_pages succeed with a malformed table, of one of
+ *    the shapes of enum gdrhook_tp_bad_table (../tp_bad_table.h).
  * EXPORT_SYMBOL_GPL: 6.1.y's symbol_get() refuses plain exports.
  */
 #include <linux/debugfs.h>
@@ -44,6 +46,7 @@
 #include <linux/uaccess.h>
 
 #include "linux/nv-p2p.h"
+#include "tp_bad_table.h"
 #include "tp_device.h"
 
 #define TP_PAGE 4096ULL
@@ -69,6 +72,10 @@ struct tp_table {
 	void (*cb)(void *data);
 	void *data;
 	struct list_head maps;
+	/* What is pinned, whatever bad_table made pt say. */
+	struct page **pages;
+	unsigned long npages;
+	struct page **entry_ptrs; /* pt.pages: these, and one spare */
 };
 
 static DEFINE_SPINLOCK(tp_lock); /* tp_hash, tp_all, the flags, map lists */
@@ -108,11 +115,11 @@ static void tp_release_pages(struct tp_table *t)
 		list_del(&m->node);
 		tp_unmap(m);
 	}
-	if (t->pt.pages) {
-		unpin_user_pages_dirty_lock(t->pt.pages, t->pt.entries, true);
-		atomic64_sub(t->pt.entries, &tp_pages_pinned);
-		kvfree(t->pt.pages);
-		t->pt.pages = NULL;
+	if (t->pages) {
+		unpin_user_pages_dirty_lock(t->pages, t->npages, true);
+		atomic64_sub(t->npages, &tp_pages_pinned);
+		kvfree(t->pages);
+		t->pages = NULL;
 	}
 }
 
@@ -123,6 +130,7 @@ static void tp_free(struct tp_table *t)
 	atomic64_dec(&tp_tables_live);
 	if (t->mm)
 		mmdrop(t->mm);
+	kvfree(t->entry_ptrs);
 	kfree(t);
 }
 
@@ -130,7 +138,7 @@ int nvidia_p2p_get_pages(u64 vaddr, u64 size,
 			 struct nvidia_p2p_page_table **page_table,
 			 void (*free_callback)(void *data), void *data)
 {
-	struct page **pages;
+	struct page **pages, **entry_ptrs;
 	struct tp_table *t;
 	unsigned long n;
 	long pinned;
@@ -142,12 +150,19 @@ int nvidia_p2p_get_pages(u64 vaddr, u64 size,
 		return tp_bad("get_pages not 4 KiB aligned");
 	if (vaddr + size < vaddr || size > TP_MAX_LEN || !current->mm)
 		return -EINVAL;
+	if (tp_bad_table_shape() == GDRHOOK_TP_TABLE_NULL) {
+		/* Nothing pinned, nothing to put, nothing to call back. */
+		*page_table = NULL;
+		return 0;
+	}
 	n = size / TP_PAGE;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
 	pages = kvmalloc_array(n, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
-	if (!t || !pages) {
+	entry_ptrs = kvmalloc_array(n + 1, sizeof(*pages), GFP_KERNEL | __GFP_NOWARN);
+	if (!t || !pages || !entry_ptrs) {
 		kfree(t);
 		kvfree(pages);
+		kvfree(entry_ptrs);
 		return -ENOMEM;
 	}
 	pinned = pin_user_pages_fast(vaddr, n, FOLL_WRITE | FOLL_LONGTERM, pages);
@@ -157,6 +172,7 @@ int nvidia_p2p_get_pages(u64 vaddr, u64 size,
 			unpin_user_pages(pages, pinned);
 		kfree(t);
 		kvfree(pages);
+		kvfree(entry_ptrs);
 		return -EFAULT;
 	}
 	atomic64_add(n, &tp_pages_pinned);
@@ -165,13 +181,19 @@ int nvidia_p2p_get_pages(u64 vaddr, u64 size,
 	t->pt.version = NVIDIA_P2P_PAGE_TABLE_VERSION;
 	t->pt.page_size = NVIDIA_P2P_PAGE_SIZE_4KB;
 	t->pt.size = size;
+	t->pages = pages;
+	t->npages = n;
+	memcpy(entry_ptrs, pages, n * sizeof(*pages));
+	entry_ptrs[n] = pages[n - 1]; /* pinned, never its own */
+	t->entry_ptrs = entry_ptrs;
 	t->pt.entries = n;
-	t->pt.pages = pages;
+	t->pt.pages = entry_ptrs;
 	t->pt.vaddr = vaddr;
 	t->cb = free_callback;
 	t->data = data;
 	t->mm = current->mm;
 	mmgrab(t->mm);
+	tp_spoil_table(&t->pt, tp_bad_table_shape(), size);
 
 	/* Like the driver: the table is stored before the callback can fire. */
 	*page_table = &t->pt;
@@ -309,7 +331,7 @@ int nvidia_p2p_dma_map_pages(struct device *dev,
 	}
 	spin_unlock(&tp_lock);
 
-	n = t->pt.entries;
+	n = t->npages;
 	m = kzalloc(sizeof(*m), GFP_KERNEL);
 	if (!m)
 		return -ENOMEM;
@@ -323,7 +345,7 @@ int nvidia_p2p_dma_map_pages(struct device *dev,
 		return -ENOMEM;
 	}
 	for (i = 0; i < n; i++) {
-		dma_addr_t a = dma_map_page(dev, t->pt.pages[i], 0, PAGE_SIZE, direction);
+		dma_addr_t a = dma_map_page(dev, t->pages[i], 0, PAGE_SIZE, direction);
 		u32 e = m->m.entries;
 
 		if (dma_mapping_error(dev, a)) {
