@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/dmabuf_backend.h"
 
+#include "cache/backends/peer_setup.h"
 #include "cache/base/capture.h"
 #include "cache/base/diagnostics.h"
 
@@ -39,11 +40,14 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     if (capture_in_progress())
         return Status::error(StatusCode::unsupported, 0,
                              "a stream capture is in progress: nothing is pinned");
-    if (int rc = is_host_memory(driver_, addr) ? cuda::success : set_sync_memops(driver_, addr);
-        rc != cuda::success)
-        return Status::error(rc == cuda::error_out_of_memory ? StatusCode::no_space
-                                                             : StatusCode::invalid,
-                             rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
+    // Host memory has no SYNC_MEMOPS. A pin on the shim's own initiative
+    // leaves the program's memory as the program set it: the first library
+    // that asks for the pin sets it (prepare_for_peer).
+    const bool device_memory = !is_host_memory(driver_, addr);
+    out.peer_setup_deferred = device_memory && pinning_on_own_initiative;
+    if (device_memory && !out.peer_setup_deferred)
+        if (Status status = prepare_for_peer(addr); !status.ok())
+            return status;
     int fd = -1;
     int rc = driver_.mem_get_handle_for_address_range(&fd, addr, length,
                                                       cuda::mem_range_handle_type_dma_buf_fd, 0);
@@ -65,6 +69,11 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     out.fd = OwnedFd::adopt(UniqueFd(fd), true);
     out.handle = 0;
     return Status::success();
+}
+
+Status DmabufBackend::prepare_for_peer(uint64_t addr)
+{
+    return set_up_for_peer(driver_, addr);
 }
 
 Status DmabufBackend::unpin(Pin *pins, size_t count)

@@ -24,9 +24,11 @@ public:
 
     // Refuses managed memory, sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS on
     // device memory (the GPUDirect RDMA guide requires it for memory a peer
-    // device reads or writes; host memory has no such attribute), then
-    // exports the fd.
+    // device reads or writes; host memory has no such attribute) unless
+    // pinning on the shim's own initiative, then exports the fd.
     Status pin(uint64_t addr, uint64_t length, Pin &out) override;
+    // SYNC_MEMOPS, which a deferred pin of device memory left unset.
+    Status prepare_for_peer(uint64_t addr) override;
 
     // Where the device reports CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED
     // (CUDA 13.0): the driver exports page-locked host memory too.

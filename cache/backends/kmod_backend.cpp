@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/backends/kmod_backend.h"
 
+#include "cache/backends/peer_setup.h"
 #include "cache/base/capture.h"
 #include "cache/base/diagnostics.h"
 #include "cache/base/safe_file.h"
@@ -118,8 +119,12 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     // the driver for them.
     const uint32_t method = backend_row(kind_).module_pin;
     const bool nvp2p = method == GDRHOOK_BACKEND_NVP2P;
-    if (int rc = nvp2p ? set_sync_memops(driver_, addr) : cuda::success; rc != cuda::success)
-        return Status::error(StatusCode::invalid, rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
+    // A pin on the shim's own initiative leaves SYNC_MEMOPS to the first
+    // library that asks for it (prepare_for_peer), as the dma-buf backend.
+    out.peer_setup_deferred = nvp2p && pinning_on_own_initiative;
+    if (nvp2p && !out.peer_setup_deferred)
+        if (Status status = prepare_for_peer(addr); !status.ok())
+            return status;
     gdrhook_ioc_pin request{};
     request.backend = method;
     request.addr = addr;
@@ -133,6 +138,11 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     std::lock_guard<std::mutex> lock(held_mutex_);
     held_[request.handle] = false;
     return Status::success();
+}
+
+Status KmodBackend::prepare_for_peer(uint64_t addr)
+{
+    return set_up_for_peer(driver_, addr);
 }
 
 Status KmodBackend::unpin(Pin *pins, size_t count)

@@ -53,6 +53,8 @@ public:
     uint64_t alignment() const override { return 64 * 1024; }
 
     Status pin(uint64_t addr, uint64_t length, Pin &out) override;
+    // SYNC_MEMOPS, which a deferred nv-p2p pin left unset.
+    Status prepare_for_peer(uint64_t addr) override;
     // GDRHOOK_IOCTL_UNPIN_BATCH, in chunks of the module's batch limit.
     Status unpin(Pin *pins, size_t count) override;
 

@@ -15,6 +15,7 @@
 #include "cache/backends/backend_kinds.h"
 #include "cache/base/owned_fd.h"
 #include "cache/base/status.h"
+#include "cache/prim/hot_path.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +28,16 @@ namespace gdrhook {
 struct Pin {
     OwnedFd fd;          // dma-buf fd, or invalid; the program may close it (owned_fd.h)
     uint64_t handle = 0; // kmod handle, or 0
+    // SYNC_MEMOPS left for the first library that asks for the pin
+    // (PinBackend::prepare_for_peer): pinned on the shim's own initiative.
+    bool peer_setup_deferred = false;
 };
+
+// True while this thread pins on the shim's own initiative (an allocation
+// pinned under GDRHOOK_PIN=alloc), not for a library that asked: such a pin
+// leaves the program's memory as the program set it, SYNC_MEMOPS included,
+// and defers that to the first library's get (docs/design.md).
+inline GDRHOOK_THREAD_LOCAL bool pinning_on_own_initiative = false;
 
 class PinBackend {
 public:
@@ -45,6 +55,15 @@ public:
     // no room left (the cache then evicts and retries), ::managed for
     // managed memory, ::invalid when the range is not (wholly) allocated.
     virtual Status pin(uint64_t addr, uint64_t length, Pin &out) = 0;
+
+    // What a pin made with peer_setup_deferred still needs before a peer
+    // may use the memory at addr (SYNC_MEMOPS): done at a library's first
+    // get of it. StatusCode::unsupported during a stream capture, as pin().
+    virtual Status prepare_for_peer(uint64_t addr)
+    {
+        (void)addr;
+        return Status::success();
+    }
 
     // Whether pin() can pin page-locked host memory (cuMemHostAlloc,
     // cuMemAllocHost) of `device`'s context.

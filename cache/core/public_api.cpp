@@ -66,6 +66,12 @@ GDRHOOK_API int gdrhook_get(const void *ptr, size_t length, gdrhook_registration
         Status status = cache->get(addr, length, held);
         if (!status.ok())
             return to_negative_errno(status);
+        // A pin made at allocation left the memory as the program set it:
+        // the library that will use it gets it set up for a peer first.
+        if (status = cache->prepare_for_peer(held); !status.ok()) {
+            cache->put(held);
+            return to_negative_errno(status);
+        }
         std::memset(out, 0, sizeof(*out));
         out->base = held.reg.base + (asked - addr);
         out->length = held.reg.length;

@@ -198,8 +198,12 @@ void pin_new_allocation(const char *api, Via via, MemoryKind kind, int32_t dev, 
     if (!cache)
         return;
     pin_cause = PinCause{api, via, kind, dev};
+    // Nobody asked for this pin: the program's memory keeps the semantics
+    // the program gave it (SYNC_MEMOPS) until a library asks for the pin.
+    pinning_on_own_initiative = true;
     Registration reg;
     Status status = cache->lookup(addr, size, reg);
+    pinning_on_own_initiative = false;
     pin_cause = PinCause{};
     if (status.ok())
         return;

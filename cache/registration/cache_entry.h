@@ -53,6 +53,9 @@ struct CacheEntry {
     uint64_t claimed_by = 0;
     bool unpinned = false;
     Pin pin;
+    // A deferred pin's SYNC_MEMOPS was set (range.peer_setup_deferred):
+    // set by the first library's get, read by the later ones.
+    std::atomic<bool> peer_ready{false};
 };
 
 // The calling thread's claim on the entries its frees retire
@@ -64,13 +67,16 @@ uint64_t this_threads_claim();
 inline PinnedRange range_of(const IndexRecord &found)
 {
     const IndexValues &v = found.values;
-    return PinnedRange{found.start, found.end, v.id, v.buffer_id, v.handle, v.fd};
+    PinnedRange range{found.start, found.end, v.id, v.buffer_id, v.handle, v.fd};
+    range.peer_setup_deferred = v.peer_setup_deferred;
+    return range;
 }
 
 inline IndexItem item_of(CacheEntry *entry)
 {
     const PinnedRange &r = entry->range;
-    return IndexItem{r.start, r.end, entry, IndexValues{r.id, r.buffer_id, r.handle, r.fd}};
+    return IndexItem{r.start, r.end, entry,
+                     IndexValues{r.id, r.buffer_id, r.handle, r.fd, r.peer_setup_deferred}};
 }
 
 // An index block the writer replaced, with the epoch it was retired in.

@@ -201,6 +201,7 @@ CacheEntry *CacheWriter::new_entry_locked(const PinPlan &plan, Pin pin, uint64_t
     entry->range.buffer_id = buffer_id;
     entry->range.fd = pin.fd.get();
     entry->range.handle = pin.handle;
+    entry->range.peer_setup_deferred = pin.peer_setup_deferred;
     entry->pin = std::move(pin);
     const uint64_t size = plan.stop - plan.start;
     uint64_t now_pinned = bytes_pinned_.fetch_add(size, std::memory_order_relaxed) + size;

@@ -46,6 +46,7 @@ void PageHash::write(PageHashSlot &slot, uint64_t key, const PageHashValue &valu
         slot.buffer_id.store(value.buffer_id, std::memory_order_relaxed);
         slot.handle.store(value.handle, std::memory_order_relaxed);
         slot.fd.store(value.fd, std::memory_order_relaxed);
+        slot.peer_setup_deferred.store(value.peer_setup_deferred, std::memory_order_relaxed);
         slot.referenced.store(referenced, std::memory_order_relaxed);
     });
 }

@@ -54,6 +54,7 @@ struct alignas(64) PageHashSlot {
     // The LRU second-chance bit of the entry, set by readers when clear;
     // writers read and clear it when they pick eviction victims.
     std::atomic<uint8_t> referenced;
+    std::atomic<uint8_t> peer_setup_deferred;
 };
 static_assert(sizeof(PageHashSlot) == 64, "one cache line a slot");
 
@@ -98,6 +99,7 @@ private:
         v.buffer_id = slot.buffer_id.load(std::memory_order_relaxed);
         v.handle = slot.handle.load(std::memory_order_relaxed);
         v.fd = slot.fd.load(std::memory_order_relaxed);
+        v.peer_setup_deferred = slot.peer_setup_deferred.load(std::memory_order_relaxed);
         return v;
     }
     PageHashSlot *slot_of(uint64_t page, uint64_t id) const;

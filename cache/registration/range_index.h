@@ -37,6 +37,7 @@ struct IndexValues {
     uint64_t buffer_id = 0;
     uint64_t handle = 0;
     int32_t fd = -1;
+    bool peer_setup_deferred = false;
 };
 
 struct IndexRecord {

@@ -85,6 +85,32 @@ Status RegistrationCache::get_past_hit_cache(ThreadRecord *record, uint64_t addr
     return lookup_shared(record, addr, end, gen, out.reg, &out);
 }
 
+Status RegistrationCache::prepare_deferred_pin(const HeldRegistration &held)
+{
+    CacheEntry *entry = held.entry ? held.entry : held_entry(held.reg);
+    if (entry && entry->peer_ready.load(std::memory_order_acquire))
+        return Status::success();
+    // Two first gets may both set it: the driver call is idempotent.
+    Status status = backend_->prepare_for_peer(held.reg.base);
+    if (status.ok() && entry)
+        entry->peer_ready.store(true, std::memory_order_release);
+    return status;
+}
+
+// The entry of a registration this thread holds, which the hold keeps from
+// being unpinned and freed; null once a free took it out of the index (the
+// caller then prepares the memory without remembering it).
+CacheEntry *RegistrationCache::held_entry(const Registration &reg)
+{
+    ThreadRecord *record = this_thread_record();
+    published_.enter(record);
+    const IndexRecord *found =
+        index_find(published_.head.load(std::memory_order_acquire), reg.base, reg.base + 1);
+    CacheEntry *entry = found && found->values.id == reg.id ? found->entry : nullptr;
+    PublishedState::leave(record);
+    return entry;
+}
+
 Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uint64_t end,
                                         uint64_t gen, Registration &out, HeldRegistration *held)
 {

@@ -81,6 +81,18 @@ public:
     Status get(uint64_t addr, uint64_t length, HeldRegistration &out);
     void put(HeldRegistration &held);
 
+    // For a library's get() (include/gdrhook.h), before it answers: what a
+    // pin made on the shim's own initiative left undone before a peer may
+    // use the memory (PinBackend::prepare_for_peer), done once per entry by
+    // the first get that needs it. A branch on the registration for every
+    // other pin: no driver call, nothing more read.
+    Status prepare_for_peer(const HeldRegistration &held)
+    {
+        if (GDRHOOK_LIKELY(!held.reg.peer_setup_deferred))
+            return Status::success();
+        return prepare_deferred_pin(held);
+    }
+
     // The application frees [addr, addr + length) (length 0: the range that
     // contains addr). After this returns no lookup returns an overlapping
     // registration. Lock-free when nothing overlaps and no pin is in
@@ -181,6 +193,8 @@ private:
     Status lookup_shared(ThreadRecord *record, uint64_t addr, uint64_t end, uint64_t gen,
                          Registration &out, HeldRegistration *held);
     bool verify_hit(ThreadRecord *record, uint64_t addr, const Registration &reg);
+    GDRHOOK_NOINLINE Status prepare_deferred_pin(const HeldRegistration &held);
+    CacheEntry *held_entry(const Registration &reg);
     void put_counted(CacheEntry *entry);
     // Out of line and on this class: put() inlined into a caller's loop
     // then needs no address of a part, only `this`.

@@ -105,7 +105,8 @@ struct FakeBackendState {
     size_t most_live = 0; // the most pins alive at once (under mutex)
     std::atomic<uint64_t> unpin_calls{0};
     std::atomic<uint64_t> unpins{0};
-    std::atomic<uint64_t> bad_unpins{0}; // unknown or already unpinned handle
+    std::atomic<uint64_t> bad_unpins{0};  // unknown or already unpinned handle
+    std::atomic<uint64_t> peer_setups{0}; // prepare_for_peer() calls
     std::atomic<int> pin_delay_us{0};
     // The slow mode of unpin(): each call takes this long, between the
     // times it records as it begins and as it ends (the event clock's
@@ -158,6 +159,13 @@ public:
         state_->used_bytes += len;
         state_->pins++;
         out.handle = handle;
+        out.peer_setup_deferred = pinning_on_own_initiative; // as the GPU backends
+        return Status::success();
+    }
+
+    Status prepare_for_peer(uint64_t) override
+    {
+        state_->peer_setups++;
         return Status::success();
     }
 

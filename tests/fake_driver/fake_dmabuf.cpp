@@ -199,7 +199,11 @@ static CUresult set_pointer_attribute(const void *value, CUpointer_attribute att
         return CUDA_ERROR_INVALID_VALUE;
     // An attribute of device memory; the fake refuses it on host memory,
     // so that a pin of pinned host memory must not depend on it.
-    return std::prev(it)->second.host ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    Allocation &a = std::prev(it)->second;
+    if (a.host)
+        return CUDA_ERROR_INVALID_VALUE;
+    a.sync_memops = *static_cast<const unsigned int *>(value) != 0;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuPointerSetAttribute(const void *value, CUpointer_attribute attribute, CUdeviceptr ptr)

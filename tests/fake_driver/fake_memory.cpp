@@ -677,6 +677,9 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attribute, CUd
     case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
         *static_cast<void **>(data) = a.pool ? reinterpret_cast<void *>(&driver()) : nullptr;
         return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: // 0 until set, as measured on an H200
+        *static_cast<unsigned int *>(data) = a.sync_memops;
+        return CUDA_SUCCESS;
     default: return CUDA_ERROR_NOT_SUPPORTED;
     }
 }

@@ -34,6 +34,7 @@ struct Allocation {
     bool graph = false;          // a graph allocation (captured, or an allocation node)
     bool mapped = false;         // graph: backed by memory, from a launch to a trim
     bool freed_in_graph = false; // graph: a free node ends it inside each launch
+    bool sync_memops = false;    // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: 0 until set
     CUgraph owner = nullptr;     // graph: the graph whose node made it
     bool pending = false;        // stream-ordered, its stream has not passed it yet
     bool freeing = false;        // cuMemFreeAsync queued: released once its stream passes it

@@ -597,3 +597,42 @@ TEST_CASE("an unpin is stamped when its release began, not when the backend fini
     CHECK(records[0].started != 0);
     CHECK(records[0].started <= began);
 }
+
+TEST_CASE("a pin made on the shim's own initiative is set up for a peer once, at the first get",
+          "[cache]")
+{
+    Fixture f;
+    const uint64_t base = 0x50000000;
+    f.memory.allocate(base, 4 * MiB);
+    f.memory.allocate(base + 8 * MiB, 4 * MiB);
+    Registration reg;
+    pinning_on_own_initiative = true;
+    REQUIRE(f.cache->lookup(base, 4 * MiB, reg).ok());
+    pinning_on_own_initiative = false;
+    REQUIRE(reg.peer_setup_deferred);
+    REQUIRE(f.backend->peer_setups == 0);
+    // Each get on a thread of its own: an empty hit cache, so the deferral
+    // travels through the page hash (and the index, on the first miss).
+    auto get_on_new_thread = [&](uint64_t addr, bool &deferred, bool &ok) {
+        std::thread([&] {
+            HeldRegistration held;
+            ok = f.cache->get(addr, 4096, held).ok();
+            deferred = held.reg.peer_setup_deferred;
+            ok = ok && f.cache->prepare_for_peer(held).ok();
+            f.cache->put(held);
+        }).join();
+    };
+    for (int i = 0; i < 3; ++i) {
+        bool deferred = false, ok = false;
+        get_on_new_thread(base + i * MiB, deferred, ok);
+        CHECK(ok);
+        CHECK(deferred);
+    }
+    CHECK(f.backend->peer_setups == 1);
+    // A pin a library's miss made was set up by the backend's pin itself.
+    bool deferred = true, ok = false;
+    get_on_new_thread(base + 8 * MiB, deferred, ok);
+    CHECK(ok);
+    CHECK_FALSE(deferred);
+    CHECK(f.backend->peer_setups == 1);
+}
