@@ -39,6 +39,15 @@ Result<LimitedRun> not_started(int error, const char *what)
     return Result<LimitedRun>::failure(system_failure(error, what), std::strerror(error));
 }
 
+// The program and its process group. The group alone can miss it: where
+// posix_spawn's child runs beside its parent (qemu-user makes its vfork a
+// fork), the child may not have made its group yet when the limit comes.
+void kill_program(pid_t pid)
+{
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+}
+
 } // namespace
 
 Result<LimitedRun> run_with_limit(const std::vector<std::string> &words,
@@ -78,14 +87,14 @@ Result<LimitedRun> run_with_limit(const std::vector<std::string> &words,
         const int64_t left = deadline - now_ms();
         if (left <= 0) {
             result.timed_out = true;
-            kill(-pid, SIGKILL);
+            kill_program(pid);
             break;
         }
         pollfd fds[2] = {{reader.get(), POLLIN, 0}, {ended.get(), POLLIN, 0}};
         const int wait_ms = ended.valid() ? static_cast<int>(left) : std::min<int>(left, 100);
         if (poll(fds, 2, wait_ms) < 0 && errno != EINTR) {
-            kill(-pid, SIGKILL); // waited for no more than the limit
-            wait_error = errno;
+            wait_error = errno; // before the kill, whose own failure would overwrite it
+            kill_program(pid);  // waited for no more than the limit
             break;
         }
         if (reader.valid() && fds[0].revents) {
