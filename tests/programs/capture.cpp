@@ -62,7 +62,8 @@
 //   capture compressible   cuMemCreate with CU_MEM_ALLOCATION_COMP_GENERIC,
 //                          mapped and freed (frees_made=3; a GPU without
 //                          compression: nothing, frees_made=0)
-//   capture vmm            the same without compression
+//   capture vmm            the same without compression, and a library's
+//                          registration of the mapping before its unmap
 //
 // Prints "end_capture=RC" where a capture ends; exit status 0 when every
 // driver call answered as it does without the shim.
@@ -310,6 +311,11 @@ int mapped_memory(bool compressed)
     access.location = prop.location;
     access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     CHECK_CU(cuMemSetAccess(va, size, &access, 1));
+    // A library registers the mapping before it sends from it: under the
+    // shim its get prepares the pin made at the map for a peer, which must
+    // ask the driver nothing it refuses for VMM memory.
+    if (!compressed)
+        register_with_shim(va, size);
     CHECK_CU(cuMemUnmap(va, size));
     CHECK_CU(cuMemRelease(handle));
     CHECK_CU(cuMemAddressFree(va, size));
