@@ -43,11 +43,9 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     // Host memory has no SYNC_MEMOPS. A pin on the shim's own initiative
     // leaves the program's memory as the program set it: the first library
     // that asks for the pin sets it (prepare_for_peer).
-    const bool device_memory = !is_host_memory(driver_, addr);
-    out.peer_setup_deferred = device_memory && pinning_on_own_initiative;
-    if (device_memory && !out.peer_setup_deferred)
-        if (Status status = prepare_for_peer(addr); !status.ok())
-            return status;
+    if (Status status = set_up_or_defer(driver_, addr, !is_host_memory(driver_, addr), out);
+        !status.ok())
+        return status;
     int fd = -1;
     int rc = driver_.mem_get_handle_for_address_range(&fd, addr, length,
                                                       cuda::mem_range_handle_type_dma_buf_fd, 0);

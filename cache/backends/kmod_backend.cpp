@@ -121,10 +121,8 @@ Status KmodBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     const bool nvp2p = method == GDRHOOK_BACKEND_NVP2P;
     // A pin on the shim's own initiative leaves SYNC_MEMOPS to the first
     // library that asks for it (prepare_for_peer), as the dma-buf backend.
-    out.peer_setup_deferred = nvp2p && pinning_on_own_initiative;
-    if (nvp2p && !out.peer_setup_deferred)
-        if (Status status = prepare_for_peer(addr); !status.ok())
-            return status;
+    if (Status status = set_up_or_defer(driver_, addr, nvp2p, out); !status.ok())
+        return status;
     gdrhook_ioc_pin request{};
     request.backend = method;
     request.addr = addr;

@@ -6,6 +6,7 @@
 // get of a pin made on the shim's own initiative (docs/design.md).
 #pragma once
 
+#include "cache/backends/pin_backend.h"
 #include "cache/base/capture.h"
 #include "cache/base/driver_api.h"
 #include "cache/base/status.h"
@@ -23,6 +24,17 @@ inline Status set_up_for_peer(const DriverApi &driver, uint64_t addr)
         return Status::error(rc == cuda::error_out_of_memory ? StatusCode::no_space
                                                              : StatusCode::invalid,
                              rc, "cuPointerSetAttribute(SYNC_MEMOPS) failed");
+    return Status::success();
+}
+
+// At a pin of memory that needs it before a peer uses it (`needs_setup`):
+// set up now, or, for a pin on the shim's own initiative, marked in `out`
+// for the first library that asks for the pin (prepare_for_peer).
+inline Status set_up_or_defer(const DriverApi &driver, uint64_t addr, bool needs_setup, Pin &out)
+{
+    out.peer_setup_deferred = needs_setup && pinning_on_own_initiative;
+    if (needs_setup && !out.peer_setup_deferred)
+        return set_up_for_peer(driver, addr);
     return Status::success();
 }
 
