@@ -23,7 +23,20 @@ while read -r f; do
 	cmp -s "$HERE/$f" "$OUT/tests/$f" 2>/dev/null || cp "$HERE/$f" "$OUT/tests/$f"
 done
 build() { # DIR: one module's folder under KMOD_OUT/tests
+	# Kbuild takes 2 s or more to find nothing to do; these modules change
+	# far less often than gdrhook.ko (one module mutant after another,
+	# tests/mutants/run.py): skipped while their sources, the module's
+	# headers they include and the kernel are the ones last built.
+	# (Every test module's sources, as they include each other's headers.)
+	inputs=$( (echo "$KDIR"; cd "$OUT" && { find tests \( -name '*.c' -o -name '*.h' -o -name Kbuild \) -type f
+		find src -name '*.h' -type f; } | LC_ALL=C sort | xargs cat) | sha256sum)
+	if [ -f "$OUT/tests/$1/.built" ] && [ "$(cat "$OUT/tests/$1/.built")" = "$inputs" ] &&
+		ls "$OUT/tests/$1"/*.ko >/dev/null 2>&1; then
+		return 0
+	fi
+	rm -f "$OUT/tests/$1/.built"
 	make -s -C "$KDIR" M="$OUT/tests/$1" GDRHOOK_KMOD_DIR="$OUT/src" GDRHOOK_WERROR=1 modules
+	echo "$inputs" >"$OUT/tests/$1/.built"
 }
 if [ "${3:-}" = --tegra ]; then
 	build provider/tegra
