@@ -34,6 +34,10 @@ class MesonTests:
         wanted = {f"gdrhook:{s}" for s in suites}
         return [t["name"] for t in self.tests if wanted & set(t["suite"])]
 
+    def entry(self, name):
+        """The test's introspection entry: cmd, env, workdir, timeout..."""
+        return next(t for t in self.tests if t["name"] == name)
+
     def targets(self, names):
         return sorted({f for name in names for f in self.needs[name]})
 

@@ -14,6 +14,27 @@
 # its suites under qemu-user (tests/mutants/run.py, CROSS_FILES).
 
 MUTANTS = [
+    # --- the mutation check's own test runner (direct_tests.py) -------------
+    dict(name="direct_tests_timeout_ignored", promise="a test past its timeout fails and is stopped",
+         file="tests/mutants/direct_tests.py", suites=["unit"], tests=["direct tests"],
+         find="            if self.deadline is not None and time.monotonic() > self.deadline:",
+         replace="            if False:"),
+    dict(name="direct_tests_env_under_process", promise="a test's own variables win over the process's",
+         file="tests/mutants/direct_tests.py", suites=["unit"], tests=["direct tests"],
+         find="        env = dict(base_env)\n        env.update(test[\"env\"])",
+         replace="        env = dict(test[\"env\"])\n        env.update(base_env)"),
+    dict(name="direct_tests_parallel_ignored", promise="a test that is not is_parallel runs alone",
+         file="tests/mutants/direct_tests.py", suites=["unit"], tests=["direct tests"],
+         find="            while pending and len(running) < PARALLEL and all(r.test[\"is_parallel\"] for r in running):\n                if running and not pending[0][\"is_parallel\"]:",
+         replace="            while pending and len(running) < PARALLEL:\n                if False:"),
+    dict(name="direct_tests_skip_fails", promise="exit status 77 is a skip, not a failure",
+         file="tests/mutants/direct_tests.py", suites=["unit"], tests=["direct tests"],
+         find="        return \"SKIP\" if status == SKIPPED else \"FAIL\"",
+         replace="        return \"FAIL\""),
+    dict(name="direct_tests_go_on_after_failure", promise="nothing starts after a test fails",
+         file="tests/mutants/direct_tests.py", suites=["unit"], tests=["direct tests"],
+         find="        while (pending or running) and failed is None:",
+         replace="        while pending or running:"),
     # --- pointer queries answered from the shim's table ---------------------
     dict(name="ptr_buffer_id_wrong_field", promise="a pointer query answers the allocation's own buffer ID",
          file="cache/pointers/pointer_record.h", suites=["shim"], tests=["shim pointer_queries"],

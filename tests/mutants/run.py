@@ -32,6 +32,7 @@ sys.path.insert(0, here)
 sys.path.insert(0, os.path.dirname(here))
 from mutants import MUTANTS, times_found  # noqa: E402
 from test_targets import MesonTests  # noqa: E402
+import direct_tests  # noqa: E402
 
 
 def copy_tree(scratch):
@@ -145,12 +146,16 @@ def build_targets(build, targets, scratch, log):
     return run(["ninja", "-C", build, *targets], scratch, log)
 
 
-def run_stage(build, scratch, log, tests, names, env, clock=None):
+def run_stage(build, scratch, log, tests, names, env, clock=None, direct=False):
     """Builds what `names` need and runs them, stopping at the first
-    failure. Returns "stale", the failing test's name, or None."""
+    failure: with `direct`, without starting meson (direct_tests.py).
+    Returns "stale", the failing test's name, or None."""
     clock = clock or Clock()
     if clock.timed("build", lambda: build_targets(build, tests.targets(names), scratch, log)):
         return "stale"
+    if direct:
+        return clock.timed("tests", lambda: direct_tests.run(
+            [tests.entry(name) for name in names], build, env, log))
     status = clock.timed("tests", lambda: run(
         ["meson", "test", "-C", build, "--no-rebuild", "--num-processes", "2",
          "--maxfail", "1", *names], scratch, log, env))
@@ -174,6 +179,7 @@ class Build:
         self.dir = os.path.join(scratch, "build" + (f"-{cross}" if cross else ""))
         self.scratch, self.log, self.cross, self.mutants = scratch, log, cross, mutants
         self.tests = None
+        self.direct = False  # run the tests without meson test (prepare())
 
     def prepare(self):
         """Configures, builds and runs the mutants' first tests unmutated.
@@ -197,6 +203,9 @@ class Build:
         if run(["meson", "setup", *options, self.dir], self.scratch, self.log):
             return f"mutants: the unmutated tree does not configure{name} (see {self.log})"
         self.tests = MesonTests(self.dir)
+        # A cross build's tests need meson test's exe wrapper.
+        self.direct = (not self.cross and direct_tests.supported_tree(self.scratch) and
+                       all(direct_tests.supported(t) for t in self.tests.tests))
         every_test = [n for m in self.mutants for stage in stages(self.tests, m) for n in stage]
         configured = time.time()
         if build_targets(self.dir, self.tests.targets(every_test), self.scratch, self.log):
@@ -210,10 +219,11 @@ class Build:
         # Nothing to run when only module mutants are chosen (meson test
         # with no names would run every test).
         failed = baseline and run_stage(self.dir, self.scratch, self.log, self.tests, baseline,
-                                        mutant_environment({"suites": []}, self.scratch))
+                                        mutant_environment({"suites": []}, self.scratch),
+                                        direct=self.direct)
         if failed:
             return f"mutants: the unmutated tree fails {failed}{name} (see {self.log})"
-        print(f"mutants: {os.path.basename(self.dir)} prepared in {time.time() - began:.0f} s "
+        print(f"mutants: {os.path.basename(self.dir)} ({'tests run directly' if self.direct else 'meson test'}) prepared in {time.time() - began:.0f} s "
               f"(setup {configured - began:.0f} s, build {built - configured:.0f} s, "
               f"unmutated tests {time.time() - built:.0f} s)", flush=True)
         return None
@@ -332,7 +342,7 @@ def main(argv):
             outcome = None
             for stage in stages(build.tests, m):
                 outcome = run_stage(build.dir, scratch, log, build.tests, stage,
-                                    mutant_environment(m, scratch), clock)
+                                    mutant_environment(m, scratch), clock, build.direct)
                 if outcome:
                     break
             took = f"({time.time() - began:.0f} s: {clock})"
