@@ -8,6 +8,8 @@
 # that fails plain (a framework broken on the machine) is reported so,
 # and must fail the same way hooked.
 #   tests/gpu/more_programs.sh BUILD_DIR OUT_DIR
+# GDRHOOKTEST_MORE_PROGRAMS=name1,name2 runs only those programs (names
+# without .py), to spend less device time on a change to a few.
 set -uo pipefail
 build=$(realpath "${1:-build}")
 out=$(realpath -m "${2:-/tmp/gdrhook-more}")
@@ -16,6 +18,8 @@ mkdir -p "$out"
 failures=0
 for program in "$here"/more_programs/*.py; do
     name=$(basename "$program" .py)
+    only=${GDRHOOKTEST_MORE_PROGRAMS:-}
+    [ -z "$only" ] || [[ ",$only," == *",$name,"* ]] || continue
     mkdir -p "$out/$name"
     timeout 240 python3 "$program" > "$out/$name.plain.out" 2> "$out/$name.plain.err"
     plain=$?

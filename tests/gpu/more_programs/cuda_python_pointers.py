@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from driver_bindings import driver as cu  # noqa: E402 - after its path
+from driver_calls import as_int, call, cu, ok  # noqa: E402 - after its path
 
 MIB = 1 << 20
 ADDRESS_ATTRS = ("DEVICE_POINTER", "HOST_POINTER", "RANGE_START_ADDR")
@@ -27,33 +27,6 @@ ATTRS = [(n, getattr(cu.CUpointer_attribute, "CU_POINTER_ATTRIBUTE_" + n)) for n
          if hasattr(cu.CUpointer_attribute, "CU_POINTER_ATTRIBUTE_" + n)]
 # Host allocation flags, by value: PORTABLE | DEVICEMAP.
 HOST_FLAGS = 0x1 | 0x2
-
-
-def call(fn, *args):
-    """The result's name and its values; a binding that raises gives the
-    exception's type name, the same with and without the shim."""
-    try:
-        result = fn(*args)
-    except Exception as e:  # noqa: BLE001 - printed, compared plain and hooked
-        return type(e).__name__, None
-    err, *rest = result if isinstance(result, tuple) else (result,)
-    return getattr(err, "name", str(err)), (rest[0] if len(rest) == 1 else rest)
-
-
-def ok(fn, *args):
-    name, value = call(fn, *args)
-    assert name == "CUDA_SUCCESS", (fn.__name__, name)
-    return value
-
-
-def as_int(value):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        try:
-            return int(value.getPtr())
-        except Exception:  # noqa: BLE001
-            return None
 
 
 def render(name, value, ptr, known):
