@@ -4,9 +4,10 @@
 // each pin is an fd) may hold at once. The program's own open() must never
 // fail because of our pins: a program holding 1,100 pinned allocations at
 // the usual RLIMIT_NOFILE of 1024 got EMFILE before. The budget
-// is an eighth of the soft limit the process had when the shim started,
-// well below it; the pins' fds are moved up out of the program's low
-// numbers (owned_fd.h), and past the budget the registration cache evicts
+// is an eighth of the soft limit the process had when the shim started;
+// the pins' fds are moved above the program's limit where the hard limit
+// leaves room (descriptor_room.h), else up out of its low numbers
+// (owned_fd.h), and past the budget the registration cache evicts
 // its least recently used pin or, when every pin is in use, pins nothing
 // (cache_writer.cpp), each said in the log.
 #pragma once

@@ -3,6 +3,7 @@
 
 #include "cache/backends/peer_setup.h"
 #include "cache/base/capture.h"
+#include "cache/base/descriptor_room.h"
 #include "cache/base/diagnostics.h"
 
 #include <cerrno>
@@ -46,6 +47,9 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     if (Status status = set_up_or_defer(driver_, addr, !is_host_memory(driver_, addr), out);
         !status.ok())
         return status;
+    // A program at its limit leaves the export no number below it: the
+    // export and the move up happen with room above it.
+    DescriptorRoom room;
     int fd = -1;
     int rc = driver_.mem_get_handle_for_address_range(&fd, addr, length,
                                                       cuda::mem_range_handle_type_dma_buf_fd, 0);
@@ -60,8 +64,9 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     // A program the application execs must not inherit the export: the fd
     // would keep the freed GPU memory allocated for as long as it runs.
     fcntl(fd, F_SETFD, FD_CLOEXEC);
-    // Moved out of the numbers the program's own opens take (its opens
-    // and its select() stay as without the shim), and which file it is
+    // Moved out of the numbers the program's own opens take (above its
+    // limit where there is room: its opens and its select() stay as
+    // without the shim), and which file it is
     // remembered now (one fcntl and one fstat on the miss path): the unpin
     // closes it only if the program has not closed it first.
     out.fd = OwnedFd::adopt(UniqueFd(fd), true);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/base/owned_fd.h"
 
+#include "cache/base/descriptor_room.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <fcntl.h>
@@ -11,9 +13,9 @@
 namespace gdrhook {
 namespace {
 
-// A program's own opens take the lowest free numbers; one that dup2()s
-// onto fixed numbers picks small ones. Three quarters of the way up the
-// descriptor limit (at most 3/4 of 1024, for programs that select(2)) is
+// Where no room above the limit can be made: a program's own opens take
+// the lowest free numbers; one that dup2()s onto fixed numbers picks
+// small ones. Three quarters of the way up the descriptor limit (at most 3/4 of 1024, for programs that select(2)) is
 // out of the way of both; where the limit is tiny the descriptor stays
 // where it is.
 int high_floor()
@@ -33,7 +35,12 @@ OwnedFd OwnedFd::adopt(UniqueFd fd, bool move_high)
     if (!fd.valid())
         return owned;
     if (move_high) {
-        const int floor = high_floor();
+        // Above the program's limit where the hard limit leaves room (its
+        // opens then get every number they get without us); else high
+        // below it.
+        DescriptorRoom room;
+        const rlim_t limit = room.program_limit();
+        const int floor = limit ? static_cast<int>(limit) : high_floor();
         if (floor > fd.get()) {
             const int moved = fcntl(fd.get(), F_DUPFD_CLOEXEC, floor);
             if (moved >= 0)

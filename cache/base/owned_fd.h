@@ -23,8 +23,9 @@ class OwnedFd {
 public:
     OwnedFd() = default;
     // Takes `fd` (an invalid one gives an invalid one). With `move_high`,
-    // the descriptor moves to a number far above the ones a program gets
-    // from its own opens (owned_fd.cpp).
+    // the descriptor moves above the program's descriptor limit where the
+    // hard limit leaves room (descriptor_room.h), else to a number far
+    // above the ones a program gets from its own opens (owned_fd.cpp).
     static OwnedFd adopt(UniqueFd fd, bool move_high);
     ~OwnedFd() { reset(); }
 

@@ -12,6 +12,7 @@
 
 #include "cache/backends/descriptor_budget.h"
 #include "cache/base/clock.h"
+#include "cache/base/descriptor_room.h"
 #include "cache/base/diagnostics.h"
 #include "cache/base/unknown_variables.h"
 #include "cache/core/process_cache.h"
@@ -159,16 +160,19 @@ void at_exit()
 
 void before_fork()
 {
-    if (!runtime_running())
-        return;
-    // The pipeline's locks first: its worker takes the reclaimer's lock
-    // under them to report unpins.
-    the_runtime->pipeline->before_fork();
-    process_cache_before_fork();
+    if (runtime_running()) {
+        // The pipeline's locks first: its worker takes the reclaimer's
+        // lock under them to report unpins.
+        the_runtime->pipeline->before_fork();
+        process_cache_before_fork();
+    }
+    // Last: a pin takes it under the cache's locks.
+    descriptor_room_before_fork();
 }
 
 void after_fork_in_parent()
 {
+    descriptor_room_after_fork_in_parent();
     if (!runtime_running())
         return;
     process_cache_after_fork_in_parent();
@@ -177,6 +181,7 @@ void after_fork_in_parent()
 
 void after_fork_in_child()
 {
+    descriptor_room_after_fork_in_child();
     forget_cached_thread_ids();
     if (!runtime_running())
         return;

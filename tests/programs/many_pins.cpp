@@ -9,6 +9,12 @@
 //   opened=N            how many of the 512 opens succeeded
 //   open_errno=E        the errno of the first that failed (0: none)
 //   lowest_fd=N         the number the first open got
+//   opened_until_refused=N  how many it could open in all, going on
+//                       until an open failed (its limit reached)
+//   hard_limit=N        the hard RLIMIT_NOFILE (the room above the soft
+//                       one that gdrhook's descriptors may take)
+// and, with every number below its limit taken, allocates one buffer more
+// (a pin of it needs a descriptor that the program's numbers cannot give).
 // then closes its files, frees every buffer and exits 0 when every CUDA
 // call succeeded. Nothing of gdrhook in it.
 #include "cuda_checks.h"
@@ -72,8 +78,20 @@ int main()
     }
     std::printf("opened=%zu\nopen_errno=%d\nlowest_fd=%d\n", files.size(), open_errno,
                 files.empty() ? -1 : files.front());
+    // The limit bounds the loop: every number below it taken, open fails.
+    while (open_errno == 0) {
+        const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            break;
+        files.push_back(fd);
+    }
+    std::printf("opened_until_refused=%zu\nhard_limit=%llu\n", files.size(),
+                static_cast<unsigned long long>(limit.rlim_max));
+    CUdeviceptr at_limit = 0;
+    CHECK_CU(cuMemAlloc(&at_limit, 1 << 20));
     for (int fd : files)
         close(fd);
+    CHECK_CU(cuMemFree(at_limit));
     for (CUdeviceptr p : held)
         CHECK_CU(cuMemFree(p));
     return 0;
