@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 namespace gdrhook {
 
@@ -20,6 +22,36 @@ bool is_host_memory(const DriverApi &driver, uint64_t addr)
            driver.pointer_get_attribute(&type, cuda::pointer_attribute_memory_type, addr) ==
                cuda::success &&
            type == cuda::memorytype_host;
+}
+
+// True when the process has no descriptor number left below its limit.
+bool descriptors_exhausted()
+{
+    const int saved_errno = errno;
+    const int probe = eventfd(0, EFD_CLOEXEC);
+    const bool exhausted = probe < 0 && errno == EMFILE;
+    if (probe >= 0)
+        close(probe);
+    errno = saved_errno;
+    return exhausted;
+}
+
+// The export's descriptor takes the lowest free number, as any open does.
+// A program holding every number below its limit makes it fail: then
+// once more with room above the limit (descriptor_room.h). Only then: the
+// room raises the process's limit for as long as it lives, which the
+// program's own threads would see.
+int export_dma_buf(const DriverApi &driver, uint64_t addr, uint64_t length, int *fd)
+{
+    int rc = driver.mem_get_handle_for_address_range(fd, addr, length,
+                                                     cuda::mem_range_handle_type_dma_buf_fd, 0);
+    if (rc != cuda::success && descriptors_exhausted()) {
+        DescriptorRoom room;
+        *fd = -1;
+        rc = driver.mem_get_handle_for_address_range(fd, addr, length,
+                                                     cuda::mem_range_handle_type_dma_buf_fd, 0);
+    }
+    return rc;
 }
 
 } // namespace
@@ -47,12 +79,8 @@ Status DmabufBackend::pin(uint64_t addr, uint64_t length, Pin &out)
     if (Status status = set_up_or_defer(driver_, addr, !is_host_memory(driver_, addr), out);
         !status.ok())
         return status;
-    // A program at its limit leaves the export no number below it: the
-    // export and the move up happen with room above it.
-    DescriptorRoom room;
     int fd = -1;
-    int rc = driver_.mem_get_handle_for_address_range(&fd, addr, length,
-                                                      cuda::mem_range_handle_type_dma_buf_fd, 0);
+    int rc = export_dma_buf(driver_, addr, length, &fd);
     if (rc == cuda::error_out_of_memory)
         return Status::error(StatusCode::no_space, rc,
                              "cuMemGetHandleForAddressRange: out of memory");
