@@ -300,6 +300,7 @@ import json, sys
 failed_setup = int(sys.argv[1])
 passed = failed = 0
 skipped = []
+failures = []  # named in the closing lines: CI keeps only the output's tail
 for path in sys.argv[2:]:
     build = path.split("/")[0]
     build_passed = build_failed = 0
@@ -313,8 +314,10 @@ for path in sys.argv[2:]:
                 skipped.append(f"{build}:{test.get('name')}")
             else:
                 build_failed += 1
+                failures.append(f"{build}:{test.get('name')} ({result})")
     except OSError:
         build_failed += 1
+        failures.append(f"{build}: no test log ({path})")
     # Each build's own count: the aarch64 leg's beside x86-64's.
     print(f"{build}: {build_passed} passed, {build_failed} failed")
     passed += build_passed
@@ -323,5 +326,7 @@ failed += failed_setup
 print(f"{passed} passed, {failed} failed, {len(skipped)} skipped")
 if skipped:
     print("skipped: " + ", ".join(skipped))
+if failures:
+    print("failed: " + ", ".join(failures))
 sys.exit(1 if failed or passed == 0 else 0)
 PY
