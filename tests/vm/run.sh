@@ -28,8 +28,9 @@
 #                        there is taken from there. When linux-source-6.1
 #                        is installed and GDRHOOKTEST_VM_KVERS is unset, the
 #                        debug kernel is built there (default
-#                        ~/.cache/gdrhook/kernels) on the first run and
-#                        booted after the Debian kernels
+#                        ~/.cache/gdrhook/kernels) on the first run, in
+#                        the background while the Debian kernels boot,
+#                        and booted once built
 #   GDRHOOKTEST_VM_PARALLEL  how many kernels boot at once (default 2; 1
 #                        boots them one after the other, in their order);
 #                        the output is each kernel's whole, in their order
@@ -151,6 +152,7 @@ B=$(cd "$GDRHOOKTEST_VM_BUILD" && pwd) || die "GDRHOOKTEST_VM_BUILD=$GDRHOOKTEST
 
 # The kernels: each image with its headers and its modules. Every kernel
 # gets the same tests; each prints its own result line.
+DEBUG_KERNEL=
 if [ -n "${GDRHOOKTEST_VM_KVERS:-${GDRHOOKTEST_VM_KVER:-}}" ]; then
 	KVERS=${GDRHOOKTEST_VM_KVERS:-$GDRHOOKTEST_VM_KVER}
 elif [ "$VM_ARCH" = arm64 ]; then
@@ -168,15 +170,12 @@ else
 	done
 	[ -n "$KVERS" ] || die "no /boot/vmlinuz-* with matching /usr/src/linux-headers-* (apt-get install linux-image-amd64 linux-headers-amd64)"
 	# The debug kernel (KASAN, KFENCE, lockdep, fault injection), built
-	# from Debian's linux-source-6.1 once and then taken from the cache.
+	# from Debian's linux-source-6.1 once and then taken from the cache:
+	# in the background (start_debug_kernel below), the Debian kernels
+	# booting meanwhile, and booted once built.
 	if [ -r /usr/src/linux-source-6.1.tar.xz ]; then
 		export GDRHOOKTEST_VM_KERNEL_CACHE
-		msg "debug kernel: building or taking from $GDRHOOKTEST_VM_KERNEL_CACHE"
-		t=$(date +%s)
-		dbg=$(nice -n 10 "$HERE/debug-kernel/build.sh" "$GDRHOOKTEST_VM_KERNEL_CACHE") ||
-			die "debug kernel build failed"
-		msg "debug kernel: $dbg ($(( $(date +%s) - t )) s)"
-		KVERS="$KVERS $dbg"
+		DEBUG_KERNEL=1
 	fi
 fi
 for KVER in $KVERS; do
@@ -192,6 +191,23 @@ done
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gdrhook-vm.XXXXXX")
 cleanup() { [ "${GDRHOOKTEST_VM_KEEP:-0}" = 1 ] && msg "work directory kept: $WORK" || rm -rf "$WORK"; }
 trap cleanup EXIT INT TERM
+
+# start_debug_kernel: tests/vm/debug-kernel/build.sh in the background; once
+# it ends, WORK/debug-kernel.done exists and WORK/debug-kernel.release
+# names the kernel (empty when the build failed, its errors in
+# WORK/debug-kernel.err). On a cold machine the build is about 450 s of
+# CPU: the kernels that need none boot beside it, not after it.
+start_debug_kernel() {
+	msg "debug kernel: building or taking from $GDRHOOKTEST_VM_KERNEL_CACHE, the other kernels booting meanwhile"
+	{
+		t=$(date +%s)
+		nice -n 10 "$HERE/debug-kernel/build.sh" "$GDRHOOKTEST_VM_KERNEL_CACHE" \
+			>"$WORK/debug-kernel.release" 2>"$WORK/debug-kernel.err" || : >"$WORK/debug-kernel.release"
+		echo $(($(date +%s) - t)) >"$WORK/debug-kernel.seconds"
+		: >"$WORK/debug-kernel.done"
+	} &
+}
+[ -z "$DEBUG_KERNEL" ] || start_debug_kernel
 
 COMMON=$WORK/common
 mkdir -p "$COMMON/bin"
@@ -511,7 +527,26 @@ but_first() { shift; echo "$*"; }
 to_print=$(but_first x $KVERS)
 verdict=PASS
 lines=
-while [ -n "$to_print" ]; do
+# add_debug_kernel: once its build has ended, the debug kernel joins the
+# kernels to boot, first in line (the KASAN kernel takes the longest) and
+# printed last; a failed build is one failed kernel.
+add_debug_kernel() {
+	DEBUG_KERNEL=
+	dbg=$(cat "$WORK/debug-kernel.release")
+	if [ -z "$dbg" ] || [ ! -r "$(kimage "$dbg")" ] || [ ! -d "$(kmoddir "$dbg")" ] ||
+		[ ! -f "$(kheaders "$dbg")/Makefile" ]; then
+		cat "$WORK/debug-kernel.err"
+		lines="${lines}kmod-vm: kernel debug: 0 passed, 1 failed (tests/vm/debug-kernel/build.sh failed: ${dbg:-no kernel})
+"
+		verdict=FAIL
+		return
+	fi
+	msg "debug kernel: $dbg ($(cat "$WORK/debug-kernel.seconds") s)"
+	to_start="$dbg${to_start:+ $to_start}"
+	to_print="${to_print:+$to_print }$dbg"
+}
+while [ -n "$to_print" ] || [ -n "$DEBUG_KERNEL" ]; do
+	[ -z "$DEBUG_KERNEL" ] || [ ! -e "$WORK/debug-kernel.done" ] || add_debug_kernel
 	running=0
 	for k in $started; do [ -s "$WORK/$k.status" ] || running=$((running + 1)); done
 	for k in $to_start; do
@@ -522,7 +557,7 @@ while [ -n "$to_print" ]; do
 	done
 	to_start=$(for k in $to_start; do case " $started " in *" $k "*) ;; *) echo "$k" ;; esac; done)
 	k=${to_print%% *}
-	if [ -s "$WORK/$k.status" ]; then
+	if [ -n "$k" ] && [ -s "$WORK/$k.status" ]; then
 		cat "$WORK/$k.out"
 		[ "$(cat "$WORK/$k.status")" = 0 ] || verdict=FAIL
 		line=$(grep '^kmod-vm: kernel ' "$WORK/$k.out") ||
