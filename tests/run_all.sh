@@ -300,7 +300,11 @@ if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     # everything this script printed before.)
     mutants_log=$(mktemp)
     mutants_started=$(date +%s)
-    tests/mutants/run.sh | tee "$mutants_log"
+    # The tests build-test and build-aarch64 passed above are not run
+    # unmutated again (tests/mutants/run.py, GDRHOOKTEST_MUTANTS_PASSED):
+    # 91 s and 19 s of the two runs' preparation in a local run of 9270eda.
+    GDRHOOKTEST_MUTANTS_PASSED="native=$PWD/build-test/meson-logs/testlog.json aarch64=$PWD/build-aarch64/meson-logs/testlog.json" \
+        tests/mutants/run.sh | tee "$mutants_log"
     mutants_status=${PIPESTATUS[0]}
     mutants_line=$(tail -1 "$mutants_log")
     rm -f "$mutants_log"

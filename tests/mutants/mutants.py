@@ -15,6 +15,18 @@
 
 MUTANTS = [
     # --- the mutation check's own test runner (direct_tests.py) -------------
+    dict(name="passed_log_takes_any_result", promise="only a test a run of the same tree passed skips its unmutated run",
+         file="tests/mutants/run.py", suites=["unit"], tests=["mutants passed log"],
+         find='                    if test.get("result") == "OK":',
+         replace='                    if test.get("result"):'),
+    dict(name="passed_log_other_architecture", promise="a passed test counts for its own architecture's build only",
+         file="tests/mutants/run.py", suites=["unit"], tests=["mutants passed log"],
+         find="        if kind != wanted:\n            continue",
+         replace="        if not kind:\n            continue"),
+    dict(name="passed_log_garbled_kept", promise="an unreadable or garbled passed log passes nothing",
+         file="tests/mutants/run.py", suites=["unit"], tests=["mutants passed log"],
+         find="        except (OSError, ValueError):\n            return set()",
+         replace="        except (OSError, ValueError):\n            break"),
     dict(name="direct_tests_timeout_ignored", promise="a test past its timeout fails and is stopped",
          file="tests/mutants/direct_tests.py", suites=["unit"], tests=["direct tests"],
          find="            if self.deadline is not None and time.monotonic() > self.deadline:",
