@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "cache/base/descriptor_room.h"
 
-#include "cache/prim/hot_path.h"
-
 #include <algorithm>
 #include <mutex>
 #include <new>
@@ -11,9 +9,10 @@ namespace gdrhook {
 namespace {
 
 // One window at a time in the process: two overlapping ones would each
-// read the other's raised limit and put that back.
-std::recursive_mutex window_lock;
-GDRHOOK_THREAD_LOCAL int depth = 0;
+// read the other's raised limit and put that back. Never nested: each
+// window lives for one export or one move (dmabuf_backend.cpp,
+// owned_fd.cpp), and neither makes another inside it.
+std::mutex window_lock;
 rlimit program_set = {};
 bool raised = false;
 
@@ -34,8 +33,6 @@ constexpr rlim_t largest_limit_to_go_above = 1 << 16;
 DescriptorRoom::DescriptorRoom()
 {
     window_lock.lock();
-    if (depth++ > 0)
-        return;
     raised = false;
     if (getrlimit(RLIMIT_NOFILE, &program_set) != 0 || program_set.rlim_cur == RLIM_INFINITY ||
         program_set.rlim_max <= program_set.rlim_cur ||
@@ -47,7 +44,7 @@ DescriptorRoom::DescriptorRoom()
 
 DescriptorRoom::~DescriptorRoom()
 {
-    if (--depth == 0 && raised) {
+    if (raised) {
         setrlimit(RLIMIT_NOFILE, &program_set);
         raised = false;
     }
@@ -71,9 +68,10 @@ void descriptor_room_after_fork_in_parent()
 
 void descriptor_room_after_fork_in_child()
 {
-    // The child's thread is not the owner the lock remembers (its id
-    // changed): a fresh lock, as nothing is in a window here.
-    new (&window_lock) std::recursive_mutex();
+    // The forking thread held the lock (descriptor_room_before_fork); the
+    // child has no window open: a fresh lock, not an unlock of one whose
+    // owner the child's thread may not be.
+    new (&window_lock) std::mutex();
 }
 
 } // namespace gdrhook

@@ -9,9 +9,9 @@
 // out, so while a DescriptorRoom lives the soft limit is raised (where the
 // hard limit allows), our descriptors are made or moved at numbers from
 // the program's limit up, and the limit is put back as the program set
-// it. Windows are serialized, and nest on one thread (an export inside
-// one, then its move); a program's own setrlimit(RLIMIT_NOFILE) racing
-// one is the one thing it can lose.
+// it. Windows are serialized and never nested (a second one on the same
+// thread would wait for itself); a program's own setrlimit(RLIMIT_NOFILE)
+// racing one is the one thing it can lose.
 #pragma once
 
 #include <sys/resource.h>
