@@ -67,8 +67,17 @@ with tempfile.TemporaryDirectory() as build:
     mark = f"mkdir {alone} && sleep 0.5 && rmdir {alone}"
     check("a test that is not is_parallel runs alone",
           run([shell("a", mark), shell("b", mark, parallel=False), shell("c", mark)]) is None)
+    # Two that run at once meet before either takes the mark, so that the
+    # second's mkdir comes while the first holds it however late the
+    # second starts on a loaded machine (a start 0.5 s late made the two
+    # take turns, and this check fail).
+    def meeting(me, other):
+        return (f"touch {build}/{me}; i=0; until [ -e {build}/{other} ]; do "
+                f"i=$((i + 1)); [ $i -lt 400 ] || exit 0; sleep 0.05; done; "
+                f"mkdir {alone} && sleep 2 && rmdir {alone}")
     check("(and the check would see two at once)",
-          run([shell("a", mark), shell("b", mark)]) is not None)
+          run([shell("a", meeting("a_here", "b_here")), shell("b", meeting("b_here", "a_here"))])
+          is not None)
 
 print(f"{len(failures)} failed")
 sys.exit(1 if failures else 0)
