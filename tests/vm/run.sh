@@ -178,10 +178,20 @@ else
 		DEBUG_KERNEL=1
 	fi
 fi
+# kernel_missing KVER: what of KVER's image, modules and headers is
+# missing, one line; nothing when all are there.
+kernel_missing() {
+	if [ ! -r "$(kimage "$1")" ]; then
+		echo "$(kimage "$1") not readable"
+	elif [ ! -d "$(kmoddir "$1")" ]; then
+		echo "$(kmoddir "$1") missing"
+	elif [ ! -f "$(kheaders "$1")/Makefile" ]; then
+		echo "$(kheaders "$1") missing"
+	fi
+}
 for KVER in $KVERS; do
-	[ -r "$(kimage "$KVER")" ] || die "$(kimage "$KVER") not readable"
-	[ -d "$(kmoddir "$KVER")" ] || die "$(kmoddir "$KVER") missing"
-	[ -f "$(kheaders "$KVER")/Makefile" ] || die "$(kheaders "$KVER") missing"
+	missing=$(kernel_missing "$KVER")
+	[ -z "$missing" ] || die "$missing"
 done
 # Each kernel's work folder, log and module build are named by its
 # release: one listed twice would share them.
@@ -533,10 +543,11 @@ lines=
 add_debug_kernel() {
 	DEBUG_KERNEL=
 	dbg=$(cat "$WORK/debug-kernel.release")
-	if [ -z "$dbg" ] || [ ! -r "$(kimage "$dbg")" ] || [ ! -d "$(kmoddir "$dbg")" ] ||
-		[ ! -f "$(kheaders "$dbg")/Makefile" ]; then
+	missing="no kernel"
+	[ -z "$dbg" ] || missing=$(kernel_missing "$dbg")
+	if [ -n "$missing" ]; then
 		cat "$WORK/debug-kernel.err"
-		lines="${lines}kmod-vm: kernel debug: 0 passed, 1 failed (tests/vm/debug-kernel/build.sh failed: ${dbg:-no kernel})
+		lines="${lines}kmod-vm: kernel debug: 0 passed, 1 failed (tests/vm/debug-kernel/build.sh failed: $missing)
 "
 		verdict=FAIL
 		return
