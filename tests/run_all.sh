@@ -123,19 +123,6 @@ for s in unit cache; do
     if [[ " ${all_suites[*]} " == *" $s "* ]]; then sanitizer_suites+=("$s"); fi
 done
 
-# The debug kernel the kmod suite's vm test boots (tests/vm/debug-kernel/
-# build.sh: about 450 s of CPU on a cold machine), built in the background
-# from the start. The vm test built it when it began, and everything else
-# waited on it: in CI's run of 7be087d the build took 666 s of build-test's
-# 1,221 s, the other suites long done and a core idle. build.sh holds the
-# kernel cache's lock while it builds, so the vm test's own call waits
-# there and then finds it built.
-kernel_pid=
-if [[ " ${all_suites[*]} " == *" kmod "* ]] && [ -r /usr/src/linux-source-6.1.tar.xz ]; then
-    nice -n 10 tests/vm/debug-kernel/build.sh >build-debug-kernel.log 2>&1 &
-    kernel_pid=$!
-fi
-
 # build-test without debug info: the mutation check's scratch build
 # (tests/mutants/run.py) uses the same compiler options, so that with
 # ccache (.ci/run installs it) its first build is build-test's objects
@@ -145,13 +132,6 @@ fi
 # nothing it did not compile cleanly is in the cache for the mutants.
 export CCACHE_IGNOREOPTIONS=-Werror
 run_suites build-test all -Dwerror=true -Ddebug=false -- "${all_suites[@]}"
-if [ -n "$kernel_pid" ]; then
-    # Long done where the vm test found it: its build's own time, not the
-    # wait. A failed build is the vm test's failure, which says why.
-    wait "$kernel_pid" &&
-        leg_times+=("time debug kernel (in the background from the start): $(
-            grep -o 'built in [0-9]* s' build-debug-kernel.log || echo 'taken from the cache')")
-fi
 if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     # At -O0: the sanitizers check every access the source makes (none is
     # optimized away), and GCC compiles the tree with ASan+UBSan about five
