@@ -287,11 +287,14 @@ if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
         tests/mutants/run.sh | tee "$mutants_log"
     mutants_status=${PIPESTATUS[0]}
     mutants_line=$(tail -1 "$mutants_log")
+    # CI keeps only the tail of the output: the verdict names the mutants
+    # that survived or went stale, whose own lines scrolled away.
+    mutants_missed=$(awk '$2 == "SURVIVED" || $2 == "STALE:" { print $1 }' "$mutants_log" | paste -sd, -)
     rm -f "$mutants_log"
     if [ "$mutants_status" = 0 ] && [[ "$mutants_line" == *" 0 survived"* ]]; then
         mutants_result="mutants: OK ($mutants_line)"
     else
-        mutants_result="mutants: FAILED (${mutants_line:-no result})"
+        mutants_result="mutants: FAILED (${mutants_line:-no result}${mutants_missed:+; not caught: $mutants_missed})"
         failed_setup=$((failed_setup + 1))
     fi
     leg_time mutants "$mutants_started"
