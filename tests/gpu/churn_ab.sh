@@ -10,7 +10,10 @@
 # Each run prints the unpin delay of its log (each `unpin` line's lat_ns,
 # from the invalidation to the release's end): p50, p99, max in us, and its
 # stale lookups; then each shim's medians over the rounds and, pair by
-# pair, its p99 over the first shim's. GDRHOOKTEST_CHURN_PROFILE=1 adds,
+# pair, its p99 over the first shim's; and the release alone: the same
+# churn without the shim, the program closing its own dma-bufs
+# (coherence_churn own_export), the floor a pinned free's unpin is
+# compared with. GDRHOOKTEST_CHURN_PROFILE=1 adds,
 # for each shim, one run with GDRHOOK_PROFILE=1 and prints its profile
 # (a shim without the profile warns of an unknown variable and prints none).
 set -euo pipefail
@@ -23,7 +26,12 @@ shims=()
 for s in "$@"; do shims+=("$(realpath "$s")"); done
 logs=$(mktemp -d /tmp/gdrhook-churn-ab.XXXXXX)
 trap 'rm -rf "$logs"' EXIT
-hook_env=(GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf GDRHOOK_VERIFY=1)
+# Verify mode asks the driver for each hit's buffer ID: the tag check the
+# shim exists to spare, and a driver call more in the race the figures
+# time. Off unless GDRHOOKTEST_CHURN_VERIFY=1; the program's own check
+# (each lookup's buffer ID against the driver's) counts stale hits either
+# way.
+hook_env=(GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf GDRHOOK_VERIFY="${GDRHOOKTEST_CHURN_VERIFY:-0}")
 
 # One churn: THREADS SHIM_INDEX LABEL [ENV...]; prints one line.
 churn() {
@@ -48,6 +56,15 @@ print(f"{label} shim={index} threads={threads} unpins={len(lat)} p50_us={pct(0.5
 PY
 }
 
+# The release alone, under the same churn, without the shim: the program
+# exports each buffer as it allocates it and closes the dma-buf right
+# before freeing it (coherence_churn own_export): THREADS LABEL.
+release() {
+    local out
+    out=$(timeout -k 10 600 "$bin/coherence_churn" own_export "$1" 500 64 2>&1) || true
+    echo "$2 $(grep -o 'releases=.*' <<<"$out" || echo "releases=? ${out//$'\n'/ }")"
+}
+
 echo "churn_ab: $rounds rounds, shims:"
 for i in "${!shims[@]}"; do echo "  $i ${shims[$i]}"; done
 for r in $(seq "$rounds"); do
@@ -55,6 +72,8 @@ for r in $(seq "$rounds"); do
         churn 8 "$i" churn8
         churn 1 "$i" churn1
     done
+    release 8 release8
+    release 1 release1
 done | tee "$logs/runs"
 python3 - "$logs/runs" <<'PY'
 import re, statistics, sys
@@ -74,6 +93,17 @@ for s in shims:
         ratios = [b[1] / a[1] for a, b in zip(runs[("churn8", 0)], eight)]
         line += f"; p99 over shim 0, pair by pair {statistics.median(ratios):.3f}"
     print(line)
+# The floor: what a close costs under the same churn with no shim at all.
+alone = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(release\d) releases=\d+ release_p50_us=([\d.]+) release_p99_us=([\d.]+)", line)
+    if m:
+        alone.setdefault(m[1], []).append((float(m[2]), float(m[3])))
+if "release8" in alone and "release1" in alone:
+    print(f"the release alone (the program's own dma-buf close, no shim): 8 threads p50 "
+          f"{statistics.median(p for p, _ in alone['release8']):.1f} us, p99 "
+          f"{statistics.median(p for _, p in alone['release8']):.1f} us; 1 thread p99 "
+          f"{statistics.median(p for _, p in alone['release1']):.1f} us")
 PY
 if [ "${GDRHOOKTEST_CHURN_PROFILE:-0}" = 1 ]; then
     for i in "${!shims[@]}"; do

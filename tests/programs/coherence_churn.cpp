@@ -13,6 +13,12 @@
 //                            lookup of an address exports a dma-buf and
 //                            keeps it, keyed by address (what a cache
 //                            without a hook does)
+//   coherence_churn own_export  no cache: each allocation exports a dma-buf
+//                            at once and each free closes it just before
+//                            cuMemFree, as the shim's pin on allocation
+//                            does, but by the program itself; prints the
+//                            closes' p50, p99 and max (what the release
+//                            costs under this churn, without gdrhook)
 //   coherence_churn leak     allocates `threads` buffers and exits without
 //                            freeing them (what the shim unpins at exit)
 //   coherence_churn hold     allocates them and waits to be killed
@@ -161,6 +167,52 @@ void churn(const Options &options, CUcontext context)
     }
 }
 
+// own_export: every close(2) of a dma-buf, in ns, from all threads.
+std::mutex release_mutex;
+std::vector<uint64_t> release_ns;
+
+uint64_t now_ns()
+{
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+}
+
+// The shim's pinned free done by hand: the export right after the
+// allocation, the close right before the free. Its closes' times are the
+// floor a pinned free's unpin is compared with under the same load, so
+// the driver sees what it sees in gdrhook mode besides the shim: the
+// program's buffer-ID query, and SYNC_MEMOPS set as a library registering
+// the buffer for RDMA sets it (UCX's cuda_copy, gdrcopy's users).
+void own_export_churn(const Options &options, CUcontext context)
+{
+    CHECK_CU_OR_EXIT(cuCtxSetCurrent(context), 2);
+    std::vector<uint64_t> mine;
+    mine.reserve(static_cast<size_t>(options.iterations));
+    for (int i = 0; i < options.iterations; ++i) {
+        CUdeviceptr p = 0;
+        CHECK_CU_OR_EXIT(cuMemAlloc(&p, options.size), 2);
+        int fd = -1;
+        CHECK_CU_OR_EXIT(
+            cuMemGetHandleForAddressRange(&fd, p, options.size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), 2);
+        (void)buffer_id(p);
+        unsigned int sync = 1;
+        CHECK_CU_OR_EXIT(cuPointerSetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p), 2);
+        lookups.fetch_add(1, std::memory_order_relaxed);
+        const uint64_t before = now_ns();
+        const int closed = close(fd);
+        mine.push_back(now_ns() - before);
+        if (closed != 0) {
+            perror("coherence_churn: close of a dma-buf");
+            exit(2);
+        }
+        CHECK_CU_OR_EXIT(cuMemFree(p), 2);
+        frees.fetch_add(1, std::memory_order_relaxed);
+    }
+    std::lock_guard<std::mutex> lock(release_mutex);
+    release_ns.insert(release_ns.end(), mine.begin(), mine.end());
+}
+
 void run_threads(const Options &options, CUcontext context)
 {
     std::vector<std::thread> threads;
@@ -218,6 +270,26 @@ int wait_for(pid_t child)
 int churn_threads(Run &run)
 {
     run_threads(run.options, run.context);
+    return report_at_end;
+}
+
+int own_export(Run &run)
+{
+    std::vector<std::thread> threads;
+    for (int t = 0; t < run.options.threads; ++t)
+        threads.emplace_back(own_export_churn, std::cref(run.options), run.context);
+    for (std::thread &t : threads)
+        t.join();
+    std::sort(release_ns.begin(), release_ns.end());
+    auto percentile = [](double p) {
+        if (release_ns.empty())
+            return 0.0;
+        const size_t at = std::min(release_ns.size() - 1, static_cast<size_t>(p * release_ns.size()));
+        return release_ns[at] / 1000.0;
+    };
+    printf("releases=%zu release_p50_us=%.1f release_p99_us=%.1f release_max_us=%.1f\n",
+           release_ns.size(), percentile(0.5), percentile(0.99),
+           release_ns.empty() ? 0.0 : release_ns.back() / 1000.0);
     return report_at_end;
 }
 
@@ -532,6 +604,7 @@ struct Mode {
 const Mode modes[] = {
     {"gdrhook", true, churn_threads},
     {"naive", false, churn_threads},
+    {"own_export", false, own_export},
     {"leak", false, leak_or_hold},
     {"hold", false, leak_or_hold},
     {"sleep", false, hold_then_free},
