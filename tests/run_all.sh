@@ -290,9 +290,11 @@ if [ "${GDRHOOKTEST_QUICK:-0}" != 1 ]; then
     # CI keeps only the tail of the output: the verdict names the mutants
     # that survived or went stale, whose own lines scrolled away.
     mutants_missed=$(awk '$2 == "SURVIVED" || $2 == "STALE:" { print $1 }' "$mutants_log" | paste -sd, -)
+    # and those caught only when run a second time (tests/mutants/run.py).
+    mutants_lucky=$(awk '/ CAUGHT-ON-SECOND-RUN / { print $1 }' "$mutants_log" | paste -sd, -)
     rm -f "$mutants_log"
     if [ "$mutants_status" = 0 ] && [[ "$mutants_line" == *" 0 survived"* ]]; then
-        mutants_result="mutants: OK ($mutants_line)"
+        mutants_result="mutants: OK ($mutants_line${mutants_lucky:+; caught only on a second run: $mutants_lucky})"
     else
         mutants_result="mutants: FAILED (${mutants_line:-no result}${mutants_missed:+; not caught: $mutants_missed})"
         failed_setup=$((failed_setup + 1))

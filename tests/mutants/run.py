@@ -8,7 +8,8 @@ usage: run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--list]
 
 Prints one line per mutant, "caught by SUITE/TEST" or "SURVIVED", and ends
 with "N caught, M survived"; any survivor, or a mutant whose edit no longer
-matches the source exactly once, fails the run.
+matches the source exactly once, fails the run. A mutant that survives is
+run once more; caught then, its line says CAUGHT-ON-SECOND-RUN.
 
 --jobs N (default: 2 where the machine has two or more processors) splits
 the mutants between N runs of this script, each on its own scratch copy,
@@ -379,19 +380,31 @@ def main(argv):
         began = time.time()
         clock = Clock()
         try:
-            outcome = None
-            for stage in stages(build.tests, m):
-                outcome = run_stage(build.dir, scratch, log, build.tests, stage,
-                                    mutant_environment(m, scratch), clock, build.direct)
-                if outcome:
-                    break
+            def run_stages():
+                for stage in stages(build.tests, m):
+                    found = run_stage(build.dir, scratch, log, build.tests, stage,
+                                      mutant_environment(m, scratch), clock, build.direct)
+                    if found:
+                        return found
+                return None
+            outcome = run_stages()
+            # A survivor runs once more: CI's run of 2206178 had one
+            # survivor that 516 of 516 caught here under the same load, and
+            # its name had scrolled away. Caught the second time, it counts
+            # as caught and says so (tests/run_all.sh names it): a catch
+            # that needs luck is a test to make sturdier.
+            second_try = False
+            if outcome is None:
+                outcome = run_stages()
+                second_try = outcome not in (None, "stale")
             took = f"({time.time() - began:.0f} s: {clock})"
             if outcome == "stale":
                 print(f"{m['name']:34} STALE: does not build {took}")
                 broken += 1
             elif outcome:
                 caught += 1
-                print(f"{m['name']:34} caught by {outcome} {took}")
+                retry = " CAUGHT-ON-SECOND-RUN" if second_try else ""
+                print(f"{m['name']:34} caught by {outcome}{retry} {took}")
             else:
                 survived += 1
                 print(f"{m['name']:34} SURVIVED ({m['promise']}) {took}")

@@ -16,6 +16,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=$1
 NATIVE_OUT=${2:-}
+. "$ROOT/tests/packaging/compiler_cache.sh"
 started=$(date +%s)
 if ! ARCH=arm64 "$ROOT/tools/package.sh" "$OUT" >"$OUT.log" 2>&1; then
 	tail -30 "$OUT.log"

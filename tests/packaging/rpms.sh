@@ -20,6 +20,14 @@ x86_64) deb_arch=amd64 ;;
 aarch64) deb_arch=arm64 ;;
 *) echo "rpms: ARCH $ARCH: x86_64 or aarch64" >&2; exit 1 ;;
 esac
+. "$ROOT/tests/packaging/compiler_cache.sh"
+# rpmbuild compiles in OUT/BUILD/gdrhook-VERSION, a folder named by the
+# commit, with -g and, on Debian's rpm, no -ffile-prefix-map: ccache then
+# hashes that folder and never finds one build's objects for the next
+# commit's. These RPMs are checked, not shipped: their debug information
+# may name the folder of the build that compiled an object first.
+CCACHE_NOHASHDIR=1
+export CCACHE_NOHASHDIR
 started=$(date +%s)
 if ! NODEPS=1 ARCH=$ARCH "$ROOT/tools/package-rpm.sh" "$OUT" >"$OUT.log" 2>&1; then
 	tail -30 "$OUT.log"
