@@ -67,7 +67,7 @@ release() {
 
 echo "churn_ab: $rounds rounds, shims:"
 for i in "${!shims[@]}"; do echo "  $i ${shims[$i]}"; done
-for r in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
     for i in "${!shims[@]}"; do
         churn 8 "$i" churn8
         churn 1 "$i" churn1
