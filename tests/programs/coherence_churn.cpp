@@ -193,8 +193,9 @@ void own_export_churn(const Options &options, CUcontext context)
         CUdeviceptr p = 0;
         CHECK_CU_OR_EXIT(cuMemAlloc(&p, options.size), 2);
         int fd = -1;
-        CHECK_CU_OR_EXIT(
-            cuMemGetHandleForAddressRange(&fd, p, options.size, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0), 2);
+        CHECK_CU_OR_EXIT(cuMemGetHandleForAddressRange(&fd, p, options.size,
+                                                       CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
+                         2);
         (void)buffer_id(p);
         unsigned int sync = 1;
         CHECK_CU_OR_EXIT(cuPointerSetAttribute(&sync, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, p), 2);
@@ -284,7 +285,8 @@ int own_export(Run &run)
     auto percentile = [](double p) {
         if (release_ns.empty())
             return 0.0;
-        const size_t at = std::min(release_ns.size() - 1, static_cast<size_t>(p * release_ns.size()));
+        const size_t at =
+            std::min(release_ns.size() - 1, static_cast<size_t>(p * release_ns.size()));
         return release_ns[at] / 1000.0;
     };
     printf("releases=%zu release_p50_us=%.1f release_p99_us=%.1f release_max_us=%.1f\n",
