@@ -214,11 +214,12 @@ TEST_CASE("an entry held at its own free's release is released once put back", "
     REQUIRE(f.cache->get(0x40000000, 4096, held).ok());
     REQUIRE(f.cache->invalidate_to_unpin(0x40000000, MiB) == 1);
     f.cache->unpin_retired();
-    CHECK(f.backend->is_live(held.reg.handle)); // held: its free left it
+    const uint64_t handle = held.reg.handle; // put() empties `held`
+    CHECK(f.backend->is_live(handle));       // held: its free left it
     f.cache->put(held);
     // Anyone's reclaim releases it now, the worker's too.
     CHECK(f.drain() == 1);
-    CHECK_FALSE(f.backend->is_live(held.reg.handle));
+    CHECK_FALSE(f.backend->is_live(handle));
     CHECK(f.backend->bad_unpins == 0);
 }
 

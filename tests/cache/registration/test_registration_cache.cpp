@@ -191,9 +191,10 @@ TEST_CASE("a registration held by get stays pinned through a free until put", "[
     REQUIRE(f.drain() == 0);
     REQUIRE(f.backend->is_live(held.reg.handle));
     REQUIRE(f.cache->stats().unpins_deferred >= 1);
+    const uint64_t handle = held.reg.handle; // put() empties `held`
     f.cache->put(held);
     REQUIRE(f.drain() == 1);
-    REQUIRE_FALSE(f.backend->is_live(held.reg.handle));
+    REQUIRE_FALSE(f.backend->is_live(handle));
 }
 
 TEST_CASE("holds beyond the per-thread slots are counted and still protect the pin", "[cache]")
