@@ -12,8 +12,15 @@ programs=$(dirname "$1") shim=$2 fake=$3
 out=$(LD_LIBRARY_PATH=$fake "$here/churn_ab.sh" "$programs" 1 "$shim" 2>&1)
 echo "$out"
 fail() { echo "test_churn_ab: FAIL: $*" >&2; exit 1; }
-grep -q '^churn8 shim=0 threads=8 unpins=4000 .* stale=0$' <<<"$out" || fail "no 8-thread churn of 4,000 unpins"
-grep -q '^churn1 shim=0 threads=1 unpins=500 .* stale=0$' <<<"$out" || fail "no 1-thread churn of 500 unpins"
+# At least one unpin a free (a lookup racing a free may pin and unpin once
+# more: a count, not a promise), no stale hit.
+unpins_at_least() { # LABEL THREADS FREES
+	local n
+	n=$(sed -n "s/^$1 shim=0 threads=$2 unpins=\([0-9]*\) .* stale=0\$/\1/p" <<<"$out")
+	[ -n "$n" ] && [ "$n" -ge "$3" ]
+}
+unpins_at_least churn8 8 4000 || fail "no 8-thread churn with an unpin for each of 4,000 frees and no stale hit"
+unpins_at_least churn1 1 500 || fail "no 1-thread churn with an unpin for each of 500 frees and no stale hit"
 grep -q '^release8 releases=4000 release_p50_us=[0-9.]* release_p99_us=[0-9.]* ' <<<"$out" ||
 	fail "the release alone on 8 threads did not close 4,000 dma-bufs"
 grep -q '^release1 releases=500 ' <<<"$out" || fail "the release alone on 1 thread did not close 500"
