@@ -12,53 +12,44 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from driver_bindings import driver as cu  # noqa: E402 - after its path
+from driver_calls import call, cu, ok, primary_context  # noqa: E402 - after its path
 
 MIB = 1 << 20
 
 
-def ok(result):
-    err, *rest = result if isinstance(result, tuple) else (result,)
-    if err != cu.CUresult.CUDA_SUCCESS:
-        raise RuntimeError(getattr(err, "name", str(err)))
-    return rest[0] if len(rest) == 1 else rest
-
-
 def kind(ptr):
     """The memory type the driver gives, or its error's name."""
-    err, value = cu.cuPointerGetAttribute(cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)
-    return str(int(value)) if err == cu.CUresult.CUDA_SUCCESS else err.name
+    name, value = call(cu.cuPointerGetAttribute,
+                       cu.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)
+    return str(int(value)) if name == "CUDA_SUCCESS" else name
 
 
 def pool_figure(pool, attr):
-    return int(ok(cu.cuMemPoolGetAttribute(pool, attr))) // MIB
+    return int(ok(cu.cuMemPoolGetAttribute, pool, attr)) // MIB
 
 
 def read_word(ptr, stream, offset=0):
     host = bytearray(4)
-    ok(cu.cuStreamSynchronize(stream))
-    ok(cu.cuMemcpyDtoH(host, int(ptr) + offset, 4))
+    ok(cu.cuStreamSynchronize, stream)
+    ok(cu.cuMemcpyDtoH, host, int(ptr) + offset, 4)
     return int.from_bytes(host, "little")
 
 
 def main():
-    ok(cu.cuInit(0))
-    dev = ok(cu.cuDeviceGet(0))
-    ctx = ok(cu.cuDevicePrimaryCtxRetain(dev))
-    ok(cu.cuCtxSetCurrent(ctx))
+    dev, _ = primary_context()
     props = cu.CUmemPoolProps()
     props.allocType = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
     props.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
     props.location.id = 0
-    pool = ok(cu.cuMemPoolCreate(props))
+    pool = ok(cu.cuMemPoolCreate, props)
     attrs = cu.CUmemPool_attribute
-    stream = ok(cu.cuStreamCreate(cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value))
+    stream = ok(cu.cuStreamCreate, cu.CUstream_flags.CU_STREAM_NON_BLOCKING.value)
 
     sizes = [2 * MIB, 8 * MIB, 64 * MIB, 3 * MIB + 4096]
     buffers = []
     for i, size in enumerate(sizes):
-        p = ok(cu.cuMemAllocFromPoolAsync(size, pool, stream))
-        ok(cu.cuMemsetD32Async(p, 1000 + i, size // 4, stream))
+        p = ok(cu.cuMemAllocFromPoolAsync, size, pool, stream)
+        ok(cu.cuMemsetD32Async, p, 1000 + i, size // 4, stream)
         buffers.append(p)
     print("filled:", [read_word(p, stream, size - 4) for p, size in zip(buffers, sizes)])
     print("kinds while live:", [kind(p) for p in buffers])
@@ -67,33 +58,33 @@ def main():
 
     # Freed on the stream, the pool keeps their memory until trimmed.
     for p in buffers[:3]:
-        ok(cu.cuMemFreeAsync(p, stream))
-    ok(cu.cuStreamSynchronize(stream))
+        ok(cu.cuMemFreeAsync, p, stream)
+    ok(cu.cuStreamSynchronize, stream)
     print("kinds after free:", [kind(p) for p in buffers[:3]])
-    ok(cu.cuMemPoolTrimTo(pool, 0))
+    ok(cu.cuMemPoolTrimTo, pool, 0)
     print("used MiB after trim:", pool_figure(pool, attrs.CU_MEMPOOL_ATTR_USED_MEM_CURRENT))
 
     # The same sizes again: the pool may hand back the same addresses.
     again = []
     for i, size in enumerate(sizes[:3]):
-        p = ok(cu.cuMemAllocFromPoolAsync(size, pool, stream))
-        ok(cu.cuMemsetD32Async(p, 2000 + i, size // 4, stream))
+        p = ok(cu.cuMemAllocFromPoolAsync, size, pool, stream)
+        ok(cu.cuMemsetD32Async, p, 2000 + i, size // 4, stream)
         again.append(p)
     print("filled again:", [read_word(p, stream) for p in again])
     for p in again:
-        ok(cu.cuMemFreeAsync(p, stream))
-    ok(cu.cuStreamSynchronize(stream))
+        ok(cu.cuMemFreeAsync, p, stream)
+    ok(cu.cuStreamSynchronize, stream)
 
     # Destroyed with one buffer still allocated from it: the driver frees
     # the pool once that buffer is freed.
     last = buffers[3]
-    ok(cu.cuMemPoolDestroy(pool))
+    ok(cu.cuMemPoolDestroy, pool)
     print("last buffer after the pool's destroy:", kind(last), read_word(last, stream))
-    ok(cu.cuMemFreeAsync(last, stream))
-    ok(cu.cuStreamSynchronize(stream))
+    ok(cu.cuMemFreeAsync, last, stream)
+    ok(cu.cuStreamSynchronize, stream)
     print("last buffer after its free:", kind(last))
-    ok(cu.cuStreamDestroy(stream))
-    ok(cu.cuDevicePrimaryCtxRelease(dev))
+    ok(cu.cuStreamDestroy, stream)
+    ok(cu.cuDevicePrimaryCtxRelease, dev)
     print("user pool done")
 
 
