@@ -77,11 +77,14 @@ for _ in $(seq "$rounds"); do
 done | tee "$logs/runs"
 python3 - "$logs/runs" <<'PY'
 import re, statistics, sys
-runs = {}
+# Each shim's runs, and the release alone's (the floor: what a close costs
+# under the same churn with no shim at all).
+runs, alone = {}, {}
 for line in open(sys.argv[1]):
-    m = re.match(r"(churn\d) shim=(\d+) .* p50_us=([\d.na]+) p99_us=([\d.na]+)", line)
-    if m:
+    if m := re.match(r"(churn\d) shim=(\d+) .* p50_us=([\d.na]+) p99_us=([\d.na]+)", line):
         runs.setdefault((m[1], int(m[2])), []).append((float(m[3]), float(m[4])))
+    elif m := re.match(r"(release\d) releases=\d+ release_p50_us=([\d.]+) release_p99_us=([\d.]+)", line):
+        alone.setdefault(m[1], []).append((float(m[2]), float(m[3])))
 shims = sorted({s for _, s in runs})
 for s in shims:
     eight, one = runs[("churn8", s)], runs[("churn1", s)]
@@ -93,12 +96,6 @@ for s in shims:
         ratios = [b[1] / a[1] for a, b in zip(runs[("churn8", 0)], eight)]
         line += f"; p99 over shim 0, pair by pair {statistics.median(ratios):.3f}"
     print(line)
-# The floor: what a close costs under the same churn with no shim at all.
-alone = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(release\d) releases=\d+ release_p50_us=([\d.]+) release_p99_us=([\d.]+)", line)
-    if m:
-        alone.setdefault(m[1], []).append((float(m[2]), float(m[3])))
 if "release8" in alone and "release1" in alone:
     print(f"the release alone (the program's own dma-buf close, no shim): 8 threads p50 "
           f"{statistics.median(p for p, _ in alone['release8']):.1f} us, p99 "

@@ -214,11 +214,13 @@ void own_export_churn(const Options &options, CUcontext context)
     release_ns.insert(release_ns.end(), mine.begin(), mine.end());
 }
 
-void run_threads(const Options &options, CUcontext context)
+// `options.threads` threads, each running `body` (churn() by default).
+void run_threads(const Options &options, CUcontext context,
+                 void (*body)(const Options &, CUcontext) = churn)
 {
     std::vector<std::thread> threads;
     for (int t = 0; t < options.threads; ++t)
-        threads.emplace_back(churn, std::cref(options), context);
+        threads.emplace_back(body, std::cref(options), context);
     for (std::thread &t : threads)
         t.join();
 }
@@ -276,11 +278,7 @@ int churn_threads(Run &run)
 
 int own_export(Run &run)
 {
-    std::vector<std::thread> threads;
-    for (int t = 0; t < run.options.threads; ++t)
-        threads.emplace_back(own_export_churn, std::cref(run.options), run.context);
-    for (std::thread &t : threads)
-        t.join();
+    run_threads(run.options, run.context, own_export_churn);
     std::sort(release_ns.begin(), release_ns.end());
     auto percentile = [](double p) {
         if (release_ns.empty())
