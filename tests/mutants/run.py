@@ -388,11 +388,11 @@ def main(argv):
                         return found
                 return None
             outcome = run_stages()
-            # A survivor runs once more: CI's run of 2206178 had one
-            # survivor that 516 of 516 caught here under the same load, and
-            # its name had scrolled away. Caught the second time, it counts
-            # as caught and says so (tests/run_all.sh names it): a catch
-            # that needs luck is a test to make sturdier.
+            # A survivor runs once more: a CI run once ended with one
+            # survivor that every run on the build machine, under the same
+            # load, caught. Caught the second time, it counts as caught and
+            # says so (tests/run_all.sh names it): a catch that needs luck
+            # is a test to make sturdier.
             second_try = False
             if outcome is None:
                 outcome = run_stages()
