@@ -43,6 +43,7 @@ void AsymmetricFence::enable()
 
 void AsymmetricFence::heavy() const
 {
+    heavy_calls_.fetch_add(1, std::memory_order_relaxed);
     // The flag is read after our own stores: the caller has already
     // published what the light side must see.
     if (ready_.load(std::memory_order_seq_cst) && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)

@@ -25,6 +25,7 @@ struct CacheStats {
     uint64_t stale_pins = 0;      // pins discarded: freed while they ran
     uint64_t managed_refused = 0; // lookups of managed memory
     uint64_t unpins_deferred = 0; // unpins that waited for a put()
+    uint64_t unfreed = 0;         // unpinned entries and old index blocks awaiting the worker
     uint64_t entries = 0;         // in the index now
     uint64_t bytes_pinned = 0;    // pinned now, index and retired alike
     uint64_t peak_bytes_pinned = 0;

@@ -14,18 +14,18 @@
 //    after the index without it is stored and the page hash lost it. A
 //    lookup loads it with acquire before it trusts a hit-cache slot, so a
 //    thread that sees the new generation sees the new index. get()
-//    publishes its hold, light_fence(), then re-reads gen: the writer
+//    publishes its hold, hold_fence(), then re-reads gen: the writer
 //    moves gen before the reclaimer can take the entry, and the reclaimer
-//    heavy_fence()s before it scans the holds, so either get() sees the
+//    hold_fence()s before it scans the holds, so either get() sees the
 //    move (and drops the hold) or the scan sees the hold.
-//  - `epoch` is bumped by the reclaimer alone (seq_cst) before it fences
-//    and scans; a reader copies it into its record when a read section
+//  - `epoch` is bumped by the reclaimer's worker round alone (seq_cst)
+//    before it heavy_fence()s and scans the read sections; a reader copies it into its record when a read section
 //    begins (enter()). Everything the writer retires is tagged with the
 //    epoch current then (under its mutex).
 //  - `pending_held` is set by the reclaimer when an entry waits for a
 //    put(), and cleared when none does; put() reads it after clearing its
-//    hold (light_fence() on put()'s side, heavy_fence() on the reclaimer's:
-//    the Dekker pair that makes one of them see the other).
+//    hold (hold_fence() on both sides: the Dekker pair that makes one of
+//    them see the other).
 #pragma once
 
 #include "cache/prim/asymmetric_fence.h"

@@ -59,21 +59,24 @@ void Reclaimer::reclaim_on(uint64_t claim, bool worker)
 }
 
 // mu_ held. A free unpins on its own thread (unpin_retired()): the
-// worker's drain after it finds nothing, and skips the fence's system call.
+// worker's drain after it finds nothing to unpin. What the entries and the
+// index's old blocks occupy waits for the worker (free_unreachable()).
 void Reclaimer::take_round(TakenPins &taken, uint64_t claim)
 {
     ProfileTimer round(ProfilePart::reclaim_round);
     writer_.take_retired(considered_, nodes_waiting_);
-    if (considered_.empty() && nodes_waiting_.empty()) {
+    if (std::all_of(considered_.begin(), considered_.end(),
+                    [](const CacheEntry *e) { return e->unpinned; })) {
         round.discard();
+        note_memory_waiting();
         return;
     }
-    start_round();
-    const ReaderScan scan = scan_readers();
-    take_pins(take_unheld(scan, claim, taken.shared), taken);
-    // The pins are out of their entries: these may go while they are
-    // released.
-    free_unreachable(scan.oldest_reader);
+    // After the fence the scan sees every hold published before it (get()
+    // and put() fence as well), and a put() after it sees pending_held.
+    published_.pending_held.store(1, std::memory_order_seq_cst);
+    hold_fence();
+    take_pins(take_unheld(scan_holds(), claim, taken.shared), taken);
+    note_memory_waiting();
     if (taken.pins.empty())
         return;
     if (!taken.shared) {
@@ -106,32 +109,38 @@ void Reclaimer::take_pins(const std::vector<CacheEntry *> &batch, TakenPins &tak
     }
 }
 
-// Everything taken carries a tag at most the epoch before this bump; after
-// the fence the scan sees every read section and hold begun before it, and
-// readers that start later see the retirements.
-void Reclaimer::start_round()
+// mu_ held. Only unpinned entries count: one still held is not memory
+// free_unreachable() could take.
+void Reclaimer::note_memory_waiting()
 {
-    published_.epoch.fetch_add(1, std::memory_order_seq_cst);
-    bool waiting = std::any_of(considered_.begin(), considered_.end(),
-                               [](const CacheEntry *e) { return !e->unpinned; });
-    if (waiting)
-        published_.pending_held.store(1, std::memory_order_seq_cst);
-    heavy_fence();
+    const auto unpinned = std::count_if(considered_.begin(), considered_.end(),
+                                        [](const CacheEntry *e) { return e->unpinned; });
+    unfreed_.store(static_cast<size_t>(unpinned) + nodes_waiting_.size(),
+                   std::memory_order_relaxed);
 }
 
-Reclaimer::ReaderScan Reclaimer::scan_readers() const
+// The entry ids in every thread's hold slots, sorted.
+std::vector<uint64_t> Reclaimer::scan_holds() const
 {
-    ReaderScan scan;
-    records_.for_each([&scan](const ThreadRecord &r) {
-        uint64_t active = r.active.load(std::memory_order_acquire);
-        if (active)
-            scan.oldest_reader = std::min(scan.oldest_reader, active);
+    std::vector<uint64_t> held;
+    records_.for_each([&held](const ThreadRecord &r) {
         for (auto &hold : r.holds)
             if (uint64_t id = hold.load(std::memory_order_acquire))
-                scan.held.push_back(id);
+                held.push_back(id);
     });
-    std::sort(scan.held.begin(), scan.held.end());
-    return scan;
+    std::sort(held.begin(), held.end());
+    return held;
+}
+
+// The epoch of the oldest read section open now (UINT64_MAX: none).
+uint64_t Reclaimer::oldest_read_section() const
+{
+    uint64_t oldest = UINT64_MAX;
+    records_.for_each([&oldest](const ThreadRecord &r) {
+        if (uint64_t active = r.active.load(std::memory_order_acquire))
+            oldest = std::min(oldest, active);
+    });
+    return oldest;
 }
 
 // Whether the entry is another thread's free's to release: that thread's
@@ -143,10 +152,9 @@ bool Reclaimer::claimed_by_another(const CacheEntry *e, uint64_t claim) const
 
 // The entries to unpin now: taken, not yet unpinned, held by nobody, and
 // claimed by no other thread. `shared`: one of them is not the caller's.
-std::vector<CacheEntry *> Reclaimer::take_unheld(const ReaderScan &scan, uint64_t claim,
+std::vector<CacheEntry *> Reclaimer::take_unheld(const std::vector<uint64_t> &held, uint64_t claim,
                                                  bool &shared)
 {
-    const std::vector<uint64_t> &held = scan.held;
     std::vector<CacheEntry *> batch;
     bool still_held = false;
     for (CacheEntry *e : considered_) {
@@ -228,30 +236,57 @@ void Reclaimer::wait_for_releases_up_to(uint64_t round)
     released_.wait(lock, done);
 }
 
-// Memory no reader can still reach: tagged before the oldest section.
-void Reclaimer::free_unreachable(uint64_t oldest_reader)
+// Frees the unpinned entries and the index's old blocks that no read
+// section can still reach: those tagged before the oldest section open
+// after the epoch moved. The one round that needs heavy_fence(), a system
+// call that interrupts every running thread of the process: the worker's,
+// and outside mu_, so that a free's round never waits behind it.
+void Reclaimer::free_unreachable()
 {
-    auto reachable = [oldest_reader](uint64_t tag) { return tag >= oldest_reader; };
-    auto keep = std::remove_if(considered_.begin(), considered_.end(), [&](CacheEntry *e) {
-        if (!e->unpinned || reachable(e->tag))
+    std::vector<CacheEntry *> entries;
+    std::vector<RetiredNode> nodes;
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto pinned = std::partition(considered_.begin(), considered_.end(),
+                                     [](const CacheEntry *e) { return !e->unpinned; });
+        entries.assign(pinned, considered_.end());
+        considered_.erase(pinned, considered_.end());
+        nodes.swap(nodes_waiting_);
+    }
+    if (entries.empty() && nodes.empty())
+        return;
+    // Everything taken carries a tag at most the epoch before this bump;
+    // after the fence the scan sees every read section begun before it,
+    // and readers that start later see the retirements.
+    published_.epoch.fetch_add(1, std::memory_order_seq_cst);
+    heavy_fence();
+    const uint64_t oldest = oldest_read_section();
+    auto reachable = [oldest](uint64_t tag) { return tag >= oldest; };
+    auto keep = std::remove_if(entries.begin(), entries.end(), [&](CacheEntry *e) {
+        if (reachable(e->tag))
             return false;
         delete e;
         return true;
     });
-    considered_.erase(keep, considered_.end());
-    auto keep_nodes =
-        std::remove_if(nodes_waiting_.begin(), nodes_waiting_.end(), [&](const RetiredNode &node) {
-            if (reachable(node.second))
-                return false;
-            index_free_block(node.first);
-            return true;
-        });
-    nodes_waiting_.erase(keep_nodes, nodes_waiting_.end());
+    entries.erase(keep, entries.end());
+    auto keep_nodes = std::remove_if(nodes.begin(), nodes.end(), [&](const RetiredNode &node) {
+        if (reachable(node.second))
+            return false;
+        index_free_block(node.first);
+        return true;
+    });
+    nodes.erase(keep_nodes, nodes.end());
+    std::lock_guard<std::mutex> lock(mu_);
+    considered_.insert(considered_.end(), entries.begin(), entries.end());
+    nodes_waiting_.insert(nodes_waiting_.end(), nodes.begin(), nodes.end());
+    note_memory_waiting();
 }
 
 size_t Reclaimer::drain(const std::function<void(const UnpinRecord &)> &report)
 {
     reclaim_on(0, true);
+    if (memory_waiting())
+        free_unreachable();
     return this->report(report);
 }
 
@@ -303,6 +338,7 @@ void Reclaimer::release_all(std::vector<CacheEntry *> all)
     for (const RetiredNode &node : nodes_waiting_)
         index_free_block(node.first);
     nodes_waiting_.clear();
+    unfreed_.store(0, std::memory_order_relaxed);
 }
 
 void Reclaimer::void_claims()
@@ -315,6 +351,7 @@ void Reclaimer::add_stats(CacheStats &s) const
 {
     s.unpin_failures = unpin_failures_.load(std::memory_order_relaxed);
     s.unpins_deferred = deferred_.load(std::memory_order_relaxed);
+    s.unfreed = unfreed_.load(std::memory_order_relaxed);
 }
 
 void Reclaimer::hold_for_fork()

@@ -27,17 +27,21 @@
 //    mutex has released its pins: whatever its caller retired unclaimed
 //    before calling was taken by one of those, or by its own round, so a
 //    free still returns with its memory unpinned.
-//  - A round bumps the epoch (seq_cst), sets pending_held when an entry
-//    still waits, then heavy_fence(): every read-section word and hold a
-//    reader stored before its light_fence() is visible to the scan that
-//    follows (acquire loads), and a reader that starts later sees the
-//    retirements (published_state.h).
+//  - A round that unpins sets pending_held, then hold_fence(): every hold
+//    a reader stored before its own hold_fence() is visible to the scan
+//    of the holds that follows (acquire loads). No system call: a free's
+//    unpin waits for no other thread (asymmetric_fence.h says what
+//    membarrier(2) cost).
 //  - Unpin: an entry whose id is in no hold slot and whose count of holds
 //    is 0. A hold published after the scan re-reads the generation, which
 //    moved before the entry was retired, and lets go (thread_records.h).
-//  - Free: an entry already unpinned, or an index block, tagged before the
-//    epoch of the oldest read section the scan saw; a section that began
-//    later could not have reached it.
+//  - Free (free_unreachable(), the worker's drain only, outside mu_): it
+//    takes the unpinned entries and old index blocks, bumps the epoch
+//    (seq_cst), heavy_fence()s, and frees what is tagged before the epoch
+//    of the oldest read section it then sees; a section that began later
+//    could not have reached it. Every read-section word a reader stored
+//    before its light_fence() is visible after heavy_fence()
+//    (published_state.h). What it keeps goes back for the next drain.
 //  - pending_held is cleared only by a round that left nothing held; put()
 //    wakes the worker while it is set (the Dekker pair with put()).
 #pragma once
@@ -74,6 +78,12 @@ struct UnpinRecord {
     Status status; // the batch's backend result
 };
 
+// The worker frees memory once this many unpinned entries and old index
+// blocks wait (free_unreachable()): one membarrier(2) for a batch of frees
+// rather than one for each. What waits is a few hundred bytes an entry and
+// the blocks a rebuild replaced; the cache's teardown frees the rest.
+inline constexpr size_t memory_round_batch = 64;
+
 class Reclaimer {
 public:
     Reclaimer(PinBackend &backend, PublishedState &published, const ThreadRecords &records,
@@ -96,6 +106,13 @@ public:
     size_t report(const std::function<void(const UnpinRecord &)> &report);
     // Whether unpins wait for drain(), or entries taken wait for their unpin.
     bool has_unreported() const;
+    // Whether memory_round_batch unpinned entries and old index blocks wait
+    // for drain() to free them (a free's own round leaves them): a load,
+    // for the worker.
+    bool memory_waiting() const
+    {
+        return unfreed_.load(std::memory_order_relaxed) >= memory_round_batch;
+    }
 
     // Teardown, no thread using the cache: unpins, held or not, and frees
     // `indexed` and everything retired.
@@ -116,12 +133,6 @@ public:
     void after_fork_in_child();
 
 private:
-    // What a round's scan of the thread records found.
-    struct ReaderScan {
-        uint64_t oldest_reader = UINT64_MAX; // oldest read section's epoch
-        std::vector<uint64_t> held;          // entry ids in hold slots, sorted
-    };
-
     // What a round took to release, outside the lock.
     struct TakenPins {
         uint64_t round = 0;  // its number in rounds_started_, if shared
@@ -136,14 +147,16 @@ private:
     // which the profile tells apart).
     void reclaim_on(uint64_t claim, bool worker);
     // mu_ held.
+    void note_memory_waiting();
     void take_round(TakenPins &taken, uint64_t claim);
-    void start_round();
-    ReaderScan scan_readers() const;
+    std::vector<uint64_t> scan_holds() const;
     bool claimed_by_another(const CacheEntry *e, uint64_t claim) const;
-    std::vector<CacheEntry *> take_unheld(const ReaderScan &scan, uint64_t claim, bool &shared);
+    std::vector<CacheEntry *> take_unheld(const std::vector<uint64_t> &held, uint64_t claim,
+                                          bool &shared);
     void take_pins(const std::vector<CacheEntry *> &batch, TakenPins &taken);
-    void free_unreachable(uint64_t oldest_reader);
     // mu_ not held.
+    void free_unreachable();
+    uint64_t oldest_read_section() const;
     void release(TakenPins &taken, bool worker);
     void wait_for_releases_up_to(uint64_t round);
 
@@ -163,6 +176,7 @@ private:
     std::vector<RetiredNode> nodes_waiting_;
     std::vector<UnpinRecord> reports_;
     std::atomic<bool> reports_waiting_{false}; // reports_ is not empty (a hint)
+    std::atomic<size_t> unfreed_{0}; // unpinned entries and blocks in considered_, nodes_waiting_
     std::atomic<uint64_t> unpin_failures_{0}, deferred_{0};
 };
 

@@ -69,7 +69,7 @@ Status RegistrationCache::get_past_hit_cache(ThreadRecord *record, uint64_t addr
             // reclaimer sees the hold (the writer moves gen before the
             // reclaimer can take the entry, which fences before it scans).
             record->holds[h].store(value.id, std::memory_order_relaxed);
-            light_fence();
+            hold_fence();
             if (published_.gen.load(std::memory_order_acquire) == gen) {
                 out.reg = Registration::of(value);
                 out.record = record;
@@ -130,7 +130,7 @@ Status RegistrationCache::lookup_shared(ThreadRecord *record, uint64_t addr, uin
                 int h = free_hold_slot(record);
                 if (h >= 0) {
                     record->holds[h].store(found->values.id, std::memory_order_relaxed);
-                    light_fence();
+                    hold_fence();
                     valid = published_.gen.load(std::memory_order_acquire) == gen;
                     if (valid) {
                         held->record = record;

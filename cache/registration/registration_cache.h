@@ -139,6 +139,9 @@ public:
     // Whether retired entries, or unpins not yet reported, wait for
     // drain_unpins().
     bool has_retired() const;
+    // Whether memory of entries already unpinned waits for drain_unpins():
+    // a free's own unpin leaves it to the worker (reclaimer.h).
+    bool memory_waiting() const { return reclaimer_.memory_waiting(); }
     // Whether a retired entry waited for its put() at the last reclaim (it
     // may have been put back since): lock-free, for a free that removed
     // nothing, which then unpins it before it returns.
@@ -247,7 +250,7 @@ inline Status RegistrationCache::get(uint64_t addr, uint64_t length, HeldRegistr
             record->holds[h].store(slot.reg.id, std::memory_order_relaxed);
             // Hazard protocol: the hold is visible before we re-read the
             // generation; the reclaimer retires (gen moves) before it scans.
-            light_fence();
+            hold_fence();
             if (published_.gen.load(std::memory_order_acquire) == gen) {
                 out.reg = slot.reg;
                 out.record = record;
@@ -271,7 +274,7 @@ inline void RegistrationCache::put(HeldRegistration &held)
         held.record->holds[held.slot].store(0, std::memory_order_release);
         // Dekker with the reclaimer: it sets pending_held_ and then scans
         // the holds; we clear the hold and then read pending_held_.
-        light_fence();
+        hold_fence();
         if (published_.pending_held.load(std::memory_order_relaxed))
             wake();
     } else if (held.entry) {

@@ -12,10 +12,11 @@
 //    after its heavy_fence(), and frees nothing tagged at or after the
 //    oldest epoch it saw (reclaimer.h).
 //  - `holds` are entry ids held by get() without put(). The owner writes
-//    0 -> id, then light_fence(), then re-reads the generation; whichever
-//    thread calls put() writes id -> 0 (release), then light_fence(), then
+//    0 -> id, then hold_fence(), then re-reads the generation; whichever
+//    thread calls put() writes id -> 0 (release), then hold_fence(), then
 //    reads pending_held (published_state.h). The reclaimer reads them
-//    (acquire) after its heavy_fence(): a Dekker pair on each side.
+//    (acquire) after its own hold_fence(): a Dekker pair on each side, with
+//    a full fence on both (asymmetric_fence.h says why not the light one).
 //  - The counters, `slots` and `hash_seen` are the owner's alone (the
 //    counters are atomics only so that stats() may sum them meanwhile).
 //  - The list of records only grows; a record is never freed before its
