@@ -68,8 +68,8 @@ void submit(const Event &event)
     hot_line.pipeline->submit(event);
 }
 
-RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind mem, uint64_t addr,
-                           uint64_t size)
+GDRHOOK_HOT RecordedEvent recorded_now(EventKind kind, const char *api, Via via, MemoryKind mem,
+                                       uint64_t addr, uint64_t size)
 {
     RecordedEvent event;
     {
