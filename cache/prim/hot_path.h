@@ -50,6 +50,10 @@
 // The rare rest of a hot inline function, moved out of it: what stays
 // inline then needs few registers and saves none.
 #define GDRHOOK_NOINLINE __attribute__((noinline))
+// The opposite, where GCC would call a small reader from its one caller:
+// the call spills the caller's registers and hands the answer back
+// through memory.
+#define GDRHOOK_ALWAYS_INLINE __attribute__((always_inline)) inline
 
 // Thread-locals of the shim use the initial-exec model: the shim is loaded
 // at start-up (LD_PRELOAD or a link dependency), so its few bytes live in

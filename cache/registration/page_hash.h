@@ -25,6 +25,7 @@
 // the first insert (not at load time) and lives as long as the cache.
 #pragma once
 
+#include "cache/prim/hot_path.h"
 #include "cache/prim/seqlock.h"
 #include "cache/registration/pinned_range.h"
 
@@ -112,7 +113,10 @@ private:
     uint64_t used_ = 0; // writers only
 };
 
-inline bool PageHash::find(uint64_t addr, uint64_t end, PageHashValue &out) const
+// Inlined into the lookup's and get()'s paths past the hit cache: as a
+// call it cost a random hit 22.0 ns against 18.8 inlined (gdrhook-bench,
+// 65,536 entries, the 2-core build VM, three alternating runs).
+GDRHOOK_ALWAYS_INLINE bool PageHash::find(uint64_t addr, uint64_t end, PageHashValue &out) const
 {
     // acquire: pairs with the release that published the zeroed table.
     PageHashSlot *slots = slots_.load(std::memory_order_acquire);
