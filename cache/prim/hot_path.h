@@ -22,7 +22,8 @@
 //  - hot_arena.h: the hot objects (runtime, queue cells, tracker tables)
 //    on one huge page;
 //  - asymmetric_fence.h: a store-load fence whose frequent half is a
-//    compiler barrier (membarrier(2) on the rare side);
+//    compiler barrier (membarrier(2) on the rare side, the worker's), and
+//    the holds' full fence, which spares a free's unpin that system call;
 //  - spin_lock.h: the tracker's short critical sections;
 //  - seqlock.h: lock-free reads of the pointer table and the page hash;
 //  - cache/events/thread_state.h: per-thread state reached from the
