@@ -28,8 +28,8 @@ namespace gdrhook {
 enum class ProfilePart : uint8_t {
     // A free that unpins, on the thread that reclaims (the freeing thread,
     // or the worker): waiting for the reclaimer's round lock (behind other
-    // threads' rounds), the round (taking what was retired, the epoch and
-    // its fence, the scan of the readers), the backend's release (dma-buf
+    // threads' rounds), the round (taking what was retired, the holds'
+    // fence and their scan), the backend's release (dma-buf
     // close, module UNPIN), waiting for another thread's release of an
     // entry this free retired, and the whole unpin as the free sees it.
     reclaim_lock_wait,
