@@ -31,6 +31,7 @@ constexpr const char *part_names[] = {
     "free_unpin",
     "unpin_latency",
     "unpin_latency_by_worker",
+    "reclaim_memory",
     "free_before_real",
     "free_after_real",
     "pair_clock",

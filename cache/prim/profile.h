@@ -41,6 +41,10 @@ enum class ProfilePart : uint8_t {
     // (the `unpin` line's lat_ns), and whether the worker released it.
     unpin_latency,
     unpin_latency_by_worker,
+    // The worker's round that frees what unpinned entries and old index
+    // blocks occupy (Reclaimer::free_unreachable()): its membarrier(2)
+    // and the scan of the read sections, off every free's path.
+    reclaim_memory,
     // A free as the shim runs it around the real call: before it (the
     // tracker, the cache's invalidation and any unpin) and after it (the
     // second invalidation, the event's push).

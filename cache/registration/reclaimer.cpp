@@ -255,6 +255,7 @@ void Reclaimer::free_unreachable()
     }
     if (entries.empty() && nodes.empty())
         return;
+    ProfileTimer round(ProfilePart::reclaim_memory);
     // Everything taken carries a tag at most the epoch before this bump;
     // after the fence the scan sees every read section begun before it,
     // and readers that start later see the retirements.
