@@ -19,9 +19,10 @@
 //    hold_fence()s before it scans the holds, so either get() sees the
 //    move (and drops the hold) or the scan sees the hold.
 //  - `epoch` is bumped by the reclaimer's worker round alone (seq_cst)
-//    before it heavy_fence()s and scans the read sections; a reader copies it into its record when a read section
-//    begins (enter()). Everything the writer retires is tagged with the
-//    epoch current then (under its mutex).
+//    before it heavy_fence()s and scans the read sections; a reader
+//    copies it into its record when a read section begins (enter()).
+//    Everything the writer retires is tagged with the epoch current then
+//    (under its mutex).
 //  - `pending_held` is set by the reclaimer when an entry waits for a
 //    put(), and cleared when none does; put() reads it after clearing its
 //    hold (hold_fence() on both sides: the Dekker pair that makes one of

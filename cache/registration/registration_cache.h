@@ -139,9 +139,6 @@ public:
     // Whether retired entries, or unpins not yet reported, wait for
     // drain_unpins().
     bool has_retired() const;
-    // Whether memory of entries already unpinned waits for drain_unpins():
-    // a free's own unpin leaves it to the worker (reclaimer.h).
-    bool memory_waiting() const { return reclaimer_.memory_waiting(); }
     // Whether a retired entry waited for its put() at the last reclaim (it
     // may have been put back since): lock-free, for a free that removed
     // nothing, which then unpins it before it returns.
