@@ -11,7 +11,7 @@
 // (valgrind's lackey against the fake driver); docs/performance.md says how
 // the time is measured on a GPU.
 //
-// The techniques, all in cache/prim/ but the last three:
+// The techniques, all in cache/prim/ but the last four:
 //  - GDRHOOK_HOT (below): the functions of an allocation or a free in
 //    .text.hot, laid out together, each on its own line;
 //  - GDRHOOK_LIKELY/UNLIKELY: the rare branches out of the common path;
@@ -30,7 +30,10 @@
 //    thread pointer, without the GOT;
 //  - cache/events/event_clock.h: the TSC instead of the vDSO's pages;
 //  - hook/entry_points.h, GDRHOOK_HOT_ENTRY_POINTS: only the wrappers
-//    called over and over sit on the hot pages.
+//    called over and over sit on the hot pages;
+//  - cache/registration/thread_records.h, HitSlot::served(): a lookup
+//    answered by the thread's hit cache is counted by the countdown it
+//    makes anyway, not by a store to a counter every hit.
 #pragma once
 
 #define GDRHOOK_HOT __attribute__((hot, aligned(64)))

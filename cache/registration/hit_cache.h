@@ -14,6 +14,9 @@
 //  - A slot falls through to the shared structures once every
 //    hit_refresh_period hits, which keeps the entry's LRU bit fresh
 //    without a write per hit.
+//  - A hit the slot answers is counted in the slot (HitSlot::served()),
+//    and banked into the record's counter before the slot is refreshed or
+//    overwritten: stats() then counts every hit exactly once.
 //  - Verify mode fills no slot, so that a hit needs no test of the mode:
 //    every hit then goes past the hit cache and is checked.
 #pragma once
@@ -23,10 +26,6 @@
 #include <cstdint>
 
 namespace gdrhook {
-
-// A hit-cache slot falls through to the index once every this many hits,
-// which keeps the entry's LRU bit fresh without a write per hit.
-inline constexpr uint32_t hit_refresh_period = 1024;
 
 class HitCache {
 public:
@@ -49,9 +48,14 @@ public:
             return;
         HitSlot *set = &record->slots[set_index(addr) * hit_ways];
         // Most recent in way 0; the one it displaces moves to way 1.
-        if (set[0].reg.id != found.id)
+        // A slot's count goes with it; the one overwritten is banked.
+        if (set[0].reg.id != found.id) {
+            bank_slot_hits(record, set[1]);
             set[1] = set[0];
-        set[0] = HitSlot{Registration::of(found), gen, hit_refresh_period};
+        } else {
+            bank_slot_hits(record, set[0]);
+        }
+        set[0].fill(Registration::of(found), gen);
     }
 
     // A hit in the page hash: an expired hit-cache slot starts over (the
@@ -62,7 +66,7 @@ public:
                        HitSlot *slot) const
     {
         if (slot) {
-            slot->uses = hit_refresh_period;
+            bank_slot_hits(record, *slot);
             return;
         }
         uint64_t &seen = record->hash_seen[set_index(addr)];

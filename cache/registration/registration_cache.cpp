@@ -247,7 +247,7 @@ CacheStats RegistrationCache::stats() const
 {
     CacheStats s = writer_.stats();
     records_.for_each([&s](const ThreadRecord &r) {
-        s.hits += r.hits.load(std::memory_order_relaxed);
+        s.hits += hits_of(r);
         s.misses += r.misses.load(std::memory_order_relaxed);
         s.verify_checks += r.verify_checks.load(std::memory_order_relaxed);
     });

@@ -219,9 +219,8 @@ inline Status RegistrationCache::lookup(uint64_t addr, uint64_t length, Registra
     // sees the index it published before.
     const uint64_t gen = published_.gen.load(std::memory_order_acquire);
     HitSlot *slot = HitCache::find(record, addr, end, gen);
-    if (GDRHOOK_LIKELY(slot && --slot->uses != 0)) {
-        out = slot->reg;
-        count_by_owner(record->hits);
+    if (GDRHOOK_LIKELY(slot && slot->take_use())) {
+        out = slot->reg; // the slot counts the hit (HitSlot::served())
         return Status::success();
     }
     // The rest works on a copy: were `out` itself handed to a call, the

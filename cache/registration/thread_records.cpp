@@ -98,8 +98,10 @@ ThreadRecord *ThreadRecords::bind_thread()
             head_.store(record, std::memory_order_release);
         }
         record->owned = true;
-        for (HitSlot &slot : record->slots)
-            slot = HitSlot{}; // a previous owner's copies may name freed fds
+        for (HitSlot &slot : record->slots) {
+            bank_slot_hits(record, slot);
+            slot.fill(Registration{}, 0); // a previous owner's copies may name freed fds
+        }
     }
     // The least recently used binding makes room; its record stays owned by
     // this thread until it exits (bindings are few, caches are few).

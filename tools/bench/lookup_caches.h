@@ -48,15 +48,25 @@ template <typename Self> class BatchedCache : public LookupCache {
 public:
     uint64_t hit_batch(const uint64_t *addrs, size_t count, uint64_t len, uint64_t &sink) final
     {
-        uint64_t failed = 0, acc = 0;
-        for (size_t i = 0; i < count; ++i) {
-            uint64_t got = static_cast<Self *>(this)->hit(addrs[i], len);
-            failed += got == 0;
+        // Few registers live across a miss's call, or the compiler keeps
+        // `acc` on the stack and every hit pays a load and a store of it
+        // (a dependency from one hit to the next): a pointer and its end
+        // rather than an index and a count, and failures, which are rare,
+        // counted in memory.
+        const uint64_t failed_before = failed_;
+        uint64_t acc = 0;
+        for (const uint64_t *end = addrs + count; addrs != end; ++addrs) {
+            uint64_t got = static_cast<Self *>(this)->hit(*addrs, len);
+            if (__builtin_expect(got == 0, 0))
+                ++failed_;
             acc += got;
         }
         sink += acc;
-        return failed;
+        return failed_ - failed_before;
     }
+
+private:
+    uint64_t failed_ = 0;
 };
 
 std::unique_ptr<LookupCache> make_gdrhook_cache(const std::vector<Buffer> &buffers, bool hold);

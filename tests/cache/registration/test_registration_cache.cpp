@@ -31,6 +31,70 @@ TEST_CASE("a miss pins once and later hits return the same registration without 
     REQUIRE(s.misses == 1);
 }
 
+// A hit the thread's hit cache answers is counted in its slot, not in the
+// record (hit_cache.h); these hold stats() to every lookup counted once, as
+// slots fall through, are refreshed, displaced and handed to another thread.
+TEST_CASE("stats() counts every hit once, whichever slot answered it", "[cache]")
+{
+    Fixture f;
+    SECTION("hits past several refresh periods, small and large entries")
+    {
+        // 64 KiB: refreshed from the page hash; 16 MiB: from the index.
+        f.memory.allocate(0x10000000, 64 * KiB);
+        f.memory.allocate(0x20000000, 16 * MiB);
+        Registration reg;
+        const int rounds = 5 * static_cast<int>(hit_refresh_period) + 7;
+        for (int i = 0; i < rounds; ++i) {
+            REQUIRE(f.cache->lookup(0x10000000, 64, reg).ok());
+            REQUIRE(f.cache->lookup(0x20000000 + 4096, 64, reg).ok());
+        }
+        CacheStats s = f.cache->stats();
+        REQUIRE(s.misses == 2);
+        REQUIRE(s.hits == 2 * uint64_t(rounds) - 2);
+    }
+    SECTION("more buffers than the hit cache has slots, visited in turn")
+    {
+        // Every pass displaces slots (two ways a set): what a displaced or
+        // overwritten slot answered must reach the counter.
+        const uint64_t buffers = 4 * hit_set_count * hit_ways;
+        for (uint64_t b = 0; b < buffers; ++b)
+            f.memory.allocate(0x100000000 + b * 128 * KiB, 64 * KiB);
+        Registration reg;
+        const uint64_t passes = 6;
+        for (uint64_t pass = 0; pass < passes; ++pass)
+            for (uint64_t b = 0; b < buffers; ++b)
+                for (int again = 0; again < 3; ++again)
+                    REQUIRE(f.cache->lookup(0x100000000 + b * 128 * KiB, 64, reg).ok());
+        CacheStats s = f.cache->stats();
+        REQUIRE(s.misses == buffers);
+        REQUIRE(s.hits == passes * buffers * 3 - buffers);
+    }
+    SECTION("stats() from another thread never counts a hit twice")
+    {
+        f.memory.allocate(0x30000000, 64 * KiB);
+        std::atomic<uint64_t> done{0};
+        std::atomic<bool> stop{false};
+        std::thread looker([&] {
+            Registration reg;
+            while (!stop.load(std::memory_order_relaxed)) {
+                f.cache->lookup(0x30000000, 64, reg);
+                done.fetch_add(1, std::memory_order_seq_cst);
+            }
+        });
+        bool over = false;
+        for (int i = 0; i < 2000 && !over; ++i) {
+            CacheStats s = f.cache->stats();
+            // One lookup may be counted before `done` says it is done.
+            over = s.hits + s.misses > done.load(std::memory_order_seq_cst) + 1;
+        }
+        stop = true;
+        looker.join();
+        REQUIRE_FALSE(over);
+        CacheStats s = f.cache->stats();
+        REQUIRE(s.hits + s.misses == done.load());
+    }
+}
+
 TEST_CASE("a known allocation is pinned whole; an unknown range is rounded to 64 KiB", "[cache]")
 {
     SECTION("widened to the allocation")
