@@ -57,7 +57,6 @@ struct alignas(64) HitSlot { // one cache line a slot
     std::atomic<uint32_t> uses{hit_refresh_period};
 
     HitSlot() = default;
-    HitSlot(const HitSlot &other) : reg(other.reg), gen(other.gen), uses(other.uses_left()) {}
     HitSlot &operator=(const HitSlot &other)
     {
         reg = other.reg;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "cache/base/result.h"
+#include "cache/prim/hot_path.h"
 #include "cache/registration/registration_cache.h"
 #include "cuda_loader.h"
 
@@ -57,7 +58,7 @@ public:
         uint64_t acc = 0;
         for (const uint64_t *end = addrs + count; addrs != end; ++addrs) {
             uint64_t got = static_cast<Self *>(this)->hit(*addrs, len);
-            if (__builtin_expect(got == 0, 0))
+            if (GDRHOOK_UNLIKELY(got == 0))
                 ++failed_;
             acc += got;
         }
