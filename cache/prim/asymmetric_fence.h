@@ -86,7 +86,10 @@ inline void heavy_fence()
 // other thread of the process running and 8.5 us with fifteen (p50, a
 // 16-CPU virtual machine with an H200), and interrupts every one of them.
 // The read sections keep the asymmetric pair: only the rounds that free
-// memory need it, and those run on the worker (reclaimer.h).
+// memory need it, and those run on the worker (reclaimer.h). GCC 11 and
+// later compile it on x86-64 to `lock or` on the stack, not MFENCE (the
+// same instruction as Linux's smp_mb()). tests/cache/prim/
+// test_hold_fence.cpp holds it to the store-load order.
 inline void hold_fence()
 {
     std::atomic_thread_fence(std::memory_order_seq_cst);
