@@ -15,13 +15,24 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utility>
 
 using namespace fake;
 
 namespace {
 
+// A file's identity: its file system and its inode number there. The
+// number alone is not one: a pipe's number (pipefs) can be a memfd's
+// (shmem) too, each file system counting its own (test_export_identity.cpp).
+using FileId = std::pair<dev_t, ino_t>;
+
+FileId file_id(const struct stat &st)
+{
+    return {st.st_dev, st.st_ino};
+}
+
 struct Export {
-    ino_t inode;    // the export, whatever number its holder gives it
+    FileId file;    // the export, whatever number its holder gives it
     uintptr_t base; // the allocation exported
     size_t size;
     bool host; // pinned host memory: not what cuMemGetInfo counts
@@ -33,20 +44,20 @@ std::vector<Export> exports; // driver().mutex
 // base -> size (driver().mutex).
 std::map<uintptr_t, size_t> kept_by_pools;
 
-// The inodes of the process's open exports, whatever numbers they have
-// now: the holder may have moved one (F_DUPFD and close, as gdrhook does to
-// keep out of the program's numbers), and a number may name another file
-// since.
-std::set<ino_t> open_export_inodes()
+// The files the process has open, its exports among them, whatever
+// numbers they have now: the holder may have moved one (F_DUPFD and close,
+// as gdrhook does to keep out of the program's numbers), and a number may
+// name another file since.
+std::set<FileId> open_files()
 {
-    std::set<ino_t> open;
+    std::set<FileId> open;
     DIR *dir = opendir("/proc/self/fd");
     if (!dir)
         return open;
     while (dirent *entry = readdir(dir)) {
         struct stat st;
         if (entry->d_name[0] != '.' && fstatat(dirfd(dir), entry->d_name, &st, 0) == 0)
-            open.insert(st.st_ino);
+            open.insert(file_id(st));
     }
     closedir(dir);
     return open;
@@ -60,12 +71,12 @@ size_t bytes_held_by_exports()
 {
     // Drop the exports whose fd was closed; count each freed allocation
     // that an open export still holds once.
-    const std::set<ino_t> inodes = open_export_inodes();
+    const std::set<FileId> files = open_files();
     std::vector<Export> open;
     std::vector<uintptr_t> counted;
     size_t held = 0;
     for (const Export &e : exports) {
-        if (!inodes.count(e.inode))
+        if (!files.count(e.file))
             continue;
         open.push_back(e);
         // Graph memory a trim or a destroyed executable graph unmapped is
@@ -89,9 +100,9 @@ size_t bytes_held_by_exports()
 void pool_releases_memory()
 {
     kept_by_pools.clear();
-    const std::set<ino_t> inodes = open_export_inodes();
+    const std::set<FileId> files = open_files();
     for (const Export &e : exports)
-        if (e.pool && inodes.count(e.inode) && driver().live.find(e.base) == driver().live.end())
+        if (e.pool && files.count(e.file) && driver().live.find(e.base) == driver().live.end())
             kept_by_pools[e.base] = e.size;
 }
 
@@ -127,7 +138,7 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
             return CUDA_ERROR_OUT_OF_MEMORY;
         struct stat st;
         fstat(fd, &st);
-        exports.push_back(Export{st.st_ino, dptr, size, false, false});
+        exports.push_back(Export{file_id(st), dptr, size, false, false});
         *static_cast<int *>(handle) = fd;
         return CUDA_SUCCESS;
     }
@@ -154,7 +165,7 @@ static CUresult export_range(void *handle, CUdeviceptr dptr, size_t size, CUmemR
     struct stat st;
     fstat(fd, &st);
     exports.push_back(
-        Export{st.st_ino, it->first, it->second.size, it->second.host, it->second.pool});
+        Export{file_id(st), it->first, it->second.size, it->second.host, it->second.pool});
     *static_cast<int *>(handle) = fd;
     return CUDA_SUCCESS;
 }
