@@ -15,7 +15,7 @@
 // export closed and the memory freed: cuMemGetInfo must count it free.
 // Exit status 0 when it does, 1 when not, 77 (skip) when the counters
 // could not be brought together within the limit.
-#include "tests/programs/cuda_checks.h"
+#include "tests/gpu/driver_program.h"
 
 #include <cuda.h>
 
@@ -59,13 +59,6 @@ ino_t next_pipe_inode()
     return ino;
 }
 
-size_t used_bytes()
-{
-    size_t free_bytes = 0, total = 0;
-    CHECK_CU_OR_EXIT(cuMemGetInfo(&free_bytes, &total), 1);
-    return total - free_bytes;
-}
-
 } // namespace
 
 int main()
@@ -76,11 +69,8 @@ int main()
     CPU_SET(sched_getcpu(), &one);
     sched_setaffinity(0, sizeof(one), &one);
 
-    if (!current_primary_context()) {
-        std::printf("FAIL: no context from the fake driver\n");
-        return 1;
-    }
-    const size_t used_at_start = used_bytes();
+    use_primary_context();
+    const long long used_at_start = used_bytes();
     CUdeviceptr p = 0;
     CHECK_CU_OR_EXIT(cuMemAlloc(&p, size), 1);
 
@@ -127,11 +117,11 @@ int main()
                 static_cast<unsigned long>(inode_of(coinciding)));
     close(coinciding);
     CHECK_CU_OR_EXIT(cuMemFree(p), 1);
-    const size_t used = used_bytes();
+    const long long used = used_bytes();
     for (int fd : held_fds)
         close(fd);
     if (used != used_at_start) {
-        std::printf("FAIL: %zu bytes still used after the free and the export's close\n",
+        std::printf("FAIL: %lld bytes still used after the free and the export's close\n",
                     used - used_at_start);
         return 1;
     }
