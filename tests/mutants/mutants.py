@@ -27,6 +27,18 @@ MUTANTS = [
          file="tests/mutants/run.py", suites=["unit"], tests=["mutants passed log"],
          find="        except (OSError, ValueError):\n            return set()",
          replace="        except (OSError, ValueError):\n            break"),
+    dict(name="dispatch_split_before_start", promise="the mutants' workers take the next suite when free, not a share fixed at the start",
+         file="tests/mutants/run.py", suites=["unit"], tests=["mutants dispatch"],
+         find="                if not queue:\n                    return\n                position, bucket = queue.pop(0)",
+         replace="                mine = [item for item in queue if item[0] % workers == index]\n"
+                 "                if not mine:\n                    return\n"
+                 "                position, bucket = mine[0]\n                queue.remove(mine[0])"),
+    dict(name="dispatch_last_first", promise="the mutants' suites go out longest first",
+         file="tests/mutants/run.py", suites=["unit"], tests=["mutants dispatch"],
+         find="position, bucket = queue.pop(0)", replace="position, bucket = queue.pop()"),
+    dict(name="by_suite_splits_a_suite", promise="a suite's mutants all go to one worker, so its tests never run twice at once",
+         file="tests/mutants/run.py", suites=["unit"], tests=["mutants dispatch"],
+         find='else ("suite", m["suites"][0])', replace='else ("suite", m["name"])'),
     dict(name="direct_tests_timeout_ignored", promise="a test past its timeout fails and is stopped",
          file="tests/mutants/direct_tests.py", suites=["unit"], tests=["direct tests"],
          find="            if self.deadline is not None and time.monotonic() > self.deadline:",

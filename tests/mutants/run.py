@@ -4,18 +4,22 @@
 one named promise of gdrhook. Applied alone to a scratch copy of the tree,
 rebuilt incrementally, the suites that apply must fail.
 
-usage: run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--list]
+usage: run.py [--only NAME[,NAME...]] [--jobs N] [--keep] [--list] [--scratch DIR]
 
 Prints one line per mutant, "caught by SUITE/TEST" or "SURVIVED", and ends
 with "N caught, M survived"; any survivor, or a mutant whose edit no longer
 matches the source exactly once, fails the run. A mutant that survives is
 run once more; caught then, its line says CAUGHT-ON-SECOND-RUN.
 
---jobs N (default: 2 where the machine has two or more processors) splits
-the mutants between N runs of this script, each on its own scratch copy,
-by suite: one suite's tests never run twice at once (the Slurm daemons,
-the module's VM), while the suites' tests already run side by side in
-CI's own legs. Their lines are printed as they come, then one total."""
+--jobs N (default: 2 where the machine has two or more processors) runs
+the mutants in N workers side by side, each on its own scratch copy. The
+mutants go out by suite (all of a suite's to one worker, so that one
+suite's tests never run twice at once: the Slurm daemons, the module's
+VM), the longest suite first, each to the first worker that is free. Their
+lines are printed as they come, then each worker's time, then one total.
+
+--scratch DIR: the scratch copy to use (made there if DIR is empty, its
+builds reused if not); a worker passes its own to each run it starts."""
 import concurrent.futures
 import re
 import functools
@@ -25,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -230,7 +235,9 @@ class Build:
             ccache_file = os.path.join(self.scratch, CCACHE_CROSS_FILES[self.cross])
             if shutil.which("ccache") and os.path.exists(ccache_file):
                 options += ["--cross-file", ccache_file]
-        if run(["meson", "setup", *options, self.dir], self.scratch, self.log):
+        configured_before = os.path.exists(os.path.join(self.dir, "build.ninja"))
+        if not configured_before and run(["meson", "setup", *options, self.dir],
+                                         self.scratch, self.log):
             return f"mutants: the unmutated tree does not configure{name} (see {self.log})"
         self.tests = MesonTests(self.dir)
         # A cross build's tests need meson test's exe wrapper.
@@ -266,16 +273,14 @@ class Build:
 
 
 # About how long a mutant takes, by its first suite: the means of a full
-# run on the 2-core build machine (2026-12-03, 9270eda: 513 mutants, the
-# two runs 1,580 s; a module mutant boots a VM, a cross-built one runs
-# under qemu-user). split_by_suite() balances the runs by these, not by
-# count: by count, one run had the module's, the CLI's and the cache's
-# mutants and took 3,237 s against the other's 2,156 s; by the means of
-# 2026-12-02, which no longer held, the runs' mutants took 1,504 s and
-# 1,122 s.
-SECONDS_BY_SUITE = {"kmod": 26, "slurm": 14, "cache": 5, "hostile": 2.3, "cli": 2.2,
-                    "packaging": 1.8, "stress": 1.7, "shim": 1.3, "unit": 1.2, "ucx": 0.7}
-CROSS_SECONDS = 28  # one shim mutant took 94 s, the unit and cli ones 5 to 18 s
+# cold run on the 2-core build machine (2026-12-03, 7e44806: 528 mutants;
+# a module mutant boots a VM, a cross-built one runs under qemu-user).
+# dispatch() hands the suites out longest first by these; which worker
+# takes which is decided by who is free, not by these.
+SECONDS_BY_SUITE = {"kmod": 22, "slurm": 16, "cache": 14, "shim": 5.3, "stress": 5.3,
+                    "hostile": 4.8, "cli": 4.4, "bench": 4, "ucx": 4, "unit": 2.8,
+                    "packaging": 1}
+CROSS_SECONDS = 38  # one shim mutant took 93 s, the unit ones 10 to 60 s
 OTHER_SECONDS = 5  # the mean over all
 
 
@@ -285,54 +290,85 @@ def expected_seconds(m):
     return SECONDS_BY_SUITE.get(m["suites"][0], OTHER_SECONDS)
 
 
-def split_by_suite(mutants, jobs):
-    """The mutants in `jobs` groups of about equal expected time, a suite's
-    (its first suite's) all in one group, and every cross-built one in one
-    group (each group with one prepares a cross build of its own): the
-    longest first, each to the group with the least time so far."""
-    by_suite = {}
+def by_suite(mutants):
+    """The mutants in buckets, one per suite (a mutant's first suite), and
+    every cross-built one in one bucket (a worker that takes it prepares a
+    cross build): the longest expected first."""
+    buckets = {}
     for m in mutants:
         key = ("cross", m["cross"]) if m.get("cross") else ("suite", m["suites"][0])
-        by_suite.setdefault(key, []).append(m)
-    groups = [[] for _ in range(jobs)]
-    seconds = [0] * jobs
-    for _, members in sorted(by_suite.items(),
-                             key=lambda item: -sum(map(expected_seconds, item[1]))):
-        least = seconds.index(min(seconds))
-        groups[least].extend(members)
-        seconds[least] += sum(map(expected_seconds, members))
-    return [group for group in groups if group]
+        buckets.setdefault(key, []).append(m)
+    return sorted(buckets.values(), key=lambda members: -sum(map(expected_seconds, members)))
+
+
+def dispatch(buckets, workers, run_bucket):
+    """run_bucket(worker, bucket) for each bucket, `workers` at a time, in
+    the order given: each bucket to the first worker that is free, so that
+    when one suite takes longer than its means say, the other workers take
+    what is left. Given by suite, split by the means before the start, one
+    run of a CI run had cache's, slurm's and the CLI's mutants and took
+    2,380 s, the other 1,606 s. Returns run_bucket's results, in order."""
+    results = [None] * len(buckets)
+    queue = list(enumerate(buckets))
+    lock = threading.Lock()
+
+    def worker(index):
+        while True:
+            with lock:
+                if not queue:
+                    return
+                position, bucket = queue.pop(0)
+            results[position] = run_bucket(index, bucket)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(min(workers, len(buckets)))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
 
 
 TOTAL = re.compile(r"^(\d+) caught, (\d+) survived(?:, (\d+) stale)? \(")
 
 
-def run_in_parallel(groups, keep):
-    """Each group in a run of this script of its own; returns the exit
-    status, 1 if any run failed or did not end with its total."""
+def run_in_parallel(mutants, jobs, keep):
+    """The mutants in `jobs` workers (dispatch()), each bucket in a run of
+    this script on the worker's own scratch copy; returns the exit status,
+    1 if any run failed or did not end with its total."""
     started = time.time()
     totals = [0, 0, 0]
+    scratches = [tempfile.mkdtemp(prefix="gdrhook-mutants-") for _ in range(jobs)]
+    busy = [0.0] * jobs
+    print_lock = threading.Lock()
 
-    def one(group):
-        command = [sys.executable, os.path.abspath(__file__), "--jobs", "1",
-                   "--only", ",".join(m["name"] for m in group)] + (["--keep"] if keep else [])
+    def run_bucket(index, bucket):
+        began = time.time()
+        command = [sys.executable, os.path.abspath(__file__), "--jobs", "1", "--keep",
+                   "--scratch", scratches[index], "--only", ",".join(m["name"] for m in bucket)]
         child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         counted = False
         for line in child.stdout:
             total = TOTAL.match(line)
-            if total:
-                counted = True
-                for i in range(3):
-                    totals[i] += int(total.group(i + 1) or 0)
-            else:
-                print(line, end="", flush=True)
-        return child.wait() == 0 and counted
+            with print_lock:
+                if total:
+                    counted = True
+                    for i in range(3):
+                        totals[i] += int(total.group(i + 1) or 0)
+                elif not line.startswith("scratch tree kept: "):
+                    print(line, end="", flush=True)
+        fine = child.wait() == 0 and counted
+        busy[index] += time.time() - began
+        return fine
 
-    with concurrent.futures.ThreadPoolExecutor(len(groups)) as pool:
-        fine = all(list(pool.map(one, groups)))
+    fine = all(dispatch(by_suite(mutants), jobs, run_bucket))
+    for index, scratch in enumerate(scratches):
+        print(f"mutants: worker {index + 1}: {busy[index]:.0f} s" +
+              (f", scratch tree kept: {scratch}" if keep else ""))
+        if not keep:
+            shutil.rmtree(scratch, ignore_errors=True)
     caught, survived, broken = totals
     print(f"{caught} caught, {survived} survived" + (f", {broken} stale" if broken else "") +
-          f" ({time.time() - started:.0f} s, {len(groups)} runs side by side)")
+          f" ({time.time() - started:.0f} s, {jobs} workers side by side)")
     return 0 if fine and caught and not survived and not broken else 1
 
 
@@ -347,12 +383,19 @@ def main(argv):
         for m in mutants:
             print(f"{m['name']:34} {m['promise']}")
         return 0
-    groups = split_by_suite(mutants, jobs)
-    if len(groups) > 1:
-        return run_in_parallel(groups, keep)
-    scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
+    if jobs > 1 and len(by_suite(mutants)) > 1:
+        return run_in_parallel(mutants, jobs, keep)
+    if "--scratch" in argv:
+        scratch = argv[argv.index("--scratch") + 1]
+    else:
+        scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
     log = os.path.join(scratch, "mutants.log")
-    copy_tree(scratch)
+    # A worker's later runs find the tree copied (every mutant's file
+    # restored after it) and its builds configured.
+    copied = os.path.join(scratch, ".copied")
+    if not os.path.exists(copied):
+        copy_tree(scratch)
+        open(copied, "w").close()
     started = time.time()
     builds = {}
     for m in mutants:

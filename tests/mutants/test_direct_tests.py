@@ -15,14 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import direct_tests  # noqa: E402
-
-failures = []
-
-
-def check(what, ok):
-    print(("ok: " if ok else "FAILED: ") + what)
-    if not ok:
-        failures.append(what)
+from checklist import check, finish  # noqa: E402
 
 
 def shell(name, script, timeout=30, env=None, workdir=None, parallel=True):
@@ -79,5 +72,4 @@ with tempfile.TemporaryDirectory() as build:
           run([shell("a", meeting("a_here", "b_here")), shell("b", meeting("b_here", "a_here"))])
           is not None)
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

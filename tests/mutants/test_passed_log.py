@@ -15,14 +15,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.dirname(here))
 import run  # noqa: E402
-
-failures = []
-
-
-def check(what, ok):
-    print(("ok: " if ok else "FAILED: ") + what)
-    if not ok:
-        failures.append(what)
+from checklist import check, finish  # noqa: E402
 
 
 with tempfile.TemporaryDirectory() as folder:
@@ -49,5 +42,4 @@ with tempfile.TemporaryDirectory() as folder:
     check("a garbled log passes nothing", run.passed_in_log(f"native={log}", None) == set())
     check("no setting passes nothing", run.passed_in_log("", None) == set())
 
-print(f"{len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()
