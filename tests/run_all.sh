@@ -84,7 +84,9 @@ run_suites() { # build-dir all|needed meson-options... -- suites...
     fi
     t_tests=$(date +%s)
     rm -f "$dir/meson-logs/testlog.json"
-    meson test -C "$dir" --print-errorlogs --num-processes 2 "${suites[@]}"
+    # Two at a time at least (a test waiting on a VM or a daemon leaves a
+    # core to the next), one a processor where there are more.
+    meson test -C "$dir" --print-errorlogs --num-processes "$(( $(nproc) > 2 ? $(nproc) : 2 ))" "${suites[@]}"
     local status=$?
     results+=("$dir/meson-logs/testlog.json")
     # meson's own failures (a suite name it does not know, a test it could

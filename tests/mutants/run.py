@@ -11,7 +11,7 @@ with "N caught, M survived"; any survivor, or a mutant whose edit no longer
 matches the source exactly once, fails the run. A mutant that survives is
 run once more; caught then, its line says CAUGHT-ON-SECOND-RUN.
 
---jobs N (default: 2 where the machine has two or more processors) runs
+--jobs N (default: one a processor, two at least and four at most) runs
 the mutants in N workers side by side, each on its own scratch copy. The
 mutants go out by suite (all of a suite's to one worker, so that one
 suite's tests never run twice at once: the Slurm daemons, the module's
@@ -377,7 +377,7 @@ def main(argv):
     keep = "--keep" in argv
     if "--only" in argv:
         only = set(argv[argv.index("--only") + 1].split(","))
-    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else min(2, os.cpu_count() or 1)
+    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else max(2, min(4, os.cpu_count() or 1))
     mutants = [m for m in MUTANTS if not only or m["name"] in only]
     if "--list" in argv:
         for m in mutants:
