@@ -113,6 +113,14 @@ def main():
                         check(number(row, field, str(key)) > 0, f"{key}: {field} not > 0")
                     check(number(row, "hits", str(key)) > 0, f"{key}: no hits timed")
                     check(row.get("misses") == 0, f"{key}: {row.get('misses')} lookups missed")
+                    # The cores (core_clock.h): a clock and a width a core
+                    # of today could have, not counts off by a chain's
+                    # length or its loop's; eight chains retire two adds a
+                    # cycle at least, on a core shared with a hyperthread.
+                    ghz = number(row, "core_ghz", str(key))
+                    check(0.4 <= ghz <= 8, f"{key}: core_ghz {ghz}, not a core's clock")
+                    width = number(row, "core_adds_per_cycle", str(key))
+                    check(1.5 <= width <= 8, f"{key}: core_adds_per_cycle {width}, not a core's width")
     check(not rows, f"unexpected lookup rows: {sorted(rows)}")
 
     queue = {row.get("producers"): row for row in doc.get("queue", [])}

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 #include "lookup_bench.h"
 
+#include "core_clock.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -104,7 +106,7 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
     std::atomic<bool> go{false}, stop{false};
     std::vector<std::vector<float>> batch_ns(threads);
     std::vector<uint64_t> hits(threads), misses(threads);
-    std::vector<double> spans(threads);
+    std::vector<double> spans(threads), ghz(threads), width(threads);
     std::vector<std::thread> pool;
 
     for (int t = 0; t < threads; ++t) {
@@ -122,6 +124,7 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
             // One untimed pass: this thread's own state (hit slots) warm.
             for (size_t at = 0; at < addresses.size(); at += batch_hits)
                 cache.hit_batch(&addresses[at], batch_hits, hit_length, sink);
+            const CoreClock core_before = core_clock();
             ready++;
             while (!go.load(std::memory_order_acquire)) {
             }
@@ -142,6 +145,9 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
                 }
             }
             spans[t] = std::chrono::duration<double>(clock_type::now() - begin).count();
+            const CoreClock core_after = core_clock();
+            ghz[t] = (core_before.ghz + core_after.ghz) / 2;
+            width[t] = (core_before.adds_per_cycle + core_after.adds_per_cycle) / 2;
             batch_ns[t] = std::move(samples);
             hits[t] = done;
             misses[t] = failed;
@@ -169,6 +175,10 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
         if (spans[t] > 0)
             result.mhits_per_s += hits[t] / spans[t] / 1e6;
     }
+    std::sort(ghz.begin(), ghz.end());
+    result.core_ghz = ghz[ghz.size() / 2];
+    std::sort(width.begin(), width.end());
+    result.core_adds_per_cycle = width[width.size() / 2];
     if (!all.empty()) {
         std::sort(all.begin(), all.end());
         result.median_ns = all[all.size() / 2];

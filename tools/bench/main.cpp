@@ -292,8 +292,8 @@ int main(int argc, char **argv)
     std::vector<LookupResult> lookups;
     std::vector<Target> targets;
     if (!o.entries.empty() && !o.caches.empty())
-        say("\n%-16s %-6s %7s %7s %10s %10s %12s\n", "cache", "access", "entries", "threads",
-            "median ns", "p99 ns", "Mhits/s");
+        say("\n%-16s %-6s %7s %7s %10s %10s %12s %8s %8s %8s\n", "cache", "access", "entries",
+            "threads", "median ns", "p99 ns", "Mhits/s", "core GHz", "adds/cyc", "cycles");
     for (size_t entries : o.entries) {
         std::vector<Buffer> driver =
             cuda.context ? driver_buffers(cuda, entries) : std::vector<Buffer>{};
@@ -342,9 +342,11 @@ int main(int argc, char **argv)
                     lookups.push_back(
                         measure_lookups(*cache, *buffers, pattern, threads, o.seconds));
                     const LookupResult &r = lookups.back();
-                    say("%-16s %-6s %7zu %7d %10.2f %10.2f %12.2f%s\n", r.cache.c_str(),
-                        to_string(r.pattern), r.entries, r.threads, r.median_ns, r.p99_ns,
-                        r.mhits_per_s, r.misses ? "  (MISSES)" : "");
+                    // cycles: the median hit in the clock its cores ran at.
+                    say("%-16s %-6s %7zu %7d %10.2f %10.2f %12.2f %8.2f %8.2f %8.1f%s\n",
+                        r.cache.c_str(), to_string(r.pattern), r.entries, r.threads, r.median_ns,
+                        r.p99_ns, r.mhits_per_s, r.core_ghz, r.core_adds_per_cycle,
+                        r.median_ns * r.core_ghz, r.misses ? "  (MISSES)" : "");
                 }
             }
             if (entries == largest && o.rounds > 0) {
@@ -496,10 +498,12 @@ int main(int argc, char **argv)
         const LookupResult &r = lookups[i];
         j.add("    {\"cache\": \"%s\", \"pattern\": \"%s\", \"entries\": %zu, "
               "\"threads\": %d, \"median_ns\": %.3f, \"p99_ns\": %.3f, "
-              "\"mhits_per_s\": %.3f, \"hits\": %llu, \"misses\": %llu}%s\n",
+              "\"mhits_per_s\": %.3f, \"hits\": %llu, \"misses\": %llu, \"core_ghz\": %.3f, "
+              "\"core_adds_per_cycle\": %.3f}%s\n",
               r.cache.c_str(), to_string(r.pattern), r.entries, r.threads, r.median_ns, r.p99_ns,
               r.mhits_per_s, static_cast<unsigned long long>(r.hits),
-              static_cast<unsigned long long>(r.misses), i + 1 < lookups.size() ? "," : "");
+              static_cast<unsigned long long>(r.misses), r.core_ghz, r.core_adds_per_cycle,
+              i + 1 < lookups.size() ? "," : "");
     }
     j.add("  ],\n  \"queue\": [\n");
     for (size_t i = 0; i < queue.size(); ++i)
