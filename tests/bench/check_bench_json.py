@@ -163,6 +163,12 @@ def main():
                 middle = sorted(rounds)[ROUNDS // 2]
                 check(abs(value - middle) <= 0.0015,
                       f"target {name}: value {value} is not the median of {rounds}")
+            # Each round's core of gdrhook.lookup's point, [GHz, adds a cycle].
+            cores = t.get("round_cores")
+            check(isinstance(cores, list) and len(cores) == ROUNDS and
+                  all(isinstance(c, list) and len(c) == 2 and 0.4 <= c[0] <= 8 and
+                      1.5 <= c[1] <= 8 for c in cores),
+                  f"target {name}: round_cores {cores!r}, expected {ROUNDS} [GHz, adds] pairs")
         else:
             check(t.get("value") is None and t.get("met") is None,
                   f"target {name}: a value without ucs_rcache")

@@ -47,6 +47,20 @@ def churn_verdict(text):
                  f"{CHURN_OVER_ONE_THREAD * one:.1f})")
 
 
+def cores_said(t):
+    """The cores gdrhook.lookup's point ran on in the rounds (gdrhook-bench's
+    round_cores, tools/bench/core_clock.h): the adds a cycle its thread
+    got, which falls when the host shares the core, and the clock; empty
+    for an older gdrhook-bench's JSON."""
+    cores = [c for c in t.get("round_cores") or [] if isinstance(c, list) and len(c) == 2]
+    if not cores:
+        return ""
+    widths = sorted(c[1] for c in cores)
+    clocks = sorted(c[0] for c in cores)
+    return (f"; its core: {widths[len(widths) // 2]:.2f} adds a cycle [{widths[0]:.2f} .. "
+            f"{widths[-1]:.2f}], {clocks[len(clocks) // 2]:.2f} GHz")
+
+
 def bench_verdict(targets, name, relation, goal):
     t = targets.get(name)
     if not isinstance(t, dict) or t.get("value") is None:
@@ -55,7 +69,7 @@ def bench_verdict(targets, name, relation, goal):
     rounds = t.get("rounds") or []
     spread = f" [{min(rounds):.3g} .. {max(rounds):.3g}]" if rounds else ""
     met = value <= goal if relation == "<=" else value >= goal
-    return met, f"{value:.3g}{spread} (goal {relation} {goal})"
+    return met, f"{value:.3g}{spread} (goal {relation} {goal}){cores_said(t)}"
 
 
 def read(path):

@@ -19,7 +19,8 @@ under d160e43's shim on one H200 (2026-12-02), as run, and those figures
 scaled down to meet the goal, with one process, or the median, put back
 over it. And bench_verdicts.py's verdict on the coherence churn, on
 churn_ab.sh's summary line: the 8 threads' p99 within its goal and within
-twice the single thread's."""
+twice the single thread's; and its lookup verdicts, which name the core
+the point ran on."""
 import os
 import re
 import sys
@@ -138,9 +139,25 @@ def churn_cases():
     yield ("churn: no summary line", "churn8 shim=0 threads=8 unpins=0\n", False)
 
 
+def core_cases():
+    """(what, whether the verdict says it, the verdict, must): a lookup
+    verdict names the core gdrhook.lookup's point ran on (round_cores):
+    the median of its rounds' adds a cycle, their range and the clock."""
+    shared = {"value": 2.3, "rounds": [2.2, 2.3, 4.0],
+              "round_cores": [[2.6, 4.4], [2.7, 4.2], [2.5, 3.1]]}
+    met, why = bench_verdicts.bench_verdict({"hot_median_ns": shared}, "hot_median_ns", "<=", 3)
+    yield ("hot hit: its core said", met and "; its core: 4.20 adds a cycle [3.10 .. 4.40], "
+           "2.60 GHz" in why, why, True)
+    older = {"value": 2.3, "rounds": [2.3]}
+    met, why = bench_verdicts.bench_verdict({"hot_median_ns": older}, "hot_median_ns", "<=", 3)
+    yield ("hot hit, an older gdrhook-bench's JSON: no core said", met and "core" not in why, why,
+           True)
+
+
 def verdicts():
     """(what, whether the judge passes it, whether it must, the judge's
     reason where it gives one)"""
+    yield from core_cases()
     for what, outputs, must_pass in overhead_cases():
         yield (what, *overhead_judge.verdict(outputs), must_pass)
     for what, text, must_pass in churn_cases():

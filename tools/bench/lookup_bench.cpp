@@ -176,9 +176,9 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
             result.mhits_per_s += hits[t] / spans[t] / 1e6;
     }
     std::sort(ghz.begin(), ghz.end());
-    result.core_ghz = ghz[ghz.size() / 2];
+    result.core.ghz = ghz[ghz.size() / 2];
     std::sort(width.begin(), width.end());
-    result.core_adds_per_cycle = width[width.size() / 2];
+    result.core.adds_per_cycle = width[width.size() / 2];
     if (!all.empty()) {
         std::sort(all.begin(), all.end());
         result.median_ns = all[all.size() / 2];

@@ -16,6 +16,7 @@
 // enough).
 #pragma once
 
+#include "core_clock.h"
 #include "lookup_caches.h"
 
 #include <string>
@@ -40,10 +41,9 @@ struct LookupResult {
     uint64_t hits = 0;      // timed hits, all threads
     uint64_t misses = 0;    // hits that failed (must be 0)
     // The threads' cores (core_clock.h): each thread's before and after
-    // its timed span, averaged; the median over threads. 0: not measured
-    // on this architecture.
-    double core_ghz = 0;
-    double core_adds_per_cycle = 0;
+    // its timed span, averaged; the median over threads. Zeros: not
+    // measured on this architecture.
+    CoreClock core;
 };
 
 // The cost of one steady_clock::now(), median, in ns.

@@ -345,8 +345,8 @@ int main(int argc, char **argv)
                     // cycles: the median hit in the clock its cores ran at.
                     say("%-16s %-6s %7zu %7d %10.2f %10.2f %12.2f %8.2f %8.2f %8.1f%s\n",
                         r.cache.c_str(), to_string(r.pattern), r.entries, r.threads, r.median_ns,
-                        r.p99_ns, r.mhits_per_s, r.core_ghz, r.core_adds_per_cycle,
-                        r.median_ns * r.core_ghz, r.misses ? "  (MISSES)" : "");
+                        r.p99_ns, r.mhits_per_s, r.core.ghz, r.core.adds_per_cycle,
+                        r.median_ns * r.core.ghz, r.misses ? "  (MISSES)" : "");
                 }
             }
             if (entries == largest && o.rounds > 0) {
@@ -455,12 +455,16 @@ int main(int argc, char **argv)
                            run.result.p50_us,
                            "<=",
                            50,
+                           {},
+                           std::nullopt,
                            {}});
         targets.push_back({"unpin_p99_us",
                            "free-to-unpin p99, dma-buf, frees 40 us apart",
                            run.result.p99_us,
                            "<=",
                            25,
+                           {},
+                           std::nullopt,
                            {}});
     }
     if (o.rounds > 0)
@@ -502,7 +506,7 @@ int main(int argc, char **argv)
               "\"core_adds_per_cycle\": %.3f}%s\n",
               r.cache.c_str(), to_string(r.pattern), r.entries, r.threads, r.median_ns, r.p99_ns,
               r.mhits_per_s, static_cast<unsigned long long>(r.hits),
-              static_cast<unsigned long long>(r.misses), r.core_ghz, r.core_adds_per_cycle,
+              static_cast<unsigned long long>(r.misses), r.core.ghz, r.core.adds_per_cycle,
               i + 1 < lookups.size() ? "," : "");
     }
     j.add("  ],\n  \"queue\": [\n");
@@ -535,16 +539,21 @@ int main(int argc, char **argv)
           largest, most_threads, o.rounds);
     for (const Target &t : targets) {
         auto met = t.met();
-        std::string rounds;
+        std::string rounds, cores;
         for (double v : t.rounds)
             rounds += (rounds.empty() ? "" : ", ") + Json::number(v);
+        // Each round's core of gdrhook.lookup's point (core_clock.h):
+        // [GHz, adds a cycle], beside the round's value.
+        for (const CoreClock &c : t.round_cores)
+            cores += (cores.empty() ? "[" : ", [") + Json::number(c.ghz) + ", " +
+                     Json::number(c.adds_per_cycle) + "]";
         j.add(",\n    %s: {\"value\": %s, \"goal\": \"%s %g\", \"met\": %s, \"what\": %s, "
-              "\"rounds\": [%s]}",
+              "\"rounds\": [%s], \"round_cores\": [%s]}",
               Json::quote(t.name).c_str(), Json::number(t.value).c_str(), t.relation, t.goal,
               !met   ? "null"
               : *met ? "true"
                      : "false",
-              Json::quote(t.what).c_str(), rounds.c_str());
+              Json::quote(t.what).c_str(), rounds.c_str(), cores.c_str());
     }
     j.add("\n  }\n}\n");
 

@@ -62,51 +62,41 @@ std::vector<Target> lookup_targets(const std::vector<LookupResult> &points, size
             return std::nullopt;
         return ours->mhits_per_s / theirs->mhits_per_s;
     };
+    auto core = [&](Pattern p, bool many) -> std::optional<CoreClock> {
+        const LookupResult *r = find(points, "gdrhook.lookup", p, entries, many ? threads : 1);
+        if (!r)
+            return std::nullopt;
+        return r->core;
+    };
+    auto goal = [](std::string name, std::string what, std::optional<double> value,
+                   const char *relation, double goal, std::optional<CoreClock> on) {
+        Target t;
+        t.name = std::move(name);
+        t.what = std::move(what);
+        t.value = value;
+        t.relation = relation;
+        t.goal = goal;
+        t.core = on;
+        return t;
+    };
     std::string at = std::to_string(entries) + " entries";
     std::string many = std::to_string(threads) + " threads";
     return {
-        {"hot_median_ns",
-         "gdrhook.lookup hot median, 1 thread, " + at,
-         median("gdrhook.lookup", Pattern::hot),
-         "<=",
-         3,
-         {}},
-        {"hot_threads_vs_tagcheck",
-         "gdrhook.lookup / tagcheck hot throughput, " + many + " each, " + at,
-         throughput_ratio("tagcheck", Pattern::hot),
-         ">=",
-         600,
-         {}},
-        {"hot_vs_tagcheck",
-         "tagcheck / gdrhook.lookup hot median, " + at,
-         ratio("tagcheck", Pattern::hot),
-         ">=",
-         10,
-         {}},
-        {"hot_vs_ucs_rcache",
-         "ucs_rcache / gdrhook.lookup hot median, " + at,
-         ratio("ucs_rcache", Pattern::hot),
-         ">=",
-         5,
-         {}},
-        {"random_vs_ucs_rcache",
-         "ucs_rcache / gdrhook.lookup random median, " + at,
-         ratio("ucs_rcache", Pattern::random),
-         ">=",
-         6,
-         {}},
-        {"hot_scaling",
-         "gdrhook.lookup hot throughput, " + many + " / 1 thread, " + at,
-         scaling(Pattern::hot),
-         ">=",
-         12,
-         {}},
-        {"random_scaling",
-         "gdrhook.lookup random throughput, " + many + " / 1 thread, " + at,
-         scaling(Pattern::random),
-         ">=",
-         12,
-         {}},
+        goal("hot_median_ns", "gdrhook.lookup hot median, 1 thread, " + at,
+             median("gdrhook.lookup", Pattern::hot), "<=", 3, core(Pattern::hot, false)),
+        goal("hot_threads_vs_tagcheck",
+             "gdrhook.lookup / tagcheck hot throughput, " + many + " each, " + at,
+             throughput_ratio("tagcheck", Pattern::hot), ">=", 600, core(Pattern::hot, true)),
+        goal("hot_vs_tagcheck", "tagcheck / gdrhook.lookup hot median, " + at,
+             ratio("tagcheck", Pattern::hot), ">=", 10, core(Pattern::hot, false)),
+        goal("hot_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup hot median, " + at,
+             ratio("ucs_rcache", Pattern::hot), ">=", 5, core(Pattern::hot, false)),
+        goal("random_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup random median, " + at,
+             ratio("ucs_rcache", Pattern::random), ">=", 6, core(Pattern::random, false)),
+        goal("hot_scaling", "gdrhook.lookup hot throughput, " + many + " / 1 thread, " + at,
+             scaling(Pattern::hot), ">=", 12, core(Pattern::hot, true)),
+        goal("random_scaling", "gdrhook.lookup random throughput, " + many + " / 1 thread, " + at,
+             scaling(Pattern::random), ">=", 12, core(Pattern::random, true)),
     };
 }
 
@@ -138,8 +128,10 @@ std::vector<Target> lookup_targets_in_rounds(const std::vector<KeptCache> &cache
         }
         std::vector<Target> in_round = lookup_targets(measured, entries, threads);
         for (size_t t = 0; t < targets.size(); ++t)
-            if (in_round[t].value)
+            if (in_round[t].value) {
                 targets[t].rounds.push_back(*in_round[t].value);
+                targets[t].round_cores.push_back(in_round[t].core.value_or(CoreClock{}));
+            }
     }
     for (Target &t : targets)
         if (!t.rounds.empty())

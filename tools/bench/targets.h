@@ -30,6 +30,11 @@ struct Target {
     const char *relation; // ">=" or "<="
     double goal;
     std::vector<double> rounds; // the value in each round, where measured in rounds
+    // The core gdrhook.lookup's point ran on (its one thread, or its many
+    // for the goals that compare those): the goal's own, and each round's.
+    // A hit's ns moves with the share of its core the host leaves it.
+    std::optional<CoreClock> core;
+    std::vector<CoreClock> round_cores;
 
     std::optional<bool> met() const
     {
