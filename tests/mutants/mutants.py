@@ -291,6 +291,16 @@ MUTANTS = [
     dict(name="verdict_core_least_width", promise="bench.sh's lookup verdicts name the median width the point's core gave it",
          file="tests/gpu/bench_verdicts.py", suites=["unit"], tests=["gpu table judge"],
          find="{widths[len(widths) // 2]:.2f} adds a cycle", replace="{widths[0]:.2f} adds a cycle"),
+    # --- the VM suite's PVH boot (tests/vm/pvh_vmlinux.py) ------------------
+    dict(name="pvh_temporary_left", promise="a failed extraction of a kernel's ELF leaves no temporary file in the kernel cache",
+         file="tests/vm/pvh_vmlinux.py", suites=["kmod"], tests=["pvh_vmlinux"],
+         find="                os.unlink(temporary)\n", replace="                pass\n"),
+    dict(name="pvh_zstd_size_kept", promise="a zstd bzImage gives its ELF back, the size the kernel's build appends left out",
+         file="tests/vm/pvh_vmlinux.py", suites=["kmod"], tests=["pvh_vmlinux"],
+         find='input=data[:-4], capture_output=True', replace='input=data, capture_output=True'),
+    dict(name="pvh_setup_sects_zero", promise="a bzImage whose setup_sects is 0 is read as 4 sectors, as the boot protocol says",
+         file="tests/vm/pvh_vmlinux.py", suites=["kmod"], tests=["pvh_vmlinux"],
+         find="setup_sects = image[0x1F1] or 4", replace="setup_sects = image[0x1F1]"),
     # --- aarch64 ------------------------------------------------------------
     dict(name="aarch64_dlsym_forwarder_calls", promise="on aarch64 the exported dlsym forwards with a branch, so glibc answers RTLD_NEXT for the application's frame",
          file="hook/dlsym_trampoline_aarch64.S", cross="aarch64", suites=["shim"], tests=["shim free_paths"],

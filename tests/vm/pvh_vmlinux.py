@@ -63,12 +63,24 @@ def main(argv):
     except (OSError, ValueError, lzma.LZMAError) as e:
         print(f"pvh_vmlinux: {argv[1]}: {e}", file=sys.stderr)
         return 1
-    # Written whole or not at all: a concurrent run may read it.
+    # Written whole or not at all: a concurrent run may read it. A write
+    # that fails (a full disk) leaves no temporary file behind.
     folder = os.path.dirname(os.path.abspath(argv[2]))
-    with tempfile.NamedTemporaryFile(dir=folder, delete=False) as out:
-        out.write(kernel)
-    os.chmod(out.name, 0o644)
-    os.replace(out.name, argv[2])
+    temporary = None
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, delete=False) as out:
+            temporary = out.name
+            out.write(kernel)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, argv[2])
+    except OSError as e:
+        if temporary:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+        print(f"pvh_vmlinux: {argv[2]}: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

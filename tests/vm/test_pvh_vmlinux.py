@@ -7,6 +7,7 @@ gives an ELF with the PVH entry note qemu boots by."""
 import glob
 import lzma
 import os
+import resource
 import shutil
 import struct
 import subprocess
@@ -36,13 +37,19 @@ def bzimage(payload, setup_sects=3, version=0x20F):
     return bytes(setup) + lead + payload + b"\xcc" * 64
 
 
-def run(image):
-    """(exit status, the bytes written or None)."""
+def run(image, most_bytes=None):
+    """(exit status, the bytes written or None, the folder's files). With
+    most_bytes, the tool may write no file larger (RLIMIT_FSIZE: its write
+    fails as on a full disk)."""
+    def limited():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (most_bytes, most_bytes))
+
     with tempfile.TemporaryDirectory() as d:
         src, out = os.path.join(d, "bzImage"), os.path.join(d, "vmlinux")
         with open(src, "wb") as f:
             f.write(image)
-        status = subprocess.run([sys.executable, TOOL, src, out], capture_output=True).returncode
+        status = subprocess.run([sys.executable, TOOL, src, out], capture_output=True,
+                                preexec_fn=limited if most_bytes else None).returncode
         written = open(out, "rb").read() if os.path.exists(out) else None
         return status, written, os.listdir(d)
 
@@ -89,6 +96,11 @@ for what, image in [("not a bzImage", b"MZ" + os.urandom(4096)),
     status, written, left = run(image)
     check(f"{what}: exit 1, nothing written, no temporary left", status == 1 and written is None and
           left == ["bzImage"])
+# A write that fails (here the file size limit; a full disk alike):
+# Python ignores SIGXFSZ, so the write raises.
+status, written, left = run(bzimage(lzma.compress(kernel, format=lzma.FORMAT_XZ)), 50000)
+check("a write that fails: exit 1, nothing written, no temporary left",
+      status == 1 and written is None and left == ["bzImage"])
 
 # The real kernels run.sh boots: each with CONFIG_PVH must give a kernel
 # qemu can boot through PVH.
