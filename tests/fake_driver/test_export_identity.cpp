@@ -70,7 +70,7 @@ int main()
     sched_setaffinity(0, sizeof(one), &one);
 
     use_primary_context();
-    const long long used_at_start = used_bytes();
+    const long long used_at_start = device_bytes_in_use();
     CUdeviceptr p = 0;
     CHECK_CU_OR_EXIT(cuMemAlloc(&p, size), 1);
 
@@ -117,7 +117,7 @@ int main()
                 static_cast<unsigned long>(inode_of(coinciding)));
     close(coinciding);
     CHECK_CU_OR_EXIT(cuMemFree(p), 1);
-    const long long used = used_bytes();
+    const long long used = device_bytes_in_use();
     for (int fd : held_fds)
         close(fd);
     if (used != used_at_start) {

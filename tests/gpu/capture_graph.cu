@@ -17,8 +17,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "../programs/cuda_checks.h"
-#include "used_delta.h"
+#include "runtime_program.h" // cuda_checks.h, used_delta.h, used_bytes()
 
 __global__ void fill_and_add(int *scratch, unsigned long long *sum, int n)
 {
@@ -27,13 +26,6 @@ __global__ void fill_and_add(int *scratch, unsigned long long *sum, int n)
         scratch[i] = i % 7;
         atomicAdd(sum, static_cast<unsigned long long>(scratch[i]));
     }
-}
-
-static long long used_bytes()
-{
-    size_t free_b = 0, total = 0;
-    cudaMemGetInfo(&free_b, &total);
-    return static_cast<long long>(total - free_b);
 }
 
 static int graph_mode()

@@ -25,7 +25,7 @@ int main()
     const CUdevice device = use_primary_context();
     CUcontext primary;
     CHECK(cuCtxGetCurrent(&primary));
-    const long long used_at_start = used_bytes();
+    const long long used_at_start = device_bytes_in_use();
 
     CUcontext context;
     CHECK(cuCtxCreate(&context, nullptr, 0, device));
@@ -38,7 +38,7 @@ int main()
 
     printf("buffers=%d size=%zu\n", buffers, size);
     printf("frees_made=0\n");
-    report_used_delta(used_at_start, used_bytes);
+    report_used_delta(used_at_start, [] { return device_bytes_in_use(); });
     fprintf(stderr, "expect ctx_destroy=1\n");
     fprintf(stderr, "expect ctx_destroy_bytes=%zu\n", buffers * size);
     // Every pin (there are none without GDRHOOK_PIN=alloc) is released by

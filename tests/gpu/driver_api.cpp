@@ -9,7 +9,7 @@
 int main()
 {
     const CUdevice device = use_primary_context();
-    const long long used_at_start = used_bytes();
+    const long long used_at_start = device_bytes_in_use();
     mark();
 
     unsigned long long reused = 0;
@@ -61,7 +61,7 @@ int main()
     }
 
     mark();
-    report_used_delta(used_at_start, used_bytes);
+    report_used_delta(used_at_start, [] { return device_bytes_in_use(); });
     CHECK(cuDevicePrimaryCtxRelease(device));
     printf("same address back after free: %llu of 99\n", reused);
     printf("frees_made=%d\n", frees_made);

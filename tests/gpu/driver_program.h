@@ -24,14 +24,6 @@ inline CUdevice use_primary_context()
     return device;
 }
 
-/// Device memory in use, from the current context.
-inline long long used_bytes()
-{
-    size_t free_bytes = 0, total = 0;
-    CHECK(cuMemGetInfo(&free_bytes, &total));
-    return static_cast<long long>(total - free_bytes);
-}
-
 /// Brackets the counted part (see tests/gpu/marker.py): an allocation of a
 /// size nobody else uses, freed at once.
 inline void mark()

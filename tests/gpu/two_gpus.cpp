@@ -60,7 +60,7 @@ long long used_on_both(const Gpus &gpus)
     long long used = 0;
     for (CUcontext context : gpus.context) {
         CHECK(cuCtxSetCurrent(context));
-        used += used_bytes();
+        used += device_bytes_in_use();
     }
     CHECK(cuCtxSetCurrent(gpus.context[0]));
     return used;

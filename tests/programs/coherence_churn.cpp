@@ -241,13 +241,6 @@ void free_all(const std::vector<CUdeviceptr> &buffers)
     }
 }
 
-size_t used_bytes()
-{
-    size_t free_bytes = 0, total = 0;
-    CHECK_CU_OR_EXIT(cuMemGetInfo(&free_bytes, &total), 2);
-    return total - free_bytes;
-}
-
 // One run of a mode: what every mode may use, and what the closing report
 // prints beside the counters.
 struct Run {
@@ -645,15 +638,15 @@ bool find_gdrhook_api()
 // The closing line: the counters, the GPU memory still in use compared with
 // the start (once the shim has had a moment for its last unpins), and what
 // the shim's verify mode found.
-void report(const Run &run, bool uses_gdrhook, size_t used_at_start)
+void report(const Run &run, bool uses_gdrhook, long long used_at_start)
 {
     const Options &options = run.options;
-    size_t used_at_end = used_bytes();
+    long long used_at_end = device_bytes_in_use(2);
     for (int i = 0; i < 100 && used_at_end > used_at_start; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        used_at_end = used_bytes();
+        used_at_end = device_bytes_in_use(2);
     }
-    long long delta = static_cast<long long>(used_at_end) - static_cast<long long>(used_at_start);
+    long long delta = used_at_end - used_at_start;
 
     unsigned long long mismatches = 0;
     if (uses_gdrhook && gdrhook_api.stats) {
@@ -701,7 +694,7 @@ int main(int argc, char **argv)
     CHECK_CU_OR_EXIT(cuDeviceGet(&run.device, 0), 2);
     CHECK_CU_OR_EXIT(cuDevicePrimaryCtxRetain(&run.context, run.device), 2);
     CHECK_CU_OR_EXIT(cuCtxSetCurrent(run.context), 2);
-    const size_t used_at_start = used_bytes();
+    const long long used_at_start = device_bytes_in_use(2);
     const int status = mode->run(run);
     if (status != report_at_end)
         return status;

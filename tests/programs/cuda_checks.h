@@ -11,7 +11,8 @@
 //   CHECK_CU_OR_EXIT(call, status)  "PROGRAM[PID]: CALL failed with RC" on
 //                                   stderr, and exit with `status` (threads,
 //                                   helpers, main's setup: no error to return)
-// And the primary context of device 0 made current.
+// And the primary context of device 0 made current, and the device memory
+// in use.
 #pragma once
 
 #include <cuda.h>
@@ -47,6 +48,17 @@ inline int failed(const char *what, int rc)
         if (rc_ != 0)                                                                              \
             return failed(#call, rc_);                                                             \
     } while (0)
+
+// Device memory in use, the driver's count for the current context's
+// device; a failed query exits with `status`. The _v2 entry point by name:
+// the programs that name the driver's entry points themselves
+// (__CUDA_API_VERSION_INTERNAL) get the 32-bit cuMemGetInfo otherwise.
+inline long long device_bytes_in_use(int status = 1)
+{
+    size_t free_bytes = 0, total = 0;
+    CHECK_CU_OR_EXIT(cuMemGetInfo_v2(&free_bytes, &total), status);
+    return static_cast<long long>(total - free_bytes);
+}
 
 // Null when the driver cannot give one.
 inline CUcontext current_primary_context()

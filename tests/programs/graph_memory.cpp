@@ -41,13 +41,6 @@ namespace {
 
 constexpr size_t size = 4 << 20;
 
-long long used_bytes()
-{
-    size_t free_b = 0, total = 0;
-    cuMemGetInfo(&free_b, &total);
-    return static_cast<long long>(total - free_b);
-}
-
 // What a communication library does with a buffer it sends from (nothing
 // without the shim).
 void register_range(CUdeviceptr p)
@@ -59,7 +52,7 @@ void register_range(CUdeviceptr p)
 // comes back within moments, not at exit.
 void wait_for_memory(long long baseline)
 {
-    for (int i = 0; i < 300 && used_bytes() > baseline; ++i)
+    for (int i = 0; i < 300 && device_bytes_in_use() > baseline; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
@@ -69,7 +62,8 @@ void wait_for_memory(long long baseline)
 void report_after(const char *release, long long baseline)
 {
     wait_for_memory(baseline);
-    std::fprintf(stderr, "after %s: mem_used_delta=%lld\n", release, used_bytes() - baseline);
+    std::fprintf(stderr, "after %s: mem_used_delta=%lld\n", release,
+                 device_bytes_in_use() - baseline);
 }
 
 CUDA_MEM_ALLOC_NODE_PARAMS device_memory()
@@ -203,7 +197,7 @@ int main(int argc, char **argv)
         return failed("context setup", CUDA_ERROR_UNKNOWN);
     CUstream stream;
     CHECK_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    const long long at_start = used_bytes();
+    const long long at_start = device_bytes_in_use();
     int rc = 2;
     if (!std::strcmp(mode, "trim"))
         rc = trim(stream, at_start);
@@ -221,6 +215,6 @@ int main(int argc, char **argv)
         return rc;
     CHECK_CU(cuStreamDestroy(stream));
     wait_for_memory(at_start);
-    std::fprintf(stderr, "mem_used_delta=%lld\n", used_bytes() - at_start);
+    std::fprintf(stderr, "mem_used_delta=%lld\n", device_bytes_in_use() - at_start);
     return 0;
 }

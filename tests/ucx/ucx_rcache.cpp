@@ -71,13 +71,6 @@ using cuda_region::export_dmabuf;
 using cuda_region::exports_dmabuf;
 using rcache_compat::gpu_page;
 
-long long used_bytes()
-{
-    size_t free_bytes = 0, total = 0;
-    CHECK_CU_OR_EXIT(cuMemGetInfo_v2(&free_bytes, &total), 2);
-    return static_cast<long long>(total - free_bytes);
-}
-
 struct Options {
     int rounds = 1;
     bool dmabuf = false;
@@ -239,10 +232,10 @@ void drain(ucs_rcache_t *rcache)
 // it is higher (a dma-buf that gdrhook's worker closes after the free).
 long long held_since(long long before)
 {
-    long long used = used_bytes();
+    long long used = device_bytes_in_use(2);
     for (int i = 0; i < 20 && used > before; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        used = used_bytes();
+        used = device_bytes_in_use(2);
     }
     return used - before;
 }
@@ -272,7 +265,7 @@ void run_path(PathCounts &path, size_t size, Allocate &&allocate, Release &&rele
     if (!wanted(path.name))
         return;
     ucs_rcache_t *rcache = make_rcache();
-    const long long used_before = used_bytes();
+    const long long used_before = device_bytes_in_use(2);
     if (options.driver_kept) {
         // The same path once with nothing registered, before the cache
         // sees it: what the driver itself keeps after this free (a graph's
