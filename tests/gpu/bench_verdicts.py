@@ -15,6 +15,7 @@ Exits 1 unless every figure was measured and met."""
 import json
 import os
 import re
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -55,10 +56,9 @@ def cores_said(t):
     cores = [c for c in t.get("round_cores") or [] if isinstance(c, list) and len(c) == 2]
     if not cores:
         return ""
-    widths = sorted(c[1] for c in cores)
-    clocks = sorted(c[0] for c in cores)
-    return (f"; its core: {widths[len(widths) // 2]:.2f} adds a cycle [{widths[0]:.2f} .. "
-            f"{widths[-1]:.2f}], {clocks[len(clocks) // 2]:.2f} GHz")
+    widths = [c[1] for c in cores]
+    return (f"; its core: {statistics.median(widths):.2f} adds a cycle [{min(widths):.2f} .. "
+            f"{max(widths):.2f}], {statistics.median(c[0] for c in cores):.2f} GHz")
 
 
 def bench_verdict(targets, name, relation, goal):

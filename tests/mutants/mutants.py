@@ -279,7 +279,7 @@ MUTANTS = [
          replace="best = std::max(best, double(iterations) / ns);"),
     dict(name="core_clock_not_kept", promise="each lookup figure carries the clock its cores ran at, in cycles per ns",
          file="tools/bench/lookup_bench.cpp", suites=["bench"], tests=["gdrhook-bench json"],
-         find="    result.core.ghz = ghz[ghz.size() / 2];\n", replace=""),
+         find="    result.core.ghz = median(ghz);\n", replace=""),
     dict(name="core_width_one_chain", promise="each lookup figure carries the core's width its threads got, in adds per cycle",
          file="tools/bench/core_clock.cpp", suites=["bench"], tests=["gdrhook-bench json"],
          find="out.adds_per_cycle = best_adds_per_ns(independent_adds) / out.ghz;",
@@ -290,7 +290,7 @@ MUTANTS = [
          replace=""),
     dict(name="verdict_core_least_width", promise="bench.sh's lookup verdicts name the median width the point's core gave it",
          file="tests/gpu/bench_verdicts.py", suites=["unit"], tests=["gpu table judge"],
-         find="{widths[len(widths) // 2]:.2f} adds a cycle", replace="{widths[0]:.2f} adds a cycle"),
+         find="{statistics.median(widths):.2f} adds a cycle", replace="{min(widths):.2f} adds a cycle"),
     # --- the VM suite's PVH boot (tests/vm/pvh_vmlinux.py) ------------------
     dict(name="pvh_temporary_left", promise="a failed extraction of a kernel's ELF leaves no temporary file in the kernel cache",
          file="tests/vm/pvh_vmlinux.py", suites=["kmod"], tests=["pvh_vmlinux"],

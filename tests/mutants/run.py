@@ -20,7 +20,6 @@ lines are printed as they come, then each worker's time, then one total.
 
 --scratch DIR: the scratch copy to use (made there if DIR is empty, its
 builds reused if not); a worker passes its own to each run it starts."""
-import concurrent.futures
 import re
 import functools
 import json
@@ -331,8 +330,8 @@ def dispatch(buckets, workers, run_bucket):
 TOTAL = re.compile(r"^(\d+) caught, (\d+) survived(?:, (\d+) stale)? \(")
 
 
-def run_in_parallel(mutants, jobs, keep):
-    """The mutants in `jobs` workers (dispatch()), each bucket in a run of
+def run_in_parallel(buckets, jobs, keep):
+    """The buckets in `jobs` workers (dispatch()), each bucket in a run of
     this script on the worker's own scratch copy; returns the exit status,
     1 if any run failed or did not end with its total."""
     started = time.time()
@@ -360,7 +359,7 @@ def run_in_parallel(mutants, jobs, keep):
         busy[index] += time.time() - began
         return fine
 
-    fine = all(dispatch(by_suite(mutants), jobs, run_bucket))
+    fine = all(dispatch(buckets, jobs, run_bucket))
     for index, scratch in enumerate(scratches):
         print(f"mutants: worker {index + 1}: {busy[index]:.0f} s" +
               (f", scratch tree kept: {scratch}" if keep else ""))
@@ -383,8 +382,9 @@ def main(argv):
         for m in mutants:
             print(f"{m['name']:34} {m['promise']}")
         return 0
-    if jobs > 1 and len(by_suite(mutants)) > 1:
-        return run_in_parallel(mutants, jobs, keep)
+    buckets = by_suite(mutants)
+    if jobs > 1 and len(buckets) > 1:
+        return run_in_parallel(buckets, jobs, keep)
     if "--scratch" in argv:
         scratch = argv[argv.index("--scratch") + 1]
     else:

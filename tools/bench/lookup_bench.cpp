@@ -2,6 +2,7 @@
 #include "lookup_bench.h"
 
 #include "core_clock.h"
+#include "median.h"
 
 #include <algorithm>
 #include <atomic>
@@ -175,10 +176,8 @@ LookupResult measure_lookups(LookupCache &cache, const std::vector<Buffer> &buff
         if (spans[t] > 0)
             result.mhits_per_s += hits[t] / spans[t] / 1e6;
     }
-    std::sort(ghz.begin(), ghz.end());
-    result.core.ghz = ghz[ghz.size() / 2];
-    std::sort(width.begin(), width.end());
-    result.core.adds_per_cycle = width[width.size() / 2];
+    result.core.ghz = median(ghz);
+    result.core.adds_per_cycle = median(width);
     if (!all.empty()) {
         std::sort(all.begin(), all.end());
         result.median_ns = all[all.size() / 2];

@@ -450,22 +450,12 @@ int main(int argc, char **argv)
     for (const UnpinRun &run : unpins) {
         if (run.gap_ns == 0 || std::string(run.result.backend) != "dmabuf")
             continue;
-        targets.push_back({"unpin_p50_us",
-                           "free-to-unpin p50, dma-buf, frees 40 us apart",
-                           run.result.p50_us,
-                           "<=",
-                           50,
-                           {},
-                           std::nullopt,
-                           {}});
-        targets.push_back({"unpin_p99_us",
-                           "free-to-unpin p99, dma-buf, frees 40 us apart",
-                           run.result.p99_us,
-                           "<=",
-                           25,
-                           {},
-                           std::nullopt,
-                           {}});
+        targets.push_back(make_target("unpin_p50_us",
+                                      "free-to-unpin p50, dma-buf, frees 40 us apart",
+                                      run.result.p50_us, "<=", 50));
+        targets.push_back(make_target("unpin_p99_us",
+                                      "free-to-unpin p99, dma-buf, frees 40 us apart",
+                                      run.result.p99_us, "<=", 25));
     }
     if (o.rounds > 0)
         say("\ntargets (docs/performance.md), from this run; a lookup goal is the median of "

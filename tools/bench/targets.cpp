@@ -33,6 +33,19 @@ constexpr Point compared_points[] = {
 
 } // namespace
 
+Target make_target(std::string name, std::string what, std::optional<double> value,
+                   const char *relation, double goal, std::optional<CoreClock> core)
+{
+    Target t;
+    t.name = std::move(name);
+    t.what = std::move(what);
+    t.value = value;
+    t.relation = relation;
+    t.goal = goal;
+    t.core = core;
+    return t;
+}
+
 std::vector<Target> lookup_targets(const std::vector<LookupResult> &points, size_t entries,
                                    int threads)
 {
@@ -68,35 +81,26 @@ std::vector<Target> lookup_targets(const std::vector<LookupResult> &points, size
             return std::nullopt;
         return r->core;
     };
-    auto goal = [](std::string name, std::string what, std::optional<double> value,
-                   const char *relation, double goal, std::optional<CoreClock> on) {
-        Target t;
-        t.name = std::move(name);
-        t.what = std::move(what);
-        t.value = value;
-        t.relation = relation;
-        t.goal = goal;
-        t.core = on;
-        return t;
-    };
     std::string at = std::to_string(entries) + " entries";
     std::string many = std::to_string(threads) + " threads";
     return {
-        goal("hot_median_ns", "gdrhook.lookup hot median, 1 thread, " + at,
-             median("gdrhook.lookup", Pattern::hot), "<=", 3, core(Pattern::hot, false)),
-        goal("hot_threads_vs_tagcheck",
-             "gdrhook.lookup / tagcheck hot throughput, " + many + " each, " + at,
-             throughput_ratio("tagcheck", Pattern::hot), ">=", 600, core(Pattern::hot, true)),
-        goal("hot_vs_tagcheck", "tagcheck / gdrhook.lookup hot median, " + at,
-             ratio("tagcheck", Pattern::hot), ">=", 10, core(Pattern::hot, false)),
-        goal("hot_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup hot median, " + at,
-             ratio("ucs_rcache", Pattern::hot), ">=", 5, core(Pattern::hot, false)),
-        goal("random_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup random median, " + at,
-             ratio("ucs_rcache", Pattern::random), ">=", 6, core(Pattern::random, false)),
-        goal("hot_scaling", "gdrhook.lookup hot throughput, " + many + " / 1 thread, " + at,
-             scaling(Pattern::hot), ">=", 12, core(Pattern::hot, true)),
-        goal("random_scaling", "gdrhook.lookup random throughput, " + many + " / 1 thread, " + at,
-             scaling(Pattern::random), ">=", 12, core(Pattern::random, true)),
+        make_target("hot_median_ns", "gdrhook.lookup hot median, 1 thread, " + at,
+                    median("gdrhook.lookup", Pattern::hot), "<=", 3, core(Pattern::hot, false)),
+        make_target("hot_threads_vs_tagcheck",
+                    "gdrhook.lookup / tagcheck hot throughput, " + many + " each, " + at,
+                    throughput_ratio("tagcheck", Pattern::hot), ">=", 600,
+                    core(Pattern::hot, true)),
+        make_target("hot_vs_tagcheck", "tagcheck / gdrhook.lookup hot median, " + at,
+                    ratio("tagcheck", Pattern::hot), ">=", 10, core(Pattern::hot, false)),
+        make_target("hot_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup hot median, " + at,
+                    ratio("ucs_rcache", Pattern::hot), ">=", 5, core(Pattern::hot, false)),
+        make_target("random_vs_ucs_rcache", "ucs_rcache / gdrhook.lookup random median, " + at,
+                    ratio("ucs_rcache", Pattern::random), ">=", 6, core(Pattern::random, false)),
+        make_target("hot_scaling", "gdrhook.lookup hot throughput, " + many + " / 1 thread, " + at,
+                    scaling(Pattern::hot), ">=", 12, core(Pattern::hot, true)),
+        make_target("random_scaling",
+                    "gdrhook.lookup random throughput, " + many + " / 1 thread, " + at,
+                    scaling(Pattern::random), ">=", 12, core(Pattern::random, true)),
     };
 }
 

@@ -44,6 +44,11 @@ struct Target {
     }
 };
 
+// A goal with the value this run found (none: not measured) and, for a
+// lookup goal, the core gdrhook.lookup's point ran on.
+Target make_target(std::string name, std::string what, std::optional<double> value,
+                   const char *relation, double goal, std::optional<CoreClock> core = std::nullopt);
+
 // A cache kept warm at the largest entry count, with the buffers it holds.
 struct KeptCache {
     std::unique_ptr<LookupCache> cache;
