@@ -3,12 +3,11 @@
 
 #include "cache/base/clock.h"
 #include "cache/base/diagnostics.h"
+#include "cache/prim/futex.h"
 #include "cache/prim/profile.h"
 
 #include <cerrno>
-#include <climits>
 #include <cstring>
-#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <new>
 #include <signal.h>
@@ -32,22 +31,6 @@ constexpr size_t batch_size = 256;
 // alloc/free pair at a GPU's pace). Frees that unpin do not wait for it:
 // they poke the worker (process_cache.cpp).
 constexpr uint64_t linger_ns = 1000 * 1000;
-
-// Returns true when the wait ended because the timeout ran out (0: none).
-bool futex_wait(std::atomic<uint32_t> &word, uint32_t expected, uint64_t timeout_ns = 0)
-{
-    timespec timeout{static_cast<time_t>(timeout_ns / 1000000000),
-                     static_cast<long>(timeout_ns % 1000000000)};
-    return syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAIT_PRIVATE, expected,
-                   timeout_ns ? &timeout : nullptr, nullptr, 0) != 0 &&
-           errno == ETIMEDOUT;
-}
-
-void futex_wake_all(std::atomic<uint32_t> &word)
-{
-    syscall(SYS_futex, reinterpret_cast<uint32_t *>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr,
-            nullptr, 0);
-}
 
 } // namespace
 

@@ -8,6 +8,7 @@
 // preempted does not make the others burn a whole time slice.
 #pragma once
 
+#include "cache/prim/cpu_relax.h"
 #include "cache/prim/hot_path.h"
 
 #include <atomic>
@@ -45,15 +46,6 @@ private:
             else
                 sched_yield();
         }
-    }
-
-    static void cpu_relax()
-    {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        asm volatile("yield");
-#endif
     }
 
     std::atomic<bool> locked_{false};

@@ -77,7 +77,7 @@ Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end, Regi
     const bool known = options_.allocation_of && options_.allocation_of(addr, info) && info.size &&
                        info.base <= addr && end <= info.base + info.size;
     if (known && info.managed) {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinThenSleepMutex> lock(mu_);
         ++locked_stats_.managed_refused;
         return Status::error(StatusCode::managed, 0, "managed memory is never pinned");
     }
@@ -88,7 +88,7 @@ Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end, Regi
     plan.want_end = known ? info.base + info.size : align_up(end, cache_granule);
     plan.exact_tried = known;
 
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<SpinThenSleepMutex> lock(mu_);
     for (int attempt = 0;; ++attempt) {
         if (plan_pin_locked(lock, record, addr, end, out, held, plan))
             return Status::success(); // pinned by another thread meanwhile
@@ -144,7 +144,7 @@ Status CacheWriter::miss(ThreadRecord *record, uint64_t addr, uint64_t end, Regi
     }
 }
 
-bool CacheWriter::plan_pin_locked(std::unique_lock<std::mutex> &lock, ThreadRecord *record,
+bool CacheWriter::plan_pin_locked(std::unique_lock<SpinThenSleepMutex> &lock, ThreadRecord *record,
                                   uint64_t addr, uint64_t end, Registration &out,
                                   HeldRegistration *held, PinPlan &plan)
 {
@@ -331,7 +331,7 @@ bool CacheWriter::pick_victims_locked(uint64_t need_bytes, uint64_t need_entries
 
 bool CacheWriter::evict_for(uint64_t bytes, uint64_t entries, UnpinReason reason)
 {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<SpinThenSleepMutex> lock(mu_);
     std::vector<IndexItem> victims;
     if (!pick_victims_locked(bytes, entries, victims))
         return false;
@@ -347,7 +347,7 @@ bool CacheWriter::evict_for(uint64_t bytes, uint64_t entries, UnpinReason reason
 // other threads' pins under way.
 uint64_t CacheWriter::descriptors_held() const
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     const uint64_t alive = locked_stats_.pins - unpins_.load(std::memory_order_relaxed);
     const uint64_t others_in_flight = inflight_pins_.load(std::memory_order_relaxed) - 1;
     return alive + others_in_flight;
@@ -425,7 +425,7 @@ Status CacheWriter::pin_with_eviction(uint64_t start, uint64_t end, Pin &pin)
         if (!evict_for(end - start, 1, UnpinReason::evicted))
             return status;
         {
-            std::lock_guard<std::mutex> lock(mu_);
+            std::lock_guard<SpinThenSleepMutex> lock(mu_);
             ++locked_stats_.no_space_retries;
         }
         reclaim_now_();
@@ -449,7 +449,7 @@ size_t CacheWriter::invalidate(ThreadRecords &records, uint64_t addr, uint64_t e
         if (!any)
             return 0;
     }
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<SpinThenSleepMutex> lock(mu_);
     // Pins in flight learn about this range when they come back.
     invalidations_.record(addr, end, started_up_to);
     std::vector<IndexItem> removed;
@@ -477,7 +477,7 @@ std::vector<Registration> CacheWriter::revoke(const std::vector<uint64_t> &backe
     std::sort(wanted.begin(), wanted.end());
     std::vector<IndexItem> removed;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinThenSleepMutex> lock(mu_);
         index_for_each(published_.head.load(std::memory_order_relaxed), [&](const IndexItem &item) {
             if (item.entry->range.handle &&
                 std::binary_search(wanted.begin(), wanted.end(), item.entry->range.handle))
@@ -495,7 +495,7 @@ std::vector<Registration> CacheWriter::revoke(const std::vector<uint64_t> &backe
 
 size_t CacheWriter::retire_all()
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     std::vector<IndexItem> all;
     index_for_each(published_.head.load(std::memory_order_relaxed),
                    [&all](const IndexItem &item) { all.push_back(item); });
@@ -514,7 +514,7 @@ void CacheWriter::wake() const
 
 void CacheWriter::take_retired(std::vector<CacheEntry *> &entries, std::vector<RetiredNode> &nodes)
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     entries.insert(entries.end(), retired_entries_.begin(), retired_entries_.end());
     retired_entries_.clear();
     nodes.insert(nodes.end(), retired_nodes_.begin(), retired_nodes_.end());
@@ -523,14 +523,14 @@ void CacheWriter::take_retired(std::vector<CacheEntry *> &entries, std::vector<R
 
 bool CacheWriter::has_retired() const
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     return !retired_entries_.empty();
 }
 
 void CacheWriter::count_unpins(size_t count, uint64_t bytes)
 {
     // Together, as a pin adds to both: see pinned_now().
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     bytes_pinned_.fetch_sub(bytes, std::memory_order_relaxed);
     unpins_.fetch_add(count, std::memory_order_relaxed);
 }
@@ -547,7 +547,7 @@ CacheStats CacheWriter::stats() const
 {
     CacheStats s;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinThenSleepMutex> lock(mu_);
         s = locked_stats_;
         s.entries = entries_;
     }
@@ -559,21 +559,21 @@ CacheStats CacheWriter::stats() const
 
 PinnedNow CacheWriter::pinned_now() const
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     return {locked_stats_.pins - unpins_.load(std::memory_order_relaxed),
             bytes_pinned_.load(std::memory_order_relaxed)};
 }
 
 size_t CacheWriter::size() const
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     return entries_;
 }
 
 void CacheWriter::after_fork_in_child()
 {
-    new (&mu_) std::mutex();
-    new (&pin_done_) std::condition_variable();
+    mu_.reset();
+    new (&pin_done_) std::condition_variable_any();
     pending_.clear();
     inflight_pins_.store(0, std::memory_order_relaxed);
 }

@@ -34,6 +34,7 @@
 
 #include "cache/backends/pin_backend.h"
 #include "cache/base/status.h"
+#include "cache/prim/spin_then_sleep_mutex.h"
 #include "cache/registration/cache_entry.h"
 #include "cache/registration/cache_options.h"
 #include "cache/registration/cache_stats.h"
@@ -111,8 +112,9 @@ private:
     // mu_ held from here on.
     // True when the range is in the index already (out, held filled);
     // else the plan is made and its range is pending.
-    bool plan_pin_locked(std::unique_lock<std::mutex> &lock, ThreadRecord *record, uint64_t addr,
-                         uint64_t end, Registration &out, HeldRegistration *held, PinPlan &plan);
+    bool plan_pin_locked(std::unique_lock<SpinThenSleepMutex> &lock, ThreadRecord *record,
+                         uint64_t addr, uint64_t end, Registration &out, HeldRegistration *held,
+                         PinPlan &plan);
     CacheEntry *new_entry_locked(const PinPlan &plan, Pin pin, uint64_t buffer_id);
     // Into the index, replacing what it merges and evicting for the
     // budgets; returns whether entries were retired (the worker must run).
@@ -144,8 +146,8 @@ private:
     alignas(64) std::atomic<uint64_t> inflight_pins_{0};
     std::atomic<uint64_t> pin_starts_{0}; // written under mu_
 
-    alignas(64) mutable std::mutex mu_;
-    std::condition_variable pin_done_;
+    alignas(64) mutable SpinThenSleepMutex mu_;
+    std::condition_variable_any pin_done_;
     std::vector<PendingPin> pending_;
     InvalidationLog invalidations_;
     LruList<CacheEntry> lru_; // front: most recently inserted or second-chanced

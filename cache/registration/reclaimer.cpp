@@ -43,7 +43,7 @@ void Reclaimer::reclaim_on(uint64_t claim, bool worker)
     bool others_releasing;
     {
         ProfileTimer waited(ProfilePart::reclaim_lock_wait);
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinThenSleepMutex> lock(mu_);
         waited.stop();
         take_round(taken, claim);
         // Every shared round begun so far may hold what this call's
@@ -206,7 +206,7 @@ void Reclaimer::release(TakenPins &taken, bool worker)
     if (!status.ok())
         unpin_failures_.fetch_add(1, std::memory_order_relaxed);
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinThenSleepMutex> lock(mu_);
         reports_.insert(reports_.end(), taken.records.begin(), taken.records.end());
         reports_waiting_.store(true, std::memory_order_release);
         if (!taken.shared) {
@@ -225,7 +225,7 @@ void Reclaimer::release(TakenPins &taken, bool worker)
 // an entry the caller retired may be in another thread's round.
 void Reclaimer::wait_for_releases_up_to(uint64_t round)
 {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<SpinThenSleepMutex> lock(mu_);
     auto done = [&] {
         return std::none_of(rounds_releasing_.begin(), rounds_releasing_.end(),
                             [round](uint64_t r) { return r <= round; });
@@ -246,7 +246,7 @@ void Reclaimer::free_unreachable()
     std::vector<CacheEntry *> entries;
     std::vector<RetiredNode> nodes;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinThenSleepMutex> lock(mu_);
         auto pinned = std::partition(considered_.begin(), considered_.end(),
                                      [](const CacheEntry *e) { return !e->unpinned; });
         entries.assign(pinned, considered_.end());
@@ -277,7 +277,7 @@ void Reclaimer::free_unreachable()
         return true;
     });
     nodes.erase(keep_nodes, nodes.end());
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     considered_.insert(considered_.end(), entries.begin(), entries.end());
     nodes_waiting_.insert(nodes_waiting_.end(), nodes.begin(), nodes.end());
     note_memory_waiting();
@@ -297,7 +297,7 @@ size_t Reclaimer::report(const std::function<void(const UnpinRecord &)> &report)
         return 0;
     std::vector<UnpinRecord> done;
     {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<SpinThenSleepMutex> lock(mu_);
         done.swap(reports_);
         reports_waiting_.store(false, std::memory_order_relaxed);
     }
@@ -309,7 +309,7 @@ size_t Reclaimer::report(const std::function<void(const UnpinRecord &)> &report)
     // free's unpin as it comes, and a free should not allocate a vector
     // for its report each time.
     done.clear();
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     if (reports_.empty())
         reports_.swap(done);
     return reported;
@@ -317,7 +317,7 @@ size_t Reclaimer::report(const std::function<void(const UnpinRecord &)> &report)
 
 bool Reclaimer::has_unreported() const
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     return !reports_.empty() || !rounds_releasing_.empty() || own_rounds_releasing_ != 0 ||
            std::any_of(considered_.begin(), considered_.end(),
                        [](const CacheEntry *e) { return !e->unpinned; });
@@ -344,7 +344,7 @@ void Reclaimer::release_all(std::vector<CacheEntry *> all)
 
 void Reclaimer::void_claims()
 {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<SpinThenSleepMutex> lock(mu_);
     claims_from_ = UINT64_MAX;
 }
 
@@ -357,7 +357,7 @@ void Reclaimer::add_stats(CacheStats &s) const
 
 void Reclaimer::hold_for_fork()
 {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::unique_lock<SpinThenSleepMutex> lock(mu_);
     fork_waiting_ = true;
     released_.wait(lock,
                    [this] { return rounds_releasing_.empty() && own_rounds_releasing_ == 0; });
@@ -372,8 +372,8 @@ void Reclaimer::after_fork_in_parent()
 
 void Reclaimer::after_fork_in_child()
 {
-    new (&mu_) std::mutex();
-    new (&released_) std::condition_variable();
+    mu_.reset();
+    new (&released_) std::condition_variable_any();
     // The threads releasing them, and those whose frees claimed entries,
     // are the parent's.
     rounds_releasing_.clear();

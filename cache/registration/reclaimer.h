@@ -48,6 +48,7 @@
 
 #include "cache/backends/pin_backend.h"
 #include "cache/base/status.h"
+#include "cache/prim/spin_then_sleep_mutex.h"
 #include "cache/registration/cache_entry.h"
 #include "cache/registration/cache_stats.h"
 #include "cache/registration/cache_writer.h"
@@ -165,8 +166,8 @@ private:
     const ThreadRecords &records_;
     CacheWriter &writer_;
 
-    mutable std::mutex mu_;                  // one round at a time; their releases run outside it
-    std::condition_variable released_;       // a round left rounds_releasing_
+    mutable SpinThenSleepMutex mu_;          // one round at a time; their releases run outside it
+    std::condition_variable_any released_;   // a round left rounds_releasing_
     uint64_t rounds_started_ = 0;            // shared rounds that took pins to release
     std::vector<uint64_t> rounds_releasing_; // their numbers, while released
     size_t own_rounds_releasing_ = 0;        // rounds releasing their caller's claims only
