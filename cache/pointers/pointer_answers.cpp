@@ -100,7 +100,7 @@ Learning begin_learning(uint64_t ptr, const PointerRecord *known)
 // since begin_learning() and the allocation is still tracked.
 template <typename Keep> void finish_learning(const Learning &l, uint64_t ptr, Keep &&keep)
 {
-    std::lock_guard<std::mutex> lock(table.lock());
+    std::lock_guard<SpinThenSleepMutex> lock(table.lock());
     if (frees_seen.load(std::memory_order_seq_cst) != l.frees || !tracked_from_allocation(l.base))
         return;
     PointerRecord record;
@@ -310,7 +310,7 @@ void forget(MemoryKind kind, uint64_t addr)
     frees_seen.fetch_add(1, std::memory_order_seq_cst);
     if (kind == MemoryKind::vmm_physical || !table.made())
         return; // a handle, not an address; or nothing was ever kept
-    std::lock_guard<std::mutex> lock(table.lock());
+    std::lock_guard<SpinThenSleepMutex> lock(table.lock());
     table.forget(addr);
 }
 

@@ -37,6 +37,7 @@
 
 #include "cache/pointers/pointer_record.h"
 #include "cache/prim/seqlock.h"
+#include "cache/prim/spin_then_sleep_mutex.h"
 
 #include <atomic>
 #include <cstdint>
@@ -91,8 +92,10 @@ public:
     // The record keyed by base, if any.
     bool find_base(uint64_t base, PointerRecord &out) const;
 
-    // Writers hold this.
-    std::mutex &lock() { return writer_; }
+    // Writers hold this. Every free takes it twice once the table is made
+    // (before and after the real free), on the program's thread: a waiter
+    // spins rather than sleeps while the holder runs.
+    SpinThenSleepMutex &lock() { return writer_; }
     // Puts `record` (keyed by its base) in, replacing a record of the same
     // base, and points ptr's hint at it. False when the arrays cannot be
     // made.
@@ -104,7 +107,7 @@ public:
     // Whether anything was ever put: no record to forget before.
     bool made() const { return slots_.load(std::memory_order_seq_cst) != nullptr; }
     // In a forked child: the writer may have been a thread that is gone.
-    void reinitialize_lock_after_fork() { new (&writer_) std::mutex(); }
+    void reinitialize_lock_after_fork() { writer_.reset(); }
 
 private:
     static uint64_t mix(uint64_t key) { return key * 0x9E3779B97F4A7C15ull; }
@@ -128,7 +131,7 @@ private:
     std::atomic<PointerSlot *> slots_{nullptr};
     // A table per page size, written before slots_ is published.
     Hint *hints_[hint_sizes] = {};
-    std::mutex writer_;
+    SpinThenSleepMutex writer_;
 };
 
 // A consistent copy of a slot's words, or false where a writer was there.

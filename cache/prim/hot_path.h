@@ -25,9 +25,10 @@
 //    compiler barrier (membarrier(2) on the rare side, the worker's), and
 //    the holds' full fence, which spares a free's unpin that system call;
 //  - spin_lock.h: the tracker's short critical sections;
-//  - spin_then_sleep_mutex.h: the registration cache's mutexes, which a
-//    free of pinned memory takes on its way to its unpin: no sleep, and no
-//    wake to wait for, while the holder still runs;
+//  - spin_then_sleep_mutex.h: every lock a free takes on the program's
+//    thread (the registration cache's writer and reclaimer, the pointer
+//    table's writer): no sleep, and no wake to wait for, while the holder
+//    still runs;
 //  - seqlock.h: lock-free reads of the pointer table and the page hash;
 //  - cache/events/thread_state.h: per-thread state reached from the
 //    thread pointer, without the GOT;

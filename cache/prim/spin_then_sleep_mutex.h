@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// The mutex of the registration cache's writer and of its reclaimer, which
-// a free of pinned memory takes on its way to its unpin, on the program's
-// own thread, while the program waits in cuMemFree.
+// The mutex of every lock a free takes on the program's own thread while
+// the program waits in cuMemFree: the registration cache's writer and
+// reclaimer (on the way to a pinned free's unpin) and the pointer table's
+// writer (twice a free, once the table is made).
 //
 // Why not std::mutex: it puts a thread to sleep at the first contention,
 // and on a virtual machine the wake that follows the unlock (an

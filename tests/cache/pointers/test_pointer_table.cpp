@@ -40,7 +40,7 @@ TEST_CASE("a crowded pointer table answers only with the record that holds the p
         const PointerRecord r = record_of(i);
         const uint64_t ptr = r.base + 0x1000 * (i % 16);
         {
-            std::lock_guard<std::mutex> lock(table.lock());
+            std::lock_guard<SpinThenSleepMutex> lock(table.lock());
             REQUIRE(table.put(r, ptr));
         }
         PointerRecord found;
@@ -77,7 +77,7 @@ TEST_CASE("the pointer table answers a single query only with what a single quer
     r.known_many = attribute_bit(AnsweredAttribute::buffer_id);
     r.known_single = attribute_bit(AnsweredAttribute::context);
     {
-        std::lock_guard<std::mutex> lock(table.lock());
+        std::lock_guard<SpinThenSleepMutex> lock(table.lock());
         REQUIRE(table.put(r, r.base));
     }
     uint64_t value = 0;
