@@ -69,7 +69,7 @@ Contention count_under_contention(int threads, int rounds, std::chrono::microsec
     for (int t = 0; t < threads; ++t)
         done.push_back(std::async(std::launch::async, work, t));
     for (auto &d : done)
-        if (d.wait_for(20s) != std::future_status::ready) {
+        if (d.wait_for(10s) != std::future_status::ready) {
             // A sleeper never woken: say so, and leave the threads behind
             // (a future of std::async would wait for its thread).
             for (auto &left : done)
