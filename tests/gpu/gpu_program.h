@@ -8,7 +8,7 @@
 #pragma once
 
 #include "../programs/cuda_checks.h"
-#include "used_delta.h"
+#include "../programs/used_delta.h"
 
 // A failed call ends the program (cuda_checks.h says how).
 #define CHECK(call) CHECK_CU_OR_EXIT(call, 1)

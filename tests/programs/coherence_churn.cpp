@@ -62,6 +62,7 @@
 // still in use compared with the start, once every buffer has been freed.
 // The exit status is 0 when the run completed; the verdict is the caller's.
 #include "cuda_checks.h"
+#include "used_delta.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -641,12 +642,8 @@ bool find_gdrhook_api()
 void report(const Run &run, bool uses_gdrhook, long long used_at_start)
 {
     const Options &options = run.options;
-    long long used_at_end = device_bytes_in_use(2);
-    for (int i = 0; i < 100 && used_at_end > used_at_start; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        used_at_end = device_bytes_in_use(2);
-    }
-    long long delta = used_at_end - used_at_start;
+    const long long delta =
+        settled_used_delta(used_at_start, [] { return device_bytes_in_use(2); });
 
     unsigned long long mismatches = 0;
     if (uses_gdrhook && gdrhook_api.stats) {

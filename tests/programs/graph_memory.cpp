@@ -28,6 +28,7 @@
 // graph exists, cuMemFree) and mem_used_delta=N on stderr. Exit status 0
 // when every driver call succeeded.
 #include "cuda_checks.h"
+#include "used_delta.h"
 
 #include <chrono>
 #include <cstdio>
@@ -49,11 +50,11 @@ void register_range(CUdeviceptr p)
 }
 
 // The shim unpins on its worker thread: the memory of a released pin
-// comes back within moments, not at exit.
-void wait_for_memory(long long baseline)
+// comes back within moments, not at exit. Up to 3 s.
+long long used_since(long long baseline)
 {
-    for (int i = 0; i < 300 && device_bytes_in_use() > baseline; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return settled_used_delta(
+        baseline, [] { return device_bytes_in_use(); }, 300);
 }
 
 // What a release gave back, before anything else runs (on stderr, where
@@ -61,9 +62,7 @@ void wait_for_memory(long long baseline)
 // comparison and judges the last one).
 void report_after(const char *release, long long baseline)
 {
-    wait_for_memory(baseline);
-    std::fprintf(stderr, "after %s: mem_used_delta=%lld\n", release,
-                 device_bytes_in_use() - baseline);
+    std::fprintf(stderr, "after %s: mem_used_delta=%lld\n", release, used_since(baseline));
 }
 
 CUDA_MEM_ALLOC_NODE_PARAMS device_memory()
@@ -214,7 +213,6 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc;
     CHECK_CU(cuStreamDestroy(stream));
-    wait_for_memory(at_start);
-    std::fprintf(stderr, "mem_used_delta=%lld\n", device_bytes_in_use() - at_start);
+    std::fprintf(stderr, "mem_used_delta=%lld\n", used_since(at_start));
     return 0;
 }

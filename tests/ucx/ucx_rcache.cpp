@@ -51,6 +51,7 @@
 #endif
 
 #include "../programs/cuda_checks.h"
+#include "../programs/used_delta.h"
 #include "cuda_region.h"
 #include "rcache_compat.h"
 
@@ -232,12 +233,8 @@ void drain(ucs_rcache_t *rcache)
 // it is higher (a dma-buf that gdrhook's worker closes after the free).
 long long held_since(long long before)
 {
-    long long used = device_bytes_in_use(2);
-    for (int i = 0; i < 20 && used > before; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        used = device_bytes_in_use(2);
-    }
-    return used - before;
+    return settled_used_delta(
+        before, [] { return device_bytes_in_use(2); }, 20, std::chrono::milliseconds(50));
 }
 
 // One lookup, judged by the driver's buffer ID.
