@@ -35,6 +35,9 @@
 //  - cache/events/event_clock.h: the TSC instead of the vDSO's pages;
 //  - hook/entry_points.h, GDRHOOK_HOT_ENTRY_POINTS: only the wrappers
 //    called over and over sit on the hot pages;
+//  - profile.h, ProfileTimerIf: the pair's paths compiled twice
+//    (cache/record/recorder.cpp), so that a process without the profile
+//    runs a copy with no timer code in it;
 //  - cache/registration/thread_records.h, HitSlot::served(): a lookup
 //    answered by the thread's hit cache is counted by the countdown it
 //    makes anyway, not by a store to a counter every hit.

@@ -50,9 +50,11 @@ enum class ProfilePart : uint8_t {
     // second invalidation, the event's push).
     free_before_real,
     free_after_real,
-    // An allocation/free pair's parts on the calling thread: reading the
-    // event's clock, the tracker, the context and device queries, the
-    // queue push, the listeners (pin on allocation, UCX).
+    // An allocation/free pair's parts on the calling thread: the event
+    // made (its clock read, its thread), the tracker, the context and
+    // device queries, the event packed and pushed, the listeners (pin on
+    // allocation, UCX). Timed in the profiled copy of the pair's paths
+    // only (ProfileTimerIf, recorder.cpp).
     pair_clock,
     pair_tracker,
     pair_context,
@@ -96,6 +98,23 @@ public:
 private:
     ProfilePart part_;
     uint64_t start_;
+};
+
+// A ProfileTimer only in the copy of a function compiled with `Timed`.
+// The allocation and free paths are compiled twice (recorder.cpp): the
+// copy every unprofiled process runs has no timer at all. Even off, a
+// timer is a branch, a counter read kept live across its span and the
+// registers that read takes: six of the 38 code lines a pair touched
+// (tests/bench/hot_lines.py), and on a GPU those lines are most of what
+// a pair costs (hot_path.h).
+template <bool Timed> class ProfileTimerIf : public ProfileTimer {
+public:
+    using ProfileTimer::ProfileTimer;
+};
+
+template <> class ProfileTimerIf<false> {
+public:
+    explicit ProfileTimerIf(ProfilePart) {}
 };
 
 // What one part's histogram says, in ticks.

@@ -28,7 +28,7 @@ const DriverQueries &queries()
 
 // The calling thread's current context: straight to the driver's function
 // once the hook has looked it up (hot_line.h), else through queries().
-uint64_t current_context_of_thread()
+GDRHOOK_ALWAYS_INLINE uint64_t current_context_of_thread()
 {
     if (auto query = hot_line.context_query.load(std::memory_order_acquire);
         GDRHOOK_LIKELY(query)) {
@@ -41,7 +41,7 @@ uint64_t current_context_of_thread()
 // The device of the calling thread's current context, remembered per
 // thread: asking the driver costs a call per allocation. Any context
 // teardown bumps the generation, since a handle may be reused.
-int32_t device_of(uint64_t context)
+GDRHOOK_ALWAYS_INLINE int32_t device_of(uint64_t context)
 {
     uint32_t generation = hot_line.context_generation.load(std::memory_order_acquire);
     HotThreadState &cached = hot_thread_state();
@@ -72,10 +72,7 @@ GDRHOOK_HOT RecordedEvent recorded_now(EventKind kind, const char *api, Via via,
                                        uint64_t addr, uint64_t size)
 {
     RecordedEvent event;
-    {
-        ProfileTimer timed(ProfilePart::pair_clock);
-        event.time = queued_time_now();
-    }
+    event.time = queued_time_now();
     event.addr = addr;
     event.size = size;
     event.api = api;
@@ -119,7 +116,6 @@ GDRHOOK_HOT void submit(const RecordedEvent &event)
     queued.msg = queued_null_text;
     queued.backend = queued_null_text;
     pack_shared_fields(event, queued);
-    ProfileTimer timed(ProfilePart::pair_push);
     hot_line.pipeline->submit(queued);
 }
 
@@ -174,9 +170,11 @@ __attribute__((noinline, cold)) uint64_t size_of_imported(uint64_t addr)
     return size;
 }
 
-} // namespace
-
-FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr, uint64_t size_hint)
+// The pair's paths, in two copies: without the profile's timers (inlined
+// into the public functions below) and with them (out of line, cold).
+template <bool Profiled>
+GDRHOOK_ALWAYS_INLINE FreeTicket begin_free_as(const char *api, Via via, MemoryKind kind,
+                                               uint64_t addr, uint64_t size_hint)
 {
     FreeTicket ticket{}; // zeroed: RecordedEvent has no defaults
     // Freeing a null pointer frees nothing (cudaFree(nullptr) is how
@@ -185,12 +183,15 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr, 
         return ticket;
     if (!runtime_running())
         return ticket;
-    ProfileTimer whole(ProfilePart::free_before_real);
+    ProfileTimerIf<Profiled> whole(ProfilePart::free_before_real);
     ticket.active = true;
-    ticket.event = recorded_now(EventKind::free, api, via, kind, addr, size_hint);
+    {
+        ProfileTimerIf<Profiled> timed(ProfilePart::pair_clock);
+        ticket.event = recorded_now(EventKind::free, api, via, kind, addr, size_hint);
+    }
 
     if (GDRHOOK_LIKELY(kind != MemoryKind::vmm_mapping)) {
-        ProfileTimer timed(ProfilePart::pair_tracker);
+        ProfileTimerIf<Profiled> timed(ProfilePart::pair_tracker);
         ticket.tracked = hot_line.tracker->take(kind, addr, ticket.allocation);
     }
     if (GDRHOOK_UNLIKELY(!ticket.tracked))
@@ -208,11 +209,9 @@ FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr, 
     return ticket;
 }
 
-void end_free(FreeTicket &ticket, int rc)
+template <bool Profiled> GDRHOOK_ALWAYS_INLINE void end_free_as(FreeTicket &ticket, int rc)
 {
-    if (!ticket.active)
-        return;
-    ProfileTimer whole(ProfilePart::free_after_real);
+    ProfileTimerIf<Profiled> whole(ProfilePart::free_after_real);
     ticket.event.rc = rc;
     if (GDRHOOK_UNLIKELY(rc != 0 && ticket.tracked))
         hot_line.tracker->insert(ticket.allocation); // still allocated
@@ -221,14 +220,19 @@ void end_free(FreeTicket &ticket, int rc)
         // invalidation and the real free (notify/free_subscribers.h).
         tell_after_free(ticket.event.mem, ticket.event.addr, ticket.event.size,
                         read_clocks_after_free());
+    ProfileTimerIf<Profiled> timed(ProfilePart::pair_push);
     submit(ticket.event);
 }
 
-void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint64_t size, int rc)
+template <bool Profiled>
+GDRHOOK_ALWAYS_INLINE void record_alloc_as(const char *api, Via via, MemoryKind kind, uint64_t addr,
+                                           uint64_t size, int rc)
 {
-    if (!runtime_running())
-        return;
-    RecordedEvent event = recorded_now(EventKind::alloc, api, via, kind, addr, size);
+    RecordedEvent event;
+    {
+        ProfileTimerIf<Profiled> timed(ProfilePart::pair_clock);
+        event = recorded_now(EventKind::alloc, api, via, kind, addr, size);
+    }
     event.rc = rc;
     if (GDRHOOK_UNLIKELY(rc == 0 && size == 0 && kind == MemoryKind::ipc))
         size = event.size = size_of_imported(addr);
@@ -240,7 +244,7 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint
         // cuMemFreeAsync, a free node): tracked as one.
         allocation.kind = kind == MemoryKind::graph ? MemoryKind::pool : kind;
         {
-            ProfileTimer timed(ProfilePart::pair_context);
+            ProfileTimerIf<Profiled> timed(ProfilePart::pair_context);
             allocation.context = current_context_of_thread();
             allocation.dev = device_of(allocation.context);
         }
@@ -251,19 +255,68 @@ void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint
             event.mem = MemoryKind::graph;
         allocation.graph = event.mem == MemoryKind::graph;
         {
-            ProfileTimer timed(ProfilePart::pair_tracker);
+            ProfileTimerIf<Profiled> timed(ProfilePart::pair_tracker);
             hot_line.tracker->insert(allocation);
         }
-        submit(event);
+        {
+            ProfileTimerIf<Profiled> timed(ProfilePart::pair_push);
+            submit(event);
+        }
         // Once tracked and logged: a `pin` follows its `alloc`, and a free
         // from inside a listener finds the allocation (notify/alloc_subscribers.h).
         if (anyone_listens_to_allocations()) {
-            ProfileTimer timed(ProfilePart::pair_alloc_listeners);
+            ProfileTimerIf<Profiled> timed(ProfilePart::pair_alloc_listeners);
             tell_after_alloc(api, via, kind, allocation.dev, addr, size);
         }
         return;
     }
+    ProfileTimerIf<Profiled> timed(ProfilePart::pair_push);
     submit(event);
+}
+
+__attribute__((noinline, cold)) FreeTicket
+begin_free_profiled(const char *api, Via via, MemoryKind kind, uint64_t addr, uint64_t size_hint)
+{
+    return begin_free_as<true>(api, via, kind, addr, size_hint);
+}
+
+__attribute__((noinline, cold)) void end_free_profiled(FreeTicket &ticket, int rc)
+{
+    end_free_as<true>(ticket, rc);
+}
+
+__attribute__((noinline, cold)) void record_alloc_profiled(const char *api, Via via,
+                                                           MemoryKind kind, uint64_t addr,
+                                                           uint64_t size, int rc)
+{
+    record_alloc_as<true>(api, via, kind, addr, size, rc);
+}
+
+} // namespace
+
+FreeTicket begin_free(const char *api, Via via, MemoryKind kind, uint64_t addr, uint64_t size_hint)
+{
+    if (GDRHOOK_UNLIKELY(profiling()))
+        return begin_free_profiled(api, via, kind, addr, size_hint);
+    return begin_free_as<false>(api, via, kind, addr, size_hint);
+}
+
+void end_free(FreeTicket &ticket, int rc)
+{
+    if (!ticket.active)
+        return;
+    if (GDRHOOK_UNLIKELY(profiling()))
+        return end_free_profiled(ticket, rc);
+    end_free_as<false>(ticket, rc);
+}
+
+void record_alloc(const char *api, Via via, MemoryKind kind, uint64_t addr, uint64_t size, int rc)
+{
+    if (!runtime_running())
+        return;
+    if (GDRHOOK_UNLIKELY(profiling()))
+        return record_alloc_profiled(api, via, kind, addr, size, rc);
+    record_alloc_as<false>(api, via, kind, addr, size, rc);
 }
 
 TeardownTicket begin_context_teardown(const char *api, Via via, uint64_t context, int32_t dev)
