@@ -49,24 +49,11 @@ const EventLine *free_of(const std::vector<EventLine> &events, const EventLine &
     return found;
 }
 
-// The demo's log; `extra`: settings of the fake driver's.
-std::vector<EventLine> run_demo(const std::map<std::string, std::string> &extra = {})
-{
-    std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_test_program("GDRHOOKTEST_DEMO", {}, log, true, extra);
-    INFO(run.output);
-    REQUIRE(run.exit_status == 0);
-    std::vector<EventLine> events = read_recorded_events(log);
-    check_no_error_events(events);
-    check_every_pin_released_by_a_free(events);
-    return events;
-}
-
 } // namespace
 
 TEST_CASE("an unpin carries the time its free released the pin, before the program's next call")
 {
-    std::vector<EventLine> events = run_demo();
+    std::vector<EventLine> events = run_demo().events;
     std::map<std::string, const EventLine *> pin_of; // handle -> pin
     for (const EventLine &e : events)
         if (e["ev"] == "pin")
@@ -96,7 +83,7 @@ TEST_CASE("an unpin is written before every event of the program that came after
     // one before returned, so a line of it stamped after an unpin began
     // happened after that unpin; a reader going through the file in order
     // must meet the unpin first.
-    std::vector<EventLine> events = run_demo();
+    std::vector<EventLine> events = run_demo().events;
     for (size_t i = 0; i < events.size(); ++i) {
         if (events[i]["ev"] != "unpin")
             continue;
@@ -116,7 +103,7 @@ TEST_CASE("a pin carries the time it began, not the time it was done")
     // within microseconds of the program's next call; one stamped as it
     // began lies the export's time before it.
     constexpr long long export_delay_ns = 20'000'000;
-    std::vector<EventLine> events = run_demo({{"FAKECUDA_EXPORT_DELAY_US", "20000"}});
+    std::vector<EventLine> events = run_demo({{"FAKECUDA_EXPORT_DELAY_US", "20000"}}).events;
     const std::vector<const EventLine *> pins = of_kind(events, "pin");
     for (const EventLine *each : pins) {
         const EventLine &pin = *each;

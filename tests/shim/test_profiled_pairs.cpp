@@ -18,22 +18,11 @@ long long profiled_count(const std::string &output, const std::string &part)
     return std::regex_search(output, found, line) ? std::stoll(found[1]) : -1;
 }
 
-RunResult run_demo(const std::map<std::string, std::string> &extra)
-{
-    std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult run = run_test_program("GDRHOOKTEST_DEMO", {}, log, true, extra);
-    INFO(run.output);
-    REQUIRE(run.exit_status == 0);
-    std::vector<EventLine> events = read_recorded_events(log);
-    check_no_error_events(events);
-    return run;
-}
-
 } // namespace
 
 TEST_CASE("a profiled process times every part of its allocations and frees")
 {
-    const RunResult run = run_demo({{"GDRHOOK_PROFILE", "1"}});
+    const RunResult run = run_demo({{"GDRHOOK_PROFILE", "1"}}).run;
     INFO(run.output);
     for (const char *part : {"pair_clock", "pair_tracker", "pair_context", "pair_push",
                              "pair_alloc_listeners", "free_before_real", "free_after_real"}) {
@@ -49,7 +38,7 @@ TEST_CASE("a profiled process times every part of its allocations and frees")
 
 TEST_CASE("a process without the profile prints none")
 {
-    const RunResult run = run_demo({});
+    const RunResult run = run_demo().run;
     INFO(run.output);
     CHECK(run.output.find("profile: ") == std::string::npos);
 }
