@@ -9,6 +9,8 @@
 namespace gdrhook {
 namespace {
 
+// cache/base/clock.h's monotonic_ns(), which prim/ cannot include:
+// base/ builds on prim/ (base/capture.h).
 uint64_t now_ns()
 {
     timespec ts;

@@ -55,25 +55,33 @@ inline void check_every_pin_released_by_a_free(const std::vector<EventLine> &eve
             CHECK(e["reason"] == "invalidated");
 }
 
-// The README's demo under the shim with pin-on-alloc, its log in a new
-// folder; `extra` is added to the environment. It must exit 0, log no
-// error, and release every pin by a free.
-struct DemoRun {
+// A program (by its build path's variable) under the shim with
+// pin-on-alloc, its log in a new folder; `extra` is added to the
+// environment. It must exit 0, log no error, and release every pin by a
+// free.
+struct CheckedRun {
     RunResult run;
     std::vector<EventLine> events;
 };
 
-inline DemoRun run_demo(const std::map<std::string, std::string> &extra = {})
+inline CheckedRun run_checked(const char *program_variable,
+                              const std::map<std::string, std::string> &extra = {})
 {
     const std::string log = make_temp_dir() + "/events.jsonl";
-    DemoRun demo;
-    demo.run = run_test_program("GDRHOOKTEST_DEMO", {}, log, true, extra);
-    INFO(demo.run.output);
-    REQUIRE(demo.run.exit_status == 0);
-    demo.events = read_recorded_events(log);
-    check_no_error_events(demo.events);
-    check_every_pin_released_by_a_free(demo.events);
-    return demo;
+    CheckedRun checked;
+    checked.run = run_test_program(program_variable, {}, log, true, extra);
+    INFO(checked.run.output);
+    REQUIRE(checked.run.exit_status == 0);
+    checked.events = read_recorded_events(log);
+    check_no_error_events(checked.events);
+    check_every_pin_released_by_a_free(checked.events);
+    return checked;
+}
+
+// The README's demo, so run.
+inline CheckedRun run_demo(const std::map<std::string, std::string> &extra = {})
+{
+    return run_checked("GDRHOOKTEST_DEMO", extra);
 }
 
 // The gdrhook CLI with `args` (GDRHOOKTEST_CLI, a build path).

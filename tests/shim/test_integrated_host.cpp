@@ -16,27 +16,13 @@
 
 namespace {
 
-struct IntegratedRun {
-    RunResult run;
-    std::vector<EventLine> events;
-};
-
-IntegratedRun run_integrated_host(bool integrated)
+CheckedRun run_integrated_host(bool integrated)
 {
-    const std::map<std::string, std::string> device = {
-        {"FAKECUDA_INTEGRATED", integrated ? "1" : "0"},
-        {"FAKECUDA_HOST_DMABUF", "1"},
-        {"GDRHOOK_BACKEND", "auto"},
-        {"GDRHOOK_LOG_LEVEL", "info"}};
-    std::string log = make_temp_dir() + "/events.jsonl";
-    IntegratedRun result{run_test_program("GDRHOOKTEST_INTEGRATED_HOST", {}, log, true, device),
-                         {}};
-    INFO(result.run.output);
-    REQUIRE(result.run.exit_status == 0);
-    result.events = read_recorded_events(log);
-    check_no_error_events(result.events);
-    check_every_pin_released_by_a_free(result.events);
-    return result;
+    return run_checked("GDRHOOKTEST_INTEGRATED_HOST",
+                       {{"FAKECUDA_INTEGRATED", integrated ? "1" : "0"},
+                        {"FAKECUDA_HOST_DMABUF", "1"},
+                        {"GDRHOOK_BACKEND", "auto"},
+                        {"GDRHOOK_LOG_LEVEL", "info"}});
 }
 
 void check_one_registration(const RunResult &run)
@@ -57,7 +43,7 @@ void check_one_registration(const RunResult &run)
 TEST_CASE("on an integrated GPU, a lookup by the host or the device address of host memory "
           "hits its one registration")
 {
-    IntegratedRun r = run_integrated_host(true);
+    CheckedRun r = run_integrated_host(true);
     INFO(r.run.output);
     CHECK(output_field(r.run.output, "integrated") == 1);
     CHECK(output_field(r.run.output, "device_differs") == 1);
@@ -81,7 +67,7 @@ TEST_CASE("on an integrated GPU, a lookup by the host or the device address of h
 
 TEST_CASE("on a discrete GPU, host memory's device address is its host address")
 {
-    IntegratedRun r = run_integrated_host(false);
+    CheckedRun r = run_integrated_host(false);
     INFO(r.run.output);
     CHECK(output_field(r.run.output, "integrated") == 0);
     CHECK(output_field(r.run.output, "device_differs") == 0);
