@@ -13,6 +13,7 @@ root=$(realpath "$here/../..")
 g++ -O2 -I"$cuda/include" "$here/driver_api.cpp" -L"$stubs" -lcuda -o "$bin/driver_api"
 g++ -O2 -I"$cuda/include" "$here/alloc_free_overhead.cpp" -L"$stubs" -lcuda -o "$bin/alloc_free_overhead"
 g++ -O2 -I"$cuda/include" "$here/alloc_free_ab.cpp" -L"$stubs" -lcuda -o "$bin/alloc_free_ab"
+g++ -O2 -shared -fPIC -I"$cuda/include" "$here/forwarding_shim.cpp" -ldl -o "$bin/forwarding_shim.so"
 nvcc -O2 -arch=sm_90 "$here/runtime_api.cu" -o "$bin/runtime_static"
 nvcc -O2 -arch=sm_90 -cudart shared "$here/runtime_api.cu" -o "$bin/runtime_shared"
 nvcc -O2 -arch=sm_90 "$here/ipc.cu" -o "$bin/ipc"
