@@ -28,7 +28,7 @@ __attribute__((constructor)) void find_next()
 } // namespace
 
 extern "C" __attribute__((visibility("default"))) CUresult cuMemAlloc_v2(CUdeviceptr *dptr,
-                                                                        size_t bytes)
+                                                                         size_t bytes)
 {
     return next_alloc ? next_alloc(dptr, bytes) : CUDA_ERROR_NOT_INITIALIZED;
 }
