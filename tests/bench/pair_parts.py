@@ -18,7 +18,7 @@ usage: pair_parts.py BUILD_DIR OUT_DIR
          back, and the build rebuilt, whatever happens
        pair_parts.py --check [ROOT]
          fails unless each part's edits match ROOT's source (this tree by
-         default) exactly once: the unit suite runs it, so a change to the
+         default) exactly once: the bench suite runs it, so a change to the
          recorder that leaves a part behind is found here, not on the GPU"""
 import os
 import shutil
@@ -93,18 +93,18 @@ def build(build_dir, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     shim = os.path.join(build_dir, "hook", "libgdrhook.so")
 
-    def build_as(name, text):
+    def build_as(name, text, what):
         with open(path, "w") as f:
             f.write(text)
         subprocess.run(["ninja", "-C", build_dir, "hook/libgdrhook.so"], check=True,
                        stdout=subprocess.DEVNULL)
         shutil.copy(shim, os.path.join(out_dir, name))
-        print(f"{name}: {PARTS[name[len('without_'):-3]][0] if name != 'whole.so' else 'as it is'}")
+        print(f"{name}: {what}")
 
     try:
-        build_as("whole.so", original)
-        for part in PARTS:
-            build_as(f"without_{part}.so", edited(original, part))
+        build_as("whole.so", original, "as it is")
+        for part, (what, _) in PARTS.items():
+            build_as(f"without_{part}.so", edited(original, part), what)
     finally:
         with open(path, "w") as f:
             f.write(original)
