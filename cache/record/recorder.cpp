@@ -135,7 +135,10 @@ bool is_pointer_kind(MemoryKind kind)
 // mappings, and a free of an address that was not tracked where `kind`
 // says (freed through another family than it was allocated with, or never
 // seen: then the driver names its size, the free has not run yet).
-__attribute__((noinline, cold)) void find_untracked(FreeTicket &ticket, MemoryKind kind,
+// False for a free the driver refuses for certain: an address inside an
+// allocation that starts elsewhere frees nothing, and nothing of that live
+// allocation may be forgotten or unpinned for it.
+__attribute__((noinline, cold)) bool find_untracked(FreeTicket &ticket, MemoryKind kind,
                                                     uint64_t addr, uint64_t size_hint)
 {
     AllocTracker &tracker = *hot_line.tracker;
@@ -147,18 +150,22 @@ __attribute__((noinline, cold)) void find_untracked(FreeTicket &ticket, MemoryKi
             ticket.allocation = mappings.front();
             ticket.allocation.size = size_hint;
         }
-        return;
+        return true;
     }
     if (!is_device_pointer_kind(kind))
-        return;
+        return true;
     for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch, MemoryKind::pool,
                              MemoryKind::managed, MemoryKind::ipc}) {
         if (other != kind && (ticket.tracked = tracker.take(other, addr, ticket.allocation)))
-            return;
+            return true;
     }
     uint64_t base = 0, size = 0;
-    if (!size_hint && queries().address_range && queries().address_range(addr, &base, &size))
-        ticket.event.size = size;
+    if (size_hint || !queries().address_range || !queries().address_range(addr, &base, &size))
+        return true;
+    if (base != addr)
+        return false; // the free's event says it freed nothing (size 0)
+    ticket.event.size = size;
+    return true;
 }
 
 // An imported IPC mapping: its size is the driver's to say.
@@ -194,8 +201,8 @@ GDRHOOK_ALWAYS_INLINE FreeTicket begin_free_as(const char *api, Via via, MemoryK
         ProfileTimerIf<Profiled> timed(ProfilePart::pair_tracker);
         ticket.tracked = hot_line.tracker->take(kind, addr, ticket.allocation);
     }
-    if (GDRHOOK_UNLIKELY(!ticket.tracked))
-        find_untracked(ticket, kind, addr, size_hint);
+    if (GDRHOOK_UNLIKELY(!ticket.tracked) && !find_untracked(ticket, kind, addr, size_hint))
+        return ticket; // refused by the driver: logged, nothing forgotten
     if (GDRHOOK_LIKELY(ticket.tracked)) {
         ticket.event.mem = ticket.allocation.kind;
         ticket.event.dev = ticket.allocation.dev;
