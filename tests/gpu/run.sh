@@ -146,6 +146,10 @@ done
 # the device reports HOST_ALLOC_DMA_BUF_SUPPORTED (stdout says which),
 # else a skip; freed with an unpin.
 run_case pinned_host host-dmabuf 0 -- "$bin/pinned_host"
+# Frees the driver refuses (inside a pinned allocation, of no allocation):
+# the program exits 0 only if each was refused; the frees made are the
+# two real ones after them.
+run_case refused_frees refused 0 -- "$bin/refused_frees"
 python_case torch_default default torch -- python3 "$here/torch_check.py"
 python_case torch_expandable expandable torch \
     PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- python3 "$here/torch_check.py"

@@ -8,8 +8,9 @@
 // (tests/shim/test_refused_frees.cpp). Then the real frees.
 //
 // Prints each refused call's result (`refused NAME rc=N`, the same plain
-// and hooked) and frees_made=2. On the fake driver and on a GPU. Exit
-// status 0 when every refusal was one and the real frees succeeded.
+// and hooked) and frees_made=2 on stdout, mem_used_delta=N on stderr
+// (tests/gpu/run.sh's row). On the fake driver and on a GPU. Exit status 0
+// when every refusal was one and the real frees succeeded.
 #include "cuda_checks.h"
 
 #include <cstdio>
@@ -31,6 +32,7 @@ int main()
 {
     if (!current_primary_context())
         return failed("context setup", CUDA_ERROR_UNKNOWN);
+    const long long used_before = device_bytes_in_use();
     CUdeviceptr first = 0, second = 0;
     CHECK_CU(cuMemAlloc(&first, size));
     CHECK_CU(cuMemAlloc(&second, size));
@@ -51,5 +53,6 @@ int main()
     CHECK_CU(cuMemFree(first));
     CHECK_CU(cuStreamDestroy(stream));
     std::printf("frees_made=2\n");
+    std::fprintf(stderr, "mem_used_delta=%lld\n", device_bytes_in_use() - used_before);
     return 0;
 }
