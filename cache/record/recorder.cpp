@@ -152,13 +152,14 @@ __attribute__((noinline, cold)) bool find_untracked(FreeTicket &ticket, MemoryKi
         }
         return true;
     }
-    if (!is_device_pointer_kind(kind))
-        return true;
-    for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch, MemoryKind::pool,
-                             MemoryKind::managed, MemoryKind::ipc}) {
-        if (other != kind && (ticket.tracked = tracker.take(other, addr, ticket.allocation)))
-            return true;
-    }
+    if (!is_pointer_kind(kind))
+        return true; // a pool's or a graph's handle: nothing to ask the driver
+    if (is_device_pointer_kind(kind))
+        for (MemoryKind other : {MemoryKind::device, MemoryKind::pitch, MemoryKind::pool,
+                                 MemoryKind::managed, MemoryKind::ipc}) {
+            if (other != kind && (ticket.tracked = tracker.take(other, addr, ticket.allocation)))
+                return true;
+        }
     uint64_t base = 0, size = 0;
     if (size_hint || !queries().address_range || !queries().address_range(addr, &base, &size))
         return true;

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <pthread.h>
@@ -565,9 +566,17 @@ CUresult cuMemHostUnregister(void *p)
     if (CUresult injected = count_call("cuMemHostUnregister"))
         return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
-    auto it = registered().find(reinterpret_cast<uintptr_t>(p));
-    if (it == registered().end())
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    auto it = registered().find(addr);
+    if (it == registered().end()) {
+        // Inside a registered range but not its start: the H200's driver
+        // (580.159.04) answers CUDA_ERROR_INVALID_VALUE, not "not registered".
+        auto before = registered().upper_bound(addr);
+        if (before != registered().begin() &&
+            addr < std::prev(before)->first + std::prev(before)->second)
+            return CUDA_ERROR_INVALID_VALUE;
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    }
     host_range_ends(it->first, it->second, false); // the program's pages stay
     registered().erase(it);
     return CUDA_SUCCESS;

@@ -1,16 +1,28 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
 // A free the driver refuses frees nothing, so under the shim it unpins
-// nothing: tests/programs/refused_frees frees addresses inside two live
-// allocations that pin-on-alloc pinned, and one in no allocation, then
-// frees both for real. Each pin must be released by its own allocation's
-// free, never by a refused one.
+// nothing: tests/programs/refused_frees frees addresses inside live
+// allocations that pin-on-alloc pinned (two of device memory, one of
+// page-locked host memory, which the fake device exports here) and inside
+// a registered range, and one in no allocation, then frees them all for
+// real. Each pin must be released by its own allocation's free, never by a
+// refused one.
 #include "program_runs.h"
 
 #include <map>
 #include <sstream>
 
 namespace {
+
+size_t count_lines_with(const std::string &output, const std::string &text)
+{
+    std::istringstream lines(output);
+    std::string line;
+    size_t n = 0;
+    while (std::getline(lines, line))
+        n += line.find(text) != std::string::npos;
+    return n;
+}
 
 // The program's own lines: the shim's report on stderr left out.
 std::string program_lines(const std::string &output)
@@ -28,10 +40,16 @@ std::string program_lines(const std::string &output)
 TEST_CASE("A free the driver refuses unpins nothing of the allocation it points into")
 {
     const std::string log = make_temp_dir() + "/events.jsonl";
-    RunResult plain = run_test_program("GDRHOOKTEST_REFUSED_FREES", {}, log, false);
+    const std::map<std::string, std::string> host_exported = {{"FAKECUDA_HOST_DMABUF", "1"}};
+    RunResult plain = run_test_program("GDRHOOKTEST_REFUSED_FREES", {}, log, false, host_exported);
     INFO(plain.output);
     REQUIRE(plain.exit_status == 0);
-    RunResult hooked = run_test_program("GDRHOOKTEST_REFUSED_FREES", {}, log, true);
+    // Each free inside an allocation: CUDA_ERROR_INVALID_VALUE, as the
+    // H200's driver (580.159.04) answered every one of them.
+    CHECK(count_lines_with(plain.output, "refused ") == 6);
+    CHECK(count_lines_with(plain.output, "(no allocation)") == 1);
+    CHECK(count_lines_with(plain.output, " rc=1") == 6);
+    RunResult hooked = run_test_program("GDRHOOKTEST_REFUSED_FREES", {}, log, true, host_exported);
     INFO(hooked.output);
     REQUIRE(hooked.exit_status == 0);
     CHECK(program_lines(hooked.output) == program_lines(plain.output));
@@ -54,14 +72,14 @@ TEST_CASE("A free the driver refuses unpins nothing of the allocation it points 
         INFO("refused free at " << e["addr"] << " by " << e["api"]);
         CHECK(e.number("size") == 0); // it freed nothing
     }
-    CHECK(refused == 4);
-    REQUIRE(freed_at.size() == 2);
+    CHECK(refused == 6);
+    REQUIRE(freed_at.size() == 4);
 
     std::map<long long, std::string> pinned_addr; // handle -> address
     for (const EventLine &e : events)
         if (e["ev"] == "pin")
             pinned_addr[e.number("handle")] = e["addr"];
-    CHECK(pinned_addr.size() == 2);
+    CHECK(pinned_addr.size() == 3); // the host memory too
     for (const EventLine &e : events) {
         if (e["ev"] != "unpin")
             continue;
