@@ -131,18 +131,41 @@ bool is_pointer_kind(MemoryKind kind)
            kind == MemoryKind::host_registered || kind == MemoryKind::vmm_mapping;
 }
 
+// The range the driver places addr in (an allocation, or a VMM mapping);
+// false where it does not know addr.
+bool driver_range(uint64_t addr, uint64_t &base, uint64_t &size)
+{
+    return queries().address_range && queries().address_range(addr, &base, &size);
+}
+
+// An unmap must cover whole mappings: the driver refuses one that starts
+// or ends inside a mapping (CUDA_ERROR_INVALID_VALUE on the H200), and
+// takes two whole neighbours at once.
+bool cuts_a_mapping(uint64_t addr, uint64_t size)
+{
+    uint64_t base = 0, length = 0;
+    if (driver_range(addr, base, length) && base != addr)
+        return true;
+    return size && driver_range(addr + size - 1, base, length) && base + length != addr + size;
+}
+
 // The rare frees, out of the hot path: a VMM unmap, which may end several
 // mappings, and a free of an address that was not tracked where `kind`
 // says (freed through another family than it was allocated with, or never
 // seen: then the driver names its size, the free has not run yet).
 // False for a free the driver refuses for certain: an address inside an
-// allocation that starts elsewhere frees nothing, and nothing of that live
-// allocation may be forgotten or unpinned for it.
+// allocation that starts elsewhere, or an unmap that cuts a mapping, frees
+// nothing, and nothing of that live memory may be forgotten or unpinned for
+// it; its event says size 0.
 __attribute__((noinline, cold)) bool find_untracked(FreeTicket &ticket, MemoryKind kind,
                                                     uint64_t addr, uint64_t size_hint)
 {
     AllocTracker &tracker = *hot_line.tracker;
     if (kind == MemoryKind::vmm_mapping) {
+        if (cuts_a_mapping(addr, size_hint)) {
+            ticket.event.size = 0;
+            return false;
+        }
         // One unmap may end several mappings; report the range unmapped.
         auto mappings = tracker.remove_mappings_in(addr, size_hint);
         if (!mappings.empty()) {
@@ -161,10 +184,10 @@ __attribute__((noinline, cold)) bool find_untracked(FreeTicket &ticket, MemoryKi
                 return true;
         }
     uint64_t base = 0, size = 0;
-    if (size_hint || !queries().address_range || !queries().address_range(addr, &base, &size))
+    if (size_hint || !driver_range(addr, base, size))
         return true;
     if (base != addr)
-        return false; // the free's event says it freed nothing (size 0)
+        return false; // size_hint, the event's size, is 0
     ticket.event.size = size;
     return true;
 }

@@ -106,6 +106,20 @@ void pool_releases_memory()
             kept_by_pools[e.base] = e.size;
 }
 
+bool mapping_containing(uintptr_t ptr, uintptr_t &start, size_t &size)
+{
+    auto &mapped = driver().mapped;
+    auto it = mapped.upper_bound(ptr);
+    if (it == mapped.begin())
+        return false;
+    --it;
+    if (ptr >= it->first + it->second)
+        return false;
+    start = it->first;
+    size = it->second;
+    return true;
+}
+
 bool in_mapped_range(uintptr_t ptr, size_t size)
 {
     auto &mapped = driver().mapped;

@@ -596,6 +596,17 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr dp
             *size = alias_size;
         return CUDA_SUCCESS;
     }
+    // A VMM mapping is its own range, as the H200's driver (580.159.04)
+    // answers for an address inside one (not the reservation around it).
+    uintptr_t mapping = 0;
+    size_t mapping_size = 0;
+    if (mapping_containing(dptr, mapping, mapping_size)) {
+        if (base)
+            *base = mapping;
+        if (size)
+            *size = mapping_size;
+        return CUDA_SUCCESS;
+    }
     auto &live = driver().live;
     auto it = live.upper_bound(dptr);
     if (it == live.begin())

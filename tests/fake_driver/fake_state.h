@@ -129,6 +129,8 @@ size_t bytes_held_by_exports(); // mutex held: freed, still exported
 void pool_releases_memory();
 // The cuMemMap'ed range containing [ptr, ptr + size), if any (mutex held).
 bool in_mapped_range(uintptr_t ptr, size_t size);
+// The cuMemMap mapping whose range holds ptr, if any (mutex held).
+bool mapping_containing(uintptr_t ptr, uintptr_t &start, size_t &size);
 void release_block(uintptr_t addr); // mutex held
 // The stream has passed its queued work: the stream-ordered frees queued on
 // it release their memory (all streams: nullptr and every_stream). Mutex held.

@@ -96,6 +96,14 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
         return injected;
     {
         std::lock_guard<std::mutex> lock(driver().mutex);
+        // Whole mappings only: a range that starts or ends inside one is
+        // refused, as the H200's driver (580.159.04) refuses it; two whole
+        // neighbours at once are not.
+        uintptr_t start = 0;
+        size_t length = 0;
+        if (size == 0 || (mapping_containing(ptr, start, length) && start != ptr) ||
+            (mapping_containing(ptr + size - 1, start, length) && start + length != ptr + size))
+            return CUDA_ERROR_INVALID_VALUE;
         provider_free_range(ptr, size);
         auto &mapped = driver().mapped;
         for (auto it = mapped.lower_bound(ptr); it != mapped.end() && it->first < ptr + size;) {

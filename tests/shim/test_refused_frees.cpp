@@ -3,16 +3,22 @@
 // A free the driver refuses frees nothing, so under the shim it unpins
 // nothing: tests/programs/refused_frees frees addresses inside live
 // allocations that pin-on-alloc pinned (two of device memory, one of
-// page-locked host memory, which the fake device exports here) and inside
-// a registered range, and one in no allocation, then frees them all for
-// real. Each pin must be released by its own allocation's free, never by a
+// page-locked host memory, which the fake device exports here, three VMM
+// mappings) and inside a registered range, and one in no allocation, then
+// frees them all for real. Each pin must be released by its own allocation's free, never by a
 // refused one.
 #include "program_runs.h"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
 namespace {
+
+uint64_t address_of(const EventLine &e)
+{
+    return std::stoull(e["addr"], nullptr, 16);
+}
 
 size_t count_lines_with(const std::string &output, const std::string &text)
 {
@@ -46,9 +52,9 @@ TEST_CASE("A free the driver refuses unpins nothing of the allocation it points 
     REQUIRE(plain.exit_status == 0);
     // Each free inside an allocation: CUDA_ERROR_INVALID_VALUE, as the
     // H200's driver (580.159.04) answered every one of them.
-    CHECK(count_lines_with(plain.output, "refused ") == 6);
+    CHECK(count_lines_with(plain.output, "refused ") == 9);
     CHECK(count_lines_with(plain.output, "(no allocation)") == 1);
-    CHECK(count_lines_with(plain.output, " rc=1") == 6);
+    CHECK(count_lines_with(plain.output, " rc=1") == 9);
     RunResult hooked = run_test_program("GDRHOOKTEST_REFUSED_FREES", {}, log, true, host_exported);
     INFO(hooked.output);
     REQUIRE(hooked.exit_status == 0);
@@ -58,36 +64,48 @@ TEST_CASE("A free the driver refuses unpins nothing of the allocation it points 
     check_no_error_events(events);
     check_every_pin_released_by_a_free(events);
 
-    // When each allocation's own successful free began, by address.
-    std::map<std::string, long long> freed_at;
-    size_t refused = 0;
+    // The successful frees in log order; those of an address range (not a
+    // VMM handle's cuMemRelease) end the pins inside them.
+    struct Freed {
+        uint64_t addr, size;
+        long long ts;
+    };
+    std::vector<Freed> freed;
+    size_t refused = 0, succeeded = 0;
     for (const EventLine &e : events) {
         if (e["ev"] != "free")
             continue;
         if (e.number("rc") == 0) {
-            freed_at[e["addr"]] = e.number("ts_ns");
+            ++succeeded;
+            if (e["api"] != "cuMemRelease")
+                freed.push_back(
+                    {address_of(e), static_cast<uint64_t>(e.number("size")), e.number("ts_ns")});
             continue;
         }
         ++refused;
         INFO("refused free at " << e["addr"] << " by " << e["api"]);
         CHECK(e.number("size") == 0); // it freed nothing
     }
-    CHECK(refused == 6);
-    REQUIRE(freed_at.size() == 4);
+    CHECK(refused == 9);
+    // 4 allocations; 2 unmaps, 3 handles and the reservation of the VMM memory.
+    CHECK(succeeded == 10);
 
-    std::map<long long, std::string> pinned_addr; // handle -> address
+    std::map<long long, uint64_t> pinned_addr; // handle -> address
     for (const EventLine &e : events)
         if (e["ev"] == "pin")
-            pinned_addr[e.number("handle")] = e["addr"];
-    CHECK(pinned_addr.size() == 3); // the host memory too
+            pinned_addr[e.number("handle")] = address_of(e);
+    CHECK(pinned_addr.size() == 6); // the host memory and the 3 mappings too
     for (const EventLine &e : events) {
         if (e["ev"] != "unpin")
             continue;
-        const std::string addr = pinned_addr[e.number("handle")];
-        INFO("unpin of the pin at " << addr);
-        REQUIRE(freed_at.count(addr) == 1);
+        const uint64_t addr = pinned_addr[e.number("handle")];
+        INFO("unpin of the pin at " << std::hex << addr);
+        auto own = std::find_if(freed.begin(), freed.end(), [&](const Freed &f) {
+            return f.addr <= addr && addr < f.addr + f.size;
+        });
+        REQUIRE(own != freed.end());
         // An unpin's time is when its release began; a free's, before
         // the real free ran: the release belongs to a later free.
-        CHECK(e.number("ts_ns") >= freed_at[addr]);
+        CHECK(e.number("ts_ns") >= own->ts);
     }
 }
