@@ -587,37 +587,27 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr dp
     if (CUresult injected = count_call("cuMemGetAddressRange_v2"))
         return injected;
     std::lock_guard<std::mutex> lock(driver().mutex);
-    uintptr_t alias_base = 0;
-    size_t alias_size = 0;
-    if (host_alias_range(dptr, alias_base, alias_size)) {
-        if (base)
-            *base = alias_base;
-        if (size)
-            *size = alias_size;
-        return CUDA_SUCCESS;
-    }
+    uintptr_t found = 0;
+    size_t found_size = 0;
     // A VMM mapping is its own range, as the H200's driver (580.159.04)
     // answers for an address inside one (not the reservation around it).
-    uintptr_t mapping = 0;
-    size_t mapping_size = 0;
-    if (mapping_containing(dptr, mapping, mapping_size)) {
-        if (base)
-            *base = mapping;
-        if (size)
-            *size = mapping_size;
-        return CUDA_SUCCESS;
+    bool known =
+        host_alias_range(dptr, found, found_size) || mapping_containing(dptr, found, found_size);
+    if (!known) {
+        auto &live = driver().live;
+        auto it = live.upper_bound(dptr);
+        if (it != live.begin() && dptr < std::prev(it)->first + std::prev(it)->second.size) {
+            found = std::prev(it)->first;
+            found_size = std::prev(it)->second.size;
+            known = true;
+        }
     }
-    auto &live = driver().live;
-    auto it = live.upper_bound(dptr);
-    if (it == live.begin())
-        return CUDA_ERROR_NOT_FOUND;
-    --it;
-    if (dptr >= it->first + it->second.size)
+    if (!known)
         return CUDA_ERROR_NOT_FOUND;
     if (base)
-        *base = it->first;
+        *base = found;
     if (size)
-        *size = it->second.size;
+        *size = found_size;
     return CUDA_SUCCESS;
 }
 
