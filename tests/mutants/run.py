@@ -20,10 +20,11 @@ lines are printed as they come, then each worker's time, then one total.
 
 --scratch DIR: the scratch copy to use (made there if DIR is empty, its
 builds reused if not); a worker passes its own to each run it starts."""
-import re
+import argparse
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -371,24 +372,37 @@ def run_in_parallel(buckets, jobs, keep):
     return 0 if fine and caught and not survived and not broken else 1
 
 
+def parse_arguments(argv):
+    """The options of the usage above; anything else is refused with the
+    usage (before, an unknown option such as --help started the whole run)."""
+    usage = __doc__.split("usage: ", 1)[1].split("\n", 1)[0]
+    parser = argparse.ArgumentParser(prog="run.py", usage=usage,
+                                     description="The mutation check (see the header of run.py).")
+    parser.add_argument("--only", type=lambda text: set(text.split(",")))
+    parser.add_argument("--jobs", type=int, default=max(2, min(4, os.cpu_count() or 1)))
+    parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--scratch")
+    args = parser.parse_args(argv)
+    unknown = sorted(args.only - {m["name"] for m in MUTANTS}) if args.only else []
+    if unknown:
+        parser.error(f"no mutant named {', '.join(unknown)}")
+    return args
+
+
 def main(argv):
-    only = None
-    keep = "--keep" in argv
-    if "--only" in argv:
-        only = set(argv[argv.index("--only") + 1].split(","))
-    jobs = int(argv[argv.index("--jobs") + 1]) if "--jobs" in argv else max(2, min(4, os.cpu_count() or 1))
-    mutants = [m for m in MUTANTS if not only or m["name"] in only]
-    if "--list" in argv:
+    args = parse_arguments(argv)
+    keep = args.keep
+    jobs = args.jobs
+    mutants = [m for m in MUTANTS if not args.only or m["name"] in args.only]
+    if args.list:
         for m in mutants:
             print(f"{m['name']:34} {m['promise']}")
         return 0
     buckets = by_suite(mutants)
     if jobs > 1 and len(buckets) > 1:
         return run_in_parallel(buckets, jobs, keep)
-    if "--scratch" in argv:
-        scratch = argv[argv.index("--scratch") + 1]
-    else:
-        scratch = tempfile.mkdtemp(prefix="gdrhook-mutants-")
+    scratch = args.scratch or tempfile.mkdtemp(prefix="gdrhook-mutants-")
     log = os.path.join(scratch, "mutants.log")
     # A worker's later runs find the tree copied (every mutant's file
     # restored after it) and its builds configured.
