@@ -219,10 +219,13 @@ namespace {
 // reference; other releases are not deallocations.
 template <typename Real> CUresult primary_release(const char *api, CUdevice dev, Real real)
 {
-    uint64_t context = hook_enabled() ? primary_context_release_would_destroy(dev) : 0;
-    if (!context)
-        return real(dev);
-    return hooked_teardown(api, context, dev, [&] { return real(dev); });
+    const PrimaryRelease release =
+        hook_enabled() ? begin_primary_context_release(dev) : PrimaryRelease{};
+    CUresult rc = release.destroys
+                      ? hooked_teardown(api, release.destroys, dev, [&] { return real(dev); })
+                      : real(dev);
+    end_primary_context_release(dev, release, rc);
+    return rc;
 }
 
 } // namespace

@@ -401,14 +401,25 @@ void note_primary_context_retained(int32_t dev, uint64_t context)
     primary_contexts[dev].references.fetch_add(1, std::memory_order_relaxed);
 }
 
-uint64_t primary_context_release_would_destroy(int32_t dev)
+PrimaryRelease begin_primary_context_release(int32_t dev)
 {
+    PrimaryRelease release;
     if (dev < 0 || dev >= max_devices)
-        return 0;
+        return release;
     PrimaryContext &pc = primary_contexts[dev];
+    release.counted = true;
     if (pc.references.fetch_sub(1, std::memory_order_relaxed) == 1)
-        return pc.context.load(std::memory_order_relaxed);
-    return 0;
+        release.destroys = pc.context.load(std::memory_order_relaxed);
+    return release;
+}
+
+void end_primary_context_release(int32_t dev, const PrimaryRelease &release, int rc)
+{
+    // A release the driver refused (one more than the retains, or one that
+    // failed) took no reference: the next last release must still be seen
+    // as the teardown it is.
+    if (release.counted && rc != 0)
+        primary_contexts[dev].references.fetch_add(1, std::memory_order_relaxed);
 }
 
 uint64_t primary_context_of(int32_t dev)

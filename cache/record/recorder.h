@@ -76,8 +76,15 @@ void before_pool_release();
 // Primary contexts are reference counted by the driver; the hook mirrors the
 // count so that the release that destroys one is treated as a teardown.
 void note_primary_context_retained(int32_t dev, uint64_t context);
-// Returns the context if this release drops the last reference, else 0.
-uint64_t primary_context_release_would_destroy(int32_t dev);
+// A release about to run: `counted` when it took one of the references
+// the hook counts, `destroys` the context when it took the last.
+struct PrimaryRelease {
+    bool counted = false;
+    uint64_t destroys = 0;
+};
+PrimaryRelease begin_primary_context_release(int32_t dev);
+// After the real release: one the driver refused gives its reference back.
+void end_primary_context_release(int32_t dev, const PrimaryRelease &release, int rc);
 uint64_t primary_context_of(int32_t dev);
 
 // Runtime-API calls (cudaFree...) wrap driver calls the hook also sees. The

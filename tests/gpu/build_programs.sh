@@ -29,6 +29,8 @@ g++ -O2 -I"$cuda/include" "$root/tests/programs/pinned_host.cpp" -L"$stubs" -lcu
     -o "$bin/pinned_host"
 g++ -O2 -I"$cuda/include" "$root/tests/programs/refused_frees.cpp" -L"$stubs" -lcuda \
     -o "$bin/refused_frees"
+g++ -O2 -I"$cuda/include" "$root/tests/programs/over_release.cpp" -L"$stubs" -lcuda \
+    -o "$bin/over_release"
 g++ -O2 -I"$cuda/include" "$here/ctx_destroy.cpp" -L"$stubs" -lcuda -o "$bin/ctx_destroy"
 g++ -O2 -I"$cuda/include" "$here/tag_check.cpp" -L"$stubs" -lcuda -o "$bin/tag_check"
 g++ -O2 -I"$root" -I"$cuda/include" "$root/tests/programs/coherence_churn.cpp" \

@@ -41,28 +41,43 @@ std::string program_lines(const std::string &output)
     return kept;
 }
 
+// A program's run plain and under the shim with pin-on-alloc.
+struct BothRuns {
+    std::string plain_lines; // the program's own output, the same in both
+    std::vector<EventLine> events;
+};
+
+// Runs the program plain and hooked with `environment`: both exit 0 with
+// the same output of their own, and the log has no error and releases
+// every pin by a free or teardown.
+BothRuns run_both(const char *program_variable,
+                  const std::map<std::string, std::string> &environment = {})
+{
+    const std::string log = make_temp_dir() + "/events.jsonl";
+    RunResult plain = run_test_program(program_variable, {}, log, false, environment);
+    INFO(plain.output);
+    REQUIRE(plain.exit_status == 0);
+    RunResult hooked = run_test_program(program_variable, {}, log, true, environment);
+    INFO(hooked.output);
+    REQUIRE(hooked.exit_status == 0);
+    BothRuns both{program_lines(plain.output), read_recorded_events(log)};
+    CHECK(program_lines(hooked.output) == both.plain_lines);
+    check_no_error_events(both.events);
+    check_every_pin_released_by_a_free(both.events);
+    return both;
+}
+
 } // namespace
 
 TEST_CASE("A free the driver refuses unpins nothing of the allocation it points into")
 {
-    const std::string log = make_temp_dir() + "/events.jsonl";
-    const std::map<std::string, std::string> host_exported = {{"FAKECUDA_HOST_DMABUF", "1"}};
-    RunResult plain = run_test_program("GDRHOOKTEST_REFUSED_FREES", {}, log, false, host_exported);
-    INFO(plain.output);
-    REQUIRE(plain.exit_status == 0);
+    const BothRuns both = run_both("GDRHOOKTEST_REFUSED_FREES", {{"FAKECUDA_HOST_DMABUF", "1"}});
     // Each free inside an allocation: CUDA_ERROR_INVALID_VALUE, as the
     // H200's driver (580.159.04) answered every one of them.
-    CHECK(count_lines_with(plain.output, "refused ") == 9);
-    CHECK(count_lines_with(plain.output, "(no allocation)") == 1);
-    CHECK(count_lines_with(plain.output, " rc=1") == 9);
-    RunResult hooked = run_test_program("GDRHOOKTEST_REFUSED_FREES", {}, log, true, host_exported);
-    INFO(hooked.output);
-    REQUIRE(hooked.exit_status == 0);
-    CHECK(program_lines(hooked.output) == program_lines(plain.output));
-
-    std::vector<EventLine> events = read_recorded_events(log);
-    check_no_error_events(events);
-    check_every_pin_released_by_a_free(events);
+    CHECK(count_lines_with(both.plain_lines, "refused ") == 9);
+    CHECK(count_lines_with(both.plain_lines, "(no allocation)") == 1);
+    CHECK(count_lines_with(both.plain_lines, " rc=1") == 9);
+    const std::vector<EventLine> &events = both.events;
 
     // The successful frees in log order; those of an address range (not a
     // VMM handle's cuMemRelease) end the pins inside them.
@@ -107,5 +122,39 @@ TEST_CASE("A free the driver refuses unpins nothing of the allocation it points 
         // An unpin's time is when its release began; a free's, before
         // the real free ran: the release belongs to a later free.
         CHECK(e.number("ts_ns") >= own->ts);
+    }
+}
+
+// Runs over_release plain and hooked with `environment`; checks what every
+// such run must show and that its two teardowns ended its two pins.
+std::string check_over_release(const std::map<std::string, std::string> &environment)
+{
+    const BothRuns both = run_both("GDRHOOKTEST_OVER_RELEASE", environment);
+    const std::vector<EventLine> &events = both.events;
+    // Both contexts' memory pinned, and unpinned by its context's teardown,
+    // not left to the exit.
+    CHECK(count_events(events, "pin") == 2);
+    size_t teardowns = 0;
+    for (const EventLine &e : events)
+        if (e["ev"] == "ctx_destroy" && e.number("rc") == 0) {
+            ++teardowns;
+            CHECK(e.number("size") == 4 << 20); // the memory made in it
+        }
+    CHECK(teardowns == 2);
+    return both.plain_lines;
+}
+
+TEST_CASE("A context release the driver refuses leaves the next last release a teardown")
+{
+    SECTION("one release more than the retains")
+    {
+        // CUDA_ERROR_INVALID_CONTEXT for the extra one.
+        CHECK(check_over_release({}) ==
+              "release 1 rc=0\nrelease 2 rc=201\nrelease 3 rc=0\nfrees_made=0\n");
+    }
+    SECTION("the last reference's release refused once")
+    {
+        CHECK(check_over_release({{"FAKECUDA_FAIL", "cuDevicePrimaryCtxRelease_v2:1:999"}}) ==
+              "release 1 rc=999\nrelease 2 rc=0\nrelease 3 rc=0\nfrees_made=0\n");
     }
 }
