@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR GPL-2.0-only
 //
-// A descriptor gdrhook opened inside somebody else's program: the event
-// log, the journal, a dma-buf pin, /dev/gdrhook. The program may close
+// A descriptor gdrhook opened inside somebody else's program: the journal,
+// a dma-buf pin, /dev/gdrhook, and the event log where gdrhook has no
+// descriptor table of its own (private_files.h). The program may close
 // every descriptor it did not open (closefrom(3), as many daemons do) and
 // get the same numbers back for its own files, so the number alone does
 // not say the file is still ours. An OwnedFd remembers which file it is

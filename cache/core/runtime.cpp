@@ -14,6 +14,7 @@
 #include "cache/base/clock.h"
 #include "cache/base/descriptor_room.h"
 #include "cache/base/diagnostics.h"
+#include "cache/base/private_files.h"
 #include "cache/base/unknown_variables.h"
 #include "cache/core/process_cache.h"
 #include "cache/core/process_sample.h"
@@ -181,6 +182,7 @@ void after_fork_in_parent()
 
 void after_fork_in_child()
 {
+    private_files_after_fork_in_child();
     descriptor_room_after_fork_in_child();
     forget_cached_thread_ids();
     if (!runtime_running())
@@ -203,6 +205,7 @@ void after_fork_in_child()
                                   PathNames{rt.pid, rt.config.host, rt.config.rank});
     const bool own_log = !rt.config.events_pattern.empty() && expanded.ok();
     const std::string path = absolute_from_start(*expanded);
+    rt.log.after_fork_in_child();
     // Before the queue is reset: its cells are still the parent's journal.
     rt.journal.move_to_child(own_log ? path : rt.log.path(), rt.pid);
     rt.pipeline->after_fork_in_child(rt.pid);

@@ -2,6 +2,7 @@
 #include "cache/events/append_file_sink.h"
 
 #include "cache/base/diagnostics.h"
+#include "cache/base/private_files.h"
 #include "cache/base/safe_file.h"
 
 #include <cerrno>
@@ -25,7 +26,9 @@ Result<OwnedFd> open_log(const std::string &path)
                                         private_file_mode(path));
     if (!opened)
         return Result<OwnedFd>::failure(opened.status(), opened.why());
-    return OwnedFd::adopt(std::move(opened->fd), true);
+    // In the program's table it goes high, out of the way of its numbers;
+    // in the private one no number of the program's is taken.
+    return OwnedFd::adopt(std::move(opened->fd), !on_private_files_thread());
 }
 
 } // namespace
@@ -39,12 +42,19 @@ void AppendFileSink::open_path()
 
 AppendFileSink::AppendFileSink(const std::string &path) : path_(path)
 {
-    open_path();
+    run_with_private_files([this] { open_path(); });
 }
 
 AppendFileSink::~AppendFileSink()
 {
     flush_();
+    if (fd_.valid())
+        run_with_private_files([this] { fd_.reset(); });
+}
+
+void AppendFileSink::descriptor_left_with_parent()
+{
+    fd_.forget();
 }
 
 void AppendFileSink::sink_it_(const spdlog::details::log_msg &msg)
@@ -61,32 +71,49 @@ void AppendFileSink::sink_it_(const spdlog::details::log_msg &msg)
 }
 
 // Once per flush, in the consumer (never on a recording thread's push):
-// one fstat.
-bool AppendFileSink::still_ours_or_reopened()
+// one fstat. Where the descriptor is in the private table the program
+// cannot have closed it; where it is in the program's (no private thread)
+// it may have. False when the log cannot be written; `reopened` when the
+// program had closed it.
+bool AppendFileSink::still_ours_or_reopened(bool &reopened)
 {
-    if (fd_.still_ours())
+    if (fd_.valid() && fd_.still_ours())
         return true;
+    reopened = fd_.valid();
     fd_.forget(); // the program's now, or nobody's: never closed by us
     open_path();
-    if (!said_reopened_) {
-        said_reopened_ = true;
-        if (fd_.valid())
-            diagnostics().warn("the program closed the event log's descriptor; '{}' is open again "
-                               "and no event was lost",
-                               path_);
-        else
-            diagnostics().error("the program closed the event log's descriptor and '{}' cannot be "
-                                "opened again: it {}",
-                                path_, why_not_);
-    }
     return fd_.valid();
+}
+
+void AppendFileSink::say_reopened()
+{
+    if (said_reopened_)
+        return;
+    said_reopened_ = true;
+    if (fd_.valid())
+        diagnostics().warn("the program closed the event log's descriptor; '{}' is open again "
+                           "and no event was lost",
+                           path_);
+    else
+        diagnostics().error("the program closed the event log's descriptor and '{}' cannot be "
+                            "opened again: it {}",
+                            path_, why_not_);
 }
 
 void AppendFileSink::flush_()
 {
     if (pending_.size() == 0)
         return;
-    if (!still_ours_or_reopened()) {
+    bool reopened = false;
+    // Said after, on the caller: the private table has no stderr.
+    run_with_private_files([&] { write_pending(reopened); });
+    if (reopened)
+        say_reopened();
+}
+
+void AppendFileSink::write_pending(bool &reopened)
+{
+    if (!still_ours_or_reopened(reopened)) {
         write_errno_ = EBADF;
         return;
     }

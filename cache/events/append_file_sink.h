@@ -7,10 +7,13 @@
 // in one write each time it flushes.
 //
 // The file is opened by the rules of safe_file.h (no symbolic link, no
-// FIFO, nobody else's file) and its descriptor is kept far above the
-// program's own (owned_fd.h). Before each flush it checks the descriptor
-// still names the log: a program that closed it (closefrom) gets its
-// number back untouched and the log is opened again. Lines a write could
+// FIFO, nobody else's file), and opened, written and closed on the thread
+// whose descriptor table the program cannot reach (private_files.h): no
+// close or dup3 of the program's touches it, and it takes none of the
+// program's numbers. Where there is no such thread its descriptor is kept
+// far above the program's own (owned_fd.h) and checked before each flush:
+// a program that closed it (closefrom) gets its number back untouched and
+// the log is opened again. Lines a write could
 // not take (a full file system) stay buffered for the next flush; the
 // pipeline keeps their events in the journal meanwhile.
 #pragma once
@@ -32,6 +35,10 @@ public:
     ~AppendFileSink() override;
 
     int fd() const { return fd_.get(); }
+    // In a forked child: the descriptor is the parent's (and, held in the
+    // parent's private table, not even in the child's); the next flush
+    // opens the log again, as the child's.
+    void descriptor_left_with_parent();
     const std::string &why_not() const { return why_not_; }
 
     // Whether every line handed over so far reached the file.
@@ -65,7 +72,10 @@ protected:
 private:
     // Opens path_ into fd_, or says why not in why_not_.
     void open_path();
-    bool still_ours_or_reopened();
+    bool still_ours_or_reopened(bool &reopened);
+    void say_reopened();
+    // flush_()'s work, on the private thread (private_files.h).
+    void write_pending(bool &reopened);
     // The bytes of pending_ that finish a line the file holds the start of
     // (a write that took part of a batch), 0 when the file ends in a newline.
     size_t cut_line_rest() const;

@@ -42,6 +42,12 @@ Result<void> EventLog::open(const std::string &path)
     return {};
 }
 
+void EventLog::after_fork_in_child()
+{
+    if (sink_)
+        sink_->descriptor_left_with_parent();
+}
+
 bool EventLog::create_file(int pid)
 {
     auto sink = std::make_shared<AppendFileSink>(path_);

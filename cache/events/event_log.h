@@ -51,6 +51,9 @@ public:
     void set_max_bytes(uint64_t max_bytes) { max_bytes_ = max_bytes; }
     // A forked child writing on in its parent's file counts its own bytes.
     void count_anew() { written_bytes_ = not_written_ = capped_line_said_ = 0; }
+    // In a forked child, before anything else of the log: its descriptor
+    // is the parent's (append_file_sink.h).
+    void after_fork_in_child();
     // Events the cap kept out of the log so far.
     uint64_t not_written() const { return not_written_; }
 

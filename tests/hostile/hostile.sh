@@ -33,8 +33,10 @@
 #                name, a log that links to root's [epilog_planted]
 #   shim's event log  links, hard links, another user's file, FIFOs and
 #                devices at its name, a full disk before and during the run, a
-#                relative name and a chdir, non-UTF-8 names, closefrom
-#                [planted_log_names, fifo_log, full_disk, full_at_start, relative_events, non_utf8, closefrom]
+#                relative name and a chdir, non-UTF-8 names, closefrom (with
+#                and without a descriptor table of its own), a pipe the program
+#                made before it [planted_log_names, fifo_log, full_disk,
+#                full_at_start, relative_events, non_utf8, closefrom, pipe_eof]
 #   shim's journal  made nameless then linked (never at a planted name),
 #                recovered only for its owner's log [symlink_recovery, died_before_freeing, relative_events]
 # END COVERAGE
@@ -396,23 +398,46 @@ PY
     ;;
 closefrom)
     # Row 5: a program that closes every descriptor from 3 up, then opens
-    # its own files, while it holds pins (dma-buf descriptors).
-    mkdir "$tmp/own"
-    GDRHOOK_EVENTS=$tmp/c.jsonl GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf \
-        shimmed "$HOSTILE_PROGRAM" closefrom 200 "$tmp/own" "$tmp/c.jsonl" >"$out" 2>"$err"
+    # its own files, while it holds pins (dma-buf descriptors); then the
+    # same where unshare(2) is refused (a sandbox), which leaves the log's
+    # descriptor in the program's table, checked before each write.
+    for variant in private no_unshare; do
+        rm -rf "$tmp/own" "$tmp/c.jsonl"
+        mkdir "$tmp/own"
+        GDRHOOK_EVENTS=$tmp/c.jsonl GDRHOOK_PIN=alloc GDRHOOK_BACKEND=dmabuf \
+            shimmed "$HOSTILE_PROGRAM" closefrom 200 "$tmp/own" "$tmp/c.jsonl" \
+            "$([ $variant = no_unshare ] && echo no_unshare)" >"$out" 2>"$err"
+        status=$?
+        made=$(sed -n 's/^events_made=//p' "$out")
+        logged=$(grep -c '"ev":"\(alloc\|free\)"' "$tmp/c.jsonl" 2>/dev/null)
+        intact=$(sed -n 's/^own_files_intact=//p' "$out")
+        in_reach=$(sed -n 's/^log_descriptors_in_reach=//p' "$out")
+        echo "closefrom ($variant): events made ${made:-?}, in the log ${logged:-0}," \
+            "own files intact ${intact:-?}, log descriptors in the program's table ${in_reach:-?}"
+        [ "$status" = 0 ] || { cat "$err"; fail "the program's own files were harmed (exit $status)"; }
+        [ "$intact" = 8/8 ] || fail "own files intact: $intact"
+        # With a table of its own (cache/base/private_files.h) the log's
+        # descriptor is in no table the program reaches: no close or dup3
+        # of the program's falls between a check and a write.
+        want_in_reach=$([ $variant = private ] && echo 0 || echo 1)
+        [ "$in_reach" = "$want_in_reach" ] ||
+            fail "$variant: $in_reach log descriptors in the program's table, not $want_in_reach"
+        for f in "$tmp"/own/*; do lacks "$f" '"ts_ns"'; done
+        [ "$logged" = "$made" ] || fail "the log holds $logged of the $made allocations and frees"
+        valid_json_lines "$tmp/c.jsonl"
+        run 0 log check "$tmp/c.jsonl"
+        has "$out" "4 pin(s)"
+        [ "$(count "closed" "$err")" -le 2 ] || fail "said more than once per descriptor kind"
+    done
+    ;;
+pipe_eof)
+    # gdrhook's own descriptor table (cache/base/private_files.h) starts
+    # as a copy of the program's: unless its copies are closed at once, a
+    # pipe whose writer the program closes never reads as ended.
+    GDRHOOK_EVENTS=$tmp/p.jsonl shimmed "$HOSTILE_PROGRAM" pipe_eof "$tmp/p.jsonl" >"$out" 2>"$err"
     status=$?
-    made=$(sed -n 's/^events_made=//p' "$out")
-    logged=$(grep -c '"ev":"\(alloc\|free\)"' "$tmp/c.jsonl" 2>/dev/null)
-    intact=$(sed -n 's/^own_files_intact=//p' "$out")
-    echo "closefrom: events made ${made:-?}, in the log ${logged:-0}, own files intact ${intact:-?}"
-    [ "$status" = 0 ] || { cat "$err"; fail "the program's own files were harmed (exit $status)"; }
-    [ "$intact" = 8/8 ] || fail "own files intact: $intact"
-    for f in "$tmp"/own/*; do lacks "$f" '"ts_ns"'; done
-    [ "$logged" = "$made" ] || fail "the log holds $logged of the $made allocations and frees"
-    valid_json_lines "$tmp/c.jsonl"
-    run 0 log check "$tmp/c.jsonl"
-    has "$out" "4 pin(s)"
-    [ "$(count "closed" "$err")" -le 2 ] || fail "said more than once per descriptor kind"
+    echo "pipe_eof: $(cat "$out") (exit $status)"
+    [ "$status" = 0 ] || { cat "$err"; fail "the pipe did not read as ended (exit $status)"; }
     ;;
 full_disk)
     # Row 4: the log's file system fills up while the program runs.

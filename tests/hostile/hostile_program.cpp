@@ -7,7 +7,7 @@
 //       N allocations of 4 KiB, each freed at once (2N events). With
 //       `gate`, after the first pair it prints "ready" and waits for a line
 //       on its standard input (the test fills the disk then).
-//   hostile_program closefrom N DIR [FILE]
+//   hostile_program closefrom N DIR [FILE [no_unshare]]
 //       Allocates 4 buffers of 2 MiB (pinned under GDRHOOK_PIN=alloc), makes
 //       N/2 pairs (with FILE: and waits until FILE has something in it, so
 //       that whoever writes it has it open), then does what many daemons
@@ -19,7 +19,13 @@
 //       it frees the 4 buffers, makes N/2 more pairs, and after each writes
 //       one line to each of its files. At the end it reads its files back:
 //       each must hold exactly its lines and its descriptor must still be
-//       open.
+//       open. It also counts the descriptors of its own table that name
+//       FILE before the close (log_descriptors_in_reach=K). With
+//       no_unshare, unshare(2) is refused first, as a sandbox may.
+//   hostile_program pipe_eof LOG
+//       A pipe made before its first CUDA call; once LOG has something in
+//       it, the write end is closed and the read end must read 0 (end of
+//       file) at once.
 //   hostile_program moving N DIR [before|gate]
 //       N pairs, changing its folder to DIR (chdir) after the first (with
 //       `before`: before its first CUDA call), as programs that settle in a
@@ -33,12 +39,17 @@
 #include "tests/programs/cuda_checks.h"
 
 #include <cerrno>
+#include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -106,6 +117,25 @@ std::vector<int> open_descriptors_from_3()
     return numbers;
 }
 
+// How many of `numbers` name the file at `path` (readlink of /proc/self/fd).
+int naming(const std::vector<int> &numbers, const char *path)
+{
+    char real[PATH_MAX];
+    if (!path || !realpath(path, real))
+        return 0;
+    int found = 0;
+    for (int fd : numbers) {
+        char target[PATH_MAX];
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        const ssize_t length = readlink(link.c_str(), target, sizeof target - 1);
+        if (length > 0) {
+            target[length] = '\0';
+            found += strcmp(target, real) == 0;
+        }
+    }
+    return found;
+}
+
 std::string expected_line(int file, long round)
 {
     return "file " + std::to_string(file) + " round " + std::to_string(round) + "\n";
@@ -119,8 +149,27 @@ void wait_for_content(const char *path)
         usleep(10000);
 }
 
-int closefrom(long n, const char *dir, const char *wait_for)
+// As a sandbox may: unshare(2) fails with EPERM from here on, so gdrhook
+// gets no descriptor table of its own (cache/base/private_files.h).
+bool refuse_unshare()
 {
+    sock_filter program[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog filter = {static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter) == 0;
+}
+
+int closefrom(long n, const char *dir, const char *wait_for, bool unshare_refused)
+{
+    if (unshare_refused && !refuse_unshare()) {
+        fprintf(stderr, "hostile_program: cannot refuse unshare: %s\n", strerror(errno));
+        return 1;
+    }
     if (!current_primary_context())
         return 1;
     CUdeviceptr big[4];
@@ -135,6 +184,9 @@ int closefrom(long n, const char *dir, const char *wait_for)
     if (wait_for)
         wait_for_content(wait_for);
     const std::vector<int> held = open_descriptors_from_3();
+    // The log's own descriptor among the program's: one it could close,
+    // and whose number it could give a file of its own.
+    const int log_descriptors = naming(held, wait_for);
     close_from_3();
     int fds[own_files];
     std::string expected[own_files];
@@ -182,8 +234,28 @@ int closefrom(long n, const char *dir, const char *wait_for)
             fprintf(stderr, "hostile_program: own.%d: %s\n", f,
                     read_back ? "content differs" : strerror(errno));
     }
-    printf("events_made=%ld\nown_files_intact=%d/%d\n", events_made, intact, own_files);
+    printf("events_made=%ld\nown_files_intact=%d/%d\nlog_descriptors_in_reach=%d\n", events_made,
+           intact, own_files, log_descriptors);
     return intact == own_files ? 0 : 1;
+}
+
+// A pipe made before the first CUDA call, its write end closed once the
+// shim writes its log (so its threads run): the read end must see the end
+// of the file at once. A copy of the write end kept anywhere in the
+// process, as a descriptor table unshared without closing its copies would
+// keep, leaves the read waiting (ended by an alarm after 10 s).
+int pipe_eof(const char *log)
+{
+    int ends[2];
+    if (pipe(ends) != 0 || !current_primary_context() || pair())
+        return 1;
+    wait_for_content(log);
+    close(ends[1]);
+    alarm(10);
+    char byte;
+    const ssize_t got = read(ends[0], &byte, 1);
+    printf("read after its writer closed: %zd\n", got);
+    return got == 0 ? 0 : 1;
 }
 
 int moving(long n, const char *dir, const char *how)
@@ -216,10 +288,14 @@ int main(int argc, char **argv)
     if (argc >= 3 && strcmp(argv[1], "pairs") == 0)
         return pairs(atol(argv[2]), argc >= 4);
     if (argc >= 4 && strcmp(argv[1], "closefrom") == 0)
-        return closefrom(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr);
+        return closefrom(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr,
+                         argc >= 6 && strcmp(argv[5], "no_unshare") == 0);
+    if (argc >= 3 && strcmp(argv[1], "pipe_eof") == 0)
+        return pipe_eof(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "moving") == 0)
         return moving(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr);
-    fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR [FILE] | moving N DIR "
-                    "[before|gate]\n");
+    fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR [FILE [no_unshare]] | "
+                    "moving N DIR "
+                    "[before|gate] | pipe_eof LOG\n");
     return 2;
 }
