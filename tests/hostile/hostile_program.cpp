@@ -21,7 +21,8 @@
 //       each must hold exactly its lines and its descriptor must still be
 //       open. It also counts the descriptors of its own table that name
 //       FILE before the close (log_descriptors_in_reach=K). With
-//       no_unshare, unshare(2) is refused first, as a sandbox may.
+//       no_unshare, unshare(2) is refused first, as a sandbox may. It
+//       says whether unshare was allowed at its start (unshare_allowed=B).
 //   hostile_program pipe_eof LOG
 //       A pipe made before its first CUDA call; once LOG has something in
 //       it, the write end is closed and the read end must read 0 (end of
@@ -48,10 +49,12 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <string>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -164,8 +167,21 @@ bool refuse_unshare()
            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &filter) == 0;
 }
 
+// Whether this process may unshare its descriptor table (a sandbox may
+// refuse): tried in a child, which exits with the answer.
+bool unshare_allowed()
+{
+    const pid_t child = fork();
+    if (child == 0)
+        _exit(unshare(CLONE_FILES) == 0 ? 0 : 1);
+    int status = 0;
+    return child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+           WEXITSTATUS(status) == 0;
+}
+
 int closefrom(long n, const char *dir, const char *wait_for, bool unshare_refused)
 {
+    printf("unshare_allowed=%d\n", unshare_allowed() ? 1 : 0);
     if (unshare_refused && !refuse_unshare()) {
         fprintf(stderr, "hostile_program: cannot refuse unshare: %s\n", strerror(errno));
         return 1;
