@@ -109,11 +109,11 @@ bool on_private_files_thread()
     return on_private_thread;
 }
 
-bool run_with_private_files(const std::function<void()> &call)
+void run_with_private_files(const std::function<void()> &call)
 {
     if (on_private_thread) {
         call(); // a call made from inside one
-        return true;
+        return;
     }
     PrivateThread &t = private_thread();
     std::lock_guard<std::mutex> one(t.one_call);
@@ -123,12 +123,11 @@ bool run_with_private_files(const std::function<void()> &call)
     if (t.state != State::serving) {
         lock.unlock();
         call();
-        return false;
+        return;
     }
     t.call = &call;
     t.changed.notify_all();
     t.changed.wait(lock, [&] { return t.call == nullptr; });
-    return true;
 }
 
 void private_files_after_fork_in_child()

@@ -25,9 +25,9 @@
 namespace gdrhook {
 
 // Runs `call` on the private thread, or on the caller where there is
-// none; true when it ran on the private thread. One call at a time; a call
-// made from inside another runs there directly.
-bool run_with_private_files(const std::function<void()> &call);
+// none (on_private_files_thread() tells which, inside it). One call at a
+// time; a call made from inside another runs there directly.
+void run_with_private_files(const std::function<void()> &call);
 
 // Whether the calling thread is the private one (inside such a call).
 bool on_private_files_thread();

@@ -77,7 +77,7 @@ void AppendFileSink::sink_it_(const spdlog::details::log_msg &msg)
 // program had closed it.
 bool AppendFileSink::still_ours_or_reopened(bool &reopened)
 {
-    if (fd_.valid() && fd_.still_ours())
+    if (fd_.still_ours()) // false for no descriptor too
         return true;
     reopened = fd_.valid();
     fd_.forget(); // the program's now, or nobody's: never closed by us

@@ -196,9 +196,7 @@ __attribute__((noinline, cold)) bool find_untracked(FreeTicket &ticket, MemoryKi
 __attribute__((noinline, cold)) uint64_t size_of_imported(uint64_t addr)
 {
     uint64_t base = 0, size = 0;
-    if (queries().address_range)
-        queries().address_range(addr, &base, &size);
-    return size;
+    return driver_range(addr, base, size) ? size : 0;
 }
 
 // The pair's paths, in two copies: without the profile's timers (inlined

@@ -122,12 +122,9 @@ bool mapping_containing(uintptr_t ptr, uintptr_t &start, size_t &size)
 
 bool in_mapped_range(uintptr_t ptr, size_t size)
 {
-    auto &mapped = driver().mapped;
-    auto it = mapped.upper_bound(ptr);
-    if (it == mapped.begin())
-        return false;
-    --it;
-    return ptr + size <= it->first + it->second;
+    uintptr_t start = 0;
+    size_t length = 0;
+    return mapping_containing(ptr, start, length) && ptr + size <= start + length;
 }
 
 } // namespace fake

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from driver_calls import as_int, call, cu, ok  # noqa: E402 - after its path
+from driver_calls import as_int, call, cu, ok, primary_context  # noqa: E402 - after its path
 
 MIB = 1 << 20
 ADDRESS_ATTRS = ("DEVICE_POINTER", "HOST_POINTER", "RANGE_START_ADDR")
@@ -73,10 +73,7 @@ def ask_both(label, ptr, known, ids):
 
 
 def main():
-    ok(cu.cuInit, 0)
-    dev = ok(cu.cuDeviceGet, 0)
-    ctx = ok(cu.cuDevicePrimaryCtxRetain, dev)
-    ok(cu.cuCtxSetCurrent, ctx)
+    dev, ctx = primary_context()
     stream = ok(cu.cuStreamCreate, 0)
     props = cu.CUmemPoolProps()
     props.allocType = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED

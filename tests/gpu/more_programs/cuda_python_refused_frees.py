@@ -12,7 +12,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from driver_calls import as_int, call, cu, ok  # noqa: E402 - after its path
+from driver_calls import as_int, call, cu, ok, primary_context  # noqa: E402 - after its path
 
 MIB = 1 << 20
 
@@ -32,10 +32,7 @@ def round_trip(dptr, size, fill):
 
 
 def main():
-    ok(cu.cuInit, 0)
-    dev = ok(cu.cuDeviceGet, 0)
-    ctx = ok(cu.cuDevicePrimaryCtxRetain, dev)
-    ok(cu.cuCtxSetCurrent, ctx)
+    dev, _ = primary_context()
     stream = ok(cu.cuStreamCreate, 0)
     first = as_int(ok(cu.cuMemAlloc, 4 * MIB))
     second = as_int(ok(cu.cuMemAlloc, 4 * MIB))

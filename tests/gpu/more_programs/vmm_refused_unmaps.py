@@ -11,14 +11,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from driver_calls import as_int, call, cu, ok  # noqa: E402 - after its path
+from driver_calls import as_int, call, cu, ok, primary_context  # noqa: E402 - after its path
 
 
 def main():
-    ok(cu.cuInit, 0)
-    dev = ok(cu.cuDeviceGet, 0)
-    ctx = ok(cu.cuDevicePrimaryCtxRetain, dev)
-    ok(cu.cuCtxSetCurrent, ctx)
+    dev, _ = primary_context()
     prop = cu.CUmemAllocationProp()
     prop.type = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
     prop.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
