@@ -46,8 +46,10 @@ void close_copies_of_program_descriptors()
     if (syscall(SYS_close_range, 0u, ~0u, 0u) == 0)
         return;
 #endif
+    // thread-self: /proc/self is the thread group's leader, whose table
+    // is the program's, not this thread's.
     std::vector<int> numbers;
-    if (DIR *dir = opendir("/proc/self/fd")) {
+    if (DIR *dir = opendir("/proc/thread-self/fd")) {
         const int listing = dirfd(dir);
         while (const dirent *entry = readdir(dir))
             if (entry->d_name[0] != '.' && atoi(entry->d_name) != listing)

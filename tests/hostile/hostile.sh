@@ -438,10 +438,16 @@ pipe_eof)
     # gdrhook's own descriptor table (cache/base/private_files.h) starts
     # as a copy of the program's: unless its copies are closed at once, a
     # pipe whose writer the program closes never reads as ended.
-    GDRHOOK_EVENTS=$tmp/p.jsonl shimmed "$HOSTILE_PROGRAM" pipe_eof "$tmp/p.jsonl" >"$out" 2>"$err"
-    status=$?
-    echo "pipe_eof: $(cat "$out") (exit $status)"
-    [ "$status" = 0 ] || { cat "$err"; fail "the pipe did not read as ended (exit $status)"; }
+    # Then without close_range(2) and with the main thread gone: the copies
+    # are listed from the closing thread's own table.
+    for variant in "" leader_gone; do
+        rm -f "$tmp/p.jsonl"
+        GDRHOOK_EVENTS=$tmp/p.jsonl shimmed "$HOSTILE_PROGRAM" pipe_eof "$tmp/p.jsonl" $variant \
+            >"$out" 2>"$err"
+        status=$?
+        echo "pipe_eof ${variant:-plain}: $(cat "$out") (exit $status)"
+        [ "$status" = 0 ] || { cat "$err"; fail "${variant:-plain}: the pipe did not read as ended (exit $status)"; }
+    done
     ;;
 full_disk)
     # Row 4: the log's file system fills up while the program runs.

@@ -23,10 +23,11 @@
 //       FILE before the close (log_descriptors_in_reach=K). With
 //       no_unshare, unshare(2) is refused first, as a sandbox may. It
 //       says whether unshare was allowed at its start (unshare_allowed=B).
-//   hostile_program pipe_eof LOG
+//   hostile_program pipe_eof LOG [leader_gone]
 //       A pipe made before its first CUDA call; once LOG has something in
 //       it, the write end is closed and the read end must read 0 (end of
-//       file) at once.
+//       file) at once. With leader_gone, close_range(2) is refused and all
+//       of it runs on a second thread after the main one has exited.
 //   hostile_program moving N DIR [before|gate]
 //       N pairs, changing its folder to DIR (chdir) after the first (with
 //       `before`: before its first CUDA call), as programs that settle in a
@@ -49,6 +50,7 @@
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
 #include <sched.h>
 #include <string>
 #include <sys/prctl.h>
@@ -152,14 +154,13 @@ void wait_for_content(const char *path)
         usleep(10000);
 }
 
-// As a sandbox may: unshare(2) fails with EPERM from here on, so gdrhook
-// gets no descriptor table of its own (cache/base/private_files.h).
-bool refuse_unshare()
+// As a sandbox may: system call `number` fails with `error` from here on.
+bool refuse_syscall(unsigned number, unsigned error)
 {
     sock_filter program[] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 0, 1),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, number, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | error),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
     };
     sock_fprog filter = {static_cast<unsigned short>(sizeof program / sizeof program[0]), program};
@@ -182,7 +183,9 @@ bool unshare_allowed()
 int closefrom(long n, const char *dir, const char *wait_for, bool unshare_refused)
 {
     printf("unshare_allowed=%d\n", unshare_allowed() ? 1 : 0);
-    if (unshare_refused && !refuse_unshare()) {
+    // gdrhook then gets no descriptor table of its own
+    // (cache/base/private_files.h).
+    if (unshare_refused && !refuse_syscall(__NR_unshare, EPERM)) {
         fprintf(stderr, "hostile_program: cannot refuse unshare: %s\n", strerror(errno));
         return 1;
     }
@@ -274,6 +277,26 @@ int pipe_eof(const char *log)
     return got == 0 ? 0 : 1;
 }
 
+// The same where close_range(2) is refused (ENOSYS, as before Linux 5.9 or
+// under an older sandbox) and the main thread has exited: the copies are
+// then found by listing the table, which must be the closing thread's own,
+// not the thread group leader's (/proc/self/fd, gone with it).
+int pipe_eof_leader_gone(const char *log)
+{
+#ifndef __NR_close_range
+#define __NR_close_range 436
+#endif
+    if (!refuse_syscall(__NR_close_range, ENOSYS))
+        return 1;
+    static const char *log_path;
+    log_path = log;
+    pthread_t thread;
+    if (pthread_create(
+            &thread, nullptr, [](void *) -> void * { exit(pipe_eof(log_path)); }, nullptr) != 0)
+        return 1;
+    pthread_exit(nullptr);
+}
+
 int moving(long n, const char *dir, const char *how)
 {
     const bool before = how && strcmp(how, "before") == 0;
@@ -307,11 +330,12 @@ int main(int argc, char **argv)
         return closefrom(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr,
                          argc >= 6 && strcmp(argv[5], "no_unshare") == 0);
     if (argc >= 3 && strcmp(argv[1], "pipe_eof") == 0)
-        return pipe_eof(argv[2]);
+        return argc >= 4 && strcmp(argv[3], "leader_gone") == 0 ? pipe_eof_leader_gone(argv[2])
+                                                                : pipe_eof(argv[2]);
     if (argc >= 4 && strcmp(argv[1], "moving") == 0)
         return moving(atol(argv[2]), argv[3], argc >= 5 ? argv[4] : nullptr);
     fprintf(stderr, "usage: hostile_program pairs N [gate] | closefrom N DIR [FILE [no_unshare]] | "
                     "moving N DIR "
-                    "[before|gate] | pipe_eof LOG\n");
+                    "[before|gate] | pipe_eof LOG [leader_gone]\n");
     return 2;
 }
